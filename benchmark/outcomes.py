@@ -17,6 +17,7 @@ import re
 from typing import ClassVar, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pipeline.core import parsing
 
 _EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Iteration)\w*)(?::\s?(?P<message>.*))?$")
 
@@ -138,7 +139,7 @@ def syntax_error_of(program: str, filename: str = "<solution>") -> ExceptionInfo
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # escape-sequence warnings of the program are not errors
         try:
-            compile(program, filename, "exec")
+            parsing.compile_code(program, filename)
         except SyntaxError as e:  # IndentationError and TabError are SyntaxErrors
             return ExceptionInfo(type=type(e).__name__, message=f"{e.msg} (line {e.lineno})")
         except ValueError as e:  # e.g. source code string cannot contain null bytes

@@ -10,9 +10,9 @@ import ast
 import io
 import re
 import tokenize
-import warnings
 
 from pipeline.class_analysis import class_methods
+from pipeline.core import parsing
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -21,12 +21,8 @@ _DECORATOR_LINE = re.compile(r"^(?P<indent>[ \t]*)@")
 
 
 def parse(text: str) -> ast.Module:
-    """`ast.parse` without the SyntaxWarning/DeprecationWarning noise of other people's code
-    (invalid escape sequences in dataset or model strings are theirs to fix, not ours)."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", SyntaxWarning)
-        warnings.simplefilter("ignore", DeprecationWarning)
-        return ast.parse(text)
+    """`ast.parse` of other people's code: thread-safe, without their SyntaxWarning noise."""
+    return parsing.parse(text)
 
 
 def find_class(module: ast.Module, name: str) -> ast.ClassDef | None:

@@ -154,11 +154,10 @@ def run_candidate(
 ) -> CandidateResult:
     """Stages 2-6 for one pair. Raises only what is not about the candidate (budget, replay miss).
 
-    Safe to call from several threads (a flow's task runner): the Python-side work of all
-    candidates is serialised by `ctx.serial`, their model and sandbox waits overlap.
+    Safe to call from several threads (a flow's task runner): every AST conversion goes through
+    `pipeline.core.parsing`, which is what made concurrent candidates fail on CPython 3.11.7.
     """
-    with ctx.serial.held():
-        return _run_stages(pair, classes, ctx, gate, fingerprint, config)
+    return _run_stages(pair, classes, ctx, gate, fingerprint, config)
 
 
 def _run_stages(

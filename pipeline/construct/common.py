@@ -7,11 +7,7 @@ are not turned into outcomes here: they propagate so the build can stop or retry
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
-from functools import lru_cache
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,51 +17,6 @@ from pipeline.config import ConstructConfig, EndpointConfig, LLMConfig
 from pipeline.construct import reasons as R
 from pipeline.funnel import Verdict
 from pipeline.llm import Completion, LLMCallFailed, LLMClient, PromptTemplate, load_prompt
-
-class Serialised:
-    """One candidate at a time does Python-side work (parsing, checks); waiting is done in parallel.
-
-    CPython 3.11 keeps the `ast` module's recursion-depth guard in interpreter-wide state, so two
-    threads building ASTs at once can fail with "SystemError: AST constructor recursion depth
-    mismatch" (CPython gh-106905; seen here on 3.11.7). Candidate threads therefore hold this lock
-    while they work and release it while they wait on a model or on the sandbox, which is where
-    the time goes. It costs no throughput: that work is bound by the GIL anyway.
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._local = threading.local()
-
-    @contextmanager
-    def held(self) -> Iterator[None]:
-        self._lock.acquire()
-        self._local.held = True
-        try:
-            yield
-        finally:
-            self._local.held = False
-            self._lock.release()
-
-    @contextmanager
-    def released(self) -> Iterator[None]:
-        """Let other candidates work while this thread waits; a no-op when not held."""
-        if not getattr(self._local, "held", False):
-            yield
-            return
-        self._local.held = False
-        self._lock.release()
-        try:
-            yield
-        finally:
-            self._lock.acquire()
-            self._local.held = True
-
-
-@lru_cache(maxsize=1)
-def process_serial() -> Serialised:
-    """The one `Serialised` of this process (the `ast` state it guards is process-wide)."""
-    return Serialised()
-
 
 PROMPT_NAMES = ("compose", "compose_repair", "tests_writer", "judge", "judge_retry", "solve", "solve_repair")
 
@@ -122,7 +73,6 @@ class StageContext:
     construct: ConstructConfig
     prompts: Prompts
     candidate_id: str
-    serial: Serialised = field(default_factory=process_serial)
 
 
 def ask(
@@ -141,11 +91,10 @@ def ask(
     the candidate, and the build decides what to do with them.
     """
     try:
-        with ctx.serial.released():
-            return ctx.client.complete(
-                role, endpoint, messages, task_id=ctx.candidate_id, prompt_version=prompt_version,
-                sample_index=sample_index, response_format=response_format,
-            )
+        return ctx.client.complete(
+            role, endpoint, messages, task_id=ctx.candidate_id, prompt_version=prompt_version,
+            sample_index=sample_index, response_format=response_format,
+        )
     except LLMCallFailed as exc:
         status = f" (HTTP {exc.status})" if exc.status else ""
         return Verdict.drop(R.LLM_CALL_FAILED, f"{role}: {exc.reason}{status} after {exc.attempts} attempt(s)")

@@ -12,6 +12,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.class_analysis import assigned_fields, class_methods
+from pipeline.core import parsing
 
 MethodKind = Literal["method", "static", "class", "property"]
 
@@ -123,7 +124,7 @@ def interface_of(cls: ast.ClassDef) -> ClassInterface:
 
 def interface_from_source(code: str, class_name: str | None = None) -> ClassInterface | None:
     try:
-        module = ast.parse(code)
+        module = parsing.parse(code)
     except (SyntaxError, ValueError):
         return None
     cls = find_top_class(module, class_name)

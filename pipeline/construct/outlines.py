@@ -12,6 +12,7 @@ import ast
 import re
 
 from pipeline.construct.interface import find_top_class
+from pipeline.core import parsing
 
 _RAISES = re.compile(r":raises?\s+([A-Za-z_][\w.]*)|\braises?\s+(?:an?\s+)?``?([A-Z][A-Za-z]*(?:Error|Exception))``?")
 
@@ -80,7 +81,7 @@ def _method_outline(fn: ast.FunctionDef | ast.AsyncFunctionDef, other_methods: l
 def case_outlines(skeleton: str, class_name: str) -> str:
     """Markdown outline of the test cases to write; empty if the skeleton does not parse."""
     try:
-        module = ast.parse(skeleton)
+        module = parsing.parse(skeleton)
     except SyntaxError:
         return ""
     cls = find_top_class(module, class_name)

@@ -22,6 +22,7 @@ from pipeline.construct.gate import Gate, GateOutcome
 from pipeline.construct.interface import ClassInterface, interface_from_source
 from pipeline.funnel import Verdict
 from pipeline.llm import Completion
+from pipeline.core import parsing
 
 ROLE = "solver"
 
@@ -55,7 +56,7 @@ def _signature_key(iface: ClassInterface, name: str) -> tuple:
 def static_check(code: str, skeleton: ClassInterface) -> Verdict:
     """The solution keeps the skeleton's interface and imports only the standard library."""
     try:
-        module = ast.parse(code)
+        module = parsing.parse(code)
     except SyntaxError as exc:
         return Verdict.drop(R.SOLUTION_SYNTAX, f"does not parse: {exc.msg} (line {exc.lineno})")
     bad = []
@@ -115,8 +116,7 @@ def solve(
             code = extract_code(reply.text, iface.class_name).code
             verdict = static_check(code, iface) if code.strip() else Verdict.drop(R.NO_CODE, "the reply holds no Python code")
             if verdict.keep:
-                with ctx.serial.released():
-                    gate_result = gate(code, tests, test_classes, item_id=ctx.candidate_id)
+                gate_result = gate(code, tests, test_classes, item_id=ctx.candidate_id)
                 if not gate_result.passed:
                     verdict = Verdict.drop(gate_result.reason or R.GATE_ERROR,
                                            gate_result.detail or "gate failed without a reason")

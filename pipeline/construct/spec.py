@@ -14,6 +14,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.class_analysis import analyse_class, import_aliases
 from pipeline.records import HarvestedClass
+from pipeline.core import parsing
 
 
 class SpecError(ValueError):
@@ -80,7 +81,7 @@ def _constants(context: list[str]) -> list[str]:
     out = []
     for chunk in context:
         try:
-            body = ast.parse(chunk).body
+            body = parsing.parse(chunk).body
         except SyntaxError:
             continue
         if body and all(isinstance(n, (ast.Assign, ast.AnnAssign)) for n in body):
@@ -93,7 +94,7 @@ def _context_names(context: list[str]) -> list[str]:
     names: list[str] = []
     for chunk in context:
         try:
-            module = ast.parse(chunk)
+            module = parsing.parse(chunk)
         except SyntaxError:
             continue  # carried verbatim by the harvest; a fragment that does not parse adds no name
         for node in module.body:
@@ -108,7 +109,7 @@ def _context_names(context: list[str]) -> list[str]:
 def build_spec(hc: HarvestedClass, domain: str) -> ClassSpec:
     """Spec of one harvested class, computed from its source (not trusted from stored metadata)."""
     try:
-        module = ast.parse(hc.module_source())
+        module = parsing.parse(hc.module_source())
     except SyntaxError as exc:
         raise SpecError(f"class {hc.id} ({hc.class_name}): source does not parse: {exc.msg}") from exc
     cls = next((n for n in module.body if isinstance(n, ast.ClassDef) and n.name == hc.class_name), None)

@@ -19,6 +19,7 @@ from pipeline.construct.interface import find_top_class, init_fields
 from pipeline.construct.judges import JudgeVote
 from pipeline.construct.pairing import CompositionType, Pair, SourceRef
 from pipeline.records import SCHEMA_VERSION
+from pipeline.core import parsing
 
 
 class RecordError(ValueError):
@@ -139,7 +140,7 @@ def build_record(
     prompt_versions: dict[str, str],
 ) -> BuiltTask:
     try:
-        skel_mod, sol_mod, test_mod = ast.parse(skeleton), ast.parse(solution), ast.parse(tests)
+        skel_mod, sol_mod, test_mod = parsing.parse(skeleton), parsing.parse(solution), parsing.parse(tests)
     except SyntaxError as exc:
         raise RecordError(f"candidate {pair.candidate_id}: a source does not parse: {exc.msg}") from exc
     skel_cls, sol_cls = find_top_class(skel_mod, class_name), find_top_class(sol_mod, class_name)

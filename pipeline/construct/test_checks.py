@@ -22,6 +22,7 @@ from pipeline.class_analysis import is_stdlib_module
 from pipeline.construct import reasons as R
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.skeleton_checks import CheckReport, Problem
+from pipeline.core import parsing
 
 
 CHECK_ORDER = (
@@ -209,7 +210,7 @@ def check_tests(code: str, iface: ClassInterface) -> TestsReport:
         problems.append(Problem(reason=reason, detail=detail))
 
     try:
-        module = ast.parse(code)
+        module = parsing.parse(code)
     except SyntaxError as exc:
         add(R.TESTS_SYNTAX, f"does not parse: {exc.msg} (line {exc.lineno})")
         return report

@@ -10,11 +10,12 @@ from functools import cached_property
 from pipeline.class_analysis import analyse_class, assigned_fields, dependency_depth, import_aliases
 from pipeline.harvest.resolver import ModuleAnalysis, Resolution
 from pipeline.records import ClassMetrics, FieldInfo, HarvestedClass, MethodInfo, Parameter, RepoRef, content_id
+from pipeline.core import parsing
 
 
 def normalised_source(source: str) -> str:
     """Formatting- and comment-independent form of code; the basis of ids and exact dedup."""
-    return ast.unparse(ast.parse(textwrap.dedent(source)))
+    return ast.unparse(parsing.parse(textwrap.dedent(source)))
 
 
 def segment(lines: list[str], node: ast.stmt) -> str:

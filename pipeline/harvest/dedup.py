@@ -27,6 +27,7 @@ from pipeline.funnel import KEEP, Verdict
 from pipeline.harvest.candidates import normalised_source
 from pipeline.records import HarvestedClass, content_id
 from pipeline.store import read_jsonl
+from pipeline.core import parsing
 
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
 # Where a match came from decides the reason code a reader sees in the funnel.
@@ -118,7 +119,7 @@ class DedupIndex:
 def classes_in(source: str) -> Iterator[tuple[str, str]]:
     """(name, source) of each top-level class in a module's text."""
     try:
-        module = ast.parse(source)
+        module = parsing.parse(source)
     except SyntaxError:
         return
     lines = source.splitlines(keepends=True)

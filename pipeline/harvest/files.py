@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 
 from pipeline.config import FilterConfig
 from pipeline.funnel import KEEP, Verdict
+from pipeline.core import parsing
 
 _TEST_DIRS = {"test", "tests", "testing", "__tests__", "unittests"}
 _VENDORED_DIRS = {"venv", ".venv", "env", "site-packages", "node_modules", "vendor", "vendored", "third_party", "build", "dist", ".tox", ".eggs"}
@@ -123,11 +124,11 @@ def ast_depth(node: ast.AST) -> int:
 def parse_and_compile(f: SourceFile, cfg: FilterConfig) -> Verdict:
     assert f.text is not None, "content stage must run first"
     try:
-        module = ast.parse(f.text, filename=f.path)
+        module = parsing.parse(f.text, filename=f.path)
         depth = ast_depth(module)
         if depth > cfg.max_nesting_depth:
             return Verdict.drop("too-deeply-nested", f"AST depth {depth} > {cfg.max_nesting_depth}")
-        compile(module, f.path, "exec", dont_inherit=True)
+        parsing.compile_code(module, f.path)
     except SyntaxError as exc:
         return Verdict.drop("syntax-error", f"line {exc.lineno}: {exc.msg}")
     except (RecursionError, MemoryError) as exc:

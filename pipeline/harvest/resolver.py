@@ -73,6 +73,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
+from pipeline.core import parsing
 
 __all__ = [
     "ModuleAnalysis",
@@ -477,7 +478,7 @@ class _Collector:
         if not (self.annotation and isinstance(node.value, str)):
             return
         try:
-            parsed = ast.parse(node.value.strip(), mode="eval")
+            parsed = parsing.parse_expression(node.value.strip())
         except (SyntaxError, ValueError):
             return  # not a forward reference (free text); nothing to resolve
         saved = self.line_override

@@ -26,6 +26,7 @@ from pipeline.class_analysis import analyse_class, class_methods, dependency_dep
 from pipeline.config import DOMAINS
 from pipeline.release.errors import ReleaseError
 from pipeline.release.schema import composition_kind
+from pipeline.core import parsing
 
 DEFINITIONS = {
     "domains": "each task counted once under domain1; 'involved' also counts domain2 of cross tasks",
@@ -80,7 +81,7 @@ def task_metrics(task: Mapping[str, Any]) -> TaskMetrics:
     tid = task.get("task_id", "?")
     code = task["solution_code"]
     try:
-        module = ast.parse(code)
+        module = parsing.parse(code)
     except SyntaxError as exc:
         raise ReleaseError(f"task {tid!r}: solution_code does not parse: {exc.msg} (line {exc.lineno})") from exc
     cls = next((n for n in module.body if isinstance(n, ast.ClassDef) and n.name == task["class_name"]), None)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from pydantic import BaseModel, ConfigDict
+from pipeline.core import parsing
 
 # Test machinery the tests may use; imported before the solution so the snapshot covers it.
 MACHINERY_MODULES = ("unittest.mock", "mock", "pytest")
@@ -44,7 +45,7 @@ def _class_methods(classes: dict, name: str, seen: frozenset) -> tuple[set[str],
 def static_expectations(tests_src: str, listed: list[str]) -> dict[str, Expectation]:
     """What a faithful run must at least report for each listed class, known before any code runs."""
     try:
-        tree = ast.parse(tests_src)
+        tree = parsing.parse(tests_src)
     except (SyntaxError, ValueError):
         return {}
     classes = {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
@@ -64,7 +65,7 @@ def machinery_imports(tests_src: str) -> list[str]:
     """Test-machinery modules the tests import; the runner imports them before the solution so
     they are part of the pristine snapshot."""
     try:
-        tree = ast.parse(tests_src)
+        tree = parsing.parse(tests_src)
     except (SyntaxError, ValueError):
         return []
     found = set()

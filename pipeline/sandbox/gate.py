@@ -19,6 +19,7 @@ from pipeline.sandbox.base import SandboxBackend
 from pipeline.sandbox.registry import get_backend
 from pipeline.sandbox.results import ClassStatus, SuiteMode, SuiteRequest, SuiteResult, SuiteStatus
 from pipeline.sandbox.suite import execute
+from pipeline.core.parsing import compile_code
 
 
 class GateReason(str, Enum):
@@ -72,7 +73,7 @@ class GateVerdict(BaseModel):
 
 def _compile_problem(source: str, filename: str) -> str | None:
     try:
-        compile(source, filename, "exec", dont_inherit=True)
+        compile_code(source, filename)
     except (SyntaxError, ValueError) as exc:
         return f"{exc.__class__.__name__}: {exc}"
     return None

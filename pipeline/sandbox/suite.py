@@ -20,6 +20,7 @@ from pipeline.sandbox.interpret import interpret, without_report
 from pipeline.sandbox.registry import get_backend
 from pipeline.sandbox.report import ReportError, authenticate, parse
 from pipeline.sandbox.results import SuiteMode, SuiteRequest, SuiteResult, SuiteStatus
+from pipeline.core.parsing import compile_code
 
 log = logging.getLogger(__name__)
 
@@ -40,7 +41,7 @@ def _harness_pyc() -> tuple[str, bytes]:
     """The harness precompiled for this interpreter (an unchecked-hash pyc, PEP 552), so a run
     does not spend ~10 ms compiling it. Another interpreter ignores the file by its cache tag."""
     source = harness_source().encode("utf-8")
-    code = compile(source, HARNESS_FILE, "exec", dont_inherit=True)
+    code = compile_code(source, HARNESS_FILE)
     flags = (0b01).to_bytes(4, "little")  # hash-based, not checked against the source
     data = importlib.util.MAGIC_NUMBER + flags + importlib.util.source_hash(source) + marshal.dumps(code)
     return importlib.util.cache_from_source(HARNESS_FILE), data
