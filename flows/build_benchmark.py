@@ -7,6 +7,13 @@ a crashed or cancelled run started again with the same parameters redoes nothing
 and pays for no LLM call twice. Composition through verification run per candidate
 (`build-candidate`, mapped over the pairs) because each candidate's stages form one chain; the
 stage-by-stage verdicts of each candidate are in its result file and in the funnel.
+
+How a run ends, so that `prefect deployment run --watch` and the CLI's exit code say it:
+- Completed: a new version was released; or Completed named `AlreadyReleased`: every task is in
+  an earlier version (a resumed or repeated run);
+- Failed, with the reason as its message: candidates left unfinished (an infrastructure fault that
+  outlasted the candidate task's retries, the budget, a replay miss), or no task was built at all.
+A second run on the same build folder while one is running fails at once, naming the holder.
 """
 
 from __future__ import annotations
@@ -19,16 +26,20 @@ from pathlib import Path
 
 from prefect import flow, get_run_logger, task, unmapped
 from prefect.cache_policies import NO_CACHE
+from prefect.context import TaskRunContext
+from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline.config import Config, HarvestConfig, load_config
 from pipeline.construct import build as construct_lib
+from pipeline.construct import reasons as R
 from pipeline.construct.gate import SandboxGate
 from pipeline.construct.pairing import Pair
 from pipeline.construct.run import import_caches, build_dir, snapshot_classes_path
 from pipeline.harvest import run as harvest_lib
 from pipeline.harvest.github_source import GitHubSearchResult, search_github
-from pipeline.llm import LedgerEntry, LLMClient, ResponseCache, UsageLedger
+from pipeline.core.folder_lock import FolderLock
+from pipeline.llm import LLMClient, ResponseCache, UsageLedger
 from pipeline.records import HarvestedClass, RepoRef
 from pipeline.release.publish import PublishResult, publish
 from pipeline.store import read_jsonl
@@ -71,7 +82,7 @@ def _construction(config_json: str, run_key: str) -> tuple[construct_lib.BuildPl
     """
     cfg = Config.model_validate_json(config_json)
     classes: list[HarvestedClass] = list(read_jsonl(snapshot_classes_path(cfg), HarvestedClass))
-    plan = construct_lib.BuildPlan(classes, cfg, build_dir(cfg))
+    plan = construct_lib.BuildPlan(classes, cfg, build_dir(cfg), run_id=run_key)
     cache = ResponseCache(cfg.llm.cache_path)
     import_caches(cache, cfg.llm.cache_imports)
     # The secret is read here, at the edge; the library gets it in a mapping.
@@ -90,28 +101,40 @@ def plan_build(cfg: Config, run_key: str) -> list[Pair]:
     return list(plan.pairing.pairs)
 
 
+class InfrastructureFault(RuntimeError):
+    """Raised only to have Prefect retry a candidate whose model calls or sandbox failed."""
+
+
+def _retries_left() -> bool:
+    ctx = TaskRunContext.get()
+    return ctx is not None and ctx.task_run.run_count <= ctx.task.retries
+
+
 @task(name="build-candidate", tags=["llm", "sandbox"], cache_policy=NO_CACHE,
-      task_run_name="candidate {pair.candidate_id}")
-def build_candidate(pair: Pair, cfg: Config, run_key: str) -> tuple[str, object, list[LedgerEntry]]:
-    """Composition, tests, judges, solution and verification for one pair, plus its LLM usage."""
+      task_run_name="candidate {pair.first.class_name}+{pair.second.class_name} ({pair.candidate_id})")
+def build_candidate(pair: Pair, cfg: Config, run_key: str) -> construct_lib.CandidateOutcome:
+    """Composition, tests, judges, solution and verification for one pair.
+
+    An infrastructure fault is retried by Prefect (`construction.candidate_retries`); on the last
+    attempt it is returned as unfinished, so the next run retries it. The calls every attempt paid
+    for are on disk already (`built/<snapshot>/usage/`), whatever happens here.
+    """
     plan, client, gate = _construction(_config_json(cfg), run_key)
-    status, value = construct_lib.build_candidate(plan, pair, client, gate)
-    return status, value, client.ledger.entries(pair.candidate_id)
+    try:
+        status, value = construct_lib.build_candidate(plan, pair, client, gate)
+    except Exception as exc:  # noqa: BLE001 - a bug in one candidate is reported with it, never fatal to the others
+        get_run_logger().exception("candidate %s failed", pair.candidate_id)
+        return "incomplete", construct_lib.Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_ERROR,
+                                                      detail=f"{type(exc).__name__}: {exc}")
+    if isinstance(value, construct_lib.Incomplete) and value.reason == R.INCOMPLETE_INFRASTRUCTURE and _retries_left():
+        raise InfrastructureFault(f"candidate {pair.candidate_id}: {value.detail}")
+    return status, value
 
 
 @task(name="finish-build", cache_policy=NO_CACHE)
 def finish_build(cfg: Config, run_key: str, pairs: list[Pair], outcomes: list) -> construct_lib.BuildResult:
     plan, _client, _gate = _construction(_config_json(cfg), run_key)
-    usage = UsageLedger(cfg.llm.costs)
-    folded = []
-    for pair, outcome in zip(pairs, outcomes):
-        if isinstance(outcome, BaseException):
-            folded.append((pair, outcome))
-            continue
-        status, value, entries = outcome
-        usage.absorb(entries)
-        folded.append((pair, (status, value)))
-    return construct_lib.finish_build(plan, folded, usage.summary())
+    return construct_lib.finish_build(plan, list(zip(pairs, outcomes)))
 
 
 @task(name="release", cache_policy=NO_CACHE)
@@ -124,15 +147,12 @@ def release(cfg: Config, result: construct_lib.BuildResult, harvest_funnel, vers
 
 
 def configure(config_path: str | None, cutoff: str | None, snapshot: str | None) -> Config:
-    cfg = load_config(Path(config_path) if config_path else None)
-    if cutoff:
-        cfg.harvest.cutoff = date.fromisoformat(cutoff)
+    """The configuration with the run's parameters applied and validated like the file."""
     if snapshot == "auto":
         # A scheduled refresh harvests into a snapshot of its own, so it dedups against all earlier ones.
         snapshot = f"refresh-{date.today().isoformat()}"
-    if snapshot:
-        cfg.harvest.snapshot = snapshot
-    return cfg
+    return load_config(Path(config_path) if config_path else None,
+                       overrides={"harvest.cutoff": cutoff, "harvest.snapshot": snapshot})
 
 
 def _outcome(future):
@@ -142,12 +162,32 @@ def _outcome(future):
         return exc
 
 
+def final_state(summary: dict, result: construct_lib.BuildResult, published: PublishResult) -> State:
+    """How the run ends (see the module docstring); the summary travels as the state's data."""
+    if result.incomplete:
+        reasons = sorted({i.reason for i in result.incomplete})
+        return Failed(message=f"{len(result.incomplete)} candidate(s) unfinished ({', '.join(reasons)}): "
+                              f"{result.incomplete[0].detail[:300]}; nothing released; run again to resume",
+                      data=summary)
+    if published.path is None and not result.tasks:
+        return Failed(message=f"released nothing: {published.note}; the funnel says where candidates were dropped",
+                      data=summary)
+    if published.path is None:
+        return Completed(name="AlreadyReleased", message=published.note, data=summary)
+    return Completed(message=published.note, data=summary)
+
+
 @flow(name="build-benchmark", task_runner=ThreadPoolTaskRunner(max_workers=4), log_prints=True)
 def build_benchmark(config_path: str | None = "examples/classforge.toml", cutoff: str | None = None,
-                    snapshot: str | None = None, release_version: str | None = None) -> dict:
+                    snapshot: str | None = None, release_version: str | None = None) -> State:
     """Harvest post-cutoff classes, build verified tasks from them, and release a new version."""
-    logger = get_run_logger()
     cfg = configure(config_path, cutoff, snapshot)
+    with FolderLock(build_dir(cfg), "build-benchmark flow run"):
+        return _run(cfg, release_version)
+
+
+def _run(cfg: Config, release_version: str | None) -> State:
+    logger = get_run_logger()
     github = search_github_task(cfg.harvest)
     refs = gather_repositories(cfg.harvest, github)
     harvested = harvest_repository.map(refs, cfg=unmapped(cfg.harvest)).result()
@@ -155,19 +195,22 @@ def build_benchmark(config_path: str | None = "examples/classforge.toml", cutoff
     logger.info("harvest: %d classes kept from %d repositories (%d reused)", summary.classes, summary.repos,
                 sum(h["reused"] for h in harvested))
 
-    run_key = str(uuid.uuid4())
+    run_key = f"{date.today():%Y%m%d}-{uuid.uuid4().hex[:12]}"
     pairs = plan_build(cfg, run_key)
-    futures = build_candidate.map(pairs, cfg=unmapped(cfg), run_key=unmapped(run_key))
+    candidate_task = build_candidate.with_options(retries=cfg.construction.candidate_retries,
+                                                  retry_delay_seconds=cfg.construction.candidate_retry_delay_s)
+    futures = candidate_task.map(pairs, cfg=unmapped(cfg), run_key=unmapped(run_key))
     outcomes = [_outcome(f) for f in futures]
     result = finish_build(cfg, run_key, pairs, outcomes)
     logger.info("build: %d tasks from %d pairs (%d resumed, %d unfinished)", len(result.tasks), len(pairs),
                 result.resumed, len(result.incomplete))
     published = release(cfg, result, summary.funnel, release_version)
     logger.info("%s", published.note)
-    return {
+    summary = {
         "snapshot": str(summary.snapshot_dir), "classes": summary.classes, "repos": summary.repos,
         "tasks": len(result.tasks), "incomplete": len(result.incomplete), "stopped": result.stopped,
         "build_dir": str(result.out_dir), "release": str(published.path) if published.path else None,
         "version": published.version, "note": published.note, "funnel": published.funnel.model_dump(),
         "usage": result.usage.model_dump(mode="json")["total"],
     }
+    return final_state(summary, result, published)

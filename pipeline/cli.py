@@ -25,9 +25,9 @@ def main() -> None:
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="TOML configuration file", exists=False)]
 
 
-def _load(config: Path | None):
+def _load(config: Path | None, overrides: dict | None = None):
     try:
-        return load_config(config)
+        return load_config(config, overrides=overrides)
     except ConfigError as exc:
         console.print(f"[red]error:[/red] {exc}")
         raise typer.Exit(2) from exc
@@ -106,7 +106,8 @@ def build(
     dask: Annotated[str | None, typer.Option(help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local'")] = None,
 ) -> None:
     """Run the build-benchmark flow in-process on Prefect's embedded server (no server to set up)."""
-    _load(config)  # fail here, before Prefect starts, if the configuration is wrong
+    # Fail here, before Prefect starts, if the configuration or an override is wrong.
+    _load(config, {"harvest.cutoff": cutoff, "harvest.snapshot": None if snapshot == "auto" else snapshot})
     _prefect_defaults()
     from flows.build_benchmark import build_benchmark
 
@@ -116,8 +117,13 @@ def build(
 
         runner = DaskTaskRunner() if dask == "local" else DaskTaskRunner(address=dask)
         flow_fn = build_benchmark.with_options(task_runner=runner)
-    result = flow_fn(config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
-                     release_version=release_version)
+    state = flow_fn(config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
+                    release_version=release_version, return_state=True)
+    result = state.result(raise_on_failure=False)
+    if not isinstance(result, dict):  # the flow raised before it had a summary
+        _error(f"build failed: {type(result).__name__}: {result}" if isinstance(result, BaseException)
+               else f"build failed: {state.message}")
+        raise typer.Exit(1)
     console.print(funnel_table(FunnelReport.model_validate(result["funnel"]), "Build funnel"))
     console.print(f"harvest: {result['classes']} classes from {result['repos']} repositories ({result['snapshot']}/)")
     console.print(f"build: {result['tasks']} verified tasks ({result['build_dir']}/); "
@@ -126,8 +132,14 @@ def build(
     console.print(f"LLM: {usage['requests']} requests, {usage['cached_hits']} served from the cache, "
                   f"{usage['prompt_tokens'] + usage['completion_tokens']} tokens, ${usage['cost_usd']}")
     console.print(f"release: {result['note']}")
-    if result["incomplete"]:
+    if state.is_failed():
+        _error(f"build {state.name.lower()}: {state.message}")
         raise typer.Exit(1)
+
+
+def _error(message: str) -> None:
+    """One line on stderr, never wrapped: logs and scripts match it whole."""
+    typer.echo(f"error: {message}", err=True)
 
 
 # -- release: report, verify, export (pipeline/release) -----------------------------------------

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import date
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
@@ -85,8 +85,16 @@ class HarvestConfig(Section):
     @field_validator("snapshot")
     @classmethod
     def _safe_snapshot(cls, v: str) -> str:
-        if not v or "/" in v or v.startswith("."):
+        if not v or "/" in v or "\\" in v or v.startswith("."):
             raise ValueError(f"snapshot must be a plain folder name, got {v!r}")
+        return v
+
+    @field_validator("cutoff")
+    @classmethod
+    def _cutoff_not_in_future(cls, v: date) -> date:
+        # Nothing can have been written after a cutoff that has not happened yet: a typo, not a plan.
+        if v > date.today():
+            raise ValueError(f"cutoff {v} is in the future (today is {date.today()})")
         return v
 
 
@@ -188,6 +196,10 @@ class ConstructConfig(Section):
     prompt_versions: dict[str, int] = Field(
         default_factory=dict, description="pin a prompt template version by name (default: the highest)"
     )
+    candidate_retries: int = Field(
+        2, ge=0, le=10, description="flow: re-runs of a candidate whose model calls or sandbox failed (an outage)"
+    )
+    candidate_retry_delay_s: float = Field(60.0, ge=0, description="flow: wait before such a re-run")
 
 
 EvalStrategy = Literal["holistic", "incremental", "compositional", "bottom_up", "top_down"]
@@ -261,8 +273,15 @@ def _format_errors(source: str, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) -> Config:
-    """Read the TOML file (if any), then take secrets from `env` (default: the process environment)."""
+MISSING_CONFIG_HINT = ("create it from the example (cp examples/classforge.toml classforge.toml, then edit paths, "
+                       "sources and endpoints) or pass another file with --config / the config_path parameter")
+
+
+def load_config(path: Path | None = None, env: Mapping[str, str] | None = None,
+                overrides: Mapping[str, Any] | None = None) -> Config:
+    """Read the TOML file (if any), apply `overrides` ({"harvest.snapshot": "x", ...}, validated like
+    the file), resolve relative paths against the file's folder, then take secrets from `env`
+    (default: the process environment)."""
     env = os.environ if env is None else env
     data: dict = {}
     source = "defaults"
@@ -272,18 +291,61 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None) 
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
         except FileNotFoundError as exc:
-            raise ConfigError(f"configuration file not found: {path}") from exc
+            raise ConfigError(f"configuration file not found: {path}; {MISSING_CONFIG_HINT}") from exc
+        except UnicodeDecodeError as exc:
+            raise ConfigError(f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(f"{path} is not valid TOML: {exc}") from exc
         if "token" in data.get("harvest", {}).get("github", {}):
             raise ConfigError(f"{path}: harvest.github.token must not be written in a file; set GITHUB_TOKEN")
+    applied = {k: v for k, v in (overrides or {}).items() if v is not None}
+    for key, value in applied.items():
+        _set_dotted(data, key, value)
+    if applied:
+        source += " with " + ", ".join(f"{k}={v!r}" for k, v in applied.items())
     try:
         config = Config.model_validate(data)
     except ValidationError as exc:
         raise ConfigError(_format_errors(source, exc)) from exc
+    if path is not None:
+        base = path.parent.absolute()
+        map_paths(config, lambda p: p if p.is_absolute() else Path(os.path.normpath(base / p.expanduser())))
     if env.get("GITHUB_TOKEN"):
         config.harvest.github.token = SecretStr(env["GITHUB_TOKEN"])
     return config
+
+
+def _set_dotted(data: dict, key: str, value: Any) -> None:
+    *parents, leaf = key.split(".")
+    node = data
+    for part in parents:
+        node = node.setdefault(part, {})
+        if not isinstance(node, dict):
+            raise ConfigError(f"override {key}: {part} is not a table in the configuration")
+    node[leaf] = value
+
+
+def _is_url(text: str) -> bool:
+    return "://" in text
+
+
+def map_paths(model: BaseModel, fn: Callable[[Path], Path]) -> None:
+    """Apply `fn` to every filesystem path of a configuration, in place: the `Path` fields, and
+    `harvest.local_sources` entries that are not URLs. One walk for resolving and for publishing."""
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        if isinstance(value, BaseModel):
+            map_paths(value, fn)
+        elif isinstance(value, Path):
+            object.__setattr__(model, name, fn(value))
+        elif isinstance(value, list) and value:
+            if all(isinstance(v, BaseModel) for v in value):
+                for v in value:
+                    map_paths(v, fn)
+            elif all(isinstance(v, Path) for v in value):
+                object.__setattr__(model, name, [fn(v) for v in value])
+            elif isinstance(model, HarvestConfig) and name == "local_sources":
+                object.__setattr__(model, name, [v if _is_url(v) else str(fn(Path(v))) for v in value])
 
 
 def resolve_api_key(endpoint: EndpointConfig, env: Mapping[str, str]) -> str:

@@ -8,12 +8,19 @@ Layout of `out_dir` (every file written atomically):
     rejects.jsonl                    every drop with stage, reason code and detail
     funnel.json                      counts per stage and reason
     build.json                       summary: counts, stop reason, unfinished candidates, fingerprint
-    usage.json                       tokens and cost of this run per role, task and model
+    usage/<run id>/<candidate>.jsonl  the LLM usage of each candidate, written when it finishes
+    usage.json                       tokens and cost of every run so far, per role, task and model
+    usage-last-run.json              the same for this run only
 
 Resume: a candidate whose file exists with the same fingerprint (models, generation settings,
 prompt files, stage settings) is loaded, not rebuilt; the response cache also serves every call
 made before, so a re-run pays only for work that never finished. A candidate that did not finish
-(budget reached, a replay cache miss, an unexpected error) is not written and is retried next run.
+(budget reached, a replay cache miss, an unexpected error) is not written and is retried next run;
+so is one that ended on an infrastructure fault (a model call that failed for good, the sandbox
+unavailable, judges that could not be reached): those say nothing about the candidate.
+
+One build at a time per folder: `build_tasks` (and the flow) hold the folder's lock, and a second
+run stops at once with an error naming the holder, before it pays for anything.
 
 Budget: when the ledger reaches `llm.budget_usd`, the candidate that hit it stops, no new
 candidate starts, and the build writes everything finished so far with `stopped` set.
@@ -26,6 +33,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
+import uuid
+from datetime import datetime, timezone
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
@@ -36,7 +45,7 @@ from pipeline.config import Config
 from pipeline.construct import reasons as R
 from pipeline.construct.common import Prompts, StageContext, StageOutcome
 from pipeline.construct.compose import ComposeResult, compose
-from pipeline.construct.gate import Gate
+from pipeline.construct.gate import Gate, GateUnavailable
 from pipeline.construct.interface import interface_from_source
 from pipeline.construct.judges import JudgesResult, judge
 from pipeline.construct.pairing import Pair, PairingResult, make_pairs
@@ -45,10 +54,11 @@ from pipeline.construct.spec import SpecError, build_spec
 from pipeline.construct.task import BuiltTask, RecordError, build_record
 from pipeline.construct.tests_stage import TestsResult, write_tests
 from pipeline.funnel import Funnel, FunnelReport
-from pipeline.llm import BudgetExceeded, CacheMiss, LLMClient, UnpricedModel, UsageSummary, canonical_json
+from pipeline.core.folder_lock import FolderLock
+from pipeline.llm import BudgetExceeded, CacheMiss, LedgerEntry, LLMClient, UnpricedModel, UsageLedger, UsageSummary, canonical_json
 from pipeline.llm.pool import map_concurrently
 from pipeline.records import HarvestedClass, Rejection
-from pipeline.store import atomic_open, write_json, write_jsonl
+from pipeline.store import atomic_open, read_jsonl, write_json, write_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -101,7 +111,8 @@ class BuildResult(BaseModel):
     stopped: str | None = Field(None, description="why the build stopped early (budget-exceeded), if it did")
     resumed: int = Field(0, description="candidates loaded from an earlier run instead of rebuilt")
     fingerprint: str
-    usage: UsageSummary
+    usage: UsageSummary = Field(description="this run's LLM usage")
+    usage_all_runs: UsageSummary = Field(description="every run's LLM usage in this build folder, this one included")
 
     @property
     def complete(self) -> bool:
@@ -223,7 +234,26 @@ def _candidate_path(out_dir: Path, candidate_id: str) -> Path:
     return out_dir / "candidates" / f"{candidate_id}.json"
 
 
-def load_finished(out_dir: Path, candidate_id: str, fingerprint: str) -> CandidateResult | None:
+def infrastructure_fault(result: CandidateResult, judges_needed: int) -> str | None:
+    """Why a candidate that looks finished really stopped on an infrastructure fault, if it did.
+
+    Judges count only when the calls that failed could have changed the verdict: with two full
+    marks needed, one judge that could not be reached next to two malformed answers changes nothing.
+    """
+    last = result.outcomes[-1] if result.outcomes else None
+    if last is None or last.keep:
+        return None
+    if last.reason in R.INFRASTRUCTURE:
+        return f"{last.stage}: {last.reason}: {last.detail}"
+    if last.reason == R.JUDGE_VOTES_FAILED and result.judges is not None:
+        unreachable = [v for v in result.judges.votes if v.status == "call-failed"]
+        if unreachable and result.judges.full_marks + len(unreachable) >= judges_needed:
+            causes = "; ".join(v.errors[-1] for v in unreachable if v.errors)
+            return f"judges: {len(unreachable)} judge call(s) failed: {causes}"
+    return None
+
+
+def load_finished(out_dir: Path, candidate_id: str, fingerprint: str, judges_needed: int) -> CandidateResult | None:
     """A finished candidate from an earlier run, if it was built with the same settings."""
     path = _candidate_path(out_dir, candidate_id)
     if not path.exists():
@@ -235,6 +265,11 @@ def load_finished(out_dir: Path, candidate_id: str, fingerprint: str) -> Candida
         return None
     if done.fingerprint != fingerprint:
         log.info("candidate %s: settings changed since it was built; rebuilding it", candidate_id)
+        return None
+    fault = infrastructure_fault(done, judges_needed)
+    if fault is not None:
+        # Written by an earlier version that stored infrastructure faults as verdicts.
+        log.info("candidate %s: stopped on an infrastructure fault last time (%s); retrying it", candidate_id, fault)
         return None
     return done
 
@@ -250,8 +285,11 @@ class BuildPlan:
     this code, so they produce the same files.
     """
 
-    def __init__(self, classes: Iterable[HarvestedClass], config: Config, out_dir: Path, prompt_dir: Path | None = None):
+    def __init__(self, classes: Iterable[HarvestedClass], config: Config, out_dir: Path, prompt_dir: Path | None = None,
+                 run_id: str | None = None):
         check_build_config(config)
+        # Names this run's usage folder; every process of one flow run shares it.
+        self.run_id = run_id or f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
         self.config = config
         self.out_dir = Path(out_dir)
         classes = list(classes)
@@ -270,7 +308,8 @@ CandidateOutcome = tuple[str, "CandidateResult | Incomplete"]
 
 def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) -> CandidateOutcome:
     """One candidate: loaded when finished earlier, else stages 2-6 and its result file."""
-    done = load_finished(plan.out_dir, pair.candidate_id, plan.fingerprint)
+    needed = plan.config.construction.judge_min_full_marks
+    done = load_finished(plan.out_dir, pair.candidate_id, plan.fingerprint, needed)
     if done is not None:
         return "resumed", done
     if plan.stop.is_set():
@@ -287,12 +326,42 @@ def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) 
         return "incomplete", Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_BUDGET, detail=str(exc))
     except CacheMiss as exc:
         return "incomplete", Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_CACHE_MISS, detail=str(exc))
+    except GateUnavailable as exc:
+        return "incomplete", Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_INFRASTRUCTURE, detail=str(exc))
+    finally:
+        # Whatever happened, the calls this candidate paid for are on disk before anything else.
+        save_candidate_usage(plan, client, pair.candidate_id)
+    fault = infrastructure_fault(result, needed)
+    if fault is not None:
+        return "incomplete", Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_INFRASTRUCTURE, detail=fault)
     write_json_model(_candidate_path(plan.out_dir, pair.candidate_id), result)
     return result.status, result
 
 
-def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | BaseException]], usage: UsageSummary) -> BuildResult:
-    """Fold candidate outcomes, in pairing order, into the funnel and the build's files."""
+def _usage_root(out_dir: Path) -> Path:
+    return out_dir / "usage"
+
+
+def save_candidate_usage(plan: BuildPlan, client: LLMClient, candidate_id: str) -> None:
+    """The candidate's ledger entries of this run (all its attempts in this process)."""
+    entries = client.ledger.entries(candidate_id)
+    if entries:
+        write_jsonl(_usage_root(plan.out_dir) / plan.run_id / f"{candidate_id}.jsonl", entries)
+
+
+def recorded_usage(out_dir: Path, config: Config, run_id: str | None = None) -> UsageSummary:
+    """The usage stored under `out_dir`: one run's, or every run's (`run_id=None`)."""
+    ledger = UsageLedger(config.llm.costs)
+    root = _usage_root(out_dir)
+    pattern = f"{run_id}/*.jsonl" if run_id else "*/*.jsonl"
+    for path in sorted(root.glob(pattern)) if root.is_dir() else []:
+        ledger.absorb(list(read_jsonl(path, LedgerEntry)))
+    return ledger.summary()
+
+
+def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | BaseException]]) -> BuildResult:
+    """Fold candidate outcomes, in pairing order, into the funnel and the build's files; the usage
+    comes from what every candidate stored, so no process's ledger can be lost."""
     tasks: list[BuiltTask] = []
     incomplete: list[Incomplete] = []
     resumed = 0
@@ -316,7 +385,9 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
     result = BuildResult(
         out_dir=plan.out_dir, tasks=tasks, rejections=plan.collect.rejections, funnel=plan.funnel.report(),
         pairing=plan.pairing, incomplete=incomplete, stopped=plan.stop_reason[0] if plan.stop_reason else None,
-        resumed=resumed, fingerprint=plan.fingerprint, usage=usage,
+        resumed=resumed, fingerprint=plan.fingerprint,
+        usage=recorded_usage(plan.out_dir, plan.config, plan.run_id),
+        usage_all_runs=recorded_usage(plan.out_dir, plan.config),
     )
     _write_outputs(result, plan.config)
     return result
@@ -332,17 +403,18 @@ def build_tasks(
     prompt_dir: Path | None = None,
     progress: Progress | None = None,
 ) -> BuildResult:
-    plan = BuildPlan(classes, config, out_dir, prompt_dir)
+    with FolderLock(Path(out_dir), "classforge build"):
+        plan = BuildPlan(classes, config, out_dir, prompt_dir)
 
-    def tracked(pair: Pair) -> CandidateOutcome:
-        status, value = build_candidate(plan, pair, client, gate)
-        if progress is not None:
-            progress(pair.candidate_id, status)
-        return status, value
+        def tracked(pair: Pair) -> CandidateOutcome:
+            status, value = build_candidate(plan, pair, client, gate)
+            if progress is not None:
+                progress(pair.candidate_id, status)
+            return status, value
 
-    outcomes = map_concurrently(tracked, plan.pairing.pairs, config.llm.concurrency)
-    folded = [(o.item, o.error if o.error is not None else o.unwrap()) for o in outcomes]
-    return finish_build(plan, folded, client.ledger.summary())
+        outcomes = map_concurrently(tracked, plan.pairing.pairs, config.llm.concurrency)
+        folded = [(o.item, o.error if o.error is not None else o.unwrap()) for o in outcomes]
+        return finish_build(plan, folded)
 
 
 def write_json_model(path: Path, model: BaseModel) -> None:
@@ -356,7 +428,8 @@ def _write_outputs(result: BuildResult, config: Config) -> None:
     write_jsonl(out / "tasks.jsonl", result.tasks)
     write_jsonl(out / "rejects.jsonl", result.rejections)
     write_json(out / "funnel.json", result.funnel.model_dump(mode="json"))
-    write_json(out / "usage.json", result.usage.model_dump(mode="json"))
+    write_json(out / "usage.json", result.usage_all_runs.model_dump(mode="json"))
+    write_json(out / "usage-last-run.json", result.usage.model_dump(mode="json"))
     write_json(out / "build.json", {
         "fingerprint": result.fingerprint,
         "tasks": len(result.tasks),

@@ -16,10 +16,11 @@ from collections.abc import Iterable
 from datetime import datetime
 from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pipeline.config import DOMAINS, PairingConfig
 from pipeline.construct import reasons as R
+from pipeline.core.urls import public_clone_url
 from pipeline.funnel import Funnel, Verdict
 from pipeline.records import HarvestedClass, content_id
 
@@ -108,12 +109,17 @@ class SourceRef(BaseModel):
     class_name: str
     domain: str
     repo: str
-    clone_url: str
+    clone_url: str | None = Field(None, description="a public URL; None for a local source (its path is not published)")
     path: str
     commit: str
     first_seen_commit: str | None = None
     first_seen_date: datetime | None = None
     license_spdx: str | None = None
+
+    @field_validator("clone_url", mode="before")
+    @classmethod
+    def _publishable(cls, v: str | None) -> str | None:
+        return public_clone_url(v)
 
     @classmethod
     def of(cls, hc: HarvestedClass, domain: str) -> SourceRef:
@@ -280,7 +286,8 @@ def _resolve(ref: str, ordered: list[HarvestedClass]) -> HarvestedClass:
     named = [hc for hc in ordered if hc.class_name == ref]
     if len(named) != 1:
         what = "no harvested class" if not named else f"{len(named)} harvested classes ({', '.join(h.id for h in named)})"
-        raise PairingError(f"construction.pairing.pinned: {what} with id or name {ref!r}")
+        raise PairingError(f"construction.pairing.pinned: {what} with id or name {ref!r} among the snapshot's "
+                           f"{len(ordered)} kept classes; pin classes the harvest kept, or leave pinned empty")
     return named[0]
 
 

@@ -73,3 +73,8 @@ INCOMPLETE_BUDGET: Final = "budget-exceeded"
 INCOMPLETE_CACHE_MISS: Final = "replay-cache-miss"
 INCOMPLETE_NOT_STARTED: Final = "not-started"
 INCOMPLETE_ERROR: Final = "internal-error"
+INCOMPLETE_INFRASTRUCTURE: Final = "infrastructure-fault"  # a call or the sandbox failed: says nothing about the candidate
+
+# Drops that describe the infrastructure, not the candidate: never stored as final, so the next
+# run retries them (after an outage, a missing key, a sandbox that would not start).
+INFRASTRUCTURE: Final = frozenset({LLM_CALL_FAILED, GATE_ERROR})

@@ -13,6 +13,7 @@ from pathlib import Path
 
 from pipeline import __version__
 from pipeline.config import Config
+from pipeline.core.folder_lock import FolderLock
 from pipeline.funnel import KEEP, Funnel, FunnelReport, Verdict
 from pipeline.release.history import ReleaseIndex, release_index, solution_digest
 from pipeline.release.versions import next_version
@@ -45,7 +46,15 @@ def _already(task, index: ReleaseIndex) -> Verdict:
 
 def publish(tasks: Sequence, config: Config, funnel: FunnelReport, models: dict[str, str],
             version: str | None = None) -> PublishResult:
+    """Dedup against every release, choose the next version and write it, holding the release
+    folder's lock throughout: two builds finishing at once cannot pick the same version."""
     root = Path(config.release.output_root)
+    with FolderLock(root, "publishing a release"):
+        return _publish_locked(tasks, config, funnel, models, version, root)
+
+
+def _publish_locked(tasks: Sequence, config: Config, funnel: FunnelReport, models: dict[str, str],
+                    version: str | None, root: Path) -> PublishResult:
     index = release_index(root) if root.is_dir() else ReleaseIndex()
     release_funnel: Funnel = Funnel()
     fresh = [t for t in tasks if release_funnel.record(STAGE, t.task_id, _already(t, index))]

@@ -16,6 +16,7 @@ leaves no `<version>` folder (at most a hidden partial one, which nothing lists 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import shutil
 import tempfile
@@ -26,7 +27,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pipeline.config import Config
+from pipeline.config import Config, map_paths
+from pipeline.core.folder_lock import FolderLock
+from pipeline.core.urls import public_clone_url
 from pipeline.funnel import FunnelReport
 from pipeline.release.card import card_metadata, render_card, render_card_file
 from pipeline.release.errors import ReleaseError, ReleaseExistsError
@@ -36,6 +39,9 @@ from pipeline.release.versions import validate_version
 from pipeline.store import atomic_open, write_json, write_jsonl, write_text
 
 MANIFEST = "manifest.json"
+PARTIAL_MARK = ".partial-"
+
+log = logging.getLogger(__name__)
 DEFAULT_ROOT = Path("benchmark/releases")
 PROVENANCE_KEYS = ("source_classes", "sources")   # where a task record may list the classes it came from
 _SECRET_KEYS = {"token", "api_key", "password", "secret"}
@@ -66,6 +72,7 @@ class SourceRepo(BaseModel):
                 data.setdefault("license", data.pop("license_spdx"))
             if "clone_url" in data:
                 data.setdefault("url", data.pop("clone_url"))
+            data["url"] = public_clone_url(data.get("url"))
         return data
 
 
@@ -130,9 +137,24 @@ def redact(value: Any) -> Any:
 def _config_dict(config: Config | Mapping[str, Any]) -> dict[str, Any]:
     from pydantic_core import to_jsonable_python
 
+    if isinstance(config, Config):
+        # A release is published: it must not carry the builder's directory layout.
+        config = config.model_copy(deep=True)
+        map_paths(config, portable_path)
     if isinstance(config, BaseModel):
         return redact(config.model_dump(mode="json"))   # SecretStr already renders as '**********'
     return redact(to_jsonable_python(dict(config)))
+
+
+def portable_path(path: Path) -> Path:
+    """A configured path as a release may show it: relative to the project (the working directory
+    the build ran in) when inside it, else only its last component."""
+    if not path.is_absolute():
+        return path
+    try:
+        return path.relative_to(Path.cwd())
+    except ValueError:
+        return Path("<local>") / path.name
 
 
 def sources_from_tasks(records: Iterable[Mapping[str, Any]]) -> list[SourceRepo]:
@@ -228,19 +250,33 @@ def write_release(
     pversion = pipeline_version or _installed_version()
 
     root.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{version}.partial-", dir=root))
-    try:
-        _write_contents(tmp, version=version, records=records, table=table, json_columns=json_columns,
-                        stats=stats, funnel=funnel_report, cutoff=cutoff, config=config_dict,
-                        models=models_d, prompt_versions=prompts_d, sources=source_list,
-                        pipeline_version=pversion, license=license, hub_repo_id=hub_repo_id,
-                        created_at=created_at or datetime.now(timezone.utc))
-        _publish(tmp, dest, version)
-    except BaseException:
-        # Interrupted or failed (KeyboardInterrupt included): remove every trace of this attempt.
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
+    with FolderLock(root, f"writing release {version}"):
+        remove_abandoned_partials(root)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{version}{PARTIAL_MARK}", dir=root))
+        try:
+            _write_contents(tmp, version=version, records=records, table=table, json_columns=json_columns,
+                            stats=stats, funnel=funnel_report, cutoff=cutoff, config=config_dict,
+                            models=models_d, prompt_versions=prompts_d, sources=source_list,
+                            pipeline_version=pversion, license=license, hub_repo_id=hub_repo_id,
+                            created_at=created_at or datetime.now(timezone.utc))
+            _publish(tmp, dest, version)
+        except BaseException:
+            # Interrupted or failed (KeyboardInterrupt included): remove every trace of this attempt.
+            shutil.rmtree(tmp, ignore_errors=True)
+            raise
     return dest
+
+
+def remove_abandoned_partials(root: Path) -> list[Path]:
+    """Half-written versions a killed writer left behind (SIGKILL skips every cleanup). Only called
+    with the release folder's lock held, so no live writer's folder can be among them."""
+    removed = []
+    for leftover in sorted(root.glob(f".*{PARTIAL_MARK}*")):
+        if leftover.is_dir():
+            shutil.rmtree(leftover)
+            removed.append(leftover)
+            log.info("removed %s, left behind by an interrupted release", leftover)
+    return removed
 
 
 def _write_contents(folder: Path, *, version: str, records: list[dict[str, Any]], table, json_columns: list[str],

@@ -36,7 +36,7 @@ def test_recording_script_says_the_responses_are_hand_written():
 def test_example_build_replays_offline(tmp_path, monkeypatch):
     if not CACHE.exists():
         pytest.skip("examples/llm_cache.jsonl not recorded yet (run examples/record_example_cache.py)")
-    monkeypatch.chdir(ROOT)  # the example config's paths are relative to the checkout
+    monkeypatch.chdir(tmp_path)  # paths resolve against the configuration file, not the working directory
     from pipeline.harvest.run import run_harvest
 
     config = _script().load_example_config(ROOT / "examples" / "classforge.toml")

@@ -25,15 +25,17 @@ def prefect_harness(tmp_path_factory):
 def example_config(tmp_path: Path) -> Path:
     """The example configuration with outputs redirected into the test's folder."""
     text = (ROOT / "examples" / "classforge.toml").read_text()
-    text = text.replace('output_root = "harvested"', f'output_root = "{tmp_path / "harvested"}"')
-    text = text.replace('workdir = ".cache/clones"', f'workdir = "{tmp_path / "clones"}"')
-    text = text.replace('spec_corpora = ["examples/corpus"]', f'spec_corpora = ["{ROOT / "examples" / "corpus"}"]')
-    text = text.replace('"../shared/', f'"{ROOT.parent / "shared"}/')
-    text = text.replace('cache_imports = ["examples/llm_cache.jsonl"]', f'cache_imports = ["{ROOT / "examples" / "llm_cache.jsonl"}"]')
-    text = text.replace('cache_path = ".cache/llm-example.sqlite"', f'cache_path = "{tmp_path / "llm.sqlite"}"')
-    text = text.replace('output_root = "built"', f'output_root = "{tmp_path / "built"}"')
+    text = text.replace('output_root = "../harvested"', f'output_root = "{tmp_path / "harvested"}"')
+    text = text.replace('workdir = "../.cache/clones"', f'workdir = "{tmp_path / "clones"}"')
+    text = text.replace('spec_corpora = ["corpus"]', f'spec_corpora = ["{ROOT / "examples" / "corpus"}"]')
+    text = text.replace('"../../shared/', f'"{ROOT.parent / "shared"}/')
+    text = text.replace('cache_imports = ["llm_cache.jsonl"]', f'cache_imports = ["{ROOT / "examples" / "llm_cache.jsonl"}"]')
+    text = text.replace('cache_path = "../.cache/llm-example.sqlite"', f'cache_path = "{tmp_path / "llm.sqlite"}"')
+    text = text.replace('output_root = "../built"', f'output_root = "{tmp_path / "built"}"')
     text += f'\n[release]\noutput_root = "{tmp_path / "releases"}"\n'
 
+    for kept in ('"../harvested"', '"../.cache/clones"', '"corpus"', '"llm_cache.jsonl"', '"../built"'):
+        assert kept not in text, f"the example configuration changed: {kept} is no longer redirected"
     path = tmp_path / "classforge.toml"
     path.write_text(text)
     return path

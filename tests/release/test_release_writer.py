@@ -10,6 +10,7 @@ import pytest
 from release_taskgen import VERSION, TaskModel, make_tasks
 
 from pipeline.config import Config
+from pipeline.core.folder_lock import LOCK_NAME
 from pipeline.release import writer as writer_mod
 from pipeline.release.errors import ReleaseError, ReleaseExistsError
 from pipeline.release.schema import CORE_COLUMNS, JSON_COLUMNS_KEY, normalize_tasks, read_release_tasks
@@ -163,7 +164,7 @@ def test_second_write_of_a_version_is_refused_and_first_kept(write) -> None:
     with pytest.raises(ReleaseExistsError, match=f"release {VERSION} already exists"):
         write(funnel={"stages": {}})
     assert {p: (first / p).read_bytes() for p in _files(first)} == before
-    assert [p.name for p in first.parent.iterdir()] == [VERSION]     # no partial folder left behind
+    assert [p.name for p in first.parent.iterdir() if p.name != LOCK_NAME] == [VERSION]  # no partial folder left
 
 
 @pytest.mark.parametrize("exc", [RuntimeError("disk full"), KeyboardInterrupt()])
@@ -177,7 +178,19 @@ def test_interrupted_write_leaves_nothing(write, monkeypatch: pytest.MonkeyPatch
     with pytest.raises(type(exc)):
         write()
     root = tmp_path / "releases"
-    assert list(root.iterdir()) == []
+    assert [p for p in root.iterdir() if p.name != LOCK_NAME] == []
+
+
+def test_a_killed_writers_partial_folder_is_removed_by_the_next_write(write, tmp_path: Path) -> None:
+    """SIGKILL skips every cleanup; the next writer, holding the folder's lock, removes the leftover."""
+    root = tmp_path / "releases"
+    leftover = root / f".2025.05.01{writer_mod.PARTIAL_MARK}abc123"
+    (leftover / "data").mkdir(parents=True)
+    (leftover / "data" / "test.parquet").write_bytes(b"half")
+    unrelated = root / ".notes"
+    unrelated.mkdir()
+    write()
+    assert not leftover.exists() and unrelated.exists()
 
 
 def test_task_errors_name_the_task(write) -> None:

@@ -1,0 +1,105 @@
+"""How a flow run ends when things go wrong: never `Completed` after an outage or with nothing to
+release, one run per build folder, and parameters validated like the configuration file."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import ConfigError
+from pipeline.llm.fake_server import FakeOpenAIServer, HTTPError, Text
+
+HOLD_LOCK = """
+import sys, time
+from pathlib import Path
+from pipeline.core.folder_lock import FolderLock
+FolderLock(Path(sys.argv[1]), "another build-benchmark run").acquire()
+print("held", flush=True)
+time.sleep(600)
+"""
+ROLES = ("[llm.composer]", "[llm.test_writer]", "[[llm.judges]]", "[llm.solver]")
+
+
+def live_config(example_config: Path, base_url: str, tmp_path: Path) -> Path:
+    """The example, but live against `base_url` with a fresh cache: nothing can be replayed."""
+    text = example_config.read_text().replace('mode = "replay"', 'mode = "live"')
+    text = text.replace("cache_imports = [", "cache_imports_unused = [")
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("cache_imports_unused"))
+    for role in ROLES:
+        text = text.replace(role, f'{role}\nbase_url = "{base_url}"\nmax_retries = 0\nbackoff_base_s = 0')
+    assert text.count("[construction]") == 1
+    text = text.replace("[construction]\n", "[construction]\ncandidate_retries = 1\ncandidate_retry_delay_s = 0\n")
+    path = tmp_path / "live.toml"
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.slow
+def test_an_outage_ends_the_run_failed_after_retrying_each_candidate(prefect_harness, example_config, tmp_path, monkeypatch):
+    from flows.build_benchmark import build_benchmark
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer(default=HTTPError(status=503)) as server:
+        state = build_benchmark(config_path=str(live_config(example_config, server.base_url, tmp_path)),
+                                return_state=True)
+        composer_calls = [r for r in server.chat_requests if r.model == "example-handwritten-composer"]
+    assert state.is_failed()
+    assert "3 candidate(s) unfinished (infrastructure-fault)" in state.message and "run again to resume" in state.message
+    assert len(composer_calls) == 6, "each of the 3 candidates is tried twice (candidate_retries = 1)"
+    summary = state.result(raise_on_failure=False)
+    assert summary["incomplete"] == 3 and summary["release"] is None
+    assert not list((tmp_path / "built" / "example" / "candidates").glob("*.json")), "nothing stored as final"
+
+
+@pytest.mark.slow
+def test_a_run_that_builds_nothing_ends_failed(prefect_harness, example_config, tmp_path, monkeypatch):
+    from flows.build_benchmark import build_benchmark
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer(default=Text(text="I cannot help with that.")) as server:
+        state = build_benchmark(config_path=str(live_config(example_config, server.base_url, tmp_path)),
+                                return_state=True)
+    assert state.is_failed() and state.message.startswith("released nothing: nothing to release: the build produced no tasks")
+    summary = state.result(raise_on_failure=False)
+    assert summary["tasks"] == 0 and summary["incomplete"] == 0
+    assert summary["funnel"]["stages"]["compose"]["kept"] == 0
+
+
+@pytest.mark.slow
+def test_a_second_run_on_a_busy_build_folder_fails_naming_the_holder(prefect_harness, example_config, tmp_path):
+    from flows.build_benchmark import build_benchmark
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, str(tmp_path / "built" / "example")], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        state = build_benchmark(config_path=str(example_config), return_state=True)
+    finally:
+        holder.kill()
+        holder.wait()
+    assert state.is_failed()
+    error = state.result(raise_on_failure=False)
+    assert "another build-benchmark run" in str(error) and "is in use by" in str(error)
+    assert not (tmp_path / "harvested" / "example" / "classes.jsonl").exists(), "it stopped before any work"
+
+
+@pytest.mark.parametrize("cutoff, snapshot, key", [
+    (None, "../escape", "harvest.snapshot"),
+    ("2999-01-01", None, "in the future"),
+    ("2025-13-40", None, "harvest.cutoff"),
+])
+def test_parameters_are_validated_like_the_file(example_config, cutoff, snapshot, key):
+    from flows.build_benchmark import configure
+
+    with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
+        configure(str(example_config), cutoff, snapshot)
+
+
+def test_a_missing_configuration_says_how_to_create_it(tmp_path):
+    from flows.build_benchmark import configure
+
+    with pytest.raises(ConfigError, match="cp examples/classforge.toml classforge.toml"):
+        configure(str(tmp_path / "classforge.toml"), None, "auto")
