@@ -309,7 +309,8 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None,
         raise ConfigError(_format_errors(source, exc)) from exc
     if path is not None:
         base = path.parent.absolute()
-        map_paths(config, lambda p: p if p.is_absolute() else Path(os.path.normpath(base / p.expanduser())))
+        map_paths(config, lambda p: p if p.is_absolute() else Path(os.path.normpath(base / p.expanduser())),
+                  only_set=True)
     if env.get("GITHUB_TOKEN"):
         config.harvest.github.token = SecretStr(env["GITHUB_TOKEN"])
     return config
@@ -329,19 +330,23 @@ def _is_url(text: str) -> bool:
     return "://" in text
 
 
-def map_paths(model: BaseModel, fn: Callable[[Path], Path]) -> None:
+def map_paths(model: BaseModel, fn: Callable[[Path], Path], *, only_set: bool = False) -> None:
     """Apply `fn` to every filesystem path of a configuration, in place: the `Path` fields, and
-    `harvest.local_sources` entries that are not URLs. One walk for resolving and for publishing."""
+    `harvest.local_sources` entries that are not URLs. One walk for resolving and for publishing.
+    `only_set` leaves defaults alone (they are relative to the working directory, not to a file)."""
     for name in type(model).model_fields:
         value = getattr(model, name)
         if isinstance(value, BaseModel):
-            map_paths(value, fn)
-        elif isinstance(value, Path):
+            map_paths(value, fn, only_set=only_set)
+            continue
+        if only_set and name not in model.model_fields_set:
+            continue
+        if isinstance(value, Path):
             object.__setattr__(model, name, fn(value))
         elif isinstance(value, list) and value:
             if all(isinstance(v, BaseModel) for v in value):
                 for v in value:
-                    map_paths(v, fn)
+                    map_paths(v, fn, only_set=only_set)
             elif all(isinstance(v, Path) for v in value):
                 object.__setattr__(model, name, [fn(v) for v in value])
             elif isinstance(model, HarvestConfig) and name == "local_sources":

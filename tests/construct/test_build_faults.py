@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import json
 import threading
-from pathlib import Path
 
 import pytest
 
 from construct_kit import MODELS, Run, ScriptedGate, intra_pair, make_config, scripted_server, three_pairs
 from pipeline.construct import reasons as R
-from pipeline.construct.build import BuildResult, CandidateResult, build_tasks
+from pipeline.construct.build import BuildResult, CandidateResult
 from pipeline.construct.gate import GateUnavailable
 from pipeline.core.folder_lock import FolderBusy, FolderLock
 from pipeline.llm.fake_server import Delay, HTTPError

@@ -37,3 +37,39 @@ def test_bad_configuration_names_what_is_wrong(tmp_path, text, message):
 def test_missing_file(tmp_path):
     with pytest.raises(ConfigError, match="not found"):
         load_config(tmp_path / "nope.toml", env={})
+
+
+def test_relative_paths_resolve_against_the_file_and_defaults_against_the_working_directory(tmp_path):
+    folder = tmp_path / "conf"
+    folder.mkdir()
+    cfg = load_config(write(folder, '[harvest]\noutput_root = "../harvested"\nspec_corpora = ["corpus"]\n'
+                                    'local_sources = ["repos", "file:///srv/git/x", "/abs/repo"]\n'
+                                    '[llm]\ncache_path = ".cache/llm.sqlite"\n'), env={})
+    assert cfg.harvest.output_root == tmp_path / "harvested"
+    assert cfg.harvest.spec_corpora == [folder / "corpus"]
+    assert cfg.harvest.local_sources == [str(folder / "repos"), "file:///srv/git/x", "/abs/repo"]
+    assert cfg.llm.cache_path == folder / ".cache" / "llm.sqlite"
+    assert cfg.release.output_root == Path("benchmark/releases"), "a default stays relative to the working directory"
+
+
+@pytest.mark.parametrize("overrides, message", [
+    ({"harvest.snapshot": "../escape"}, "harvest.snapshot"),
+    ({"harvest.snapshot": ".hidden"}, "plain folder name"),
+    ({"harvest.cutoff": "2999-01-01"}, "in the future"),
+    ({"harvest.cutoff": "yesterday"}, "harvest.cutoff"),
+])
+def test_overrides_are_validated_like_the_file(tmp_path, overrides, message):
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")) as err:
+        load_config(write(tmp_path, '[harvest]\nsnapshot = "ok"\n'), env={}, overrides=overrides)
+    assert "with " + next(iter(overrides)) in str(err.value), "the message names the override"
+
+
+def test_overrides_apply(tmp_path):
+    cfg = load_config(write(tmp_path, '[harvest]\nsnapshot = "ok"\n'), env={},
+                      overrides={"harvest.snapshot": "refresh-2026-01-05", "harvest.cutoff": "2025-06-01", "x.y": None})
+    assert cfg.harvest.snapshot == "refresh-2026-01-05" and str(cfg.harvest.cutoff) == "2025-06-01"
+
+
+def test_a_future_cutoff_in_the_file_is_refused(tmp_path):
+    with pytest.raises(ConfigError, match="cutoff 2999-01-01 is in the future"):
+        load_config(write(tmp_path, '[harvest]\ncutoff = "2999-01-01"\n'), env={})

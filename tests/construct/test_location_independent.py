@@ -1,0 +1,46 @@
+"""Two builds of the offline example from two checkouts (different paths, different working
+directories) publish byte-identical task rows, and no row names the builder's directories."""
+
+from __future__ import annotations
+
+import shutil
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from pipeline.config import load_config
+from pipeline.construct.run import run_build
+from pipeline.release.schema import DATA_FILE
+from pipeline.release.writer import write_release
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def build_release_from(checkout: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    shutil.copytree(ROOT / "examples", checkout / "examples", ignore=shutil.ignore_patterns("__pycache__"))
+    config_path = checkout / "examples" / "classforge.toml"
+    lines = [line for line in config_path.read_text().splitlines() if not line.startswith("reference_corpora")]
+    config_path.write_text("\n".join(lines) + "\n")
+    monkeypatch.chdir(checkout)
+    from pipeline.harvest.run import run_harvest
+
+    config = load_config(config_path, env={})
+    run_harvest(config.harvest)
+    result = run_build(config, {})
+    assert len(result.tasks) == 3 and not result.incomplete
+    return write_release(result.tasks, version="2026.01.01", output_root=checkout / "releases", funnel=result.funnel,
+                         config=config, models={}, prompt_versions={}, pipeline_version="test",
+                         created_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
+
+
+@pytest.mark.slow
+def test_task_rows_do_not_depend_on_where_the_build_ran(tmp_path, monkeypatch):
+    short = build_release_from(tmp_path / "a", monkeypatch)
+    long = build_release_from(tmp_path / ("very-long-directory-name-" * 6) / "nested" / "checkout", monkeypatch)
+    for name in ("tasks.jsonl", DATA_FILE):
+        assert (short / name).read_bytes() == (long / name).read_bytes(), name
+    for release in (short, long):
+        text = (release / "tasks.jsonl").read_text() + (release / "manifest.json").read_text() + \
+            (release / "README.md").read_text()
+        assert str(tmp_path) not in text and "file://" not in text

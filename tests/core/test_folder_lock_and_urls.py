@@ -1,0 +1,59 @@
+"""The per-folder lock (held across processes, named in the refusal, gone with its holder) and
+what of a clone URL a release may publish."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import pytest
+
+from pipeline.core.folder_lock import FolderBusy, FolderLock
+from pipeline.core.urls import public_clone_url
+
+HOLDER = """
+import sys, time
+from pathlib import Path
+from pipeline.core.folder_lock import FolderLock
+FolderLock(Path(sys.argv[1]), "nightly build").acquire()
+print("held", flush=True)
+time.sleep(600)
+"""
+
+
+def test_another_process_is_refused_by_name_and_the_lock_dies_with_it(tmp_path):
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, str(tmp_path)], stdout=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with pytest.raises(FolderBusy, match=rf"nightly build \(pid {holder.pid} on "):
+            FolderLock(tmp_path, "second").acquire()
+    finally:
+        holder.kill()  # SIGKILL: no cleanup ran, yet the kernel released the lock
+        holder.wait()
+    with FolderLock(tmp_path, "after the holder died"):
+        pass
+
+
+def test_reentrant_in_one_thread_released_by_the_outermost(tmp_path):
+    with FolderLock(tmp_path, "outer"):
+        with FolderLock(tmp_path, "inner"):
+            pass
+        probe = subprocess.run([sys.executable, "-c",
+                                "import sys; from pathlib import Path; from pipeline.core.folder_lock import FolderLock;"
+                                "FolderLock(Path(sys.argv[1]), 'probe').acquire()", str(tmp_path)],
+                               capture_output=True, text=True)
+        assert probe.returncode != 0 and "FolderBusy" in probe.stderr, "still held after the inner release"
+    FolderLock(tmp_path, "free again").acquire().release()
+
+
+@pytest.mark.parametrize("url, public", [
+    ("https://github.com/acme/tools.git", "https://github.com/acme/tools.git"),
+    ("https://x-access-token:ghs_secret@github.com/acme/tools.git", "https://github.com/acme/tools.git"),
+    ("ssh://git@example.org:2222/acme/tools", "ssh://example.org:2222/acme/tools"),
+    ("file:///home/builder/work/.cache/example-repos/acme__tools", None),
+    ("/home/builder/repos/tools", None),
+    ("", None),
+    (None, None),
+])
+def test_public_clone_url(url, public):
+    assert public_clone_url(url) == public
