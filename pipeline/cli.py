@@ -29,7 +29,7 @@ def _load(config: Path | None, overrides: dict | None = None):
     try:
         return load_config(config, overrides=overrides)
     except ConfigError as exc:
-        console.print(f"[red]error:[/red] {exc}")
+        _error(" ".join(line.strip() for line in str(exc).splitlines()))
         raise typer.Exit(2) from exc
 
 

@@ -15,21 +15,35 @@ from pydantic import BaseModel
 M = TypeVar("M", bound=BaseModel)
 
 
+class StoreWriteError(OSError):
+    """A file could not be written (disk full, read-only, permissions); the message names it."""
+
+    def __str__(self) -> str:
+        return str(self.strerror)
+
+
 @contextmanager
 def atomic_open(path: Path, mode: str = "w") -> Iterator[IO]:
-    """Write to a temporary sibling and rename over `path` only when the block succeeds."""
+    """Write to a temporary sibling and rename over `path` only when the block succeeds.
+
+    An operating-system failure becomes one `StoreWriteError` naming the file and the cause; the
+    previous content of `path`, if any, is untouched."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    binary = "b" in mode
+    tmp: str | None = None
     try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        binary = "b" in mode
         with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as fh:
             yield fh
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
+    except BaseException as exc:
+        if tmp is not None:
+            Path(tmp).unlink(missing_ok=True)
+        if isinstance(exc, OSError) and not isinstance(exc, StoreWriteError):
+            raise StoreWriteError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from exc
         raise
 
 

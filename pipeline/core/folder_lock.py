@@ -18,6 +18,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
+from pipeline.store import StoreWriteError
+
 LOCK_NAME = ".classforge.lock"
 
 # Re-entrant per thread (a publish that holds the release folder calls the writer, which takes it
@@ -45,8 +47,11 @@ class FolderLock:
             if self._key() in _held:
                 _held[self._key()] += 1
                 return self
-        self.folder.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError as exc:
+            raise StoreWriteError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}") from exc
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

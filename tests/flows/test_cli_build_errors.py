@@ -1,0 +1,34 @@
+"""`classforge build` errors: one line on stderr naming what was wrong, non-zero exit, whatever
+the terminal width."""
+
+from __future__ import annotations
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "40"})
+
+
+def test_a_future_cutoff_is_refused_before_anything_starts(example_config):
+    done = run("build", "--config", str(example_config), "--cutoff", "2999-01-01")
+    assert done.exit_code == 2
+    assert "cutoff 2999-01-01 is in the future" in done.output
+    assert not (example_config.parent / "harvested").exists()
+
+
+def test_an_unsafe_snapshot_override_is_refused(example_config):
+    done = run("build", "--config", str(example_config), "--snapshot", "../escape")
+    assert done.exit_code == 2 and "snapshot must be a plain folder name" in done.output
+
+
+@pytest.mark.slow
+def test_an_unwritable_build_folder_is_one_line_naming_it(prefect_harness, example_config, tmp_path):
+    (tmp_path / "built").write_text("a file where the build folder should be")
+    done = run("build", "--config", str(example_config))
+    assert done.exit_code == 1
+    (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert f"cannot write {tmp_path / 'built'}/example" in line, line

@@ -1,0 +1,38 @@
+"""A write that fails (disk full, a path that cannot be a folder) is one error naming the file;
+what was there before is untouched and no temporary file is left behind."""
+
+from __future__ import annotations
+
+import errno
+import os
+
+import pytest
+
+from pipeline import store
+from pipeline.core.folder_lock import FolderLock
+from pipeline.store import StoreWriteError, write_json
+
+
+def test_disk_full_names_the_file_and_keeps_the_old_content(tmp_path, monkeypatch):
+    target = tmp_path / "usage.json"
+    write_json(target, {"paid": 90})
+
+    def full(fd: int) -> None:
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(store.os, "fsync", full)
+    with pytest.raises(StoreWriteError) as err:
+        write_json(target, {"paid": 91})
+    assert str(err.value) == f"cannot write {target}: No space left on device"
+    assert err.value.errno == errno.ENOSPC and "\n" not in str(err.value)
+    assert target.read_text() == '{\n  "paid": 90\n}\n'
+    assert [p.name for p in tmp_path.iterdir()] == ["usage.json"]
+
+
+def test_a_folder_that_cannot_exist_is_a_write_error(tmp_path):
+    blocker = tmp_path / "built"
+    blocker.write_text("a file where a folder should be")
+    with pytest.raises(StoreWriteError, match=f"cannot write {blocker}/example"):
+        write_json(blocker / "example" / "build.json", {})
+    with pytest.raises(StoreWriteError, match=f"cannot write {blocker}/example/.classforge.lock"):
+        FolderLock(blocker / "example", "build").acquire()
