@@ -19,12 +19,14 @@ A second run on the same build folder while one is running fails at once, naming
 from __future__ import annotations
 
 import os
+import threading
 import uuid
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task, unmapped
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import TaskRunContext
 from prefect.states import Completed, Failed, State
@@ -38,6 +40,7 @@ from pipeline.construct.pairing import Pair
 from pipeline.construct.run import import_caches, build_dir, snapshot_classes_path
 from pipeline.harvest import run as harvest_lib
 from pipeline.harvest.github_source import GitHubSearchResult, search_github
+from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
 from pipeline.llm import LLMClient, ResponseCache, UsageLedger
 from pipeline.records import HarvestedClass, RepoRef
@@ -90,6 +93,13 @@ def _construction(config_json: str, run_key: str) -> tuple[construct_lib.BuildPl
     return plan, client, SandboxGate(cfg.sandbox)
 
 
+@lru_cache(maxsize=2)
+def _llm_slots(run_key: str, concurrency: int) -> threading.BoundedSemaphore:
+    """At most `llm.concurrency` candidates of this process talk to the models at once, whatever
+    the task runner's thread count: a one-slot local server must not see queued requests time out."""
+    return threading.BoundedSemaphore(concurrency)
+
+
 def _config_json(cfg: Config) -> str:
     # Secrets are not serialised by pydantic; they are re-read from the environment where needed.
     return cfg.model_dump_json()
@@ -121,7 +131,8 @@ def build_candidate(pair: Pair, cfg: Config, run_key: str) -> construct_lib.Cand
     """
     plan, client, gate = _construction(_config_json(cfg), run_key)
     try:
-        status, value = construct_lib.build_candidate(plan, pair, client, gate)
+        with _llm_slots(run_key, cfg.llm.concurrency):
+            status, value = construct_lib.build_candidate(plan, pair, client, gate)
     except Exception as exc:  # noqa: BLE001 - a bug in one candidate is reported with it, never fatal to the others
         get_run_logger().exception("candidate %s failed", pair.candidate_id)
         return "incomplete", construct_lib.Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_ERROR,
@@ -177,10 +188,32 @@ def final_state(summary: dict, result: construct_lib.BuildResult, published: Pub
     return Completed(message=published.note, data=summary)
 
 
-@flow(name="build-benchmark", task_runner=ThreadPoolTaskRunner(max_workers=4), log_prints=True)
+def publish_artifacts(summary: dict, funnel, state: State) -> None:
+    """What the run produced, where the Prefect UI shows it: the funnel as a table, a summary."""
+    rows = [{"stage": stage, "seen": c.seen, "kept": c.kept,
+             "dropped": ", ".join(f"{r} x{n}" for r, n in sorted(c.dropped.items(), key=lambda kv: -kv[1])) or "-"}
+            for stage, c in funnel.stages.items()]
+    create_table_artifact(rows, key="build-funnel", description="Funnel of this run, in pipeline order")
+    usage = summary["usage"]
+    release = f"`{summary['release']}` (version {summary['version']})" if summary["release"] else "none"
+    create_markdown_artifact(
+        key="build-summary", description="What this build-benchmark run produced",
+        markdown="\n".join([
+            f"## build-benchmark: {state.name}", "", f"{state.message}", "",
+            "| what | value |", "| --- | --- |",
+            f"| harvest | {summary['classes']} classes kept from {summary['repos']} repositories (`{summary['snapshot']}`) |",
+            f"| build | {summary['tasks']} verified tasks, {summary['incomplete']} candidates unfinished (`{summary['build_dir']}`) |",
+            f"| release | {release} |",
+            f"| LLM | {usage['requests']} requests, {usage['cached_hits']} from the cache, "
+            f"{usage['prompt_tokens'] + usage['completion_tokens']} tokens, ${usage['cost_usd']} |",
+        ]))
+
+
+@flow(name="build-benchmark", task_runner=ThreadPoolTaskRunner(max_workers=8), log_prints=True)
 def build_benchmark(config_path: str | None = "examples/classforge.toml", cutoff: str | None = None,
                     snapshot: str | None = None, release_version: str | None = None) -> State:
     """Harvest post-cutoff classes, build verified tasks from them, and release a new version."""
+    parsing.guard_interpreter()  # a worker process running a deployment starts here, not in the CLI
     cfg = configure(config_path, cutoff, snapshot)
     with FolderLock(build_dir(cfg), "build-benchmark flow run"):
         return _run(cfg, release_version)
@@ -213,4 +246,6 @@ def _run(cfg: Config, release_version: str | None) -> State:
         "version": published.version, "note": published.note, "funnel": published.funnel.model_dump(),
         "usage": result.usage.model_dump(mode="json")["total"],
     }
-    return final_state(summary, result, published)
+    state = final_state(summary, result, published)
+    publish_artifacts(summary, published.funnel, state)
+    return state

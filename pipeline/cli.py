@@ -10,6 +10,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.config import ConfigError, load_config
+from pipeline.core import parsing
 from pipeline.funnel import FunnelReport
 
 app = typer.Typer(help="Build fresh, post-cutoff class-level code-generation benchmarks and score models on them.",
@@ -20,6 +21,7 @@ console = Console()
 @app.callback()
 def main() -> None:
     """classforge: harvest post-cutoff classes, build verified tasks, evaluate models."""
+    parsing.guard_interpreter()
 
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="TOML configuration file", exists=False)]

@@ -17,6 +17,10 @@ def pytest_configure(config: pytest.Config) -> None:
     for var in ("GITHUB_TOKEN", "OPENAI_API_KEY", "HF_TOKEN"):
         os.environ.pop(var, None)
     os.environ["HF_HUB_OFFLINE"] = "1"
+    # Tests run threads (pools, Prefect runners) like the product's entry points do: same guard.
+    from pipeline.core.parsing import guard_interpreter
+
+    guard_interpreter()
 
 
 def when(text: str) -> datetime:

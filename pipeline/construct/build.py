@@ -54,6 +54,7 @@ from pipeline.construct.spec import SpecError, build_spec
 from pipeline.construct.task import BuiltTask, RecordError, build_record
 from pipeline.construct.tests_stage import TestsResult, write_tests
 from pipeline.funnel import Funnel, FunnelReport
+from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
 from pipeline.llm import BudgetExceeded, CacheMiss, LedgerEntry, LLMClient, UnpricedModel, UsageLedger, UsageSummary, canonical_json
 from pipeline.llm.pool import map_concurrently
@@ -403,6 +404,7 @@ def build_tasks(
     prompt_dir: Path | None = None,
     progress: Progress | None = None,
 ) -> BuildResult:
+    parsing.guard_interpreter()  # candidates run on threads; so may other code's parses
     with FolderLock(Path(out_dir), "classforge build"):
         plan = BuildPlan(classes, config, out_dir, prompt_dir)
 

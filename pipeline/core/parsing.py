@@ -11,6 +11,11 @@ candidate threads, the evaluator's generation pool, Prefect's task runners.
 Every conversion therefore holds one process-wide lock. It costs nothing that matters: the
 conversion is bound by the GIL anyway. Compiling a *string* never builds Python AST objects and is
 not affected, but goes through here too so that callers need not know which is which.
+
+Our code is not the only parser in the process: the standard library's traceback formatting
+parses source lines (3.11's error carets), and Prefect parses flow files. `guard_interpreter()`,
+called once at every entry point (the CLI, the flow, the build), makes `ast.parse` itself take
+the same lock, so those calls cannot break a candidate's parse either.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from typing import Literal
 
 # Re-entrant: a warnings filter or a finaliser running during a conversion may itself parse.
 _AST_CONVERSION = threading.RLock()
+_stdlib_parse = ast.parse
 
 Mode = Literal["exec", "eval", "single", "func_type"]
 
@@ -47,13 +53,13 @@ def parse(source: str | bytes, filename: str = "<unknown>", *, quiet: bool = Tru
     """`ast.parse` of a module, safe under threads; `quiet` silences the source's
     Syntax/DeprecationWarnings."""
     with _guarded(quiet):
-        return ast.parse(source, filename=filename)
+        return _stdlib_parse(source, filename=filename)
 
 
 def parse_expression(source: str, filename: str = "<unknown>") -> ast.Expression:
     """`ast.parse(..., mode="eval")`, safe under threads."""
     with _guarded(True):
-        return ast.parse(source, filename=filename, mode="eval")
+        return _stdlib_parse(source, filename=filename, mode="eval")
 
 
 def compile_code(source: str | bytes | ast.AST, filename: str, mode: Mode = "exec", *, quiet: bool = True) -> CodeType:
@@ -67,3 +73,18 @@ def literal_eval(source: str) -> object:
     """`ast.literal_eval` of a string, safe under threads (it parses first)."""
     with _guarded(True):
         return ast.literal_eval(source)
+
+
+def _locked_parse(source, filename="<unknown>", mode="exec", *, type_comments=False, feature_version=None):  # type: ignore[no-untyped-def]
+    with _AST_CONVERSION:
+        return _stdlib_parse(source, filename, mode, type_comments=type_comments, feature_version=feature_version)
+
+
+def guard_interpreter() -> None:
+    """Make every `ast.parse` of this process take the conversion lock (idempotent).
+
+    Done on every interpreter, not only the affected 3.11 releases: the lock is cheap, and one
+    behaviour everywhere is easier to trust than a list of patch releases."""
+    if ast.parse is not _locked_parse:
+        _locked_parse.__doc__ = _stdlib_parse.__doc__
+        ast.parse = _locked_parse  # type: ignore[assignment]

@@ -11,6 +11,7 @@ import random
 import sys
 import threading
 import time
+import traceback
 from collections.abc import Callable
 
 import pytest
@@ -62,9 +63,10 @@ def stress(convert: Callable[[], object], *, threads: int = 4, seconds: float, s
     return errors
 
 
-def interleaved(convert: Callable[[], object]) -> dict[str, str]:
-    """Run `convert` in this thread and, from a finaliser that fires inside its conversion, run
-    `convert` in a second thread to completion: the exact switch that breaks 3.11.7."""
+def interleaved(convert: Callable[[], object], other: Callable[[], object] | None = None) -> dict[str, str]:
+    """Run `convert` in this thread and, from a finaliser that fires inside its AST conversion,
+    run `other` (default: `convert`) in a second thread to completion: the exact switch that
+    breaks 3.11.7. Collection stays off until `convert` reaches its parse (see `armed`)."""
     go, done = threading.Event(), threading.Event()
     failures: dict[str, str] = {}
     main = threading.current_thread()
@@ -73,17 +75,17 @@ def interleaved(convert: Callable[[], object]) -> dict[str, str]:
         def __del__(self) -> None:
             if threading.current_thread() is main and not go.is_set():
                 go.set()
-                done.wait(0.5)  # with the helper the other thread waits on our lock: time out
+                done.wait(0.5)  # with the lock the other thread waits for us: time out
 
-    def other() -> None:
+    def second() -> None:
         go.wait(5)
         try:
-            convert()
+            (other or convert)()
         except (SystemError, RecursionError) as exc:
             failures["other"] = repr(exc)
         done.set()
 
-    thread = threading.Thread(target=other)
+    thread = threading.Thread(target=second)
     thread.start()
     gc.collect()
     threshold = gc.get_threshold()
@@ -92,29 +94,61 @@ def interleaved(convert: Callable[[], object]) -> dict[str, str]:
     trigger.cycle = trigger
     del trigger
     gc.set_threshold(10)  # the conversion's first allocations collect the cycle above
-    gc.enable()
     try:
         convert()
     except (SystemError, RecursionError) as exc:
         failures["main"] = repr(exc)
     finally:
+        gc.enable()
         gc.set_threshold(*threshold)
         go.set()
         thread.join()
     return failures
 
 
+def armed(parse: Callable[..., object]) -> Callable[..., object]:
+    """`parse` that turns collection on at its last moment, so the finaliser fires inside it."""
+    def run(*args: object, **kwargs: object) -> object:
+        gc.enable()
+        return parse(*args, **kwargs)
+    return run
+
+
+def format_a_traceback() -> str:
+    """3.11's traceback carets parse the failing expression: a parse outside our code."""
+    record: dict[str, None] = {"a": None}
+    try:
+        return str(2 * (record["a"]["b"] + 1))  # type: ignore[index]
+    except TypeError:
+        return traceback.format_exc()
+
+
 @pytest.mark.skipif(not AFFECTED, reason=f"CPython {sys.version.split()[0]} has the gh-106905 fix")
-def test_the_interleaving_breaks_raw_ast_parse() -> None:
-    """Proof, on this interpreter, that the interleaving below is the bug we guard against."""
-    failures = interleaved(lambda: ast.parse(NESTED))
+def test_the_interleaving_breaks_the_unguarded_parser() -> None:
+    """Proof, on this interpreter, that the interleaving below is the bug we guard against, and
+    that a parse we do not own (a traceback formatted in another thread) triggers it too."""
+    raw = armed(parsing._stdlib_parse)
+    failures = interleaved(lambda: raw(NESTED))
+    assert "AST constructor recursion depth mismatch" in failures.get("main", ""), failures
+    failures = interleaved(lambda: raw(NESTED), other=format_a_traceback)
     assert "AST constructor recursion depth mismatch" in failures.get("main", ""), failures
 
 
-def test_the_interleaving_cannot_break_the_helper() -> None:
+def test_the_interleaving_cannot_break_the_helper(monkeypatch) -> None:
+    monkeypatch.setattr(parsing, "_stdlib_parse", armed(parsing._stdlib_parse))
     assert interleaved(lambda: parsing.parse(NESTED)) == {}
-    tree = ast.parse(NESTED)
-    assert interleaved(lambda: parsing.compile_code(tree, "<interleaved>")) == {}
+
+
+def test_the_guard_protects_other_peoples_parses(monkeypatch) -> None:
+    monkeypatch.setattr(ast, "parse", parsing._stdlib_parse)
+    monkeypatch.setattr(parsing, "_stdlib_parse", armed(parsing._stdlib_parse))
+    parsing.guard_interpreter()
+    parsing.guard_interpreter()  # idempotent
+    assert ast.parse is parsing._locked_parse
+    assert "record[\"a\"][\"b\"]" in format_a_traceback()
+    assert interleaved(lambda: parsing.parse(NESTED), other=format_a_traceback) == {}
+    assert interleaved(lambda: ast.parse(NESTED)) == {}
+    assert ast.dump(ast.parse("a = 1")) == ast.dump(parsing._stdlib_parse("a = 1"))
 
 
 def test_parse_is_safe_under_threads() -> None:

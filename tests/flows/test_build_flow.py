@@ -38,3 +38,31 @@ def test_flow_runs_end_to_end_and_resumes(prefect_harness, example_config, tmp_p
     assert not list((tmp_path / "releases").glob(".*partial*")), "no half-written version is left behind"
     assert (snap / "classes.jsonl").read_bytes() == before
     assert not clones.exists() or not any(clones.iterdir())
+
+
+@pytest.mark.slow
+def test_the_run_shows_its_funnel_and_summary_as_artifacts(prefect_harness, example_config):
+    import asyncio
+
+    from flows.build_benchmark import build_benchmark
+    from prefect.client.orchestration import get_client
+    from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+
+    state = build_benchmark(config_path=str(example_config), return_state=True)
+    assert state.is_completed()
+
+    async def artifacts():
+        async with get_client() as client:
+            flt = ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[state.state_details.flow_run_id]))
+            return {a.key: a for a in await client.read_artifacts(artifact_filter=flt)}
+
+    found = asyncio.run(artifacts())
+    assert set(found) == {"build-funnel", "build-summary"}
+    import json
+
+    rows = found["build-funnel"].data if isinstance(found["build-funnel"].data, list) else json.loads(found["build-funnel"].data)
+    stages = [r["stage"] for r in rows]
+    assert stages.index("clone") < stages.index("pairing") < stages.index("solution") < stages.index("release")
+    assert {r["stage"]: r["kept"] for r in rows}["release"] == 3
+    summary = found["build-summary"].data
+    assert "released 3 task(s)" in summary and "| release | `" in summary
