@@ -103,3 +103,15 @@ def test_a_missing_configuration_says_how_to_create_it(tmp_path):
 
     with pytest.raises(ConfigError, match="cp examples/classforge.toml classforge.toml"):
         configure(str(tmp_path / "classforge.toml"), None, "auto")
+
+
+@pytest.mark.slow
+def test_a_cutoff_that_drops_a_pinned_class_fails_naming_it(prefect_harness, example_config):
+    """`--param cutoff=...` on the example: the pinned pairs' classes may no longer be harvested."""
+    from flows.build_benchmark import build_benchmark
+
+    state = build_benchmark(config_path=str(example_config), cutoff="2026-01-01", return_state=True)
+    assert state.is_failed()
+    error = str(state.result(raise_on_failure=False))
+    assert "construction.pairing.pinned: no harvested class with id or name" in error
+    assert "pin classes the harvest kept, or leave pinned empty" in error
