@@ -80,7 +80,7 @@ def main() -> int:
     rejects = [json.loads(x) for x in (out / "rejects.jsonl").read_text().splitlines() if x.strip()]
     tasks = [json.loads(x) for x in (out / "tasks.jsonl").read_text().splitlines() if x.strip()]
     per_cand, prompt, completion = paid_answers(args.workdir / ".cache" / "llm.sqlite")
-    rejected_at = {r["item_id"]: (r["stage"], r["reason"]) for r in rejects}
+    rejected_at = {r["item_id"]: (r["stage"], r["reason"]) for r in rejects if r["item_id"].startswith("cand-")}
 
     print(f"model {state['model']} at {state['base_url']}; {args.candidates} candidates; build exit "
           f"{done.returncode} after {seconds:.0f} s (0 s when everything was already paid for)")

@@ -17,6 +17,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -38,6 +39,7 @@ CLASSEVAL_JSON = next((p / "shared" / "data" / "classeval" / "ClassEval_data.jso
 # The ClassEval task with the fewest methods and the shortest skeleton and tests: 2 methods, so one
 # sample per strategy is 9 model calls.
 EVAL_TASK = "ClassEval_6"
+RUNS = Path(__file__).resolve().parents[2] / ".cache" / "realmodel" / "runs"
 
 
 def run_cli(args: list[str], cwd: Path, timeout_s: float = 3600) -> tuple[subprocess.CompletedProcess, float]:
@@ -61,20 +63,29 @@ def proxy(realmodel_server: dict):
 
 
 @pytest.fixture(scope="module")
-def workdir(tmp_path_factory: pytest.TempPathFactory, proxy: CountingProxy, realmodel_server: dict) -> Path:
-    root = tmp_path_factory.mktemp("realmodel")
+def workdir(proxy: CountingProxy, realmodel_server: dict) -> Path:
+    # Not pytest's tmp_path: it keeps only the three newest session folders of the user, so on a
+    # shared machine another session's pytest deletes this one's folder in the middle of a
+    # 15-minute build. Kept afterwards for inspection (.cache/ is not versioned).
+    RUNS.mkdir(parents=True, exist_ok=True)
+    root = Path(tempfile.mkdtemp(prefix=time.strftime("%Y%m%d-%H%M%S-"), dir=RUNS))
+    print(f"\nrealmodel work folder: {root}")
     (root / "classforge.toml").write_text(build_config(proxy.base_url, realmodel_server["model"], EXAMPLE_PAIRS[:1]))
     return root
 
 
-def _build_outcomes(out: Path) -> tuple[set[str], dict[str, tuple[str, str]], list[dict]]:
-    """(candidate ids that became tasks, candidate id -> (stage, reason) of its rejection, unfinished)."""
+def _build_outcomes(out: Path) -> tuple[set[str], dict[str, tuple[str, str]], list[dict], int]:
+    """(tasks, candidate id -> (stage, reason) of its rejection, unfinished, candidates paired).
+
+    rejects.jsonl also lists the classes the pairing left out (`cls-...`); candidates are `cand-...`.
+    """
     tasks = [json.loads(line) for line in (out / "tasks.jsonl").read_text().splitlines() if line.strip()]
     rejects = [json.loads(line) for line in (out / "rejects.jsonl").read_text().splitlines() if line.strip()]
     build = json.loads((out / "build.json").read_text())
-    task_ids = {t.get("candidate_id") or t["task_id"] for t in tasks}
-    rejected = {r["item_id"]: (r["stage"], r["reason"]) for r in rejects}
-    return task_ids, rejected, build.get("incomplete", [])
+    funnel = json.loads((out / "funnel.json").read_text())
+    task_ids = {t["task_id"] for t in tasks}
+    rejected = {r["item_id"]: (r["stage"], r["reason"]) for r in rejects if r["item_id"].startswith("cand-")}
+    return task_ids, rejected, build.get("incomplete", []), funnel["stages"]["compose"]["seen"]
 
 
 def test_build_runs_one_candidate_through_every_stage(workdir: Path, proxy: CountingProxy) -> None:
@@ -86,12 +97,12 @@ def test_build_runs_one_candidate_through_every_stage(workdir: Path, proxy: Coun
     print(done.stdout[-3000:])
     assert_no_crash(done, "classforge build")
     out = workdir / "built" / "realmodel"
-    task_ids, rejected, unfinished = _build_outcomes(out)
+    task_ids, rejected, unfinished, paired = _build_outcomes(out)
     print(f"tasks {sorted(task_ids)}; rejected {rejected}; unfinished {unfinished}")
     # Named outcome: the one candidate is a task or a rejection with a stage and a reason code,
     # never "unfinished" (an exception, a cache miss or a budget stop).
     assert not unfinished, f"unfinished candidates: {unfinished}"
-    assert len(task_ids) + len(rejected) == 1, (task_ids, rejected)
+    assert paired == 1 and len(task_ids) + len(rejected) == 1, (paired, task_ids, rejected)
     for stage, reason in rejected.values():
         assert stage and reason and " " not in reason, (stage, reason)
     assert done.returncode == 0, done.stdout[-2000:]
