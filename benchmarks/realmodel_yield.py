@@ -1,0 +1,113 @@
+"""Yield of every construction stage against the real local model, and tokens per surviving task.
+
+    python scripts/realmodel/realmodel.py up
+    python benchmarks/realmodel_yield.py --candidates 3 [--workdir .cache/realmodel/yield]
+
+Runs `classforge build` (the installed console script, as a user does) over the bundled example
+corpus with every role pointed at the local model, `--candidates` pairs (the example's three
+pinned pairs first; more are drawn by the seeded pairing), then prints per stage: candidates in,
+kept, first-attempt successes and successes after a repair (requests per candidate and role, from
+the build's response cache), drop reasons, and the tokens spent per surviving candidate. The
+work folder is kept, so running it again reuses every answer already paid for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import json
+import os
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from tests.realmodel.realmodel_config import EXAMPLE_PAIRS, build_config  # noqa: E402
+
+# Which role's requests belong to which stage (several requests for one candidate = repairs or re-asks).
+STAGE_ROLES = {"compose": ("composer",), "tests": ("test_writer",), "judges": ("judge",), "solution": ("solver",)}
+
+
+def paid_answers(cache: Path) -> tuple[dict[tuple[str, str], int], int, int]:
+    """From the build's response cache (cumulative over runs, unlike usage.json, which describes the
+    last run): ((candidate id, role) -> answers, prompt tokens, completion tokens)."""
+    counts: collections.Counter[tuple[str, str]] = collections.Counter()
+    prompt = completion = 0
+    with sqlite3.connect(cache) as db:
+        for role, entry in db.execute("SELECT role, entry FROM responses"):
+            doc = json.loads(entry)
+            counts[(doc.get("task_id") or "?", role)] += 1
+            prompt += doc.get("prompt_tokens", 0)
+            completion += doc.get("completion_tokens", 0)
+    return counts, prompt, completion
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--candidates", type=int, default=3)
+    parser.add_argument("--workdir", type=Path, default=REPO / ".cache" / "realmodel" / "yield")
+    parser.add_argument("--state", type=Path, default=REPO / ".cache" / "realmodel" / "server.json",
+                        help="the state file `realmodel.py up` wrote (base URL and model)")
+    parser.add_argument("--base-url", help="another server than the state file's (then give --model too)")
+    parser.add_argument("--model")
+    args = parser.parse_args()
+    state = ({"base_url": args.base_url, "model": args.model} if args.base_url
+             else json.loads(args.state.read_text()))
+    if args.candidates <= len(EXAMPLE_PAIRS):
+        config = build_config(state["base_url"], state["model"], EXAMPLE_PAIRS[:args.candidates])
+    else:
+        intra = args.candidates // 3
+        config = build_config(state["base_url"], state["model"], []).replace(
+            "intra_target = 0", f"intra_target = {intra}").replace(
+            "cross_target = 0", f"cross_target = {args.candidates - intra}")
+    args.workdir.mkdir(parents=True, exist_ok=True)
+    (args.workdir / "classforge.toml").write_text(config)
+    classforge = Path(sys.executable).with_name("classforge")
+    started = time.monotonic()
+    done = subprocess.run([str(classforge), "build", "--config", "classforge.toml"], cwd=args.workdir,
+                          env=dict(os.environ, OPENAI_API_KEY="not-needed-on-loopback", COLUMNS="160"),
+                          capture_output=True, text=True)
+    seconds = time.monotonic() - started
+    out = args.workdir / "built" / "realmodel"
+    if not (out / "funnel.json").exists():
+        print(done.stdout[-3000:], done.stderr[-3000:])
+        return 1
+    funnel = json.loads((out / "funnel.json").read_text())
+    rejects = [json.loads(x) for x in (out / "rejects.jsonl").read_text().splitlines() if x.strip()]
+    tasks = [json.loads(x) for x in (out / "tasks.jsonl").read_text().splitlines() if x.strip()]
+    per_cand, prompt, completion = paid_answers(args.workdir / ".cache" / "llm.sqlite")
+    rejected_at = {r["item_id"]: (r["stage"], r["reason"]) for r in rejects if r["item_id"].startswith("cand-")}
+
+    print(f"model {state['model']} at {state['base_url']}; {args.candidates} candidates; build exit "
+          f"{done.returncode} after {seconds:.0f} s (0 s when everything was already paid for)")
+    print(f"{'stage':<12}{'in':>4}{'kept':>6}{'1st try':>9}{'repaired':>10}  drop reasons")
+    stages = list(funnel["stages"])  # in pipeline order
+    candidates = {c for c, _ in per_cand} | set(rejected_at)
+    for name, counts in funnel["stages"].items():
+        roles = STAGE_ROLES.get(name)
+        first = repaired = "-"
+        if roles:
+            # Kept here = not dropped at this stage or an earlier one.
+            kept_ids = [c for c in candidates if c not in rejected_at
+                        or stages.index(rejected_at[c][0]) > stages.index(name)]
+            calls = [sum(v for (cid, role), v in per_cand.items() if cid == c and role.startswith(roles))
+                     for c in kept_ids]
+            expected = 3 if name == "judges" else 1  # three judges answer once each on a first try
+            first = sum(n == expected for n in calls)
+            repaired = sum(n > expected for n in calls)
+        print(f"{name:<12}{counts['seen']:>4}{counts['kept']:>6}{first:>9}{repaired:>10}  {json.dumps(counts['dropped'])}")
+    tokens = prompt + completion
+    print(f"{sum(per_cand.values())} answers paid for, {prompt} prompt + {completion} completion tokens; "
+          f"{len(tasks)} surviving task(s); tokens per surviving candidate: "
+          + (f"{tokens / len(tasks):.0f}" if tasks else f"- ({tokens} tokens spent for none)"))
+    for cid, (stage, reason) in sorted(rejected_at.items()):
+        print(f"  {cid}: dropped at {stage} ({reason})")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
