@@ -8,7 +8,8 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from pipeline.class_analysis import analyse_class, assigned_fields, dependency_depth, import_aliases
-from pipeline.harvest.resolver import ModuleAnalysis, Resolution
+from pipeline.harvest.resolver import ModuleAnalysis, Resolution, UnresolvedName
+from pipeline.harvest.runtime_imports import executed_imports, stdlib_public_names
 from pipeline.records import ClassMetrics, FieldInfo, HarvestedClass, MethodInfo, Parameter, RepoRef, content_id
 from pipeline.core import parsing
 
@@ -74,11 +75,34 @@ class Candidate:
         return [n for n in self.module.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
 
     def import_nodes(self) -> list[ast.Import | ast.ImportFrom]:
-        """Every import the class would execute: its own, its context's, and the module-level ones it uses."""
+        """Every import the class would execute on the target Python: its own, its context's, and the
+        module-level ones it uses (not those under `if TYPE_CHECKING:` or a version branch not taken)."""
         found: list[ast.Import | ast.ImportFrom] = []
         for tree in [self.node, *self.resolution.context, *self.resolution.imports]:
-            found.extend(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))
+            found.extend(executed_imports(tree))
         return found
+
+    @cached_property
+    def star_provided(self) -> dict[str, str]:
+        """Names the class uses that a standard-library star import of its file binds -> that module.
+
+        A star import rebinds every public name of its module, builtins included, so a class is
+        affected exactly when it reads one of those names that no definition of its own file binds.
+        """
+        used = {u.name for u in self.resolution.unresolved} | self.resolution.builtins_used
+        provided: dict[str, str] = {}
+        for module, names in self.analysis.known_stars():
+            provided.update({n: module for n in used & names})  # a later star import wins, as at run time
+        return provided
+
+    @cached_property
+    def unresolved(self) -> list[UnresolvedName]:
+        """Unresolved names once the standard-library star imports have provided theirs."""
+        return [u for u in self.resolution.unresolved if u.name not in self.star_provided]
+
+    def opaque_stars(self) -> list[ast.ImportFrom]:
+        """Star imports whose names cannot be known (not standard library)."""
+        return self.analysis.opaque_stars()
 
 
 class _SharedAnalysis:
@@ -87,11 +111,24 @@ class _SharedAnalysis:
     def __init__(self, module: ast.Module):
         self.module = module
         self._analysis: ModuleAnalysis | None = None
+        self._stars: list[tuple[ast.ImportFrom, frozenset[str] | None]] | None = None
 
     def get(self) -> ModuleAnalysis:
         if self._analysis is None:
             self._analysis = ModuleAnalysis(self.module)
         return self._analysis
+
+    def _star_names(self) -> list[tuple[ast.ImportFrom, frozenset[str] | None]]:
+        if self._stars is None:
+            self._stars = [(n, stdlib_public_names(n.module) if n.module and not n.level else None)
+                           for n in self.get().star_imports]
+        return self._stars
+
+    def known_stars(self) -> list[tuple[str, frozenset[str]]]:
+        return [(n.module or "", names) for n, names in self._star_names() if names is not None]
+
+    def opaque_stars(self) -> list[ast.ImportFrom]:
+        return [n for n, names in self._star_names() if names is None]
 
 
 def list_candidates(ref: RepoRef, path: str, text: str, module: ast.Module) -> list[Candidate]:
@@ -171,6 +208,11 @@ def to_record(c: Candidate) -> HarvestedClass:
         ))
     imports = [ast.unparse(n) for n in c.future_imports]
     imports += [textwrap.dedent(segment(c.lines, n)).strip() for n in c.resolution.imports if n not in c.future_imports]
+    # A star import becomes the explicit import of the names the class takes from it.
+    by_module: dict[str, list[str]] = {}
+    for name, module in sorted(c.star_provided.items()):
+        by_module.setdefault(module, []).append(name)
+    imports += [f"from {module} import {', '.join(names)}" for module, names in by_module.items()]
     return HarvestedClass(
         id=c.id, repo=c.ref.full_name, clone_url=c.ref.clone_url, license_spdx=c.ref.license_spdx,
         path=c.path, commit=c.ref.head_commit or "", class_name=c.name, source=c.source,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import re
 import tokenize
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -35,13 +35,37 @@ class SourceFile:
         return f"{self.repo}:{self.path}"
 
 
-def iter_python_files(checkout: Path) -> Iterator[tuple[str, Path]]:
-    """Every *.py path under the checkout (relative posix, absolute), never entering .git or following links."""
-    for p in sorted(checkout.rglob("*.py")):
-        rel = p.relative_to(checkout)
-        if rel.parts[0] == ".git":
-            continue
-        yield rel.as_posix(), p
+@dataclass
+class CheckoutListing:
+    """One walk of a checkout: what the file stages look at and what the class stages need to know."""
+
+    python_files: list[tuple[str, Path]]  # (relative posix path, absolute path), in path order
+    linked_dirs: list[str]                # symlinked directories: never entered, each one rejected
+    module_names: frozenset[str]          # every module and package name the repository's own code has
+
+
+def list_checkout(checkout: Path) -> CheckoutListing:
+    """Walk the checkout once, never entering .git or following a link."""
+    files: list[tuple[str, Path]] = []
+    linked: list[str] = []
+    modules: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(checkout, followlinks=False):
+        here = Path(dirpath)
+        rel_dir = here.relative_to(checkout)
+        if rel_dir == Path("."):
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+        for d in list(dirnames):
+            if (here / d).is_symlink():
+                dirnames.remove(d)
+                linked.append((rel_dir / d).as_posix())
+        py = [f for f in filenames if f.endswith(".py")]
+        files += [((rel_dir / f).as_posix(), here / f) for f in py]
+        if py and not {p.lower() for p in rel_dir.parts} & _VENDORED_DIRS:
+            modules.update(f[:-3] for f in py)
+            if rel_dir.parts:
+                modules.add(rel_dir.parts[-1])  # a package, or a namespace package, of the repository
+    files.sort(key=lambda item: PurePosixPath(item[0]).parts)
+    return CheckoutListing(files, sorted(linked), frozenset(modules))
 
 
 def select(path: str, abspath: Path, checkout: Path) -> Verdict:
@@ -49,7 +73,8 @@ def select(path: str, abspath: Path, checkout: Path) -> Verdict:
     parts = PurePosixPath(path).parts
     name = parts[-1]
     if abspath.is_symlink() or any((checkout / Path(*parts[:i])).is_symlink() for i in range(1, len(parts))):
-        return Verdict.drop("symlink", "links are never followed")
+        what = "directory" if abspath.is_dir() else "file"
+        return Verdict.drop("symlink", f"a linked {what}; links are never followed")
     dirs = {d.lower() for d in parts[:-1]}
     if dirs & _VENDORED_DIRS:
         return Verdict.drop("vendored", "inside a virtualenv, build or vendored folder")
@@ -71,12 +96,20 @@ def read_content(f: SourceFile, cfg: FilterConfig) -> Verdict:
     if b"\x00" in data:
         return Verdict.drop("binary", "contains NUL bytes")
     try:
-        text = data.decode("utf-8")
+        # As Python reads source: a BOM or a PEP 263 coding declaration, else UTF-8.
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        # tokenize says "invalid or missing encoding declaration" for UTF-8 it cannot decode in
+        # the first two lines, and "unknown encoding" for a declaration Python does not know.
+        return Verdict.drop("not-utf8" if "missing" in str(exc) else "bad-encoding", str(exc))
+    try:
+        text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        return Verdict.drop("not-utf8", str(exc))
+        return Verdict.drop("not-utf8" if encoding in ("utf-8", "utf-8-sig") else "bad-encoding", f"{encoding}: {exc}")
     if not text.strip():
         return Verdict.drop("empty")
-    match = _ARTEFACT.search(_without_strings(text))
+    # Tokenising is the expensive part: only text that has markup somewhere needs it.
+    match = _ARTEFACT.search(text) and _ARTEFACT.search(_without_strings(text))
     if match:
         line = text.count("\n", 0, match.start()) + 1
         return Verdict.drop("html-artefact", f"markup at line {line}: {match.group(0).strip()[:60]}")

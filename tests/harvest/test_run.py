@@ -18,11 +18,12 @@ from pipeline.store import read_jsonl
 CLASSEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "classeval" / "ClassEval_data.json"
 
 
-def config(tmp_path: Path, sources: list[Path], **dedup) -> HarvestConfig:
+def config(tmp_path: Path, sources: list[Path], workers: int = 1, **dedup) -> HarvestConfig:
+    # One worker (in this process) unless a test asks for more: monkeypatches reach no other process.
     return HarvestConfig(
         cutoff=date(2025, 1, 1), snapshot="snap", output_root=tmp_path / "harvested",
         local_sources=[str(p) for p in sources], clone=CloneConfig(workdir=tmp_path / "clones"),
-        dedup=DedupConfig(**dedup),
+        dedup=DedupConfig(**dedup), workers=workers,
     )
 
 
