@@ -62,8 +62,7 @@ def list_checkout(checkout: Path) -> CheckoutListing:
         files += [((rel_dir / f).as_posix(), here / f) for f in py]
         if py and not {p.lower() for p in rel_dir.parts} & _VENDORED_DIRS:
             modules.update(f[:-3] for f in py)
-            if rel_dir.parts:
-                modules.add(rel_dir.parts[-1])  # a package, or a namespace package, of the repository
+            modules.update(rel_dir.parts)  # packages and namespace packages, whatever the source root
     files.sort(key=lambda item: PurePosixPath(item[0]).parts)
     return CheckoutListing(files, sorted(linked), frozenset(modules))
 

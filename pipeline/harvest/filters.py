@@ -116,8 +116,8 @@ def _is_stub(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 def _clears_screen(node: ast.AST) -> str | None:
     """`os.system("clear")`/`("cls")` or a cursor-control escape sequence in the code, as evidence."""
     for n in ast.walk(node):
-        if (isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "system"
-                and n.args and isinstance(n.args[0], ast.Constant) and n.args[0].value in ("clear", "cls")):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "system" and n.args \
+                and any(isinstance(a, ast.Constant) and a.value in ("clear", "cls") for a in ast.walk(n.args[0])):
             return f"line {n.lineno}: {ast.unparse(n)}"
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and _TERMINAL_ESCAPE.search(n.value):
             return f"line {n.lineno}: cursor-control escape {n.value[:20]!r}"

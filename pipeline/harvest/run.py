@@ -11,6 +11,7 @@ import hashlib
 import json
 import multiprocessing
 import os
+import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -183,8 +184,9 @@ def harvest_all(refs: list[RepoRef], cfg: HarvestConfig, snap: Path, progress: P
             if progress is not None:
                 progress(ref.full_name, len(refs))
         return reused
-    # forkserver, not fork: the caller may be a threaded Prefect worker, and forking threads can deadlock.
-    context = multiprocessing.get_context("forkserver")
+    # fork is cheapest and needs no importable __main__, but forking a threaded process (a Prefect
+    # worker) can deadlock on a lock another thread held; then a fork server starts clean workers.
+    context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
     with ProcessPoolExecutor(workers, mp_context=context) as pool:
         futures = {pool.submit(_reused_in_worker, ref, cfg, snap): ref for ref in refs}
         reused = 0

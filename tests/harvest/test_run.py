@@ -226,3 +226,18 @@ def test_submodules_are_not_followed(make_repo, tmp_path):
     run_harvest(cfg)
     classes, _, _, _ = outputs(cfg)
     assert [c.class_name for c in classes] == ["OuterThing"], "submodule code belongs to another repository"
+
+
+def test_two_worker_processes_write_what_one_writes(make_repo, tmp_path):
+    root = tmp_path / "repos"
+    for i in range(4):
+        make_repo(f"team{i}__lib", [("2025-02-01", {f"lib/m{i}.py": make_class(f"Thing{i}", methods=6 + i)}),
+                                   ("2025-03-01", {f"lib/n{i}.py": make_class(f"Other{i}", methods=3)})], root)
+    written = {}
+    for workers in (1, 2):
+        cfg = config(tmp_path / f"w{workers}", [root], workers=workers)
+        summary = run_harvest(cfg)
+        snap = cfg.output_root / cfg.snapshot
+        written[workers] = {p.name: p.read_bytes() for p in snap.glob("*.json*")}
+        assert summary.classes == 4 and summary.repos == 4
+    assert written[1] == written[2]
