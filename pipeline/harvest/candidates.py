@@ -74,13 +74,17 @@ class Candidate:
     def future_imports(self) -> list[ast.ImportFrom]:
         return [n for n in self.module.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
 
-    def import_nodes(self) -> list[ast.Import | ast.ImportFrom]:
+    @cached_property
+    def _import_nodes(self) -> list[ast.Import | ast.ImportFrom]:
         """Every import the class would execute on the target Python: its own, its context's, and the
         module-level ones it uses (not those under `if TYPE_CHECKING:` or a version branch not taken)."""
         found: list[ast.Import | ast.ImportFrom] = []
         for tree in [self.node, *self.resolution.context, *self.resolution.imports]:
             found.extend(executed_imports(tree))
         return found
+
+    def import_nodes(self) -> list[ast.Import | ast.ImportFrom]:
+        return self._import_nodes
 
     @cached_property
     def star_provided(self) -> dict[str, str]:

@@ -65,6 +65,16 @@ def version_guard(test: ast.expr) -> bool | None:
     return bool(_COMPARE[type(test.ops[0])](left, right))
 
 
+def _nested_statements(node: ast.AST) -> list[ast.AST]:
+    """The statement blocks inside a statement; imports are statements, so expressions are never walked."""
+    found: list[ast.AST] = []
+    for name in ("body", "orelse", "finalbody", "handlers", "cases"):
+        block = getattr(node, name, None)
+        if isinstance(block, list):
+            found.extend(block)
+    return found
+
+
 def executed_imports(tree: ast.AST) -> Iterator[ImportNode]:
     """Every import statement in `tree` except those in branches that never run on the target."""
     stack = [tree]
@@ -78,7 +88,7 @@ def executed_imports(tree: ast.AST) -> Iterator[ImportNode]:
             if taken is not None:
                 stack.extend(reversed(node.body if taken else node.orelse))
                 continue
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+        stack.extend(reversed(_nested_statements(node)))
 
 
 @cache

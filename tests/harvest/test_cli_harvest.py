@@ -25,6 +25,13 @@ def kept(out: Path, snapshot: str = "default") -> set[str]:
     return {json.loads(line)["class_name"] for line in lines}
 
 
+def github_config(tmp_path: Path, base_url: str, extra: str = "") -> Path:
+    cfg = tmp_path / "gh.toml"
+    cfg.write_text(f'[harvest]\noutput_root = "{tmp_path / "out"}"\n[harvest.github]\nenabled = true\n'
+                   f'base_url = "{base_url}"\n{extra}')
+    return cfg
+
+
 def two_repos(make_repo, tmp_path: Path) -> tuple[Path, Path]:
     folder = tmp_path / "folder"
     make_repo("acme__shop", [("2025-01-15", {"shop/cart.py": make_class("Cart", methods=6)}),
@@ -74,9 +81,7 @@ def test_nothing_to_harvest_exits_non_zero_and_says_so(tmp_path):
 
 def test_github_search_that_finds_no_repository_exits_non_zero(tmp_path):
     with FakeGitHub([fake_repo("octo/old", "2023-01-01", 300, "banking ledger")], token="good") as api:
-        cfg = tmp_path / "gh.toml"
-        cfg.write_text(f'[harvest]\noutput_root = "{tmp_path / "out"}"\n[harvest.github]\nenabled = true\n'
-                       f'base_url = "{api.base_url}"\nstar_tiers = [">1000"]\n')
+        cfg = github_config(tmp_path, api.base_url, 'star_tiers = [">1000"]\n')
         result, text = invoke("harvest", "-c", str(cfg), env={"GITHUB_TOKEN": "good"})
     assert result.exit_code == 1 and "nothing to harvest: the sources held no repository" in text
 
@@ -93,9 +98,7 @@ def test_unreachable_github_fails_fast_after_one_check(tmp_path):
     with socket.socket() as s:  # a port nothing listens on
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    cfg = tmp_path / "gh.toml"
-    cfg.write_text(f'[harvest]\noutput_root = "{tmp_path / "out"}"\n[harvest.github]\nenabled = true\n'
-                   f'base_url = "http://127.0.0.1:{port}"\n')
+    cfg = github_config(tmp_path, f"http://127.0.0.1:{port}")
     start = time.monotonic()
     result, text = invoke("harvest", "-c", str(cfg), env={"GITHUB_TOKEN": "ghp_fake"})
     assert result.exit_code == 2 and f"GitHub API at http://127.0.0.1:{port} is unreachable" in text, text
@@ -105,9 +108,7 @@ def test_unreachable_github_fails_fast_after_one_check(tmp_path):
 
 def test_refused_token_fails_fast_after_one_request(tmp_path):
     with FakeGitHub([fake_repo("octo/ledger", "2025-03-01", 250, "banking ledger")], token="right") as api:
-        cfg = tmp_path / "gh.toml"
-        cfg.write_text(f'[harvest]\noutput_root = "{tmp_path / "out"}"\n[harvest.github]\nenabled = true\n'
-                       f'base_url = "{api.base_url}"\n')
+        cfg = github_config(tmp_path, api.base_url)
         result, text = invoke("harvest", "-c", str(cfg), env={"GITHUB_TOKEN": "wrong"})
         assert result.exit_code == 2 and "rejected GITHUB_TOKEN: Bad credentials" in text, text
         assert [r.path for r in api.requests] == ["/rate_limit"]
