@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import subprocess
-from datetime import date
+from datetime import date, datetime, timezone
 
 from classgen import make_class
 from test_scan import reasons, scan
 
 from pipeline.harvest.repo_builder import CommitSpec
-from conftest import when
+
+
+def when(day: str) -> datetime:
+    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
 
 
 def run_module(cls) -> dict:
