@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from pipeline.class_analysis import analyse_class, assigned_fields, dependency_depth, import_aliases
+from pipeline.harvest.files import ModuleIndex, index_module
 from pipeline.harvest.resolver import ModuleAnalysis, Resolution, UnresolvedName
 from pipeline.harvest.runtime_imports import executed_imports, stdlib_public_names
 from pipeline.records import ClassMetrics, FieldInfo, HarvestedClass, MethodInfo, Parameter, RepoRef, content_id
@@ -33,6 +34,7 @@ class Candidate:
     module: ast.Module
     node: ast.ClassDef
     analysis: "_SharedAnalysis"
+    nodes: list[ast.AST]  # the class statement and every node under it (from the file's one walk)
 
     @property
     def name(self) -> str:
@@ -116,6 +118,12 @@ class _SharedAnalysis:
         self.module = module
         self._analysis: ModuleAnalysis | None = None
         self._stars: list[tuple[ast.ImportFrom, frozenset[str] | None]] | None = None
+        self._aliases: dict[str, str] | None = None
+
+    def aliases(self) -> dict[str, str]:
+        if self._aliases is None:
+            self._aliases = import_aliases(self.module)
+        return self._aliases
 
     def get(self) -> ModuleAnalysis:
         if self._analysis is None:
@@ -135,9 +143,11 @@ class _SharedAnalysis:
         return [n for n, names in self._star_names() if names is None]
 
 
-def list_candidates(ref: RepoRef, path: str, text: str, module: ast.Module) -> list[Candidate]:
+def list_candidates(ref: RepoRef, path: str, text: str, module: ast.Module, index: ModuleIndex | None = None) -> list[Candidate]:
     shared = _SharedAnalysis(module)
-    return [Candidate(ref, path, text, module, n, shared) for n in module.body if isinstance(n, ast.ClassDef)]
+    index = index or index_module(module)
+    return [Candidate(ref, path, text, module, n, shared, index.nodes[i])
+            for i, n in enumerate(module.body) if isinstance(n, ast.ClassDef)]
 
 
 def _parameters(args: ast.arguments) -> list[Parameter]:
@@ -170,18 +180,19 @@ def _signature(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     return f"{prefix} {fn.name}({ast.unparse(fn.args)}){returns}"
 
 
-def _self_annotations(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
-    """`self.x: T = ...` annotations in a method (the first one of each field)."""
+def _self_annotations(fn: ast.FunctionDef | ast.AsyncFunctionDef, annotated: list[ast.AnnAssign]) -> dict[str, str]:
+    """`self.x: T = ...` annotations in a method (the first one of each field); `annotated` holds
+    every annotated assignment of the class."""
     receiver = (fn.args.posonlyargs + fn.args.args)[0].arg if (fn.args.posonlyargs + fn.args.args) else None
     found: dict[str, str] = {}
-    for node in ast.walk(fn):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Attribute)
+    for node in annotated:
+        if (fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno) and isinstance(node.target, ast.Attribute)
                 and isinstance(node.target.value, ast.Name) and node.target.value.id == receiver):
             found.setdefault(node.target.attr, ast.unparse(node.annotation))
     return found
 
 
-def _fields(cls: ast.ClassDef, methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> list[FieldInfo]:
+def _fields(cls: ast.ClassDef, methods: list[ast.FunctionDef | ast.AsyncFunctionDef], nodes: list[ast.AST]) -> list[FieldInfo]:
     fields: dict[str, FieldInfo] = {}
     for stmt in cls.body:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
@@ -190,8 +201,9 @@ def _fields(cls: ast.ClassDef, methods: list[ast.FunctionDef | ast.AsyncFunction
                 ann = ast.unparse(stmt.annotation) if isinstance(stmt, ast.AnnAssign) else None
                 fields[t.id] = FieldInfo(name=t.id, annotation=ann, declared_in="class")
     # __init__ first: that is where a reader looks for a class's state.
+    annotated = sorted((n for n in nodes if isinstance(n, ast.AnnAssign)), key=lambda n: (n.lineno, n.col_offset))
     for fn in sorted(methods, key=lambda m: m.name != "__init__"):
-        annotations = _self_annotations(fn)
+        annotations = _self_annotations(fn, annotated)
         for name in assigned_fields(fn):
             fields.setdefault(name, FieldInfo(name=name, annotation=annotations.get(name), declared_in=fn.name))
     return list(fields.values())
@@ -199,7 +211,7 @@ def _fields(cls: ast.ClassDef, methods: list[ast.FunctionDef | ast.AsyncFunction
 
 def to_record(c: Candidate) -> HarvestedClass:
     """The kept class as a typed record (provenance and domains are stamped by later stages)."""
-    deps = analyse_class(c.node, import_aliases(c.module))
+    deps = analyse_class(c.node, c.analysis.aliases())
     methods = []
     for fn in c.methods:
         d = deps[fn.name]
@@ -222,7 +234,7 @@ def to_record(c: Candidate) -> HarvestedClass:
         path=c.path, commit=c.ref.head_commit or "", class_name=c.name, source=c.source,
         context=[segment(c.lines, n) for n in c.resolution.context],
         imports=list(dict.fromkeys(imports)),
-        docstring=ast.get_docstring(c.node), fields=_fields(c.node, c.methods), methods=methods,
+        docstring=ast.get_docstring(c.node), fields=_fields(c.node, c.methods, c.nodes), methods=methods,
         metrics=ClassMetrics(loc=c.loc, method_count=len(c.methods), dependency_depth=dependency_depth(deps)),
         start_line=c.start_line, end_line=c.node.end_lineno, domains=list(c.ref.domains),
     )

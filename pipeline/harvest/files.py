@@ -29,6 +29,7 @@ class SourceFile:
     abspath: Path
     text: str | None = None
     module: ast.Module | None = None
+    index: ModuleIndex | None = None
 
     @property
     def item_id(self) -> str:
@@ -142,22 +143,38 @@ def _is_fstring_part(tok: tokenize.TokenInfo) -> bool:
     return tok.type in {getattr(tokenize, n) for n in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END") if hasattr(tokenize, n)}
 
 
-def ast_depth(node: ast.AST) -> int:
-    """Deepest nesting of the tree, computed without recursion so it cannot itself overflow."""
-    deepest = 0
-    stack = [(node, 1)]
-    while stack:
-        current, depth = stack.pop()
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(current))
-    return deepest
+@dataclass
+class ModuleIndex:
+    """One walk of a parsed file: its depth, and every node under each top-level statement, so the
+    class-level stages filter lists instead of walking the tree again for every question."""
+
+    depth: int
+    nodes: list[list[ast.AST]]  # nodes[i]: module.body[i] and everything under it
+
+
+def index_module(module: ast.Module) -> ModuleIndex:
+    """Computed without recursion, so a pathological file cannot overflow it."""
+    deepest = 1
+    per_stmt: list[list[ast.AST]] = []
+    for top in module.body:
+        found: list[ast.AST] = []
+        stack = [(top, 2)]
+        while stack:
+            current, depth = stack.pop()
+            found.append(current)
+            if depth > deepest:
+                deepest = depth
+            stack.extend((child, depth + 1) for child in ast.iter_child_nodes(current))
+        per_stmt.append(found)
+    return ModuleIndex(deepest, per_stmt)
 
 
 def parse_and_compile(f: SourceFile, cfg: FilterConfig) -> Verdict:
     assert f.text is not None, "content stage must run first"
     try:
         module = parsing.parse(f.text, filename=f.path)
-        depth = ast_depth(module)
+        index = index_module(module)
+        depth = index.depth
         if depth > cfg.max_nesting_depth:
             return Verdict.drop("too-deeply-nested", f"AST depth {depth} > {cfg.max_nesting_depth}")
         parsing.compile_code(module, f.path)
@@ -167,5 +184,5 @@ def parse_and_compile(f: SourceFile, cfg: FilterConfig) -> Verdict:
         return Verdict.drop("too-deeply-nested", type(exc).__name__)
     except ValueError as exc:
         return Verdict.drop("syntax-error", str(exc))
-    f.module = module
+    f.module, f.index = module, index
     return KEEP

@@ -113,9 +113,9 @@ def _is_stub(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
     return True
 
 
-def _clears_screen(node: ast.AST) -> str | None:
+def _clears_screen(nodes: list[ast.AST]) -> str | None:
     """`os.system("clear")`/`("cls")` or a cursor-control escape sequence in the code, as evidence."""
-    for n in ast.walk(node):
+    for n in nodes:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "system" and n.args \
                 and any(isinstance(a, ast.Constant) and a.value in ("clear", "cls") for a in ast.walk(n.args[0])):
             return f"line {n.lineno}: {ast.unparse(n)}"
@@ -145,7 +145,7 @@ class Testability:
             return Verdict.drop("interactive-input", "reads the keyboard with getpass")
         if tops & _TERMINAL_MODULES:
             return Verdict.drop("terminal-control", f"imports {', '.join(sorted(tops & _TERMINAL_MODULES))}")
-        evidence = _clears_screen(c.node)
+        evidence = _clears_screen(c.nodes)
         if evidence:
             return Verdict.drop("terminal-control", evidence)
         behaviour = [m for m in c.methods if m.name != "__init__"]

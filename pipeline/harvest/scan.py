@@ -55,7 +55,7 @@ def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
             continue
         if not funnel.record("compile", f.item_id, files.parse_and_compile(f, cfg)):
             continue
-        for cand in list_candidates(ref, rel, f.text, f.module):
+        for cand in list_candidates(ref, rel, f.text, f.module, f.index):
             try:
                 passed = all(funnel.apply(flt, cand, cand.item_id) for flt in filters)
             except RecursionError:
