@@ -14,7 +14,7 @@ not timed. Each timing is the median of `--rounds` runs. The extractor is a fait
 re-implementation of ClassEval-Pro's: parse every non-test file with `ast`, keep top-level classes
 whose file imports only the standard library (no relative imports), with >= 5 methods and 40-800
 lines, non-empty and free of HTML/XML artefacts, that compile, and whose names a scope visitor
-resolves. It runs in one process, as theirs does; classforge runs in one process and with its
+resolves, and write their record (imports, docstrings, per-method signatures and source). It runs in one process, as theirs does; classforge runs in one process and with its
 process pool (`harvest.workers`, default: every core).
 """
 
@@ -41,7 +41,7 @@ sys.path.insert(0, str(ROOT / "tests" / "harvest"))
 CUTOFF = date(2025, 1, 1)
 
 # ------------------------------------------------------------------------------------------------
-# ClassEval-Pro's extractor, re-implemented
+# ClassEval-Pro's extractor, re-implemented (including the record it writes per kept class)
 
 _TEST_PARTS = {"test", "tests", "testing"}
 _ARTEFACT = re.compile(r"<(!DOCTYPE|html|head|body|div|span|script|\?xml)\b", re.I)
@@ -89,6 +89,17 @@ def _scope_ok(cls: ast.ClassDef, module_names: set[str]) -> bool:
     return all(n.id in bound for n in ast.walk(cls) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
 
 
+def _record(text: str, tree: ast.Module, cls: ast.ClassDef) -> dict:
+    """ClassEval-Pro's record: imports, docstrings, per-method signatures and source."""
+    return {
+        "class_name": cls.name, "source": ast.get_source_segment(text, cls), "docstring": ast.get_docstring(cls),
+        "imports": [ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))],
+        "methods": [{"name": m.name, "signature": f"def {m.name}({ast.unparse(m.args)})",
+                     "docstring": ast.get_docstring(m), "source": ast.get_source_segment(text, m)}
+                    for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))],
+    }
+
+
 def classeval_pro_extract(checkout: Path) -> int:
     kept = 0
     for path in sorted(checkout.rglob("*.py")):
@@ -114,7 +125,8 @@ def classeval_pro_extract(checkout: Path) -> int:
                 compile(ast.Module(body=[node], type_ignores=[]), str(rel), "exec")
             except (SyntaxError, ValueError):
                 continue
-            kept += _scope_ok(node, names)
+            if _scope_ok(node, names):
+                kept += bool(_record(text, tree, node))
     return kept
 
 

@@ -50,7 +50,8 @@ class Candidate:
 
     @cached_property
     def id(self) -> str:
-        return content_id(normalised_source(self.source), prefix="cls-")
+        # The same text as normalised_source(self.source), without parsing the class a second time.
+        return content_id(ast.unparse(self.node), prefix="cls-")
 
     @property
     def item_id(self) -> str:
@@ -114,15 +115,16 @@ class Candidate:
 class _SharedAnalysis:
     """One scope analysis per file, made on first need and shared by the file's classes."""
 
-    def __init__(self, module: ast.Module):
+    def __init__(self, module: ast.Module, index: ModuleIndex):
         self.module = module
+        self.index = index
         self._analysis: ModuleAnalysis | None = None
         self._stars: list[tuple[ast.ImportFrom, frozenset[str] | None]] | None = None
         self._aliases: dict[str, str] | None = None
 
     def aliases(self) -> dict[str, str]:
         if self._aliases is None:
-            self._aliases = import_aliases(self.module)
+            self._aliases = import_aliases(self.module, (n for nodes in self.index.nodes for n in nodes))
         return self._aliases
 
     def get(self) -> ModuleAnalysis:
@@ -144,8 +146,8 @@ class _SharedAnalysis:
 
 
 def list_candidates(ref: RepoRef, path: str, text: str, module: ast.Module, index: ModuleIndex | None = None) -> list[Candidate]:
-    shared = _SharedAnalysis(module)
     index = index or index_module(module)
+    shared = _SharedAnalysis(module, index)
     return [Candidate(ref, path, text, module, n, shared, index.nodes[i])
             for i, n in enumerate(module.body) if isinstance(n, ast.ClassDef)]
 

@@ -153,18 +153,27 @@ class ModuleIndex:
 
 
 def index_module(module: ast.Module) -> ModuleIndex:
-    """Computed without recursion, so a pathological file cannot overflow it."""
+    """Computed without recursion, so a pathological file cannot overflow it. The loop reads
+    `_fields` itself: `ast.iter_child_nodes` costs a generator per node, and this walk is the
+    harvest's hottest loop."""
+    node_type = ast.AST
     deepest = 1
     per_stmt: list[list[ast.AST]] = []
     for top in module.body:
         found: list[ast.AST] = []
-        stack = [(top, 2)]
+        stack: list[tuple[ast.AST, int]] = [(top, 2)]
         while stack:
             current, depth = stack.pop()
             found.append(current)
             if depth > deepest:
                 deepest = depth
-            stack.extend((child, depth + 1) for child in ast.iter_child_nodes(current))
+            depth += 1
+            for name in current._fields:
+                value = getattr(current, name, None)
+                if isinstance(value, node_type):
+                    stack.append((value, depth))
+                elif isinstance(value, list):
+                    stack.extend((item, depth) for item in value if isinstance(item, node_type))
         per_stmt.append(found)
     return ModuleIndex(deepest, per_stmt)
 

@@ -59,7 +59,7 @@ class History:
         self.timeout_s = timeout_s
         self._deepened = False
         self._added: dict[str, list[_Added]] | None = None
-        self._renames: list[tuple[str, str]] = []  # (old path, new path), oldest first
+        self._renames: list[tuple[str, str]] | None = None  # (old path, new path), oldest first
 
     def _shallow_commits(self) -> set[str]:
         shallow = Path(self.repo.git_dir) / "shallow"
@@ -108,17 +108,22 @@ class History:
                     block[1].append(line[1:])
         close()
         self._added = added
-        renames: list[tuple[str, str]] = []
-        for line in self._git_log("--reverse", "-M", "--diff-filter=R", "--name-status").splitlines():
-            if line.startswith("R"):
-                _status, old, new = line.split("\t")
-                renames.append((old, new))
-        self._renames = renames
+        self._renames = None
+
+    def _load_renames(self) -> list[tuple[str, str]]:
+        if self._renames is None:
+            renames: list[tuple[str, str]] = []
+            for line in self._git_log("--reverse", "-M", "--diff-filter=R", "--name-status").splitlines():
+                if line.startswith("R"):
+                    _status, old, new = line.split("\t")
+                    renames.append((old, new))
+            self._renames = renames
+        return self._renames
 
     def _lineage(self, path: str) -> set[str]:
         """`path` and every path the file had before, following renames and moves back in time."""
         names = {path}
-        for old, new in reversed(self._renames):
+        for old, new in reversed(self._load_renames()):
             if new in names:
                 names.add(old)
         return names
@@ -126,14 +131,16 @@ class History:
     def _find(self, path: str, class_name: str, source: str) -> FirstSeen | None:
         assert self._added is not None
         events = self._added.get(class_name, [])
-        lineage = self._lineage(path)
         code = _code_lines(source)
-        for event in events:  # oldest first
-            if event.path in lineage:
-                return event.seen
-            # The same code added earlier under another path: a class moved between files.
-            if event.lines and len(event.lines & code) >= SAME_CODE * len(event.lines):
-                return event.seen
+        # Renames are read from history only when this file's own name and the code do not settle it.
+        for lineage in ({path}, None):
+            paths = lineage if lineage is not None else self._lineage(path)
+            for event in events:  # oldest first
+                if event.path in paths:
+                    return event.seen
+                # The same code added earlier under another path: a class moved between files.
+                if event.lines and len(event.lines & code) >= SAME_CODE * len(event.lines):
+                    return event.seen
         return None
 
     def first_seen(self, path: str, class_name: str, source: str) -> FirstSeen | None:
