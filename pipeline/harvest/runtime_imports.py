@@ -14,6 +14,7 @@ import ast
 import importlib
 import operator
 import sys
+import warnings
 from collections.abc import Iterator
 from functools import cache
 
@@ -97,7 +98,9 @@ def stdlib_public_names(module: str) -> frozenset[str] | None:
     if not is_stdlib_module(module) or module.split(".")[0] in _NEVER_IMPORT:
         return None
     try:
-        mod = importlib.import_module(module)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # deprecated modules (distutils, imp) warn on import
+            mod = importlib.import_module(module)
     except ImportError:  # a platform-only module or a missing C library: unknown
         return None
     exported = getattr(mod, "__all__", None)

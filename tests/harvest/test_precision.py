@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
+import sys
 from datetime import date, datetime, timezone
 
+import pytest
 from classgen import make_class
 from test_scan import reasons, scan
 
 from pipeline.harvest.repo_builder import CommitSpec
+from pipeline.harvest.runtime_imports import version_guard
 
 
 def when(day: str) -> datetime:
@@ -53,6 +57,16 @@ import json
     assert reasons(shard) == {"tz/planner:planner/legacy.py::Legacy": "third-party-import"}
     (cls,) = shard.classes
     assert run_module(cls)["Schedule"]().zone() == "UTC"
+
+
+@pytest.mark.parametrize("test, value", [
+    ("sys.version_info >= (3, 8)", True), ("sys.version_info < (3, 11)", sys.version_info < (3, 11)),
+    ("sys.version_info[:2] >= (3, 11)", sys.version_info[:2] >= (3, 11)), ("sys.version_info[0] == 2", False),
+    ("sys.version_info >= (4,)", False), ("PY311", None), ("sys.version_info >= '3.8'", None),
+    ("sys.platform == 'win32'", None), ("(3, 8) <= sys.version_info", None),
+])
+def test_version_guards_are_evaluated_for_the_running_python(test, value):
+    assert version_guard(ast.parse(test, mode="eval").body) is value
 
 
 def test_star_import_is_decided_per_class(make_repo, tmp_path):
