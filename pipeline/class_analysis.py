@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import sys
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 STDLIB = frozenset(sys.stdlib_module_names)
@@ -39,10 +40,11 @@ def _self_name(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     return args[0].arg
 
 
-def import_aliases(module: ast.Module) -> dict[str, str]:
-    """Local name -> top-level module, for every import anywhere in the module."""
+def import_aliases(module: ast.Module, nodes: Iterable[ast.AST] | None = None) -> dict[str, str]:
+    """Local name -> top-level module, for every import anywhere in the module (`nodes`: every node
+    of the module, when the caller already has them listed)."""
     aliases: dict[str, str] = {}
-    for node in ast.walk(module):
+    for node in ast.walk(module) if nodes is None else nodes:
         if isinstance(node, ast.Import):
             for a in node.names:
                 aliases[(a.asname or a.name).split(".")[0]] = a.name.split(".")[0]

@@ -48,26 +48,40 @@ def funnel_table(report: FunnelReport, title: str = "Funnel") -> Table:
 @app.command()
 def harvest(
     config: ConfigOpt = None,
+    source: Annotated[list[str] | None, typer.Option(
+        "--source", help="a git repository, a folder of them, or a file:// URL; repeatable; replaces the file's sources")] = None,
+    cutoff: Annotated[str | None, typer.Option(help="keep classes first committed on or after this day (YYYY-MM-DD)")] = None,
+    out: Annotated[Path | None, typer.Option("--out", help="output root: the snapshot is written to OUT/<snapshot>/")] = None,
     snapshot: Annotated[str | None, typer.Option(help="snapshot folder name (overrides the config)")] = None,
-    github: Annotated[bool | None, typer.Option("--github/--no-github", help="search GitHub too (needs network)")] = None,
+    github: Annotated[bool | None, typer.Option("--github/--no-github", help="search GitHub too (needs network and GITHUB_TOKEN)")] = None,
 ) -> None:
-    """Harvest self-contained, post-cutoff classes into harvested/<snapshot>/ and print the funnel."""
+    """Harvest self-contained, post-cutoff classes into <output root>/<snapshot>/ and print the funnel."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    from pipeline.config import harvest_overrides
     from pipeline.harvest.run import run_harvest
 
     cfg = _load(config)
-    hcfg = cfg.harvest
-    if snapshot:
-        hcfg.snapshot = snapshot
-    if github is not None:
-        hcfg.github.enabled = github
+    try:
+        hcfg = harvest_overrides(cfg.harvest, sources=source, cutoff=cutoff, output_root=out, snapshot=snapshot, github=github)
+    except ConfigError as exc:
+        console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+        raise typer.Exit(2) from exc
+    if not (hcfg.local_sources or hcfg.spec_corpora or hcfg.github.enabled):
+        console.print("[red]error:[/red] nothing to harvest: give --source PATH, set harvest.local_sources or "
+                      "harvest.spec_corpora in --config, or use --github", soft_wrap=True)
+        raise typer.Exit(2)
     search = None
     if hcfg.github.enabled:
         from functools import partial
 
-        from pipeline.harvest.github_source import search_github
+        from pipeline.harvest.github_source import GitHubUnavailable, preflight, search_github
 
+        try:
+            preflight(hcfg.github)
+        except GitHubUnavailable as exc:
+            console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
+            raise typer.Exit(2) from exc
         search = partial(search_github, hcfg.github, hcfg.cutoff)
 
     with Progress(TextColumn("[bold]harvest[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -80,12 +94,15 @@ def harvest(
         try:
             summary = run_harvest(hcfg, github_search=search, progress=progress)
         except ValueError as exc:
-            console.print(f"[red]error:[/red] {exc}")
+            console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
             raise typer.Exit(2) from exc
     console.print(funnel_table(summary.funnel, f"Harvest funnel ({hcfg.snapshot})"))
     console.print(f"{summary.classes} classes kept from {summary.repos} repositories "
                   f"({summary.reused_shards} reused from an earlier run); {summary.rejects} rejections recorded.")
     console.print(f"written to {summary.snapshot_dir}/")
+    if summary.repos == 0:
+        console.print("[red]error:[/red] nothing to harvest: the sources held no repository", soft_wrap=True)
+        raise typer.Exit(1)
 
 
 def _prefect_defaults() -> None:

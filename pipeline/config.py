@@ -81,6 +81,7 @@ class HarvestConfig(Section):
     clone: CloneConfig = Field(default_factory=CloneConfig)
     filters: FilterConfig = Field(default_factory=FilterConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)
+    workers: int | None = Field(None, ge=1, description="repositories analysed in parallel (processes); default: the machine's cores")
 
     @field_validator("snapshot")
     @classmethod
@@ -96,6 +97,23 @@ class HarvestConfig(Section):
         if v > date.today():
             raise ValueError(f"cutoff {v} is in the future (today is {date.today()})")
         return v
+
+
+def harvest_overrides(harvest: "HarvestConfig", *, sources: list[str] | None = None, **changes: object) -> "HarvestConfig":
+    """The harvest section with command-line values applied (None keeps the file's value), validated
+    exactly like the file. `sources` replaces every local source of the file (spec corpora too);
+    `github` switches the GitHub search on or off."""
+    data = harvest.model_dump()
+    if sources is not None:
+        data["local_sources"], data["spec_corpora"] = list(sources), []
+    github = changes.pop("github", None)
+    if github is not None:
+        data["github"]["enabled"] = github
+    data.update({k: v for k, v in changes.items() if v is not None})
+    try:
+        return HarvestConfig.model_validate(data)
+    except ValidationError as exc:
+        raise ConfigError(_format_errors("the command line", exc).replace("\n  ", "\n  harvest.")) from exc
 
 
 class SandboxConfig(Section):

@@ -8,7 +8,9 @@ from dataclasses import dataclass
 from functools import cached_property
 
 from pipeline.class_analysis import analyse_class, assigned_fields, dependency_depth, import_aliases
-from pipeline.harvest.resolver import ModuleAnalysis, Resolution
+from pipeline.harvest.files import ModuleIndex, index_module
+from pipeline.harvest.resolver import ModuleAnalysis, Resolution, UnresolvedName
+from pipeline.harvest.runtime_imports import executed_imports, stdlib_public_names
 from pipeline.records import ClassMetrics, FieldInfo, HarvestedClass, MethodInfo, Parameter, RepoRef, content_id
 from pipeline.core import parsing
 
@@ -32,6 +34,7 @@ class Candidate:
     module: ast.Module
     node: ast.ClassDef
     analysis: "_SharedAnalysis"
+    nodes: list[ast.AST]  # the class statement and every node under it (from the file's one walk)
 
     @property
     def name(self) -> str:
@@ -47,7 +50,8 @@ class Candidate:
 
     @cached_property
     def id(self) -> str:
-        return content_id(normalised_source(self.source), prefix="cls-")
+        # The same text as normalised_source(self.source), without parsing the class a second time.
+        return content_id(ast.unparse(self.node), prefix="cls-")
 
     @property
     def item_id(self) -> str:
@@ -73,30 +77,79 @@ class Candidate:
     def future_imports(self) -> list[ast.ImportFrom]:
         return [n for n in self.module.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
 
-    def import_nodes(self) -> list[ast.Import | ast.ImportFrom]:
-        """Every import the class would execute: its own, its context's, and the module-level ones it uses."""
+    @cached_property
+    def _import_nodes(self) -> list[ast.Import | ast.ImportFrom]:
+        """Every import the class would execute on the target Python: its own, its context's, and the
+        module-level ones it uses (not those under `if TYPE_CHECKING:` or a version branch not taken)."""
         found: list[ast.Import | ast.ImportFrom] = []
         for tree in [self.node, *self.resolution.context, *self.resolution.imports]:
-            found.extend(n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom)))
+            found.extend(executed_imports(tree))
         return found
+
+    def import_nodes(self) -> list[ast.Import | ast.ImportFrom]:
+        return self._import_nodes
+
+    @cached_property
+    def star_provided(self) -> dict[str, str]:
+        """Names the class uses that a standard-library star import of its file binds -> that module.
+
+        A star import rebinds every public name of its module, builtins included, so a class is
+        affected exactly when it reads one of those names that no definition of its own file binds.
+        """
+        used = {u.name for u in self.resolution.unresolved} | self.resolution.builtins_used
+        provided: dict[str, str] = {}
+        for module, names in self.analysis.known_stars():
+            provided.update({n: module for n in used & names})  # a later star import wins, as at run time
+        return provided
+
+    @cached_property
+    def unresolved(self) -> list[UnresolvedName]:
+        """Unresolved names once the standard-library star imports have provided theirs."""
+        return [u for u in self.resolution.unresolved if u.name not in self.star_provided]
+
+    def opaque_stars(self) -> list[ast.ImportFrom]:
+        """Star imports whose names cannot be known (not standard library)."""
+        return self.analysis.opaque_stars()
 
 
 class _SharedAnalysis:
     """One scope analysis per file, made on first need and shared by the file's classes."""
 
-    def __init__(self, module: ast.Module):
+    def __init__(self, module: ast.Module, index: ModuleIndex):
         self.module = module
+        self.index = index
         self._analysis: ModuleAnalysis | None = None
+        self._stars: list[tuple[ast.ImportFrom, frozenset[str] | None]] | None = None
+        self._aliases: dict[str, str] | None = None
+
+    def aliases(self) -> dict[str, str]:
+        if self._aliases is None:
+            self._aliases = import_aliases(self.module, (n for nodes in self.index.nodes for n in nodes))
+        return self._aliases
 
     def get(self) -> ModuleAnalysis:
         if self._analysis is None:
             self._analysis = ModuleAnalysis(self.module)
         return self._analysis
 
+    def _star_names(self) -> list[tuple[ast.ImportFrom, frozenset[str] | None]]:
+        if self._stars is None:
+            self._stars = [(n, stdlib_public_names(n.module) if n.module and not n.level else None)
+                           for n in self.get().star_imports]
+        return self._stars
 
-def list_candidates(ref: RepoRef, path: str, text: str, module: ast.Module) -> list[Candidate]:
-    shared = _SharedAnalysis(module)
-    return [Candidate(ref, path, text, module, n, shared) for n in module.body if isinstance(n, ast.ClassDef)]
+    def known_stars(self) -> list[tuple[str, frozenset[str]]]:
+        return [(n.module or "", names) for n, names in self._star_names() if names is not None]
+
+    def opaque_stars(self) -> list[ast.ImportFrom]:
+        return [n for n, names in self._star_names() if names is None]
+
+
+def list_candidates(ref: RepoRef, path: str, text: str, module: ast.Module, index: ModuleIndex | None = None) -> list[Candidate]:
+    index = index or index_module(module)
+    shared = _SharedAnalysis(module, index)
+    return [Candidate(ref, path, text, module, n, shared, index.nodes[i])
+            for i, n in enumerate(module.body) if isinstance(n, ast.ClassDef)]
 
 
 def _parameters(args: ast.arguments) -> list[Parameter]:
@@ -129,18 +182,19 @@ def _signature(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     return f"{prefix} {fn.name}({ast.unparse(fn.args)}){returns}"
 
 
-def _self_annotations(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
-    """`self.x: T = ...` annotations in a method (the first one of each field)."""
+def _self_annotations(fn: ast.FunctionDef | ast.AsyncFunctionDef, annotated: list[ast.AnnAssign]) -> dict[str, str]:
+    """`self.x: T = ...` annotations in a method (the first one of each field); `annotated` holds
+    every annotated assignment of the class."""
     receiver = (fn.args.posonlyargs + fn.args.args)[0].arg if (fn.args.posonlyargs + fn.args.args) else None
     found: dict[str, str] = {}
-    for node in ast.walk(fn):
-        if (isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Attribute)
+    for node in annotated:
+        if (fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno) and isinstance(node.target, ast.Attribute)
                 and isinstance(node.target.value, ast.Name) and node.target.value.id == receiver):
             found.setdefault(node.target.attr, ast.unparse(node.annotation))
     return found
 
 
-def _fields(cls: ast.ClassDef, methods: list[ast.FunctionDef | ast.AsyncFunctionDef]) -> list[FieldInfo]:
+def _fields(cls: ast.ClassDef, methods: list[ast.FunctionDef | ast.AsyncFunctionDef], nodes: list[ast.AST]) -> list[FieldInfo]:
     fields: dict[str, FieldInfo] = {}
     for stmt in cls.body:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
@@ -149,8 +203,9 @@ def _fields(cls: ast.ClassDef, methods: list[ast.FunctionDef | ast.AsyncFunction
                 ann = ast.unparse(stmt.annotation) if isinstance(stmt, ast.AnnAssign) else None
                 fields[t.id] = FieldInfo(name=t.id, annotation=ann, declared_in="class")
     # __init__ first: that is where a reader looks for a class's state.
+    annotated = sorted((n for n in nodes if isinstance(n, ast.AnnAssign)), key=lambda n: (n.lineno, n.col_offset))
     for fn in sorted(methods, key=lambda m: m.name != "__init__"):
-        annotations = _self_annotations(fn)
+        annotations = _self_annotations(fn, annotated)
         for name in assigned_fields(fn):
             fields.setdefault(name, FieldInfo(name=name, annotation=annotations.get(name), declared_in=fn.name))
     return list(fields.values())
@@ -158,7 +213,7 @@ def _fields(cls: ast.ClassDef, methods: list[ast.FunctionDef | ast.AsyncFunction
 
 def to_record(c: Candidate) -> HarvestedClass:
     """The kept class as a typed record (provenance and domains are stamped by later stages)."""
-    deps = analyse_class(c.node, import_aliases(c.module))
+    deps = analyse_class(c.node, c.analysis.aliases())
     methods = []
     for fn in c.methods:
         d = deps[fn.name]
@@ -171,12 +226,17 @@ def to_record(c: Candidate) -> HarvestedClass:
         ))
     imports = [ast.unparse(n) for n in c.future_imports]
     imports += [textwrap.dedent(segment(c.lines, n)).strip() for n in c.resolution.imports if n not in c.future_imports]
+    # A star import becomes the explicit import of the names the class takes from it.
+    by_module: dict[str, list[str]] = {}
+    for name, module in sorted(c.star_provided.items()):
+        by_module.setdefault(module, []).append(name)
+    imports += [f"from {module} import {', '.join(names)}" for module, names in by_module.items()]
     return HarvestedClass(
         id=c.id, repo=c.ref.full_name, clone_url=c.ref.clone_url, license_spdx=c.ref.license_spdx,
         path=c.path, commit=c.ref.head_commit or "", class_name=c.name, source=c.source,
         context=[segment(c.lines, n) for n in c.resolution.context],
         imports=list(dict.fromkeys(imports)),
-        docstring=ast.get_docstring(c.node), fields=_fields(c.node, c.methods), methods=methods,
+        docstring=ast.get_docstring(c.node), fields=_fields(c.node, c.methods, c.nodes), methods=methods,
         metrics=ClassMetrics(loc=c.loc, method_count=len(c.methods), dependency_depth=dependency_depth(deps)),
         start_line=c.start_line, end_line=c.node.end_lineno, domains=list(c.ref.domains),
     )

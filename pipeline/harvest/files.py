@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import re
 import tokenize
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -29,19 +29,43 @@ class SourceFile:
     abspath: Path
     text: str | None = None
     module: ast.Module | None = None
+    index: ModuleIndex | None = None
 
     @property
     def item_id(self) -> str:
         return f"{self.repo}:{self.path}"
 
 
-def iter_python_files(checkout: Path) -> Iterator[tuple[str, Path]]:
-    """Every *.py path under the checkout (relative posix, absolute), never entering .git or following links."""
-    for p in sorted(checkout.rglob("*.py")):
-        rel = p.relative_to(checkout)
-        if rel.parts[0] == ".git":
-            continue
-        yield rel.as_posix(), p
+@dataclass
+class CheckoutListing:
+    """One walk of a checkout: what the file stages look at and what the class stages need to know."""
+
+    python_files: list[tuple[str, Path]]  # (relative posix path, absolute path), in path order
+    linked_dirs: list[str]                # symlinked directories: never entered, each one rejected
+    module_names: frozenset[str]          # every module and package name the repository's own code has
+
+
+def list_checkout(checkout: Path) -> CheckoutListing:
+    """Walk the checkout once, never entering .git or following a link."""
+    files: list[tuple[str, Path]] = []
+    linked: list[str] = []
+    modules: set[str] = set()
+    for dirpath, dirnames, filenames in os.walk(checkout, followlinks=False):
+        here = Path(dirpath)
+        rel_dir = here.relative_to(checkout)
+        if rel_dir == Path("."):
+            dirnames[:] = [d for d in dirnames if d != ".git"]
+        for d in list(dirnames):
+            if (here / d).is_symlink():
+                dirnames.remove(d)
+                linked.append((rel_dir / d).as_posix())
+        py = [f for f in filenames if f.endswith(".py")]
+        files += [((rel_dir / f).as_posix(), here / f) for f in py]
+        if py and not {p.lower() for p in rel_dir.parts} & _VENDORED_DIRS:
+            modules.update(f[:-3] for f in py)
+            modules.update(rel_dir.parts)  # packages and namespace packages, whatever the source root
+    files.sort(key=lambda item: PurePosixPath(item[0]).parts)
+    return CheckoutListing(files, sorted(linked), frozenset(modules))
 
 
 def select(path: str, abspath: Path, checkout: Path) -> Verdict:
@@ -49,7 +73,8 @@ def select(path: str, abspath: Path, checkout: Path) -> Verdict:
     parts = PurePosixPath(path).parts
     name = parts[-1]
     if abspath.is_symlink() or any((checkout / Path(*parts[:i])).is_symlink() for i in range(1, len(parts))):
-        return Verdict.drop("symlink", "links are never followed")
+        what = "directory" if abspath.is_dir() else "file"
+        return Verdict.drop("symlink", f"a linked {what}; links are never followed")
     dirs = {d.lower() for d in parts[:-1]}
     if dirs & _VENDORED_DIRS:
         return Verdict.drop("vendored", "inside a virtualenv, build or vendored folder")
@@ -71,12 +96,20 @@ def read_content(f: SourceFile, cfg: FilterConfig) -> Verdict:
     if b"\x00" in data:
         return Verdict.drop("binary", "contains NUL bytes")
     try:
-        text = data.decode("utf-8")
+        # As Python reads source: a BOM or a PEP 263 coding declaration, else UTF-8.
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        # tokenize says "invalid or missing encoding declaration" for UTF-8 it cannot decode in
+        # the first two lines, and "unknown encoding" for a declaration Python does not know.
+        return Verdict.drop("not-utf8" if "missing" in str(exc) else "bad-encoding", str(exc))
+    try:
+        text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        return Verdict.drop("not-utf8", str(exc))
+        return Verdict.drop("not-utf8" if encoding in ("utf-8", "utf-8-sig") else "bad-encoding", f"{encoding}: {exc}")
     if not text.strip():
         return Verdict.drop("empty")
-    match = _ARTEFACT.search(_without_strings(text))
+    # Tokenising is the expensive part: only text that has markup somewhere needs it.
+    match = _ARTEFACT.search(text) and _ARTEFACT.search(_without_strings(text))
     if match:
         line = text.count("\n", 0, match.start()) + 1
         return Verdict.drop("html-artefact", f"markup at line {line}: {match.group(0).strip()[:60]}")
@@ -110,22 +143,47 @@ def _is_fstring_part(tok: tokenize.TokenInfo) -> bool:
     return tok.type in {getattr(tokenize, n) for n in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END") if hasattr(tokenize, n)}
 
 
-def ast_depth(node: ast.AST) -> int:
-    """Deepest nesting of the tree, computed without recursion so it cannot itself overflow."""
-    deepest = 0
-    stack = [(node, 1)]
-    while stack:
-        current, depth = stack.pop()
-        deepest = max(deepest, depth)
-        stack.extend((child, depth + 1) for child in ast.iter_child_nodes(current))
-    return deepest
+@dataclass
+class ModuleIndex:
+    """One walk of a parsed file: its depth, and every node under each top-level statement, so the
+    class-level stages filter lists instead of walking the tree again for every question."""
+
+    depth: int
+    nodes: list[list[ast.AST]]  # nodes[i]: module.body[i] and everything under it
+
+
+def index_module(module: ast.Module) -> ModuleIndex:
+    """Computed without recursion, so a pathological file cannot overflow it. The loop reads
+    `_fields` itself: `ast.iter_child_nodes` costs a generator per node, and this walk is the
+    harvest's hottest loop."""
+    node_type = ast.AST
+    deepest = 1
+    per_stmt: list[list[ast.AST]] = []
+    for top in module.body:
+        found: list[ast.AST] = []
+        stack: list[tuple[ast.AST, int]] = [(top, 2)]
+        while stack:
+            current, depth = stack.pop()
+            found.append(current)
+            if depth > deepest:
+                deepest = depth
+            depth += 1
+            for name in current._fields:
+                value = getattr(current, name, None)
+                if isinstance(value, node_type):
+                    stack.append((value, depth))
+                elif isinstance(value, list):
+                    stack.extend((item, depth) for item in value if isinstance(item, node_type))
+        per_stmt.append(found)
+    return ModuleIndex(deepest, per_stmt)
 
 
 def parse_and_compile(f: SourceFile, cfg: FilterConfig) -> Verdict:
     assert f.text is not None, "content stage must run first"
     try:
         module = parsing.parse(f.text, filename=f.path)
-        depth = ast_depth(module)
+        index = index_module(module)
+        depth = index.depth
         if depth > cfg.max_nesting_depth:
             return Verdict.drop("too-deeply-nested", f"AST depth {depth} > {cfg.max_nesting_depth}")
         parsing.compile_code(module, f.path)
@@ -135,5 +193,5 @@ def parse_and_compile(f: SourceFile, cfg: FilterConfig) -> Verdict:
         return Verdict.drop("too-deeply-nested", type(exc).__name__)
     except ValueError as exc:
         return Verdict.drop("syntax-error", str(exc))
-    f.module = module
+    f.module, f.index = module, index
     return KEEP

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
-from pathlib import Path
 
 from pipeline.class_analysis import is_stdlib_module
 from pipeline.config import FilterConfig
@@ -14,38 +14,28 @@ from pipeline.harvest.resolver import ResolutionError
 
 
 
-def repo_top_level_names(checkout: Path) -> frozenset[str]:
-    """Module and package names importable from the repo root or a src/ layout: a same-repo import."""
-    names: set[str] = set()
-    for root in (checkout, checkout / "src"):
-        if not root.is_dir():
-            continue
-        for p in root.iterdir():
-            if p.is_symlink():
-                continue
-            if p.suffix == ".py":
-                names.add(p.stem)
-            elif p.is_dir() and not p.name.startswith("."):
-                names.add(p.name)
-    return frozenset(names)
-
-
 @dataclass
 class ImportPurity:
-    """Every import the class needs must be the standard library's."""
+    """Every import the class executes must be the standard library's.
 
-    repo_names: frozenset[str]
+    `repo_modules` holds every module and package name the repository contains (at any depth), so
+    an import of the repository's own code is labelled `same-repo-import` wherever it lives.
+    """
+
+    repo_modules: frozenset[str]
     name: str = "imports"
 
     def check(self, c: Candidate) -> Verdict:
         try:
             nodes = c.import_nodes()
+            unresolved = c.unresolved
         except ResolutionError as exc:
             return Verdict.drop("unresolvable", str(exc))
-        stars = [n for n in ast.walk(c.module) if isinstance(n, ast.ImportFrom) and any(a.name == "*" for a in n.names)]
-        if stars:
-            # Any name in the file might come from the star: nothing about the class can be trusted to resolve.
-            return Verdict.drop("star-import", f"line {stars[0].lineno}: {ast.unparse(stars[0])}")
+        opaque = c.opaque_stars()
+        if opaque and unresolved:
+            # A name nothing else binds can only come from a star import whose names we cannot know.
+            names = ", ".join(sorted({u.name for u in unresolved})[:5])
+            return Verdict.drop("star-import", f"line {opaque[0].lineno}: {ast.unparse(opaque[0])} may provide {names}")
         for node in nodes:
             if isinstance(node, ast.ImportFrom):
                 if node.level:
@@ -58,7 +48,7 @@ class ImportPurity:
                 if is_stdlib_module(top):
                     continue
                 # A name the repo itself provides shadows the stdlib, and is not portable either.
-                reason = "same-repo-import" if top in self.repo_names else "third-party-import"
+                reason = "same-repo-import" if top in self.repo_modules else "third-party-import"
                 return Verdict.drop(reason, f"line {node.lineno}: {mod}")
         return KEEP
 
@@ -90,10 +80,75 @@ class ReferenceCompleteness:
 
     def check(self, c: Candidate) -> Verdict:
         try:
-            unresolved = c.resolution.unresolved
+            unresolved = c.unresolved
         except ResolutionError as exc:
             return Verdict.drop("unresolvable", str(exc))
         if unresolved:
             shown = ", ".join(f"{u.name} (line {u.line})" for u in unresolved[:5])
             return Verdict.drop("unresolved-name", shown)
+        return KEEP
+
+
+# Modules whose only purpose is driving a terminal: their classes need a real TTY to run at all.
+_TERMINAL_MODULES = frozenset({"curses", "termios", "tty", "msvcrt", "pty"})
+# Clear screen, cursor movement and cursor visibility (colour codes alone are ordinary text).
+_TERMINAL_ESCAPE = re.compile(r"\x1b\[(\d*(;\d*)?[ABCDHJKf]|\?25[hl])")
+
+
+def _is_stub(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A body of only a docstring, `pass`, `...`, `raise NotImplementedError` or `return NotImplemented`."""
+    body = list(fn.body)
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+        body = body[1:]
+    for stmt in body:
+        if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is ...):
+            continue
+        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
+            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
+            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
+                continue
+        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name) and stmt.value.id == "NotImplemented":
+            continue
+        return False
+    return True
+
+
+def _clears_screen(nodes: list[ast.AST]) -> str | None:
+    """`os.system("clear")`/`("cls")` or a cursor-control escape sequence in the code, as evidence."""
+    for n in nodes:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "system" and n.args \
+                and any(isinstance(a, ast.Constant) and a.value in ("clear", "cls") for a in ast.walk(n.args[0])):
+            return f"line {n.lineno}: {ast.unparse(n)}"
+        if isinstance(n, ast.Constant) and isinstance(n.value, str) and _TERMINAL_ESCAPE.search(n.value):
+            return f"line {n.lineno}: cursor-control escape {n.value[:20]!r}"
+    return None
+
+
+@dataclass
+class Testability:
+    """Classes a unit test cannot drive as shipped: they would only waste the LLM budget.
+
+    `interactive-input` reads the keyboard (`input()`, `getpass`), `terminal-control` drives a
+    terminal (curses/termios/tty/msvcrt, clearing the screen, moving the cursor), `abstract-stubs`
+    has no behaviour (every method but `__init__` is a stub).
+    """
+
+    name: str = "testability"
+
+    def check(self, c: Candidate) -> Verdict:
+        if "input" in c.resolution.builtins_used and "input" not in c.star_provided:
+            return Verdict.drop("interactive-input", "reads the keyboard with input()")
+        modules = {(n.module or "") if isinstance(n, ast.ImportFrom) else a.name
+                   for n in c.import_nodes() for a in n.names}
+        tops = {m.split(".")[0] for m in modules}
+        if "getpass" in tops:
+            return Verdict.drop("interactive-input", "reads the keyboard with getpass")
+        if tops & _TERMINAL_MODULES:
+            return Verdict.drop("terminal-control", f"imports {', '.join(sorted(tops & _TERMINAL_MODULES))}")
+        evidence = _clears_screen(c.nodes)
+        if evidence:
+            return Verdict.drop("terminal-control", evidence)
+        behaviour = [m for m in c.methods if m.name != "__init__"]
+        if behaviour and all(_is_stub(m) for m in behaviour):
+            return Verdict.drop("abstract-stubs", f"all {len(behaviour)} methods besides __init__ are stubs")
         return KEEP

@@ -429,6 +429,34 @@ def _github_client(cfg: GitHubConfig) -> Github:
     )
 
 
+class GitHubUnavailable(ValueError):
+    """GitHub cannot be searched at all (no token, unreachable, token refused): one line saying why."""
+
+
+PREFLIGHT_TIMEOUT_S = 10
+
+
+def preflight(cfg: GitHubConfig) -> None:
+    """One short request before a search that would otherwise spend minutes finding nothing.
+
+    `/rate_limit` costs no rate limit and needs the token, so it proves both reachability and
+    credentials. Raises GitHubUnavailable with a one-line reason.
+    """
+    if cfg.token is None or not cfg.token.get_secret_value():
+        raise GitHubUnavailable("GITHUB_TOKEN is not set: the GitHub search needs a token "
+                                "(export GITHUB_TOKEN=..., or harvest local sources with --no-github)")
+    quick = cfg.model_copy(update={"timeout_s": min(cfg.timeout_s, PREFLIGHT_TIMEOUT_S)})
+    try:
+        with _github_client(quick) as gh:
+            gh.get_rate_limit()
+    except GithubException as exc:
+        reason = "rejected GITHUB_TOKEN" if exc.status == 401 else f"answered {exc.status}"
+        raise GitHubUnavailable(f"GitHub API at {cfg.base_url} {reason}: {_clip(_message(exc))}") from exc
+    except _REQUEST_ERRORS as exc:
+        raise GitHubUnavailable(f"GitHub API at {cfg.base_url} is unreachable: {type(exc).__name__}: "
+                                f"{_clip(' '.join(str(exc).split()))}") from exc
+
+
 def search_github(
     cfg: GitHubConfig,
     cutoff: date,

@@ -1,6 +1,11 @@
 """When did a class first appear? After HumanEvo: post-cutoff is a property of the code, not of
 the repository, so a class first committed before the cutoff is dropped even in a young repo.
 
+A class is its file's path and its name: its first-seen commit is the first one adding `class
+<Name>` to that file or to an earlier name of it (renames and moves are followed back through
+history), or adding the same code (most of its lines, not merely its name) to another file it
+was moved from. An unrelated older class of the same name elsewhere does not count.
+
 The clone holds history back to the cutoff only (`shallow_since`). A class that is already
 present in a shallow boundary commit may predate it, so the repository is deepened by one
 commit and asked again before we decide.
@@ -20,6 +25,10 @@ from pipeline.harvest.clone import GIT_ENV
 
 
 _ADDED_CLASS = re.compile(r"^\+class\s+([A-Za-z_][A-Za-z0-9_]*)")
+_COMMIT = "@@commit "
+# Share of an earlier class's added lines that must reappear for it to count as the same code moved
+# (not merely the same name): a moved and edited class keeps most lines, an unrelated one few.
+SAME_CODE = 0.5
 
 
 @dataclass(frozen=True)
@@ -29,6 +38,19 @@ class FirstSeen:
     committed: datetime
 
 
+@dataclass(frozen=True)
+class _Added:
+    """One commit adding a top-level `class <Name>` line to one file, with the lines it added."""
+
+    seen: FirstSeen
+    path: str
+    lines: frozenset[str]
+
+
+def _code_lines(text: str) -> frozenset[str]:
+    return frozenset(s for s in (line.strip() for line in text.splitlines()) if s and not s.startswith("#"))
+
+
 class History:
     """Git history questions about one checkout."""
 
@@ -36,36 +58,97 @@ class History:
         self.repo = git.Repo(checkout)
         self.timeout_s = timeout_s
         self._deepened = False
-        self._seen: dict[str, FirstSeen] | None = None
+        self._added: dict[str, list[_Added]] | None = None
+        self._renames: list[tuple[str, str]] | None = None  # (old path, new path), oldest first
 
     def _shallow_commits(self) -> set[str]:
         shallow = Path(self.repo.git_dir) / "shallow"
         return set(shallow.read_text().split()) if shallow.exists() else set()
 
-    def _scan(self) -> dict[str, FirstSeen]:
-        """First commit adding a top-level `class <Name>` line, for every name, in one log walk."""
-        out = self.repo.git.log(
-            "-G", r"^class[[:space:]]", "--reverse", "-p", "-U0", "--no-color", "--no-renames",
-            "--format=@@commit %H %at %ct", "HEAD",
-            env=GIT_ENV, kill_after_timeout=self.timeout_s,
-        )
-        seen: dict[str, FirstSeen] = {}
+    def _git_log(self, *args: str) -> str:
+        return self.repo.git.log(*args, "--no-color", "--format=" + _COMMIT + "%H %at %ct", "HEAD",
+                                 env=GIT_ENV, kill_after_timeout=self.timeout_s)
+
+    def _scan(self) -> None:
+        """Every commit adding a top-level `class <Name>` line (with the file and the lines it added),
+        and every rename, each in one log walk."""
+        out = self._git_log("-G", r"^class[[:space:]]", "--reverse", "-p", "-U0", "-M")
+        added: dict[str, list[_Added]] = {}
         current: FirstSeen | None = None
+        path = ""
+        block: tuple[str, list[str]] | None = None  # (class name, its added lines) while inside one
+
+        def close() -> None:
+            if block is not None and current is not None:
+                added.setdefault(block[0], []).append(_Added(current, path, _code_lines("\n".join(block[1]))))
+
         utc = timezone.utc
         for line in out.splitlines():
-            if line.startswith("@@commit "):
+            if line.startswith(_COMMIT):
+                close()
+                block = None
                 sha, at, ct = line.split()[1:4]
                 current = FirstSeen(sha, datetime.fromtimestamp(int(at), utc), datetime.fromtimestamp(int(ct), utc))
-            elif current is not None and line.startswith("+class"):
+            elif line.startswith("+++ "):
+                close()
+                block = None
+                path = line[6:] if line.startswith("+++ b/") else ""
+            elif line.startswith("@@") or line.startswith("diff --git"):
+                close()
+                block = None
+            elif line.startswith("+class"):
+                close()
                 match = _ADDED_CLASS.match(line)
-                if match:
-                    seen.setdefault(match.group(1), current)
-        return seen
+                block = (match.group(1), [line[1:]]) if match else None
+            elif block is not None and line.startswith("+"):
+                if line.startswith("+") and len(line) > 1 and not line[1].isspace() and line[1] not in "#)]}":
+                    close()  # the next top-level statement ends the class
+                    block = None
+                else:
+                    block[1].append(line[1:])
+        close()
+        self._added = added
+        self._renames = None
 
-    def first_seen(self, class_name: str) -> FirstSeen | None:
-        if self._seen is None:
-            self._seen = self._scan()
-        found = self._seen.get(class_name)
+    def _load_renames(self) -> list[tuple[str, str]]:
+        if self._renames is None:
+            renames: list[tuple[str, str]] = []
+            for line in self._git_log("--reverse", "-M", "--diff-filter=R", "--name-status").splitlines():
+                if line.startswith("R"):
+                    _status, old, new = line.split("\t")
+                    renames.append((old, new))
+            self._renames = renames
+        return self._renames
+
+    def _lineage(self, path: str) -> set[str]:
+        """`path` and every path the file had before, following renames and moves back in time."""
+        names = {path}
+        for old, new in reversed(self._load_renames()):
+            if new in names:
+                names.add(old)
+        return names
+
+    def _find(self, path: str, class_name: str, source: str) -> FirstSeen | None:
+        assert self._added is not None
+        events = self._added.get(class_name, [])
+        code = _code_lines(source)
+        # Renames are read from history only when this file's own name and the code do not settle it.
+        for lineage in ({path}, None):
+            paths = lineage if lineage is not None else self._lineage(path)
+            for event in events:  # oldest first
+                if event.path in paths:
+                    return event.seen
+                # The same code added earlier under another path: a class moved between files.
+                if event.lines and len(event.lines & code) >= SAME_CODE * len(event.lines):
+                    return event.seen
+        return None
+
+    def first_seen(self, path: str, class_name: str, source: str) -> FirstSeen | None:
+        """The first commit that added this class: in this file or an earlier name of it, or the
+        same code (not merely the same name) in another file it was moved from."""
+        if self._added is None:
+            self._scan()
+        found = self._find(path, class_name, source)
         if found is not None and found.commit in self._shallow_commits() and not self._deepened:
             # Present at the history boundary: fetch one more commit of history and ask again.
             self._deepened = True
@@ -73,8 +156,8 @@ class History:
                 self.repo.git.fetch("--deepen=1", env=GIT_ENV, kill_after_timeout=self.timeout_s)
             except git.GitCommandError:
                 return found
-            self._seen = self._scan()
-            found = self._seen.get(class_name)
+            self._scan()
+            found = self._find(path, class_name, source)
         return found
 
     def is_boundary(self, sha: str) -> bool:
@@ -89,10 +172,10 @@ class PostCutoff:
     cutoff: date
     name: str = "provenance"
 
-    def check_first_seen(self, class_name: str) -> tuple[Verdict, FirstSeen | None]:
-        seen = self.history.first_seen(class_name)
+    def check_first_seen(self, path: str, class_name: str, source: str) -> tuple[Verdict, FirstSeen | None]:
+        seen = self.history.first_seen(path, class_name, source)
         if seen is None:
-            return Verdict.drop("no-history", f"no commit adds 'class {class_name}'"), None
+            return Verdict.drop("no-history", f"no commit adds 'class {class_name}' to {path}"), None
         limit = datetime.combine(self.cutoff, time.min, tzinfo=timezone.utc)
         # Rebases keep the author date and amends keep neither honest; the earlier one is the safer claim.
         earliest = min(seen.authored, seen.committed)

@@ -59,7 +59,8 @@ Rules chosen for the ambiguous cases (the tests pin each one):
   SyntaxError/ValueError from parsing a string annotation that is not code (it is then ignored).
 
 Known limitations: dynamic definitions (`globals()[...] = `, `exec`, module `__getattr__`) and
-names provided by `from x import *` are not seen (they count as unresolved); PEP 695 type
+names provided by `from x import *` are not seen here (they count as unresolved, or as builtins
+they would shadow; `ModuleAnalysis.star_imports` lists the star imports for the caller to decide); PEP 695 type
 parameters (Python 3.12+ syntax) are not modelled; forward references in strings outside
 annotations (`TypeVar("T", bound="Foo")`, `cast("Foo", x)`) are not checked.
 """
@@ -74,6 +75,7 @@ from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
 from pipeline.core import parsing
+from pipeline.harvest.runtime_imports import is_type_checking
 
 __all__ = [
     "ModuleAnalysis",
@@ -118,6 +120,8 @@ class Resolution:
     context: list[ast.stmt]           # carried top-level statements, file order, no imports/class
     imports: list[ast.stmt]           # top-level Import/ImportFrom statements needed, file order
     used_import_names: set[str]
+    builtins_used: set[str] = field(default_factory=set)  # names that resolved to builtins
+
 
     @property
     def complete(self) -> bool:
@@ -173,12 +177,6 @@ class _Def:
     type_only: bool      # bound only inside `if TYPE_CHECKING:`
 
 
-def _is_type_checking(test: ast.expr) -> bool:
-    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
-    )
-
-
 def _subscript_head(node: ast.expr) -> str | None:
     if isinstance(node, ast.Name):
         return node.id
@@ -197,7 +195,7 @@ class _Collector:
         self.stmt = -1
         self.uses: list[_Use] = []
         self.defs: dict[str, list[_Def]] = {}
-        self.star_import = False
+        self.star_imports: list[ast.ImportFrom] = []
         self.type_checking = 0  # depth of module-level `if TYPE_CHECKING:` bodies
         self.lazy = 0           # depth of lazily evaluated annotations
         self.annotation = 0     # depth of annotation expressions (string forward refs parsed)
@@ -284,7 +282,7 @@ class _Collector:
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         for alias in node.names:
             if alias.name == "*":
-                self.star_import = True
+                self.star_imports.append(node)
             else:
                 self.bind(alias.asname or alias.name, via_import=True)
 
@@ -338,7 +336,7 @@ class _Collector:
         current: ast.If | None = node
         while current is not None:
             self.visit(current.test)
-            guarded = self.scope.kind == "module" and _is_type_checking(current.test)
+            guarded = self.scope.kind == "module" and is_type_checking(current.test)
             self.type_checking += guarded
             self.visit_all(current.body)
             self.type_checking -= guarded
@@ -560,12 +558,18 @@ class ModuleAnalysis:
         # is a lazy annotation (only then may TYPE_CHECKING-only bindings satisfy it).
         self._requires: list[dict[str, bool]] = [{} for _ in module.body]
         self._unresolved: list[list[_Use]] = [[] for _ in module.body]
+        self._builtins: list[set[str]] = [set() for _ in module.body]
         for use in self._collector.uses:
             self._classify(use)
 
     @property
     def has_star_import(self) -> bool:
-        return self._collector.star_import
+        return bool(self._collector.star_imports)
+
+    @property
+    def star_imports(self) -> list[ast.ImportFrom]:
+        """Every `from x import *` of the module, in file order."""
+        return self._collector.star_imports
 
     # -- resolving one use
 
@@ -577,8 +581,10 @@ class ModuleAnalysis:
             requires[use.name] = requires.get(use.name, True) and use.lazy
         elif outcome == "unresolved":
             self._unresolved[use.stmt].append(use)
+        elif outcome == "builtin":
+            self._builtins[use.stmt].add(use.name)
 
-    def _lookup(self, use: _Use) -> Literal["local", "module", "unresolved"]:
+    def _lookup(self, use: _Use) -> Literal["local", "builtin", "module", "unresolved"]:
         name, scope = use.name, use.scope
         if scope.kind == "class":
             if name in scope.globals:
@@ -623,12 +629,12 @@ class ModuleAnalysis:
             parent = parent.parent
         return "unresolved"
 
-    def _module_lookup(self, name: str, lazy: bool) -> Literal["local", "module", "unresolved"]:
+    def _module_lookup(self, name: str, lazy: bool) -> Literal["builtin", "module", "unresolved"]:
         defs = self._collector.defs.get(name, ())
         if any(lazy or not d.type_only for d in defs):
             return "module"
         if name in _builtin_names():
-            return "local"  # a builtin needs nothing carried
+            return "builtin"  # needs nothing carried (a star import may still shadow it)
         return "unresolved"
 
     # -- per class
@@ -647,8 +653,10 @@ class ModuleAnalysis:
         queue = deque([root])
         unresolved: set[UnresolvedName] = set()
         used_imports: set[str] = set()
+        builtins_used: set[str] = set()
         while queue:
             i = queue.popleft()
+            builtins_used |= self._builtins[i]
             if i in self._too_deep:
                 what = "the class" if i == root else f"needed statement {_top_level_label(body[i])!r}"
                 raise ResolutionError(
@@ -675,6 +683,7 @@ class ModuleAnalysis:
             context=[body[i] for i in ordered if not isinstance(body[i], (ast.Import, ast.ImportFrom))],
             imports=[body[i] for i in ordered if isinstance(body[i], (ast.Import, ast.ImportFrom))],
             used_import_names=used_imports,
+            builtins_used=builtins_used,
         )
 
     def _where(self, use: _Use, in_class: bool, class_name: str) -> str:

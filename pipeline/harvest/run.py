@@ -9,6 +9,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import multiprocessing
+import os
+import threading
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import date
@@ -164,6 +168,35 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
     return HarvestSummary(snap, len(refs), counts["classes"], counts["rejects"], funnel)
 
 
+def _reused_in_worker(ref: RepoRef, cfg: HarvestConfig, snap: Path) -> bool:
+    """Pool entry point: the shard goes to disk, only the reuse flag comes back."""
+    return harvest_repo(ref, cfg, snap)[1]
+
+
+def harvest_all(refs: list[RepoRef], cfg: HarvestConfig, snap: Path, progress: ProgressFn | None = None) -> int:
+    """Harvest every repository, `cfg.workers` processes at a time (repositories are independent);
+    returns how many shards were reused."""
+    workers = min(cfg.workers or os.cpu_count() or 1, len(refs))
+    if workers <= 1:
+        reused = 0
+        for ref in refs:
+            reused += harvest_repo(ref, cfg, snap)[1]
+            if progress is not None:
+                progress(ref.full_name, len(refs))
+        return reused
+    # fork is cheapest and needs no importable __main__, but forking a threaded process (a Prefect
+    # worker) can deadlock on a lock another thread held; then a fork server starts clean workers.
+    context = multiprocessing.get_context("fork" if threading.active_count() == 1 else "forkserver")
+    with ProcessPoolExecutor(workers, mp_context=context) as pool:
+        futures = {pool.submit(_reused_in_worker, ref, cfg, snap): ref for ref in refs}
+        reused = 0
+        for future in as_completed(futures):
+            reused += future.result()
+            if progress is not None:
+                progress(futures[future].full_name, len(refs))
+    return reused
+
+
 def run_harvest(cfg: HarvestConfig, *, github_search: Callable[[], GitHubSearchResult] | None = None,
                 progress: ProgressFn | None = None, today: date | None = None) -> HarvestSummary:
     """`github_search` is injected by the edge (CLI, flow) so the library never builds network clients itself."""
@@ -171,12 +204,7 @@ def run_harvest(cfg: HarvestConfig, *, github_search: Callable[[], GitHubSearchR
     github = github_search_cached(cfg, github_search, today or date.today()) if github_search is not None else None
     refs = gather_repos(cfg, github)
     index = build_dedup_index(cfg)
-    reused = 0
-    for ref in refs:
-        _shard, was_reused = harvest_repo(ref, cfg, snap)
-        reused += was_reused
-        if progress is not None:
-            progress(ref.full_name, len(refs))
+    reused = harvest_all(refs, cfg, snap, progress)
     summary = assemble_snapshot(cfg, refs, index, snap, github)
     summary.reused_shards = reused
     return summary

@@ -12,7 +12,7 @@ from pipeline.config import FilterConfig
 from pipeline.funnel import Funnel, FunnelReport, Verdict
 from pipeline.harvest import files
 from pipeline.harvest.candidates import list_candidates, to_record
-from pipeline.harvest.filters import ImportPurity, ReferenceCompleteness, Structure, repo_top_level_names
+from pipeline.harvest.filters import ImportPurity, ReferenceCompleteness, Structure, Testability
 from pipeline.harvest.provenance import History, PostCutoff
 from pipeline.records import HarvestedClass, Rejection, RepoRef
 
@@ -39,10 +39,13 @@ def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
                   on_file: Callable[[str], None] | None = None) -> RepoShard:
     sink = _ListSink()
     funnel: Funnel = Funnel(sink=sink)
-    filters = [ImportPurity(repo_top_level_names(checkout)), Structure(cfg), ReferenceCompleteness()]
+    listing = files.list_checkout(checkout)
+    filters = [ImportPurity(listing.module_names), Structure(cfg), ReferenceCompleteness(), Testability()]
     provenance = PostCutoff(History(checkout), cutoff)
     kept: list[HarvestedClass] = []
-    for rel, abspath in files.iter_python_files(checkout):
+    for rel in listing.linked_dirs:
+        funnel.record("select", f"{ref.full_name}:{rel}", files.select(rel, checkout / rel, checkout))
+    for rel, abspath in listing.python_files:
         if on_file is not None:
             on_file(rel)
         f = files.SourceFile(ref.full_name, rel, abspath)
@@ -52,7 +55,7 @@ def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
             continue
         if not funnel.record("compile", f.item_id, files.parse_and_compile(f, cfg)):
             continue
-        for cand in list_candidates(ref, rel, f.text, f.module):
+        for cand in list_candidates(ref, rel, f.text, f.module, f.index):
             try:
                 passed = all(funnel.apply(flt, cand, cand.item_id) for flt in filters)
             except RecursionError:
@@ -60,7 +63,7 @@ def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
                 continue
             if not passed:
                 continue
-            verdict, seen = provenance.check_first_seen(cand.name)
+            verdict, seen = provenance.check_first_seen(rel, cand.name, cand.source)
             if not funnel.record("provenance", cand.item_id, verdict):
                 continue
             record = to_record(cand)

@@ -301,7 +301,9 @@ class FakeGitHub:
         search_limit: int = 30,
         enforce_rate_limit: bool = False,
         link_base: str | None = None,
+        token: str | None = None,
     ) -> None:
+        self.token = token  # when set, any other (or no) token gets 401 Bad credentials, as GitHub answers
         self.catalogue: list[FakeRepo] = list(repos)
         self.result_cap = result_cap
         self.clock = clock
@@ -513,7 +515,10 @@ def _handler_for(api: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             parts = urlsplit(self.path)
             params = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
             api._record(RecordedRequest("GET", parts.path, params, {k.lower(): v for k, v in self.headers.items()}))
-            if parts.path == "/search/repositories":
+            if api.token is not None and self.headers.get("Authorization") != f"token {api.token}":
+                self._send(Canned(401, {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest",
+                                        "status": "401"}))
+            elif parts.path == "/search/repositories":
                 self._send(api.answer_search(params))
             elif parts.path == "/rate_limit":
                 self._send(api.answer_rate_limit())

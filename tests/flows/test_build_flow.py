@@ -19,7 +19,7 @@ def test_flow_runs_end_to_end_and_resumes(prefect_harness, example_config, tmp_p
     first = build_benchmark(config_path=str(example_config))
     snap = Path(first["snapshot"])
     assert (snap / "classes.jsonl").exists() and (snap / "funnel.json").exists()
-    assert first["classes"] == 15 and first["tasks"] == 3 and first["incomplete"] == 0
+    assert first["classes"] == 16 and first["tasks"] == 3 and first["incomplete"] == 0
     stages = first["funnel"]["stages"]
     assert stages["provenance"]["dropped"].get("pre-cutoff", 0) == 2
     assert stages["solution"]["kept"] == 3 and stages["release"]["kept"] == 3

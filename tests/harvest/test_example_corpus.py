@@ -19,6 +19,7 @@ KEPT = {
     "ShoppingCart", "InvoiceCalculator", "CsvLogRotator", "LibraryInventory", "UrlRouter", "ResponseCache",
     "JsonPathQuery", "QueryBuilder", "PasswordVault", "TextTokenizer", "KeywordExtractor",
     "MarkdownTableFormatter", "SudokuBoard", "EventBus", "Matrix",
+    "LogPathTools",  # its names come from `from os.path import *`, resolved through os.path's public names
 }
 CLASS_DROPS = {
     "brightcart/shopkit:shopkit/gateway.py::PaymentGatewayClient": "third-party-import",
@@ -26,7 +27,6 @@ CLASS_DROPS = {
     "brightcart/shopkit:shopkit/portfolio.py::StockPortfolioTracker": "reference-corpus",
     "tidyfiles/logroll:logroll/buffer.py::LineBuffer": "pre-cutoff",
     "tidyfiles/logroll:logroll/matching.py::GlobMatcher": "pre-cutoff",
-    "tidyfiles/logroll:logroll/compat.py::LogPathTools": "star-import",
     "shelfwise/libris:libris/export.py::CatalogExporter": "same-repo-import",
     "netwise/routekit:routekit/cookies.py::CookieJar": "too-few-methods",
     "netwise/routekit:routekit/status.py::StatusCodes": "too-short",

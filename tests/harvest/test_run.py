@@ -18,11 +18,12 @@ from pipeline.store import read_jsonl
 CLASSEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "classeval" / "ClassEval_data.json"
 
 
-def config(tmp_path: Path, sources: list[Path], **dedup) -> HarvestConfig:
+def config(tmp_path: Path, sources: list[Path], workers: int = 1, **dedup) -> HarvestConfig:
+    # One worker (in this process) unless a test asks for more: monkeypatches reach no other process.
     return HarvestConfig(
         cutoff=date(2025, 1, 1), snapshot="snap", output_root=tmp_path / "harvested",
         local_sources=[str(p) for p in sources], clone=CloneConfig(workdir=tmp_path / "clones"),
-        dedup=DedupConfig(**dedup),
+        dedup=DedupConfig(**dedup), workers=workers,
     )
 
 
@@ -225,3 +226,18 @@ def test_submodules_are_not_followed(make_repo, tmp_path):
     run_harvest(cfg)
     classes, _, _, _ = outputs(cfg)
     assert [c.class_name for c in classes] == ["OuterThing"], "submodule code belongs to another repository"
+
+
+def test_two_worker_processes_write_what_one_writes(make_repo, tmp_path):
+    root = tmp_path / "repos"
+    for i in range(4):
+        make_repo(f"team{i}__lib", [("2025-02-01", {f"lib/m{i}.py": make_class(f"Thing{i}", methods=6 + i)}),
+                                   ("2025-03-01", {f"lib/n{i}.py": make_class(f"Other{i}", methods=3)})], root)
+    written = {}
+    for workers in (1, 2):
+        cfg = config(tmp_path / f"w{workers}", [root], workers=workers)
+        summary = run_harvest(cfg)
+        snap = cfg.output_root / cfg.snapshot
+        written[workers] = {p.name: p.read_bytes() for p in snap.glob("*.json*")}
+        assert summary.classes == 4 and summary.repos == 4
+    assert written[1] == written[2]

@@ -52,7 +52,7 @@ def test_good_class_is_kept_with_provenance_and_metadata(make_repo, tmp_path):
 @pytest.mark.parametrize("imports, reason", [
     ("import requests\nimport json\n", "third-party-import"),
     ("from .helpers import x\nimport json\n", "relative-import"),
-    ("from os.path import *\nimport json\n", "star-import"),
+    ("from shop.paths import *\nimport json\n", "star-import"),
     ("from shop.helpers import slug\nimport json\n", "same-repo-import"),
 ])
 def test_import_purity(make_repo, tmp_path, imports, reason):
@@ -189,7 +189,9 @@ def test_symlinks_are_never_followed(make_repo, tmp_path):
                    env={"GIT_AUTHOR_DATE": "2025-03-01T00:00:00", "GIT_COMMITTER_DATE": "2025-03-01T00:00:00", "PATH": "/usr/bin:/bin"})
     shard = scan(repo, tmp_path)
     assert [c.class_name for c in shard.classes] == ["Inside"]
-    assert reasons(shard) == {"a/b:link.py": "symlink"}
+    # the linked directory is not entered, and says so
+    assert reasons(shard) == {"a/b:link.py": "symlink", "a/b:linkdir": "symlink"}
+    assert "directory" in {r.item_id: r.detail for r in shard.rejects}["a/b:linkdir"]
 
 
 def test_field_annotations_are_kept(make_repo, tmp_path):

@@ -1,0 +1,114 @@
+"""`classforge harvest` as a user runs it: flags without a config file, flags over a file, nothing to
+harvest, and a GitHub search that cannot work (no token, unreachable, token refused)."""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+from pathlib import Path
+
+from classgen import make_class
+from typer.testing import CliRunner
+
+from fakes.github_api import FakeGitHub, fake_repo
+from pipeline.cli import app
+
+
+def invoke(*args: str, env: dict[str, str | None] | None = None):
+    result = CliRunner().invoke(app, list(args), env={"GITHUB_TOKEN": None, **(env or {})})
+    return result, " ".join(result.output.split())  # unwrapped, whatever the terminal width
+
+
+def kept(out: Path, snapshot: str = "default") -> set[str]:
+    lines = (out / snapshot / "classes.jsonl").read_text().splitlines()
+    return {json.loads(line)["class_name"] for line in lines}
+
+
+def github_config(tmp_path: Path, base_url: str, extra: str = "") -> Path:
+    cfg = tmp_path / "gh.toml"
+    cfg.write_text(f'[harvest]\noutput_root = "{tmp_path / "out"}"\n[harvest.github]\nenabled = true\n'
+                   f'base_url = "{base_url}"\n{extra}')
+    return cfg
+
+
+def two_repos(make_repo, tmp_path: Path) -> tuple[Path, Path]:
+    folder = tmp_path / "folder"
+    make_repo("acme__shop", [("2025-01-15", {"shop/cart.py": make_class("Cart", methods=6)}),
+                             ("2025-03-01", {"shop/till.py": make_class("Till", methods=6)})], folder)
+    lone = make_repo("solo__tool", [("2025-04-01", {"tool/queue.py": make_class("JobQueue", methods=6)})], tmp_path / "elsewhere")
+    return folder, lone
+
+
+def test_harvest_from_flags_alone(make_repo, tmp_path):
+    folder, lone = two_repos(make_repo, tmp_path)
+    out = tmp_path / "out"
+    result, text = invoke("harvest", "--source", str(folder), "--source", lone.as_uri(),
+                          "--cutoff", "2025-02-01", "--out", str(out))
+    assert result.exit_code == 0, text
+    assert kept(out) == {"Till", "JobQueue"}  # Cart was first committed before the cutoff
+    assert "2 repositories" in text and "pre-cutoff x1" in text
+
+
+def test_flags_override_the_file_and_are_validated_like_it(make_repo, tmp_path):
+    folder, _ = two_repos(make_repo, tmp_path)
+    cfg = tmp_path / "classforge.toml"
+    cfg.write_text(f'[harvest]\ncutoff = 2025-02-01\nsnapshot = "fromfile"\noutput_root = "{tmp_path / "fileout"}"\n'
+                   f'local_sources = ["{tmp_path / "does-not-exist"}"]\n')
+    out = tmp_path / "out"
+    result, text = invoke("harvest", "-c", str(cfg), "--source", str(folder), "--cutoff", "2025-01-01",
+                          "--snapshot", "flags", "--out", str(out))
+    assert result.exit_code == 0, text
+    assert kept(out, "flags") == {"Cart", "Till"} and not (tmp_path / "fileout").exists()
+    # the file's values stand where no flag is given
+    result, text = invoke("harvest", "-c", str(cfg), "--source", str(folder))
+    assert result.exit_code == 0, text
+    assert kept(tmp_path / "fileout", "fromfile") == {"Till"}
+    for flags, where in ((["--cutoff", "2025-02-30"], "harvest.cutoff"), (["--snapshot", "../escape"], "harvest.snapshot")):
+        result, text = invoke("harvest", "-c", str(cfg), "--source", str(folder), *flags)
+        assert result.exit_code == 2 and where in text, text
+
+
+def test_nothing_to_harvest_exits_non_zero_and_says_so(tmp_path):
+    result, text = invoke("harvest", "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2 and "nothing to harvest" in text
+    assert not (tmp_path / "out").exists()
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    result, text = invoke("harvest", "--source", str(empty), "--out", str(tmp_path / "out"))
+    assert result.exit_code == 2 and "neither a git repository nor a folder of them" in text
+
+
+def test_github_search_that_finds_no_repository_exits_non_zero(tmp_path):
+    with FakeGitHub([fake_repo("octo/old", "2023-01-01", 300, "banking ledger")], token="good") as api:
+        cfg = github_config(tmp_path, api.base_url, 'star_tiers = [">1000"]\n')
+        result, text = invoke("harvest", "-c", str(cfg), env={"GITHUB_TOKEN": "good"})
+    assert result.exit_code == 1 and "nothing to harvest: the sources held no repository" in text
+
+
+def test_github_without_token_fails_before_any_request(tmp_path):
+    with FakeGitHub() as api:
+        start = time.monotonic()
+        result, text = invoke("harvest", "--github", "--out", str(tmp_path / "out"))
+        assert result.exit_code == 2 and "GITHUB_TOKEN is not set" in text
+        assert time.monotonic() - start < 5 and api.requests == []
+
+
+def test_unreachable_github_fails_fast_after_one_check(tmp_path):
+    with socket.socket() as s:  # a port nothing listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    cfg = github_config(tmp_path, f"http://127.0.0.1:{port}")
+    start = time.monotonic()
+    result, text = invoke("harvest", "-c", str(cfg), env={"GITHUB_TOKEN": "ghp_fake"})
+    assert result.exit_code == 2 and f"GitHub API at http://127.0.0.1:{port} is unreachable" in text, text
+    assert time.monotonic() - start < 15
+    assert len(result.output.strip().splitlines()) == 1
+
+
+def test_refused_token_fails_fast_after_one_request(tmp_path):
+    with FakeGitHub([fake_repo("octo/ledger", "2025-03-01", 250, "banking ledger")], token="right") as api:
+        cfg = github_config(tmp_path, api.base_url)
+        result, text = invoke("harvest", "-c", str(cfg), env={"GITHUB_TOKEN": "wrong"})
+        assert result.exit_code == 2 and "rejected GITHUB_TOKEN: Bad credentials" in text, text
+        assert [r.path for r in api.requests] == ["/rate_limit"]

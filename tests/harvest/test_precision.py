@@ -1,0 +1,194 @@
+"""Issue 10's precision items, each on a real git repository shaped like the ones that exposed it."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from datetime import date, datetime, timezone
+
+import pytest
+from classgen import make_class
+from test_scan import reasons, scan
+
+from pipeline.harvest.repo_builder import CommitSpec
+from pipeline.harvest.runtime_imports import version_guard
+
+
+def when(day: str) -> datetime:
+    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
+
+
+def run_module(cls) -> dict:
+    """Execute the kept class as a task module would, in this (the target) interpreter."""
+    ns: dict = {}
+    exec(compile(cls.module_source(), cls.path, "exec"), ns)
+    return ns
+
+
+def test_version_guarded_and_type_checking_imports_do_not_count(make_repo, tmp_path):
+    guarded = '''import sys
+from typing import TYPE_CHECKING
+
+if sys.version_info >= (3, 11):
+    from typing import Self
+else:
+    from typing_extensions import Self
+
+if sys.version_info[:2] < (3, 9):
+    from backports.zoneinfo import ZoneInfo
+else:
+    from zoneinfo import ZoneInfo
+
+if TYPE_CHECKING:
+    from pandas import DataFrame
+
+import json
+'''
+    extra = ('def copy(self) -> Self:\n    return self\n\n'
+             'def zone(self):\n    return ZoneInfo("UTC").key\n\n'
+             'def frame(self, df: "DataFrame") -> "DataFrame":\n    return df\n')
+    src = make_class("Schedule", methods=6, imports=guarded, extra_method=extra)
+    # The other branch is what this Python would run: a class needing it is still third-party.
+    old_only = make_class("Legacy", methods=6, extra_method="def copy(self) -> Self:\n    return self\n",
+                          imports=guarded.replace(">= (3, 11)", "< (3, 11)"))
+    repo = make_repo("tz__planner", [("2025-03-04", {"planner/schedule.py": src, "planner/legacy.py": old_only})])
+    shard = scan(repo, tmp_path)
+    assert reasons(shard) == {"tz/planner:planner/legacy.py::Legacy": "third-party-import"}
+    (cls,) = shard.classes
+    assert run_module(cls)["Schedule"]().zone() == "UTC"
+
+
+@pytest.mark.parametrize("test, value", [
+    ("sys.version_info >= (3, 8)", True), ("sys.version_info < (3, 11)", sys.version_info < (3, 11)),
+    ("sys.version_info[:2] >= (3, 11)", sys.version_info[:2] >= (3, 11)), ("sys.version_info[0] == 2", False),
+    ("sys.version_info >= (4,)", False), ("PY311", None), ("sys.version_info >= '3.8'", None),
+    ("sys.platform == 'win32'", None), ("(3, 8) <= sys.version_info", None),
+])
+def test_version_guards_are_evaluated_for_the_running_python(test, value):
+    assert version_guard(ast.parse(test, mode="eval").body) is value
+
+
+def test_star_import_is_decided_per_class(make_repo, tmp_path):
+    module = '''"""Path helpers and a ledger that have nothing in common."""
+from os.path import *
+from shop.compat import *
+import json
+
+'''
+    paths = make_class("PathTools", methods=6, imports="",
+                       extra_method="def under(self, root, name):\n    return normpath(join(root, name))\n")
+    ledger = make_class("Ledger", methods=6, imports="")
+    needs_opaque = make_class("Needs", methods=6, imports="",
+                              extra_method="def rate(self):\n    return DEFAULT_RATE\n")
+    text = module + paths + "\n\n" + ledger.replace("import json\n", "") + "\n\n" + needs_opaque
+    repo = make_repo("acme__shop", [("2025-02-03", {"shop/tools.py": text, "shop/compat.py": "DEFAULT_RATE = 3\n"})])
+    shard = scan(repo, tmp_path)
+    assert reasons(shard) == {"acme/shop:shop/tools.py::Needs": "star-import"}
+    assert "DEFAULT_RATE" in shard.rejects[0].detail
+    kept = {c.class_name: c for c in shard.classes}
+    assert set(kept) == {"PathTools", "Ledger"}
+    # the star becomes the explicit import of what the class takes from it
+    assert "from os.path import join, normpath" in kept["PathTools"].imports
+    assert run_module(kept["PathTools"])["PathTools"]().under("/a", "b/../c") == "/a/c"
+    assert not any("*" in i for i in kept["Ledger"].imports)
+
+
+def test_stdlib_star_that_shadows_a_builtin_is_carried(make_repo, tmp_path):
+    # `from os import *` rebinds open(): the class really calls os.open, so it must carry it.
+    src = make_class("Fd", methods=6, imports="from os import *\n",
+                     extra_method="def fd(self, p):\n    return open(p, O_RDONLY)\n")
+    (cls,) = scan(make_repo("a__b", [("2025-02-03", {"fd.py": src})]), tmp_path).classes
+    assert "from os import O_RDONLY, open" in cls.imports
+
+
+def test_same_repo_import_is_labelled_by_what_the_repository_contains(make_repo, tmp_path):
+    uses = "def slug(self, s):\n    return slugify(s)\n"
+    files = {
+        "backend/app/services/catalog.py": make_class("Catalog", methods=6, extra_method=uses,
+                                                       imports="from app.text.slugs import slugify\nimport json\n"),
+        "backend/app/text/slugs.py": "def slugify(s):\n    return s.lower()\n",
+        "backend/app/services/fetch.py": make_class("Fetcher", methods=6, extra_method="def get(self):\n    return httpx.get\n",
+                                                    imports="import httpx\nimport json\n"),
+    }
+    shard = scan(make_repo("deep__layout", [("2025-02-03", files)]), tmp_path)
+    assert reasons(shard) == {"deep/layout:backend/app/services/catalog.py::Catalog": "same-repo-import",
+                              "deep/layout:backend/app/services/fetch.py::Fetcher": "third-party-import"}
+
+
+def test_pep_263_coding_declarations_are_decoded_as_python_does(make_repo, tmp_path):
+    body = make_class("Marcador", methods=6).replace('"""A marcador used in tests."""', '"""Puntuación por jugador."""')
+    files: dict[str, str | bytes] = {
+        "juego/marcador.py": ("# -*- coding: latin-1 -*-\n" + body).encode("latin-1"),
+        "juego/tabla.py": ("# vim: set fileencoding=cp1252 :\n" + body.replace("Marcador", "Tabla")).encode("cp1252"),
+        "juego/bom.py": b"\xef\xbb\xbf" + body.replace("Marcador", "ConBom").encode("utf-8"),
+        "juego/raro.py": ("# coding: klingon\n" + body.replace("Marcador", "Raro")).encode("utf-8"),
+        "juego/sin.py": ("# ñ\n" + body.replace("Marcador", "Sin")).encode("latin-1"),
+    }
+    shard = scan(make_repo("es__juego", [("2025-02-03", files)]), tmp_path)
+    assert reasons(shard) == {"es/juego:juego/raro.py": "bad-encoding", "es/juego:juego/sin.py": "not-utf8"}
+    kept = {c.class_name: c for c in shard.classes}
+    assert set(kept) == {"Marcador", "Tabla", "ConBom"}
+    assert "Puntuación" in kept["Marcador"].source and not kept["ConBom"].source.startswith("\ufeff")
+
+
+def test_provenance_follows_renames_and_ignores_unrelated_namesakes(make_repo, tmp_path):
+    old_config = make_class("Config", methods=6, body_lines=8)
+    new_config = make_class("Config", methods=7, body_lines=5, imports="import math\n").replace("Config", "Config")
+    router = make_class("Router", methods=6)
+    repo = make_repo("web__kit", [
+        CommitSpec(when("2024-05-01"), "legacy settings", {"legacy/settings.py": old_config, "kit/routing.py": router}),
+        # Router's file is renamed (git mv) and edited; the old namesake stays in legacy/.
+        CommitSpec(when("2025-02-01"), "restructure", {"kit/router.py": router.replace("Start empty.", "Start with no routes.")},
+                   delete=["kit/routing.py"]),
+        CommitSpec(when("2025-03-01"), "new config", {"kit/config.py": new_config}),
+    ])
+    shard = scan(repo, tmp_path)
+    got = reasons(shard)
+    assert got["web/kit:kit/router.py::Router"] == "pre-cutoff"   # followed through the rename
+    assert got["web/kit:legacy/settings.py::Config"] == "pre-cutoff"
+    (cls,) = shard.classes
+    assert (cls.path, cls.class_name) == ("kit/config.py", "Config")  # not the unrelated 2024 Config
+    assert cls.first_seen_date.date() == date(2025, 3, 1)
+    log = subprocess.run(["git", "log", "--format=%H", "-1", "--", "kit/config.py"], cwd=repo, capture_output=True, text=True)
+    assert cls.first_seen_commit == log.stdout.strip()
+
+
+def test_untestable_classes_are_dropped_with_named_reasons(make_repo, tmp_path):
+    menu = make_class("BankMenu", methods=6, extra_method=(
+        "def run(self):\n    while True:\n        choice = input('1) deposit 2) quit: ')\n"
+        "        if choice == '2':\n            return self.total\n"))
+    screen = make_class("Screen", methods=6, imports="import os\n",
+                        extra_method="def clear(self):\n    os.system('cls' if os.name == 'nt' else 'clear')\n")
+    cursor = make_class("Spinner", methods=6, imports="import sys\n",
+                        extra_method="def home(self):\n    sys.stdout.write('\\033[2J\\033[H')\n")
+    keys = make_class("Keys", methods=6, imports="import termios\nimport json\n",
+                      extra_method="def raw(self, fd):\n    return termios.tcgetattr(fd)\n")
+    stubs = '''import abc
+
+
+class Storage(abc.ABC):
+    """Where documents live."""
+
+    def __init__(self, root):
+        self.root = root
+
+''' + "\n".join(f'''    @abc.abstractmethod
+    def op{i}(self, key):
+        """Operation {i}."""
+{"        ..." if i % 3 == 0 else "        raise NotImplementedError" if i % 3 == 1 else "        pass"}
+{chr(10).join("        # " + "x" * 10 for _ in range(6))}
+''' for i in range(6))
+    colours = make_class("Palette", methods=6, extra_method="def red(self, s):\n    return '\\033[31m' + s + '\\033[0m'\n")
+    files = {"cli/menu.py": menu, "cli/screen.py": screen, "cli/spinner.py": cursor, "cli/keys.py": keys,
+             "cli/storage.py": stubs, "cli/palette.py": colours}
+    shard = scan(make_repo("tty__apps", [("2025-02-03", files)]), tmp_path)
+    assert reasons(shard) == {
+        "tty/apps:cli/menu.py::BankMenu": "interactive-input",
+        "tty/apps:cli/screen.py::Screen": "terminal-control",
+        "tty/apps:cli/spinner.py::Spinner": "terminal-control",
+        "tty/apps:cli/keys.py::Keys": "terminal-control",
+        "tty/apps:cli/storage.py::Storage": "abstract-stubs",
+    }
+    assert [c.class_name for c in shard.classes] == ["Palette"]  # colour codes are ordinary, testable text
+    assert shard.funnel.stages["testability"].dropped == {"interactive-input": 1, "terminal-control": 3, "abstract-stubs": 1}
