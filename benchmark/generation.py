@@ -25,6 +25,7 @@ from benchmark.results import DIRECT, Bucket, LevelsRecord, SampleSource, StepRe
 from benchmark.strategies import (
     assemble,
     assemble_holistic,
+    defines_class,
     empty_program,
     levels_from_labels,
     plan,
@@ -86,10 +87,26 @@ def completion_sample(unit: SampleUnit, task: EvalTask, completion: str) -> Gene
     ex = extract_code(completion, class_name=task.class_name)
     step = StepRecord(index=0, kind="completion", targets=task.method_names, raw=completion, extracted=ex.code,
                       extraction_how=ex.how)
-    if not ex.code.strip():
-        return Generated(unit=unit, source="samples_file", steps=[step], bucket="no_code",
-                         reason=f"no code in the completion ({ex.reason or ex.how})")
-    return Generated(unit=unit, source="samples_file", steps=[step], program=assemble_holistic(task, ex.code))
+    return finish_sample(unit, "samples_file", task, [step], None, {}, ex.code, holistic=True)
+
+
+def finish_sample(unit: SampleUnit, source: SampleSource, task: EvalTask, steps: list[StepRecord],
+                  levels: LevelsRecord | None, generated: Mapping[str, str], class_code: str | None,
+                  *, holistic: bool) -> Generated:
+    """The program of a sample from what its steps produced, or `no_code` when there is nothing of
+    the model's to run: no code at all, or a whole-class answer that defines no class."""
+    def no_code(reason: str) -> Generated:
+        return Generated(unit=unit, source=source, steps=steps, levels=levels, bucket="no_code", reason=reason)
+
+    if holistic:
+        if not (class_code and class_code.strip()):
+            return no_code("no code could be extracted from the answer")
+        if not defines_class(class_code, task.class_name):
+            return no_code(f"the answer defines no class {task.class_name}")
+        return Generated(unit=unit, source=source, steps=steps, levels=levels, program=assemble_holistic(task, class_code))
+    if not any(c.strip() for c in generated.values()):
+        return no_code(f"no code could be extracted from any of the {len(steps)} answers")
+    return Generated(unit=unit, source=source, steps=steps, levels=levels, program=assemble(task, generated))
 
 
 class LLMGenerator:
@@ -149,20 +166,8 @@ class LLMGenerator:
             done = len(steps)
             return Generated(unit=unit, source="llm", steps=steps, levels=levels, bucket="generation_error",
                              reason=f"task {task.task_id}: step {done + 1} failed: {exc}")
-        return self._finish(unit, task, steps, levels, generated, class_code)
-
-    @staticmethod
-    def _finish(unit: SampleUnit, task: EvalTask, steps: list[StepRecord], levels: LevelsRecord | None,
-                generated: Mapping[str, str], class_code: str | None) -> Generated:
-        holistic = any(s.kind == "class" for s in steps)
-        has_code = bool(class_code and class_code.strip()) if holistic else any(c.strip() for c in generated.values())
-        if not has_code:
-            what = "the answer" if holistic else f"any of the {len(steps)} answers"
-            return Generated(unit=unit, source="llm", steps=steps, levels=levels, bucket="no_code",
-                             reason=f"no code could be extracted from {what}")
-        program = assemble_holistic(task, class_code) if holistic else assemble(task, generated)
-        return Generated(unit=unit, source="llm", steps=steps, levels=levels, program=program)
-
+        return finish_sample(unit, "llm", task, steps, levels, generated, class_code,
+                             holistic=any(s.kind == "class" for s in steps))
 
 def direct_unit(model: str, task_id: str, sample_index: int) -> SampleUnit:
     """A special model's sample: it has no strategy of its own."""

@@ -101,6 +101,29 @@ def _indent_width(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
 
 
+def normalize_newlines(text: str) -> str:
+    """CRLF and lone CR to LF. Model output arrives with all three; every line-based rule here
+    (fences, markers, indentation) assumes LF, and a fence written as "```\\r" would not close."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def dedent_code(code: str) -> str:
+    """`textwrap.dedent` by tokens: the common indentation of code lines is removed, lines inside
+    multi-line strings are left alone (their leading spaces are part of the string's value)."""
+    lines = code.split("\n")
+    protected = string_continuation_lines(code)
+    margins = [ln[:_indent_width(ln)] for i, ln in enumerate(lines) if ln.strip() and i not in protected]
+    if not margins:
+        return code
+    common = margins[0]
+    for margin in margins[1:]:
+        while not margin.startswith(common):
+            common = common[:-1]
+    if not common:
+        return code
+    return "\n".join(ln if i in protected or not ln.strip() else ln[len(common):] for i, ln in enumerate(lines))
+
+
 def reindent_def(code: str, indent: str = "    ") -> str:
     """Move one function definition (decorators included) to `indent`, keeping its inner layout.
 
