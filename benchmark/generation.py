@@ -35,6 +35,7 @@ from benchmark.strategies import (
 )
 from benchmark.tasks import EvalTask
 from pipeline.config import EndpointConfig
+from pipeline.core.textfiles import lone_surrogate
 from pipeline.llm import LLMClient, LLMError
 
 EVAL_ROLE = "evaluate"
@@ -103,10 +104,18 @@ def finish_sample(unit: SampleUnit, source: SampleSource, task: EvalTask, steps:
             return no_code("no code could be extracted from the answer")
         if not defines_class(class_code, task.class_name):
             return no_code(f"the answer defines no class {task.class_name}")
-        return Generated(unit=unit, source=source, steps=steps, levels=levels, program=assemble_holistic(task, class_code))
-    if not any(c.strip() for c in generated.values()):
+        program = assemble_holistic(task, class_code)
+    elif not any(c.strip() for c in generated.values()):
         return no_code(f"no code could be extracted from any of the {len(steps)} answers")
-    return Generated(unit=unit, source=source, steps=steps, levels=levels, program=assemble(task, generated))
+    else:
+        program = assemble(task, generated)
+    fault = lone_surrogate(program)
+    if fault:
+        # not text Python can compile (an unpaired "\ud800" escape, or invalid UTF-8 in the
+        # samples file); this sample alone is a compile error, and it must never reach a file as code
+        return Generated(unit=unit, source=source, steps=steps, levels=levels, bucket="compile_error",
+                         reason=f"task {task.task_id}: the code is not valid source text: {fault}")
+    return Generated(unit=unit, source=source, steps=steps, levels=levels, program=program)
 
 
 class LLMGenerator:

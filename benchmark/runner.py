@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchmark.datasets import LoadedDataset, load_dataset
 from benchmark.execution import ExecutionJob, ExecutionStore, Executor, StoredExecution, job_for, to_outcome
 from benchmark.generation import Generated, LLMGenerator, SampleUnit, completion_sample, direct_unit, special_sample
-from benchmark.outcomes import SampleOutcome, syntax_error_of
+from benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
 from benchmark.plots import write_plots
 from benchmark.results import (
     DIRECT,
@@ -236,6 +236,10 @@ def execute_samples(generated: list[Generated], tasks: dict[str, EvalTask], refs
         if gen.bucket is not None:
             if gen.bucket == "no_code":
                 outcome = SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="no_code")
+                records[i] = _record(gen, outcome=outcome)
+            elif gen.bucket == "compile_error":  # found before assembly could give a program to compile
+                outcome = SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="compile_error",
+                                        error=ExceptionInfo(type="UnicodeEncodeError", message=gen.reason))
                 records[i] = _record(gen, outcome=outcome)
             else:
                 records[i] = _record(gen)

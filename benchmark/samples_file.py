@@ -9,16 +9,23 @@ One JSON object per line:
 code is extracted as for a holistic answer). `model` defaults to the name given on the command
 line (else the file's stem), `strategy` to "external". Without `sample_index`, samples of the
 same (model, strategy, task) are numbered in file order. Unknown task ids and duplicate indices
-are errors naming the line.
+are errors naming the line. Lines end at "\\n" only (a raw U+2028 inside a JSON string is text). A
+line with invalid UTF-8, or a completion holding a lone surrogate (`"\\ud800"`), is that sample's
+fault alone: it is scored as a compile error and the rest of the file is read and scored.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import re
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from pipeline.core.textfiles import utf8_lines
+
+log = logging.getLogger(__name__)
 
 EXTERNAL = "external"
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/+-]*$")
@@ -55,11 +62,14 @@ def read_samples_file(path: Path, *, default_model: str | None, known_tasks: set
         raise SamplesFileError(f"{path}: no such samples file")
     fallback_model = default_model or path.stem
     raw: list[tuple[int, PregeneratedSample]] = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
+    for line in utf8_lines(path, strict=False):
+        lineno = line.number
+        if line.fault:
+            # the bytes stay in the completion as lone surrogates: that sample becomes a compile
+            # error of its own (see `finish_sample`) and every other line is still scored
+            log.warning("%s:%d: %s; the sample on this line will not compile", path, lineno, line.fault)
         try:
-            raw.append((lineno, PregeneratedSample.model_validate(json.loads(line))))
+            raw.append((lineno, PregeneratedSample.model_validate(json.loads(line.text))))
         except json.JSONDecodeError as e:
             raise SamplesFileError(f"{path}:{lineno}: not valid JSON: {e}") from e
         except ValidationError as e:

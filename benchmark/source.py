@@ -13,6 +13,7 @@ import tokenize
 
 from pipeline.class_analysis import class_methods
 from pipeline.core import parsing
+from pipeline.core.textfiles import lone_surrogate
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -21,8 +22,12 @@ _DECORATOR_LINE = re.compile(r"^(?P<indent>[ \t]*)@")
 
 
 def parse(text: str) -> ast.Module:
-    """`ast.parse` of other people's code: thread-safe, without their SyntaxWarning noise."""
-    return parsing.parse(text)
+    """`ast.parse` of other people's code: thread-safe, without their SyntaxWarning noise. Text
+    that cannot be source at all (a lone surrogate) is a SyntaxError like any other bad code."""
+    try:
+        return parsing.parse(text)
+    except UnicodeEncodeError as e:
+        raise SyntaxError(f"not valid source text: {lone_surrogate(text) or e.reason}") from e
 
 
 def find_class(module: ast.Module, name: str) -> ast.ClassDef | None:
