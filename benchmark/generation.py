@@ -4,8 +4,8 @@ LLM models go through the project's one `LLMClient` (content-addressed cache, re
 for each step of `plan(task, strategy)` the rendered prompt is sent, the step's output extracted,
 and the methods produced so far fed to the next prompt; the program is then assembled into the
 skeleton. The special models need no client: `reference` is the canonical solution and `empty`
-the bare skeleton. Pre-generated completions (`--samples`) are whole-class outputs, extracted and
-assembled like a holistic answer.
+the bare skeleton. Pre-generated samples (`--samples`) are whole-class completions, extracted and
+assembled like a holistic answer, or per-method steps, read and assembled like live steps.
 
 A sample whose output holds no code at all is `no_code` (nothing to run). A model call that fails
 for good (`LLMError`) makes the sample a `generation_error`, reported and never scored; the steps
@@ -15,14 +15,17 @@ that did succeed are in the cache, so a resumed run only pays for the failed one
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark.extraction import Extraction, extract_code
 from benchmark.levels import model_levels
 from benchmark.results import DIRECT, Bucket, LevelsRecord, SampleSource, StepRecord
+from benchmark.samples_file import NumberedSample, PregeneratedStep
 from benchmark.strategies import (
+    GenerationStep,
+    StepOutput,
     assemble,
     assemble_holistic,
     defines_class,
@@ -89,6 +92,42 @@ def completion_sample(unit: SampleUnit, task: EvalTask, completion: str) -> Gene
     step = StepRecord(index=0, kind="completion", targets=task.method_names, raw=completion, extracted=ex.code,
                       extraction_how=ex.how)
     return finish_sample(unit, "samples_file", task, [step], None, {}, ex.code, holistic=True)
+
+
+def step_record(step: GenerationStep, out: StepOutput, raw: str) -> StepRecord:
+    """What one step (live or pre-generated) answered and what was extracted from it."""
+    extracted = out.class_code if step.kind == "class" else out.methods.get(step.target, "")
+    ex = out.extraction
+    code_how, method_how = (ex.how, None) if isinstance(ex, Extraction) else (ex.extraction.how, ex.how)
+    return StepRecord(index=step.index, kind=step.kind, targets=step.targets, level=step.level, raw=raw,
+                      extracted=extracted or "", extraction_how=code_how, method_how=method_how)
+
+
+def pregenerated_sample(sample: NumberedSample, task: EvalTask) -> Generated:
+    """One line of a samples file as a generated sample."""
+    unit = SampleUnit(model=sample.model, strategy=sample.strategy, task_id=sample.task_id, sample_index=sample.sample_index)
+    if sample.steps is not None:
+        return steps_sample(unit, task, sample.steps)
+    assert sample.completion is not None  # a sample has one of the two shapes (samples_file checks it)
+    return completion_sample(unit, task, sample.completion)
+
+
+def steps_sample(unit: SampleUnit, task: EvalTask, answers: Sequence[PregeneratedStep]) -> Generated:
+    """Pre-generated answers of a per-method strategy, read and assembled exactly as live answers
+    are: each answer goes through its step's `read_step_output`, the methods through `assemble`.
+    Answers name their method, or follow the strategy's order (`plan`)."""
+    levels = LevelsRecord(source="labels", levels=levels_from_labels(task)) \
+        if unit.strategy in ("bottom_up", "top_down") else None
+    planned = plan(task, unit.strategy, levels.levels if levels else None)  # type: ignore[arg-type]
+    by_method = {step.target: step for step in planned}
+    pairs = [(by_method[a.method] if a.method is not None else planned[i], a.completion) for i, a in enumerate(answers)]
+    generated: dict[str, str] = {}
+    records: list[StepRecord] = []
+    for step, raw in sorted(pairs, key=lambda pair: pair[0].index):
+        out = read_step_output(task, step, raw)
+        generated.update(out.methods)
+        records.append(step_record(step, out, raw))
+    return finish_sample(unit, "samples_file", task, records, levels, generated, None, holistic=False)
 
 
 def finish_sample(unit: SampleUnit, source: SampleSource, task: EvalTask, steps: list[StepRecord],
@@ -162,15 +201,10 @@ class LLMGenerator:
                 generated.update(out.methods)
                 if step.kind == "class":
                     class_code = out.class_code
-                extracted = out.class_code if step.kind == "class" else out.methods.get(step.target, "")
-                ex = out.extraction
-                code_how, method_how = (ex.how, None) if isinstance(ex, Extraction) else (ex.extraction.how, ex.how)
-                steps.append(StepRecord(
-                    index=step.index, kind=step.kind, targets=step.targets, level=step.level,
-                    prompt_version=prompt.prompt_version, prompt_sha256=prompt.sha256, raw=reply.text,
-                    extracted=extracted or "", extraction_how=code_how, method_how=method_how, finish_reason=reply.finish_reason,
+                steps.append(step_record(step, out, reply.text).model_copy(update=dict(
+                    prompt_version=prompt.prompt_version, prompt_sha256=prompt.sha256, finish_reason=reply.finish_reason,
                     truncated=reply.truncated, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-                    cached=reply.cached, attempts=reply.attempts, cache_key=reply.cache_key))
+                    cached=reply.cached, attempts=reply.attempts, cache_key=reply.cache_key)))
         except LLMError as exc:
             done = len(steps)
             return Generated(unit=unit, source="llm", steps=steps, levels=levels, bucket="generation_error",

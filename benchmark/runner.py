@@ -31,7 +31,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark.datasets import LoadedDataset, load_dataset
 from benchmark.execution import ExecutionJob, ExecutionStore, Executor, StoredExecution, job_for, to_outcome
-from benchmark.generation import Generated, LLMGenerator, SampleUnit, completion_sample, direct_unit, special_sample
+from benchmark.generation import Generated, LLMGenerator, SampleUnit, direct_unit, pregenerated_sample, special_sample
 from benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
 from benchmark.plots import write_plots
 from benchmark.results import (
@@ -297,9 +297,7 @@ def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Ev
     cfg = config.evaluate
     by_id = {t.task_id: t for t in tasks}
     if samples is not None:
-        generated = [completion_sample(SampleUnit(model=s.model, strategy=s.strategy, task_id=s.task_id,
-                                                  sample_index=s.sample_index), by_id[s.task_id], s.completion)
-                     for s in samples]
+        generated = [pregenerated_sample(s, by_id[s.task_id]) for s in samples]
         return _Generation(generated=[g for g in generated if g.unit.task_id not in broken],
                            broken_samples=[g for g in generated if g.unit.task_id in broken],
                            models=list(dict.fromkeys(s.model for s in samples)),
@@ -347,7 +345,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     samples_sha = None
     if request.samples_file is not None:
         samples = read_samples_file(request.samples_file, default_model=request.models[0] if request.models else None,
-                                    known_tasks=set(by_id))
+                                    known_tasks=set(by_id), task_methods={t.task_id: t.method_names for t in tasks})
         samples_sha = file_sha256(request.samples_file)
     models = list(dict.fromkeys(s.model for s in samples)) if samples is not None else request.models
     run_id = run_id_for(Path(request.dataset).stem, _identity(dataset_sha, request, config, tasks, samples_sha, models))

@@ -210,3 +210,118 @@ def test_fidelity_suite_on_real_classeval_tasks(classeval_path, tmp_path):
     assert scores["partial"].metrics.class_level.full[1].value == 0.0
     assert scores["no-class"].metrics.method_level.full[1].value == 0.0  # no credit for the skeleton's code
 
+
+
+# -- per-method answers (pre-generated, every strategy), assembled by the live code path ------------------
+
+DEPOSIT = 'def deposit(self, amount):\n    if amount < 0:\n        raise ValueError("Invalid amount")\n' \
+          '    self.balance += amount\n    return self.balance'
+WITHDRAW = BANK_CODE[BANK_CODE.index("    def withdraw"):BANK_CODE.index("    def view_balance")].rstrip()
+VIEW = "def view_balance(self):\n    return self.balance"
+TRANSFER = "def transfer(self, other_account, amount):\n    self.withdraw(amount)\n    other_account.deposit(amount)"
+INTERP_1D = '''def interpolate_1d(self, x, y, x_interp):
+    y_interp = []
+    for xi in x_interp:
+        for i in range(len(x) - 1):
+            if x[i] <= xi <= x[i + 1]:
+                y_interp.append(y[i] + (y[i + 1] - y[i]) * (xi - x[i]) / (x[i + 1] - x[i]))
+                break
+    return y_interp'''
+INTERP_2D = '''@staticmethod
+def interpolate_2d(x, y, z, x_interp, y_interp):
+    z_interp = []
+    for xi, yi in zip(x_interp, y_interp):
+        for i in range(len(x) - 1):
+            if x[i] <= xi <= x[i + 1]:
+                for j in range(len(y) - 1):
+                    if y[j] <= yi <= y[j + 1]:
+                        z00, z01 = z[i][j], z[i][j + 1]
+                        z10, z11 = z[i + 1][j], z[i + 1][j + 1]
+                        zi = (z00 * (x[i + 1] - xi) * (y[j + 1] - yi) + z10 * (xi - x[i]) * (y[j + 1] - yi)
+                              + z01 * (x[i + 1] - xi) * (yi - y[j]) + z11 * (xi - x[i]) * (yi - y[j])) \\
+                            / ((x[i + 1] - x[i]) * (y[j + 1] - y[j]))
+                        z_interp.append(zi)
+                        break
+                break
+    return z_interp'''
+
+
+def _cumulative(*methods: str) -> str:
+    """The class as it stands after some steps, the way an incremental model re-emits it."""
+    body = "\n\n".join("\n".join("    " + ln if ln else ln for ln in m.split("\n")) for m in methods)
+    return f"class BankAccount:\n    def __init__(self, balance=0):\n        self.balance = balance\n\n{body}"
+
+
+def _per_method_answers() -> list[tuple[dict, str, set[str]]]:
+    """(samples-file line, expected bucket, BankAccount/Interpolation test classes expected to pass)."""
+    allbank = set(BANK_CLASSES)
+    indented = "\n".join("    " + ln for ln in VIEW.split("\n"))
+    incremental = [
+        {"method": "deposit", "completion": crlf(f"Here is deposit:\n```python\n{DEPOSIT}\n```\nIt rejects negatives.")},
+        {"method": "withdraw", "completion": f"{ECHO_PREAMBLE}### Response:\n{WITHDRAW}\n"},
+        {"method": "view_balance", "completion": f"```\n{indented}\n```"},
+        {"method": "transfer", "completion": f"<think>reuse withdraw</think>\n```python\n{TRANSFER}"},
+    ]
+    # the class after each step, steps unnamed: they follow the strategy's order
+    per_step = [{"completion": crlf(f"```python\n{_cumulative(*ms)}\n```")}
+                for ms in ([DEPOSIT], [DEPOSIT, WITHDRAW.replace("    def", "def", 1).replace("\n    ", "\n")],
+                           [DEPOSIT, VIEW], [DEPOSIT, VIEW, TRANSFER])]
+    # top_down order from ClassEval's labels: transfer (calls withdraw and deposit) first, then
+    # deposit, withdraw, view_balance in declaration order
+    top_down = [{"completion": TRANSFER}, {"completion": DEPOSIT}, {"completion": WITHDRAW}, {"completion": VIEW}]
+    missing_transfer = incremental[:3]
+    interp = [{"method": "interpolate_1d", "completion": f"```python\n{INTERP_1D}\n```"},
+              {"method": "interpolate_2d", "completion": crlf(f"```python\n{INTERP_2D}\n```")}]
+    interp_classes = {"InterpolationTestInterpolate1d", "InterpolationTestInterpolate2d", "InterpolationTestMain"}
+    return [
+        ({"task_id": BANK, "strategy": "incremental", "steps": incremental}, "completed", allbank),
+        ({"task_id": BANK, "strategy": "bottom_up", "steps": per_step}, "completed", allbank),
+        ({"task_id": BANK, "strategy": "top_down", "steps": top_down}, "completed", allbank),
+        # transfer never answered: it keeps the skeleton's body (returns None, moves nothing), so its
+        # tests and the class-level tests (test_all transfers 300) fail
+        ({"task_id": BANK, "strategy": "compositional", "steps": missing_transfer}, "completed",
+         {"BankAccountTestDeposit", "BankAccountTestWithdraw", "BankAccountTestViewBalance"}),
+        # the model wrote interpolate_1d with self and no decorator (the skeleton has @staticmethod);
+        # the tests call it on an instance, so it works as written
+        ({"task_id": INTERP, "strategy": "compositional", "steps": interp, "model": "other"}, "completed", interp_classes),
+    ]
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")
+def test_fidelity_suite_per_method_samples_of_every_strategy(classeval_path, tmp_path):
+    answers = _per_method_answers()
+    samples = tmp_path / "steps.jsonl"
+    samples.write_text("\n".join(json.dumps({"model": "m"} | line) for line, _, _ in answers) + "\n", encoding="utf-8")
+    cfg = Config()
+    cfg.evaluate = EvaluateConfig(output_root=tmp_path / "results", bootstrap_resamples=50)
+    out = evaluate(EvaluationRequest(dataset=classeval_path, samples_file=samples, task_ids=[BANK, INTERP]), cfg, env={})
+    by = {(s.model, s.strategy, s.task_id): s for s in out.results.samples}
+    for line, bucket, passing in answers:
+        sample = by[(line.get("model", "m"), line["strategy"], line["task_id"])]
+        assert sample.bucket == bucket, (line["strategy"], sample.reason)
+        got = {tc for tc in sample.outcome.test_classes if sample.outcome.test_class_status(tc) == "success"}
+        assert got == passing, (line["strategy"], sample.program)
+        assert [st.kind for st in sample.steps] == ["method"] * len(line["steps"])
+    top = by[("m", "top_down", BANK)]
+    assert [st.targets for st in top.steps] == [["transfer"], ["deposit"], ["withdraw"], ["view_balance"]]
+    assert top.levels is not None and top.levels.levels["transfer"] == 1
+
+
+def test_per_method_sample_errors_name_the_line(tmp_path):
+    from benchmark.samples_file import SamplesFileError, read_samples_file
+
+    path = tmp_path / "s.jsonl"
+    cases = [
+        ({"task_id": "A", "steps": [{"completion": "x"}]}, r"s\.jsonl:1: a 'steps' sample must name its strategy"),
+        ({"task_id": "A", "strategy": "holistic", "steps": [{"completion": "x"}]}, r":1: 'steps' need a per-method strategy"),
+        ({"task_id": "A", "strategy": "incremental", "steps": [{"method": "g", "completion": "x"}]}, r":1: task A has no method\(s\) g"),
+        ({"task_id": "A", "strategy": "incremental", "steps": [{"method": "f", "completion": "x"}, {"completion": "y"}]},
+         r"name the method of every step or of none"),
+        ({"task_id": "A", "strategy": "incremental", "steps": [{"completion": "x"}] * 3}, r"3 steps for task A, which has 2 methods"),
+        ({"task_id": "A", "strategy": "incremental", "steps": [{"method": "f", "completion": "x"}] * 2}, r"method\(s\) f answered twice"),
+        ({"task_id": "A", "strategy": "incremental", "steps": []}, r":1: steps: List should have at least 1 item"),
+    ]
+    for line, message in cases:
+        path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+        with pytest.raises(SamplesFileError, match=message):
+            read_samples_file(path, default_model=None, known_tasks={"A"}, task_methods={"A": ["f", "h"]})
