@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,8 +51,10 @@ class LoadedDataset(BaseModel):
         return {t.task_id: t for t in self.tasks}
 
 
-def load_dataset(path: str | Path) -> LoadedDataset:
-    """Read any supported dataset; see the module docstring for the formats."""
+def load_dataset(path: str | Path, task_ids: Collection[str] | None = None) -> LoadedDataset:
+    """Read any supported dataset; see the module docstring for the formats. With `task_ids`,
+    only those tasks are built (the costly part: parsing, quirk fixes, derived fields); the file
+    is still read whole, so the format and duplicate ids are checked as always."""
     path = Path(path)
     if not path.exists():
         raise DatasetError(f"{path}: no such file or directory")
@@ -66,6 +69,9 @@ def load_dataset(path: str | Path) -> LoadedDataset:
     if fmt is None:
         fmt = "classeval" if records and all(r.get("methods_info") for _, r in records) else "classeval-pro"
     _check_unique_ids(path, records)
+    if task_ids is not None:
+        wanted = set(task_ids)
+        records = [(where, r) for where, r in records if r.get("task_id") in wanted]
     tasks: list[EvalTask] = []
     fixes: list[QuirkFix] = []
     notices: list[QuirkFix] = []

@@ -332,6 +332,13 @@ class Executor:
             self._per_class(abnormal, done, on_done)
         return done
 
+    def retime(self, jobs: Sequence[ExecutionJob]) -> list[SuiteResult]:
+        """Run jobs once more for their timing only: nothing is stored or reused."""
+        requests = [SuiteRequest(item_id=f"{job.task_id}#retime", solution=job.program, tests=job.tests,
+                                 test_classes=list(job.test_classes), limit_s=job.limit_s, coverage=False)
+                    for job in jobs]
+        return self._run(requests) if requests else []
+
     def _needs_per_class(self, job: ExecutionJob, result: SuiteResult) -> bool:
         return (self.rerun_classes and result.status in _ABNORMAL and len(job.test_classes) > 1
                 and collected_anything(result))

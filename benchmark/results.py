@@ -129,6 +129,7 @@ class ReferenceRecord(Record):
     suite_status: str
     wall_s: float
     limit_s: float = Field(description="evaluation limit scaled from wall_s")
+    timings: int = Field(1, description="runs timed; a slow reference is timed twice and the faster counts")
     execution_key: str
     infrastructure: bool = Field(False, description="the sandbox failed, so the task could not be judged")
 
@@ -156,6 +157,9 @@ class RunSettings(Record):
     bootstrap_seed: int
     scale_floor_s: float
     scale_factor: float
+    scale_cap_s: float | None = Field(None, description="None in results written before the cap existed")
+    grace_s: float | None = Field(None, description="a run is killed this long after its limit")
+    hash_seed: int | None = Field(None, description="PYTHONHASHSEED of every run; `random` is seeded with it too")
     reference_limit_s: float
     samples_file: str | None = None
     samples_file_sha256: str | None = None

@@ -121,7 +121,7 @@ def _identity(dataset_sha: str, request: EvaluationRequest, ev: Config, tasks: l
         "levels": cfg.levels_source if llm_models else None,
         "endpoint": {"base_url": cfg.endpoint.base_url, "temperature": cfg.endpoint.temperature,
                      "max_tokens": cfg.endpoint.max_tokens} if llm_models else None,
-        "limits": {"floor": ev.sandbox.scale_floor_s, "factor": ev.sandbox.scale_factor},
+        "limits": {"floor": ev.sandbox.scale_floor_s, "factor": ev.sandbox.scale_factor, "cap": ev.sandbox.scale_cap_s},
     }
 
 
@@ -135,6 +135,7 @@ def _settings(request: EvaluationRequest, config: Config, models: list[str], str
         base_url=cfg.endpoint.base_url if any(m not in SPECIAL_MODELS for m in models) and samples_sha is None else None,
         bootstrap_resamples=cfg.bootstrap_resamples, bootstrap_seed=cfg.bootstrap_seed,
         scale_floor_s=config.sandbox.scale_floor_s, scale_factor=config.sandbox.scale_factor,
+        scale_cap_s=config.sandbox.scale_cap_s, grace_s=config.sandbox.grace_s, hash_seed=config.sandbox.hash_seed,
         reference_limit_s=config.sandbox.wall_limit_s,
         samples_file=str(request.samples_file) if request.samples_file else None, samples_file_sha256=samples_sha,
         task_ids=[t.task_id for t in tasks] if (request.task_ids or request.max_tasks) else None,
@@ -143,24 +144,36 @@ def _settings(request: EvaluationRequest, config: Config, models: list[str], str
 
 def reference_prerun(tasks: list[EvalTask], executor: Executor, config: Config,
                      progress: Progress | None = None) -> list[ReferenceRecord]:
-    """Run every task's reference once; broken = anything but a pass (see the module docstring)."""
+    """Run every task's reference once; broken = anything but a pass (see the module docstring).
+
+    The limit scales from the reference's wall time, which a loaded machine inflates. A reference
+    whose first time would lift its limit above the floor is timed once more and the faster run
+    counts (load only ever adds time); the limit is also capped (`sandbox.scale_cap_s`)."""
     limit = config.sandbox.wall_limit_s
     jobs = {t.task_id: job_for(t, reference_program(t), limit) for t in tasks}
     counter = _Counter("reference", len(jobs), progress)
     done = executor.run(list(jobs.values()), on_done=lambda _key: counter.tick())
+    whole = {t.task_id: done[jobs[t.task_id].key(executor.config)].whole for t in tasks}
+    sb = config.sandbox
+    slow = [t.task_id for t in tasks
+            if whole[t.task_id].status is SuiteStatus.PASSED and sb.scale_factor * whole[t.task_id].wall_s > sb.scale_floor_s]
+    fastest = {tid: whole[tid].wall_s for tid in whole}
+    for tid, again in zip(slow, executor.retime([jobs[tid] for tid in slow]), strict=True):
+        if again.status is SuiteStatus.PASSED:
+            fastest[tid] = min(fastest[tid], again.wall_s)
     records = []
     for t in tasks:
         key = jobs[t.task_id].key(executor.config)
-        whole = done[key].whole
-        passed = whole.status is SuiteStatus.PASSED
-        infra = whole.status is SuiteStatus.SANDBOX_ERROR
-        cause = "" if passed else f"{whole.status.value}: {whole.detail}"
+        w = whole[t.task_id]
+        passed = w.status is SuiteStatus.PASSED
+        infra = w.status is SuiteStatus.SANDBOX_ERROR
+        cause = "" if passed else f"{w.status.value}: {w.detail}"
         if infra:
-            cause = f"not judged, the sandbox failed (a new run retries it): {whole.detail}"
+            cause = f"not judged, the sandbox failed (a new run retries it): {w.detail}"
         records.append(ReferenceRecord(
-            task_id=t.task_id, broken=not passed, cause=cause,
-            suite_status=whole.status.value, wall_s=whole.wall_s, limit_s=scaled_limit(whole.wall_s, config.sandbox),
-            execution_key=key, infrastructure=infra))
+            task_id=t.task_id, broken=not passed, cause=cause, suite_status=w.status.value, wall_s=fastest[t.task_id],
+            limit_s=scaled_limit(fastest[t.task_id], sb), execution_key=key, infrastructure=infra,
+            timings=2 if t.task_id in slow else 1))
     return records
 
 
@@ -230,6 +243,7 @@ def execute_samples(generated: list[Generated], tasks: dict[str, EvalTask], refs
                     executor: Executor, progress: Progress | None = None) -> list[SampleRecord]:
     """Every generated sample to one record in one bucket (see `benchmark.results`)."""
     jobs: dict[int, ExecutionJob] = {}
+    reused: dict[int, str] = {}  # sample -> the reference pre-run's execution key
     records: dict[int, SampleRecord] = {}
     for i, gen in enumerate(generated):
         u = gen.unit
@@ -245,6 +259,12 @@ def execute_samples(generated: list[Generated], tasks: dict[str, EvalTask], refs
                 records[i] = _record(gen)
             continue
         assert gen.program is not None  # a sample without a bucket has a program (generation's contract)
+        ref = refs[u.task_id]
+        if not ref.broken and gen.program == reference_program(tasks[u.task_id]):
+            # the reference's own program (model `reference`, or a model that answered with it)
+            # already ran in the pre-run, with a more generous limit: its execution is this one's
+            reused[i] = ref.execution_key
+            continue
         syntax = syntax_error_of(gen.program)
         if syntax is not None:
             outcome = SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="compile_error", error=syntax)
@@ -254,6 +274,12 @@ def execute_samples(generated: list[Generated], tasks: dict[str, EvalTask], refs
     keys = {i: job.key(executor.config) for i, job in jobs.items()}
     counter = _Counter("execution", len(set(keys.values())), progress)
     done = executor.run(list(jobs.values()), on_done=lambda _key: counter.tick())
+    for i, key in reused.items():
+        stored = executor.store.get(key)
+        if stored is None:  # the pre-run result is always stored when the reference passed
+            raise EvaluationError(f"task {generated[i].unit.task_id}: the reference pre-run's execution {key} is missing")
+        done[key] = stored
+        keys[i] = key
     for i, key in keys.items():
         gen, stored = generated[i], done[key]
         if stored.infrastructure_failure:
@@ -335,7 +361,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         raise EvaluationError(f"unknown strategies {unknown}; expected some of {', '.join(STRATEGIES)}")
     clock: dict[str, float] = {}
     t0 = time.perf_counter()
-    dataset = load_dataset(request.dataset)
+    dataset = load_dataset(request.dataset, task_ids=request.task_ids or None)
     tasks = select_tasks(dataset, request.task_ids, request.max_tasks)
     if not tasks:
         raise EvaluationError(f"{request.dataset}: no task selected")
@@ -382,19 +408,18 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused,
                        llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0),
     )
-    outcome = _score_and_write(run_dir, results, progress)
-    clock["scoring"] = outcome.results.stats.seconds.get("scoring", 0.0)
-    outcome.results.stats.seconds = {k: round(v, 3) for k, v in clock.items()}
-    save_results(run_dir, outcome.results)
-    return outcome
+    return _score_and_write(run_dir, results, progress, clock)
 
 
-def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | None) -> RunOutcome:
+def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | None,
+                     clock: dict[str, float] | None = None) -> RunOutcome:
+    """Score, then write results.json, summary.md and the plots, each once, at the end."""
     t0 = time.perf_counter()
     if progress:
         progress("scoring", 0, 1)
     results.scores = score_run(results.tasks, set(results.broken_task_ids), results.samples, results.settings)
-    results.stats.seconds["scoring"] = round(time.perf_counter() - t0, 3)
+    timing = dict(clock or results.stats.seconds) | {"scoring": time.perf_counter() - t0}
+    results.stats.seconds = {k: round(v, 3) for k, v in timing.items()}
     save_results(run_dir, results)
     summary = render_summary(results)
     write_text(run_dir / SUMMARY_FILE, summary)

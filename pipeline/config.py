@@ -94,8 +94,9 @@ class SandboxConfig(Section):
     backend: Literal["local", "docker"] = "local"
     workers: int | None = Field(None, ge=1, description="parallel sandbox runs; default: the machine's cores")
     wall_limit_s: float = Field(60.0, gt=0)
-    scale_floor_s: float = Field(10.0, gt=0, description="evaluation limit: max(floor, factor x reference time)")
+    scale_floor_s: float = Field(10.0, gt=0, description="evaluation limit: factor x reference time, at least the floor")
     scale_factor: float = Field(10.0, gt=0)
+    scale_cap_s: float = Field(60.0, gt=0, description="evaluation limit: at most this, however slow the reference ran")
     memory_mb: int = Field(2048, ge=64)
     max_processes: int = Field(64, ge=1)
     max_file_mb: int = Field(64, ge=1)

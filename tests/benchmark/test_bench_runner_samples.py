@@ -141,10 +141,24 @@ def test_reference_model_reuses_one_execution_for_identical_samples(classeval_pa
     out = evaluate(EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=[BANK]), cfg, env={})
     r = out.results
     assert [s.bucket for s in r.samples] == ["completed"] * 3
-    assert r.stats.sandbox_runs == 2  # the pre-run and one run shared by the three identical programs
+    assert r.stats.sandbox_runs == 1  # the pre-run only: the three identical programs reuse its execution
+    assert {s.execution.key for s in r.samples} == {r.reference[0].execution_key}
     assert r.scores[0].strategy == "direct" and r.scores[0].metrics.class_level.full[3].value == 1.0
     store = ExecutionStore(out.run_dir / "executions")
     assert store.get(r.samples[0].execution.key).program == r.samples[0].program
+
+
+def test_limits_have_a_floor_and_a_cap_and_slow_references_are_timed_twice(classeval_path, tmp_path):
+    cfg = config(tmp_path)
+    cfg.sandbox.scale_floor_s, cfg.sandbox.scale_factor, cfg.sandbox.scale_cap_s = 0.5, 100.0, 0.7
+    r = evaluate(EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=[BANK]), cfg, env={}).results
+    ref = r.reference[0]
+    # 100 x any real run of BankAccount's tests (> 7 ms) is above the floor, so it is timed again
+    # and its limit is the cap
+    assert ref.timings == 2 and ref.limit_s == 0.7
+    assert r.stats.sandbox_runs == 2  # the pre-run and the re-timing; the sample reuses the pre-run
+    assert (r.settings.scale_floor_s, r.settings.scale_factor, r.settings.scale_cap_s) == (0.5, 100.0, 0.7)
+    assert r.settings.grace_s == cfg.sandbox.grace_s and r.settings.hash_seed == 0
 
 
 def test_cli_evaluates_then_regrades(classeval_path, tmp_path):
@@ -166,3 +180,16 @@ def test_cli_evaluates_then_regrades(classeval_path, tmp_path):
     bad = runner.invoke(app, ["evaluate", "--dataset", str(classeval_path), "--model", "reference", "--task", "nope",
                               "--out", str(tmp_path / "results")])
     assert bad.exit_code == 2 and "no task(s) nope" in bad.output
+
+
+def test_results_and_plots_are_written_once_per_run(classeval_path, tmp_path, monkeypatch):
+    import benchmark.runner as runner
+
+    calls: list[str] = []
+    real_save, real_plots = runner.save_results, runner.write_plots
+    monkeypatch.setattr(runner, "save_results", lambda *a: (calls.append("results"), real_save(*a))[1])
+    monkeypatch.setattr(runner, "write_plots", lambda *a: (calls.append("plots"), real_plots(*a))[1])
+    out = evaluate(EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=[BANK]), config(tmp_path), env={})
+    assert calls == ["results", "plots"]
+    assert set(out.results.stats.seconds) == {"load", "reference", "generation", "execution", "scoring"}
+    assert load_results(out.run_dir).stats.seconds == out.results.stats.seconds
