@@ -23,6 +23,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchmark.environment import EnvironmentInfo
 from benchmark.metrics import Estimate, MetricsReport
 from benchmark.outcomes import SampleOutcome, SampleStatus
 from benchmark.quirks import QuirkFix
@@ -160,6 +161,7 @@ class RunSettings(Record):
     scale_cap_s: float | None = Field(None, description="None in results written before the cap existed")
     grace_s: float | None = Field(None, description="a run is killed this long after its limit")
     hash_seed: int | None = Field(None, description="PYTHONHASHSEED of every run; `random` is seeded with it too")
+    environment: EnvironmentInfo | None = Field(None, description="the environment code under test ran in; None: classforge's own")
     reference_limit_s: float
     samples_file: str | None = None
     samples_file_sha256: str | None = None

@@ -30,6 +30,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark.datasets import LoadedDataset, load_dataset
+from benchmark.environment import EnvironmentBuildError, dataset_requirements, ensure_environment
 from benchmark.execution import ExecutionJob, ExecutionStore, Executor, StoredExecution, job_for, to_outcome
 from benchmark.generation import Generated, LLMGenerator, SampleUnit, direct_unit, pregenerated_sample, special_sample
 from benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
@@ -122,7 +123,7 @@ def _identity(dataset_sha: str, request: EvaluationRequest, ev: Config, tasks: l
         "endpoint": {"base_url": cfg.endpoint.base_url, "temperature": cfg.endpoint.temperature,
                      "max_tokens": cfg.endpoint.max_tokens} if llm_models else None,
         "limits": {"floor": ev.sandbox.scale_floor_s, "factor": ev.sandbox.scale_factor, "cap": ev.sandbox.scale_cap_s},
-    }
+    } | ({"environment": cfg.environment} if cfg.environment != "host" else {})
 
 
 def _settings(request: EvaluationRequest, config: Config, models: list[str], strategies: list[str],
@@ -378,6 +379,13 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     run_dir = Path(cfg.output_root) / run_id
     clock["load"] = time.perf_counter() - t0
 
+    environment = None
+    if cfg.environment == "dataset":
+        try:
+            environment = ensure_environment(dataset_requirements(tasks) + cfg.environment_extra, cfg.environment_root)
+        except EnvironmentBuildError as e:
+            raise EvaluationError(str(e)) from e
+        config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
     executor = Executor(config.sandbox, ExecutionStore(run_dir / EXECUTIONS_DIR), workers=cfg.workers,
                         retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend)
     t0 = time.perf_counter()
@@ -397,6 +405,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     clock["execution"] = time.perf_counter() - t0
 
     settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
+    settings.environment = environment
     usage = phase.usage
     results = RunResults(
         run_id=run_id, classforge_version=__version__,

@@ -218,6 +218,14 @@ class EvaluateConfig(Section):
     rerun_classes: bool = Field(
         True, description="after a timeout, crash or resource limit, run each test class alone so one cannot mask another"
     )
+    environment: Literal["host", "dataset"] = Field(
+        "host", description="code under test runs with classforge's interpreter (host) or in a virtual environment "
+                            "built once from the dataset's requirements (dataset)"
+    )
+    environment_root: Path = Field(Path(".cache/eval-envs"), description="where dataset environments are built and reused")
+    environment_extra: list[str] = Field(
+        default_factory=list, description="requirements the dataset declares beyond the imports of its tasks (pip syntax)"
+    )
 
     @field_validator("ks")
     @classmethod

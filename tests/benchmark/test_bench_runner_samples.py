@@ -159,6 +159,8 @@ def test_limits_have_a_floor_and_a_cap_and_slow_references_are_timed_twice(class
     assert r.stats.sandbox_runs == 2  # the pre-run and the re-timing; the sample reuses the pre-run
     assert (r.settings.scale_floor_s, r.settings.scale_factor, r.settings.scale_cap_s) == (0.5, 100.0, 0.7)
     assert r.settings.grace_s == cfg.sandbox.grace_s and r.settings.hash_seed == 0
+    summary = (tmp_path / "results" / r.run_id / "summary.md").read_text(encoding="utf-8")
+    assert "at least 0.5 s, at most 0.7 s, killed 2 s after it" in summary and "PYTHONHASHSEED=0" in summary
 
 
 def test_cli_evaluates_then_regrades(classeval_path, tmp_path):
