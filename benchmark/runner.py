@@ -381,6 +381,10 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
 
     environment = None
     if cfg.environment == "dataset":
+        if config.sandbox.backend != "local":
+            # the docker image would need the same environment baked in; until it is, say so
+            raise EvaluationError(f"evaluate.environment = 'dataset' needs the local sandbox backend, "
+                                  f"not {config.sandbox.backend!r}")
         try:
             environment = ensure_environment(dataset_requirements(tasks) + cfg.environment_extra, cfg.environment_root)
         except EnvironmentBuildError as e:

@@ -95,3 +95,14 @@ def test_code_under_test_runs_in_the_dataset_environment_named_in_the_results(jw
     host = evaluate(EvaluationRequest(dataset=dataset, samples_file=samples), cfg, env={}).results
     assert host.settings.environment is None
     assert host.samples[0].outcome.test_class_status("TokenTestEncode") == "success"
+
+
+def test_dataset_environment_with_the_docker_backend_is_refused_clearly(tmp_path):
+    from benchmark.runner import EvaluationError
+
+    cfg = Config()
+    cfg.sandbox.backend = "docker"
+    cfg.evaluate = EvaluateConfig(output_root=tmp_path / "results", environment="dataset", environment_root=tmp_path / "envs")
+    with pytest.raises(EvaluationError, match="environment = 'dataset' needs the local sandbox backend, not 'docker'"):
+        evaluate(EvaluationRequest(dataset=_dataset(tmp_path, SOLUTION), models=["reference"]), cfg, env={})
+    assert not (tmp_path / "envs").exists()
