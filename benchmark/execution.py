@@ -78,6 +78,7 @@ class ExecutionJob(BaseModel):
     tests: str
     test_classes: tuple[str, ...]
     limit_s: float = Field(gt=0)
+    repeat: int = Field(0, ge=0, description="> 0: the same run again (re-timing), stored under its own key")
 
     def key(self, config: SandboxConfig) -> str:
         material = {
@@ -87,7 +88,7 @@ class ExecutionJob(BaseModel):
             "sandbox": config.model_dump(mode="json", include={
                 "backend", "memory_mb", "max_processes", "max_file_mb", "hash_seed", "isolation", "python", "env",
                 "docker_image", "tmp_size_mb", "grace_s"}),
-        }
+        } | ({"repeat": self.repeat} if self.repeat else {})  # keys of first runs stay as they were
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -331,13 +332,6 @@ class Executor:
         if abnormal:
             self._per_class(abnormal, done, on_done)
         return done
-
-    def retime(self, jobs: Sequence[ExecutionJob]) -> list[SuiteResult]:
-        """Run jobs once more for their timing only: nothing is stored or reused."""
-        requests = [SuiteRequest(item_id=f"{job.task_id}#retime", solution=job.program, tests=job.tests,
-                                 test_classes=list(job.test_classes), limit_s=job.limit_s, coverage=False)
-                    for job in jobs]
-        return self._run(requests) if requests else []
 
     def _needs_per_class(self, job: ExecutionJob, result: SuiteResult) -> bool:
         return (self.rerun_classes and result.status in _ABNORMAL and len(job.test_classes) > 1

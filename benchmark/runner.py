@@ -159,7 +159,10 @@ def reference_prerun(tasks: list[EvalTask], executor: Executor, config: Config,
     slow = [t.task_id for t in tasks
             if whole[t.task_id].status is SuiteStatus.PASSED and sb.scale_factor * whole[t.task_id].wall_s > sb.scale_floor_s]
     fastest = {tid: whole[tid].wall_s for tid in whole}
-    for tid, again in zip(slow, executor.retime([jobs[tid] for tid in slow]), strict=True):
+    retimes = {tid: jobs[tid].model_copy(update={"repeat": 1}) for tid in slow}
+    timed = executor.run(list(retimes.values()))  # stored too, so a resumed run does not time them again
+    for tid, job in retimes.items():
+        again = timed[job.key(executor.config)].whole
         if again.status is SuiteStatus.PASSED:
             fastest[tid] = min(fastest[tid], again.wall_s)
     records = []
