@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any, Literal
 
@@ -24,6 +25,7 @@ from benchmark.derive import DeriveError, class_level_fields, derive_methods, te
 from benchmark.quirks import QuirkFix, defined_test_classes, fix_test_classes, repair_source, unwrap_string_skeleton
 from benchmark.source import find_class, methods_of, parse
 from benchmark.tasks import EvalMethod, EvalTask
+from pipeline.core.textfiles import TextFileError, read_utf8, utf8_lines
 
 DatasetFormat = Literal["classeval", "classeval-pro", "classforge-release"]
 
@@ -49,8 +51,10 @@ class LoadedDataset(BaseModel):
         return {t.task_id: t for t in self.tasks}
 
 
-def load_dataset(path: str | Path) -> LoadedDataset:
-    """Read any supported dataset; see the module docstring for the formats."""
+def load_dataset(path: str | Path, task_ids: Collection[str] | None = None) -> LoadedDataset:
+    """Read any supported dataset; see the module docstring for the formats. With `task_ids`,
+    only those tasks are built (the costly part: parsing, quirk fixes, derived fields); the file
+    is still read whole, so the format and duplicate ids are checked as always."""
     path = Path(path)
     if not path.exists():
         raise DatasetError(f"{path}: no such file or directory")
@@ -65,6 +69,9 @@ def load_dataset(path: str | Path) -> LoadedDataset:
     if fmt is None:
         fmt = "classeval" if records and all(r.get("methods_info") for _, r in records) else "classeval-pro"
     _check_unique_ids(path, records)
+    if task_ids is not None:
+        wanted = set(task_ids)
+        records = [(where, r) for where, r in records if r.get("task_id") in wanted]
     tasks: list[EvalTask] = []
     fixes: list[QuirkFix] = []
     notices: list[QuirkFix] = []
@@ -89,9 +96,11 @@ def _as_record(where: str, value: Any) -> Located:
 
 def _read_json(path: Path) -> list[Located]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = json.loads(read_utf8(path))
+    except TextFileError as e:
+        raise DatasetError(str(e)) from e
     except json.JSONDecodeError as e:
-        raise DatasetError(f"{path}: not valid JSON: {e}") from e
+        raise DatasetError(f"{path}:{e.lineno}: not valid JSON: {e}") from e
     if not isinstance(data, list):
         raise DatasetError(f"{path}: expected a JSON list of tasks, got {type(data).__name__}")
     return [_as_record(f"{path} [item {i}]", item) for i, item in enumerate(data)]
@@ -99,14 +108,15 @@ def _read_json(path: Path) -> list[Located]:
 
 def _read_jsonl(path: Path) -> list[Located]:
     out = []
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as e:
-            raise DatasetError(f"{path}:{lineno}: not valid JSON: {e}") from e
-        out.append(_as_record(f"{path}:{lineno}", value))
+    try:
+        for line in utf8_lines(path):
+            try:
+                value = json.loads(line.text)
+            except json.JSONDecodeError as e:
+                raise DatasetError(f"{path}:{line.number}: not valid JSON: {e}") from e
+            out.append(_as_record(f"{path}:{line.number}", value))
+    except TextFileError as e:
+        raise DatasetError(str(e)) from e
     return out
 
 

@@ -78,6 +78,7 @@ class ExecutionJob(BaseModel):
     tests: str
     test_classes: tuple[str, ...]
     limit_s: float = Field(gt=0)
+    repeat: int = Field(0, ge=0, description="> 0: the same run again (re-timing), stored under its own key")
 
     def key(self, config: SandboxConfig) -> str:
         material = {
@@ -87,7 +88,7 @@ class ExecutionJob(BaseModel):
             "sandbox": config.model_dump(mode="json", include={
                 "backend", "memory_mb", "max_processes", "max_file_mb", "hash_seed", "isolation", "python", "env",
                 "docker_image", "tmp_size_mb", "grace_s"}),
-        }
+        } | ({"repeat": self.repeat} if self.repeat else {})  # keys of first runs stay as they were
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 

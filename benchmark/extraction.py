@@ -3,6 +3,10 @@
 What existing tools got wrong (GUIDE section 3): an unclosed fence gave an empty string, and blank
 lines were deleted. Here:
 
+- Line endings are normalised first (CRLF and lone CR to LF): every rule below is line-based.
+- A prompt echo is cut: when the output holds a response marker on a line of its own
+  (`### Response:`, `### Answer:`, `### Assistant:`, `[/INST]`), only the text after the last
+  one counts, the rest of the marker's own line included.
 - Reasoning (`<think>`, `<thinking>`, `<reasoning>` blocks, a dangling closing tag whose opener
   was consumed upstream, or an opener truncated before its close) is removed first; the tag must
   open a line, so a tag inside a string literal on a code line is left alone.
@@ -13,14 +17,15 @@ lines were deleted. Here:
   failing that, the longest defining the target class; then the longest Python (or untagged)
   block; then the longest block. Ties go to the later block, usually the corrected answer.
 - Without fences: from the first line that starts Python code (`class`, `def`, `@`, `import`,
-  `from ... import`) to the end, minus trailing prose only when the code parses without it.
+  `from ... import`) to the end, minus trailing prose only when the code parses without it. Only
+  prose after the last such line can be dropped: a class with a syntax error is kept (and is a
+  compile error), never trimmed back to the imports before it.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-import textwrap
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,8 +33,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchmark.source import (
     decorator_line_match,
     def_line_match,
+    dedent_code,
     find_class,
     methods_of,
+    normalize_newlines,
     parse,
     reindent_def,
     slice_lines,
@@ -43,6 +50,8 @@ MethodHow = Literal["ast", "ast_dedented", "lines", "not_found"]
 _REASONING_TAGS = ("think", "thinking", "reasoning")
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\n]*?)[ \t]*$")
 _PYTHON_TAGS = {"", "python", "py", "python3", "py3", "ipython"}
+_RESPONSE_MARKER = re.compile(
+    r"(?im)^[ \t]*(?:#{2,}[ \t]*(?:response|answer|assistant)\b[ \t]*(?::|$)|\[/INST\])[ \t]*")
 _CODE_START = re.compile(r"^(?:[ \t]*(?:class\s+\w|(?:async\s+)?def\s+\w|@\w)|(?:import\s+\w|from\s+[\w.]+\s+import\s))")
 
 
@@ -103,6 +112,14 @@ def strip_reasoning(text: str) -> tuple[str, bool]:
     if opener:
         text = text[:opener.start()]
     return text, text != original
+
+
+def after_response_marker(text: str) -> tuple[str, bool]:
+    """The answer after the last response marker (an echoed prompt before it is dropped)."""
+    markers = list(_RESPONSE_MARKER.finditer(text))
+    if not markers:
+        return text, False
+    return text[markers[-1].end():], True
 
 
 # -- fences ----------------------------------------------------------------------------------------
@@ -198,15 +215,17 @@ def _unfenced(text: str) -> tuple[str, str]:
     lines = text.split("\n")
     if _is_code_module(text):
         return text.strip("\n"), "whole output parses as Python"
-    start = next((i for i, line in enumerate(lines) if _CODE_START.match(line)), None)
-    if start is None:
+    starts = [i for i, line in enumerate(lines) if _CODE_START.match(line)]
+    if not starts:
         return "", "no code found"
-    # try to end before trailing prose: candidate ends are lines that start at column 0
-    ends = [len(lines)] + [k for k in range(len(lines) - 1, start, -1)
+    start, last_start = starts[0], starts[-1]
+    # try to end before trailing prose: candidate ends are lines at column 0 after the last line
+    # that starts code, so a class that does not parse is never cut away to make the rest parse
+    ends = [len(lines)] + [k for k in range(len(lines) - 1, last_start, -1)
                            if lines[k].strip() and not lines[k][0].isspace()]
     for end in ends:
         chunk = "\n".join(lines[start:end]).strip("\n")
-        if _parses(chunk) or _parses(textwrap.dedent(chunk)):
+        if _parses(chunk) or _parses(dedent_code(chunk)):
             dropped = len(lines) - end
             return chunk, f"code from line {start + 1}" + (f"; {dropped} trailing line(s) of prose left out" if dropped else "")
     return "\n".join(lines[start:]).strip("\n"), f"code from line {start + 1} to the end (does not parse)"
@@ -216,7 +235,8 @@ def _unfenced(text: str) -> tuple[str, str]:
 
 def extract_code(raw: str, *, class_name: str | None = None, method_name: str | None = None) -> Extraction:
     """The code in `raw`, preferring what defines `class_name` / `method_name` (see module doc)."""
-    text, removed = strip_reasoning(raw or "")
+    text, echoed = after_response_marker(normalize_newlines(raw or ""))
+    text, removed = strip_reasoning(text)
     blocks = fenced_blocks(text)
     if blocks:
         block, reason = choose_block(blocks, class_name, method_name)
@@ -225,10 +245,15 @@ def extract_code(raw: str, *, class_name: str | None = None, method_name: str | 
         if not code.strip():
             how = "empty"
         return Extraction(raw=raw, code=code, how=how, reasoning_removed=removed, blocks_found=len(blocks),
-                          chosen_block=block.index, reason=reason)
+                          chosen_block=block.index, reason=_echo_note(reason, echoed))
     code, reason = _unfenced(text)
+    reason = _echo_note(reason, echoed)
     return Extraction(raw=raw, code=code, how="unfenced" if code.strip() else "empty",
                       reasoning_removed=removed, reason=reason)
+
+
+def _echo_note(reason: str, echoed: bool) -> str:
+    return f"{reason}; answer taken after the response marker" if echoed else reason
 
 
 def _find_def(module: ast.Module, method_name: str, class_name: str | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -275,7 +300,7 @@ def extract_method(raw: str, method_name: str, *, class_name: str | None = None,
     """
     ex = extract_code(raw, class_name=class_name, method_name=method_name)
     code = ex.code
-    attempts: list[tuple[str, MethodHow]] = [(code, "ast"), (textwrap.dedent(code), "ast_dedented")]
+    attempts: list[tuple[str, MethodHow]] = [(code, "ast"), (dedent_code(code), "ast_dedented")]
     others: list[str] = []
     for text, how in attempts:
         try:

@@ -4,8 +4,8 @@ LLM models go through the project's one `LLMClient` (content-addressed cache, re
 for each step of `plan(task, strategy)` the rendered prompt is sent, the step's output extracted,
 and the methods produced so far fed to the next prompt; the program is then assembled into the
 skeleton. The special models need no client: `reference` is the canonical solution and `empty`
-the bare skeleton. Pre-generated completions (`--samples`) are whole-class outputs, extracted and
-assembled like a holistic answer.
+the bare skeleton. Pre-generated samples (`--samples`) are whole-class completions, extracted and
+assembled like a holistic answer, or per-method steps, read and assembled like live steps.
 
 A sample whose output holds no code at all is `no_code` (nothing to run). A model call that fails
 for good (`LLMError`) makes the sample a `generation_error`, reported and never scored; the steps
@@ -15,16 +15,20 @@ that did succeed are in the cache, so a resumed run only pays for the failed one
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark.extraction import Extraction, extract_code
 from benchmark.levels import model_levels
 from benchmark.results import DIRECT, Bucket, LevelsRecord, SampleSource, StepRecord
+from benchmark.samples_file import NumberedSample, PregeneratedStep
 from benchmark.strategies import (
+    GenerationStep,
+    StepOutput,
     assemble,
     assemble_holistic,
+    defines_class,
     empty_program,
     levels_from_labels,
     plan,
@@ -34,6 +38,7 @@ from benchmark.strategies import (
 )
 from benchmark.tasks import EvalTask
 from pipeline.config import EndpointConfig
+from pipeline.core.textfiles import lone_surrogate
 from pipeline.llm import LLMClient, LLMError
 
 EVAL_ROLE = "evaluate"
@@ -86,10 +91,70 @@ def completion_sample(unit: SampleUnit, task: EvalTask, completion: str) -> Gene
     ex = extract_code(completion, class_name=task.class_name)
     step = StepRecord(index=0, kind="completion", targets=task.method_names, raw=completion, extracted=ex.code,
                       extraction_how=ex.how)
-    if not ex.code.strip():
-        return Generated(unit=unit, source="samples_file", steps=[step], bucket="no_code",
-                         reason=f"no code in the completion ({ex.reason or ex.how})")
-    return Generated(unit=unit, source="samples_file", steps=[step], program=assemble_holistic(task, ex.code))
+    return finish_sample(unit, "samples_file", task, [step], None, {}, ex.code, holistic=True)
+
+
+def step_record(step: GenerationStep, out: StepOutput, raw: str) -> StepRecord:
+    """What one step (live or pre-generated) answered and what was extracted from it."""
+    extracted = out.class_code if step.kind == "class" else out.methods.get(step.target, "")
+    ex = out.extraction
+    code_how, method_how = (ex.how, None) if isinstance(ex, Extraction) else (ex.extraction.how, ex.how)
+    return StepRecord(index=step.index, kind=step.kind, targets=step.targets, level=step.level, raw=raw,
+                      extracted=extracted or "", extraction_how=code_how, method_how=method_how)
+
+
+def pregenerated_sample(sample: NumberedSample, task: EvalTask) -> Generated:
+    """One line of a samples file as a generated sample."""
+    unit = SampleUnit(model=sample.model, strategy=sample.strategy, task_id=sample.task_id, sample_index=sample.sample_index)
+    if sample.steps is not None:
+        return steps_sample(unit, task, sample.steps)
+    assert sample.completion is not None  # a sample has one of the two shapes (samples_file checks it)
+    return completion_sample(unit, task, sample.completion)
+
+
+def steps_sample(unit: SampleUnit, task: EvalTask, answers: Sequence[PregeneratedStep]) -> Generated:
+    """Pre-generated answers of a per-method strategy, read and assembled exactly as live answers
+    are: each answer goes through its step's `read_step_output`, the methods through `assemble`.
+    Answers name their method, or follow the strategy's order (`plan`)."""
+    levels = LevelsRecord(source="labels", levels=levels_from_labels(task)) \
+        if unit.strategy in ("bottom_up", "top_down") else None
+    planned = plan(task, unit.strategy, levels.levels if levels else None)  # type: ignore[arg-type]
+    by_method = {step.target: step for step in planned}
+    pairs = [(by_method[a.method] if a.method is not None else planned[i], a.completion) for i, a in enumerate(answers)]
+    generated: dict[str, str] = {}
+    records: list[StepRecord] = []
+    for step, raw in sorted(pairs, key=lambda pair: pair[0].index):
+        out = read_step_output(task, step, raw)
+        generated.update(out.methods)
+        records.append(step_record(step, out, raw))
+    return finish_sample(unit, "samples_file", task, records, levels, generated, None, holistic=False)
+
+
+def finish_sample(unit: SampleUnit, source: SampleSource, task: EvalTask, steps: list[StepRecord],
+                  levels: LevelsRecord | None, generated: Mapping[str, str], class_code: str | None,
+                  *, holistic: bool) -> Generated:
+    """The program of a sample from what its steps produced, or `no_code` when there is nothing of
+    the model's to run: no code at all, or a whole-class answer that defines no class."""
+    def no_code(reason: str) -> Generated:
+        return Generated(unit=unit, source=source, steps=steps, levels=levels, bucket="no_code", reason=reason)
+
+    if holistic:
+        if not (class_code and class_code.strip()):
+            return no_code("no code could be extracted from the answer")
+        if not defines_class(class_code, task.class_name):
+            return no_code(f"the answer defines no class {task.class_name}")
+        program = assemble_holistic(task, class_code)
+    elif not any(c.strip() for c in generated.values()):
+        return no_code(f"no code could be extracted from any of the {len(steps)} answers")
+    else:
+        program = assemble(task, generated)
+    fault = lone_surrogate(program)
+    if fault:
+        # not text Python can compile (an unpaired "\ud800" escape, or invalid UTF-8 in the
+        # samples file); this sample alone is a compile error, and it must never reach a file as code
+        return Generated(unit=unit, source=source, steps=steps, levels=levels, bucket="compile_error",
+                         reason=f"task {task.task_id}: the code is not valid source text: {fault}")
+    return Generated(unit=unit, source=source, steps=steps, levels=levels, program=program)
 
 
 class LLMGenerator:
@@ -136,33 +201,16 @@ class LLMGenerator:
                 generated.update(out.methods)
                 if step.kind == "class":
                     class_code = out.class_code
-                extracted = out.class_code if step.kind == "class" else out.methods.get(step.target, "")
-                ex = out.extraction
-                code_how, method_how = (ex.how, None) if isinstance(ex, Extraction) else (ex.extraction.how, ex.how)
-                steps.append(StepRecord(
-                    index=step.index, kind=step.kind, targets=step.targets, level=step.level,
-                    prompt_version=prompt.prompt_version, prompt_sha256=prompt.sha256, raw=reply.text,
-                    extracted=extracted or "", extraction_how=code_how, method_how=method_how, finish_reason=reply.finish_reason,
+                steps.append(step_record(step, out, reply.text).model_copy(update=dict(
+                    prompt_version=prompt.prompt_version, prompt_sha256=prompt.sha256, finish_reason=reply.finish_reason,
                     truncated=reply.truncated, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-                    cached=reply.cached, attempts=reply.attempts, cache_key=reply.cache_key))
+                    cached=reply.cached, attempts=reply.attempts, cache_key=reply.cache_key)))
         except LLMError as exc:
             done = len(steps)
             return Generated(unit=unit, source="llm", steps=steps, levels=levels, bucket="generation_error",
                              reason=f"task {task.task_id}: step {done + 1} failed: {exc}")
-        return self._finish(unit, task, steps, levels, generated, class_code)
-
-    @staticmethod
-    def _finish(unit: SampleUnit, task: EvalTask, steps: list[StepRecord], levels: LevelsRecord | None,
-                generated: Mapping[str, str], class_code: str | None) -> Generated:
-        holistic = any(s.kind == "class" for s in steps)
-        has_code = bool(class_code and class_code.strip()) if holistic else any(c.strip() for c in generated.values())
-        if not has_code:
-            what = "the answer" if holistic else f"any of the {len(steps)} answers"
-            return Generated(unit=unit, source="llm", steps=steps, levels=levels, bucket="no_code",
-                             reason=f"no code could be extracted from {what}")
-        program = assemble_holistic(task, class_code) if holistic else assemble(task, generated)
-        return Generated(unit=unit, source="llm", steps=steps, levels=levels, program=program)
-
+        return finish_sample(unit, "llm", task, steps, levels, generated, class_code,
+                             holistic=any(s.kind == "class" for s in steps))
 
 def direct_unit(model: str, task_id: str, sample_index: int) -> SampleUnit:
     """A special model's sample: it has no strategy of its own."""

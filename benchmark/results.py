@@ -1,9 +1,11 @@
-"""The versioned schema of an evaluation run's `results.json`, and reading/writing it.
+"""The versioned schema of an evaluation run's results, and reading/writing them.
 
-One file holds everything needed to re-grade a run offline (`classforge evaluate --regrade DIR`):
-the tasks as they were scored, the reference pre-run, and per sample the raw and extracted text
-of every step, the prompt versions, the program, its per-test-class outcomes, its bucket and
-error category, and its tokens. Scores are derived from those records and nothing else.
+A run folder holds everything needed to re-grade it offline (`classforge evaluate --regrade DIR`):
+`results.json`, a small summary (the tasks as they were scored, the reference pre-run, settings,
+scores, usage, and the list of sample files), and one file per sample under `samples/` (the raw
+and extracted text of every step, the prompt versions, the program, its per-test-class outcomes,
+its bucket and error category, and its tokens). Scores are derived from those records and
+nothing else. Schema version 1 (everything in `results.json`) is still read.
 
 Buckets: every sample lands in exactly one. The scored buckets are `SampleOutcome.status`'s
 values; the unscored ones say why a sample could not be judged (`generation_error`: the model
@@ -23,6 +25,7 @@ from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from benchmark.environment import EnvironmentInfo
 from benchmark.metrics import Estimate, MetricsReport
 from benchmark.outcomes import SampleOutcome, SampleStatus
 from benchmark.quirks import QuirkFix
@@ -31,8 +34,10 @@ from benchmark.taxonomy import Category
 from pipeline.llm.ledger import UsageSummary
 from pipeline.store import write_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 RESULTS_FILE = "results.json"
+SAMPLES_DIR = "samples"
 
 UnscoredBucket = Literal["generation_error", "sandbox_error", "task_broken"]
 Bucket = Literal[SampleStatus, UnscoredBucket]
@@ -129,6 +134,7 @@ class ReferenceRecord(Record):
     suite_status: str
     wall_s: float
     limit_s: float = Field(description="evaluation limit scaled from wall_s")
+    timings: int = Field(1, description="runs timed; a slow reference is timed twice and the faster counts")
     execution_key: str
     infrastructure: bool = Field(False, description="the sandbox failed, so the task could not be judged")
 
@@ -156,6 +162,10 @@ class RunSettings(Record):
     bootstrap_seed: int
     scale_floor_s: float
     scale_factor: float
+    scale_cap_s: float | None = Field(None, description="None in results written before the cap existed")
+    grace_s: float | None = Field(None, description="a run is killed this long after its limit")
+    hash_seed: int | None = Field(None, description="PYTHONHASHSEED of every run; `random` is seeded with it too")
+    environment: EnvironmentInfo | None = Field(None, description="the environment code under test ran in; None: classforge's own")
     reference_limit_s: float
     samples_file: str | None = None
     samples_file_sha256: str | None = None
@@ -196,7 +206,7 @@ class RunStats(Record):
 
 
 class RunResults(Record):
-    schema_version: Literal[1] = SCHEMA_VERSION
+    schema_version: Literal[1, 2] = SCHEMA_VERSION
     run_id: str
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     classforge_version: str
@@ -220,10 +230,36 @@ class ResultsError(ValueError):
     """A results folder or file that cannot be read; the message says which and why."""
 
 
+def sample_file(record: SampleRecord) -> str:
+    """A sample's file, relative to the run folder: readable, and unique (the hash tells apart
+    labels that slug the same, e.g. `org/model` and `org-model`)."""
+    exact = json.dumps([record.model, record.strategy, record.task_id, record.sample_index])
+    tag = hashlib.sha256(exact.encode()).hexdigest()[:8]
+    return (f"{SAMPLES_DIR}/{_slug(record.model)}/{_slug(record.strategy)}/"
+            f"{_slug(record.task_id, 80)}__{record.sample_index}__{tag}.json")
+
+
 def save_results(run_dir: Path, results: RunResults) -> Path:
-    path = Path(run_dir) / RESULTS_FILE
-    write_json(path, results.model_dump(mode="json"))
+    """One file per sample and the summary that lists them (schema version 2)."""
+    run_dir = Path(run_dir)
+    names = []
+    for record in results.samples:
+        name = sample_file(record)
+        write_json(run_dir / name, record.model_dump(mode="json"))
+        names.append(name)
+    summary = results.model_dump(mode="json", exclude={"samples"}) | {"schema_version": SCHEMA_VERSION, "sample_files": names}
+    path = run_dir / RESULTS_FILE
+    write_json(path, summary)
     return path
+
+
+def _read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise ResultsError(f"{path}: not valid JSON: {e}") from e
+    except OSError as e:
+        raise ResultsError(f"{path}: cannot read: {e}") from e
 
 
 def load_results(run_dir_or_file: Path) -> RunResults:
@@ -232,13 +268,16 @@ def load_results(run_dir_or_file: Path) -> RunResults:
         path = path / RESULTS_FILE
     if not path.is_file():
         raise ResultsError(f"{path}: no results file")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as e:
-        raise ResultsError(f"{path}: not valid JSON: {e}") from e
+    data = _read_json(path)
     version = data.get("schema_version") if isinstance(data, dict) else None
-    if version != SCHEMA_VERSION:
-        raise ResultsError(f"{path}: results schema version {version!r}; this classforge reads version {SCHEMA_VERSION}")
+    if version not in READABLE_VERSIONS:
+        raise ResultsError(f"{path}: results schema version {version!r}; this classforge reads versions "
+                           f"{', '.join(map(str, READABLE_VERSIONS))}")
+    if version == 2:
+        names = data.pop("sample_files", None)
+        if not isinstance(names, list):
+            raise ResultsError(f"{path}: no list of sample files")
+        data["samples"] = [_read_json(path.parent / name) for name in names]
     try:
         return RunResults.model_validate(data)
     except ValueError as e:

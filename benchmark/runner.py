@@ -30,9 +30,10 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark.datasets import LoadedDataset, load_dataset
+from benchmark.environment import EnvironmentBuildError, dataset_requirements, ensure_environment
 from benchmark.execution import ExecutionJob, ExecutionStore, Executor, StoredExecution, job_for, to_outcome
-from benchmark.generation import Generated, LLMGenerator, SampleUnit, completion_sample, direct_unit, special_sample
-from benchmark.outcomes import SampleOutcome, syntax_error_of
+from benchmark.generation import Generated, LLMGenerator, SampleUnit, direct_unit, pregenerated_sample, special_sample
+from benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
 from benchmark.plots import write_plots
 from benchmark.results import (
     DIRECT,
@@ -121,8 +122,8 @@ def _identity(dataset_sha: str, request: EvaluationRequest, ev: Config, tasks: l
         "levels": cfg.levels_source if llm_models else None,
         "endpoint": {"base_url": cfg.endpoint.base_url, "temperature": cfg.endpoint.temperature,
                      "max_tokens": cfg.endpoint.max_tokens} if llm_models else None,
-        "limits": {"floor": ev.sandbox.scale_floor_s, "factor": ev.sandbox.scale_factor},
-    }
+        "limits": {"floor": ev.sandbox.scale_floor_s, "factor": ev.sandbox.scale_factor, "cap": ev.sandbox.scale_cap_s},
+    } | ({"environment": cfg.environment} if cfg.environment != "host" else {})
 
 
 def _settings(request: EvaluationRequest, config: Config, models: list[str], strategies: list[str],
@@ -135,6 +136,7 @@ def _settings(request: EvaluationRequest, config: Config, models: list[str], str
         base_url=cfg.endpoint.base_url if any(m not in SPECIAL_MODELS for m in models) and samples_sha is None else None,
         bootstrap_resamples=cfg.bootstrap_resamples, bootstrap_seed=cfg.bootstrap_seed,
         scale_floor_s=config.sandbox.scale_floor_s, scale_factor=config.sandbox.scale_factor,
+        scale_cap_s=config.sandbox.scale_cap_s, grace_s=config.sandbox.grace_s, hash_seed=config.sandbox.hash_seed,
         reference_limit_s=config.sandbox.wall_limit_s,
         samples_file=str(request.samples_file) if request.samples_file else None, samples_file_sha256=samples_sha,
         task_ids=[t.task_id for t in tasks] if (request.task_ids or request.max_tasks) else None,
@@ -143,24 +145,39 @@ def _settings(request: EvaluationRequest, config: Config, models: list[str], str
 
 def reference_prerun(tasks: list[EvalTask], executor: Executor, config: Config,
                      progress: Progress | None = None) -> list[ReferenceRecord]:
-    """Run every task's reference once; broken = anything but a pass (see the module docstring)."""
+    """Run every task's reference once; broken = anything but a pass (see the module docstring).
+
+    The limit scales from the reference's wall time, which a loaded machine inflates. A reference
+    whose first time would lift its limit above the floor is timed once more and the faster run
+    counts (load only ever adds time); the limit is also capped (`sandbox.scale_cap_s`)."""
     limit = config.sandbox.wall_limit_s
     jobs = {t.task_id: job_for(t, reference_program(t), limit) for t in tasks}
     counter = _Counter("reference", len(jobs), progress)
     done = executor.run(list(jobs.values()), on_done=lambda _key: counter.tick())
+    whole = {t.task_id: done[jobs[t.task_id].key(executor.config)].whole for t in tasks}
+    sb = config.sandbox
+    slow = [t.task_id for t in tasks
+            if whole[t.task_id].status is SuiteStatus.PASSED and sb.scale_factor * whole[t.task_id].wall_s > sb.scale_floor_s]
+    fastest = {tid: whole[tid].wall_s for tid in whole}
+    retimes = {tid: jobs[tid].model_copy(update={"repeat": 1}) for tid in slow}
+    timed = executor.run(list(retimes.values()))  # stored too, so a resumed run does not time them again
+    for tid, job in retimes.items():
+        again = timed[job.key(executor.config)].whole
+        if again.status is SuiteStatus.PASSED:
+            fastest[tid] = min(fastest[tid], again.wall_s)
     records = []
     for t in tasks:
         key = jobs[t.task_id].key(executor.config)
-        whole = done[key].whole
-        passed = whole.status is SuiteStatus.PASSED
-        infra = whole.status is SuiteStatus.SANDBOX_ERROR
-        cause = "" if passed else f"{whole.status.value}: {whole.detail}"
+        w = whole[t.task_id]
+        passed = w.status is SuiteStatus.PASSED
+        infra = w.status is SuiteStatus.SANDBOX_ERROR
+        cause = "" if passed else f"{w.status.value}: {w.detail}"
         if infra:
-            cause = f"not judged, the sandbox failed (a new run retries it): {whole.detail}"
+            cause = f"not judged, the sandbox failed (a new run retries it): {w.detail}"
         records.append(ReferenceRecord(
-            task_id=t.task_id, broken=not passed, cause=cause,
-            suite_status=whole.status.value, wall_s=whole.wall_s, limit_s=scaled_limit(whole.wall_s, config.sandbox),
-            execution_key=key, infrastructure=infra))
+            task_id=t.task_id, broken=not passed, cause=cause, suite_status=w.status.value, wall_s=fastest[t.task_id],
+            limit_s=scaled_limit(fastest[t.task_id], sb), execution_key=key, infrastructure=infra,
+            timings=2 if t.task_id in slow else 1))
     return records
 
 
@@ -230,6 +247,7 @@ def execute_samples(generated: list[Generated], tasks: dict[str, EvalTask], refs
                     executor: Executor, progress: Progress | None = None) -> list[SampleRecord]:
     """Every generated sample to one record in one bucket (see `benchmark.results`)."""
     jobs: dict[int, ExecutionJob] = {}
+    reused: dict[int, str] = {}  # sample -> the reference pre-run's execution key
     records: dict[int, SampleRecord] = {}
     for i, gen in enumerate(generated):
         u = gen.unit
@@ -237,10 +255,20 @@ def execute_samples(generated: list[Generated], tasks: dict[str, EvalTask], refs
             if gen.bucket == "no_code":
                 outcome = SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="no_code")
                 records[i] = _record(gen, outcome=outcome)
+            elif gen.bucket == "compile_error":  # found before assembly could give a program to compile
+                outcome = SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="compile_error",
+                                        error=ExceptionInfo(type="UnicodeEncodeError", message=gen.reason))
+                records[i] = _record(gen, outcome=outcome)
             else:
                 records[i] = _record(gen)
             continue
         assert gen.program is not None  # a sample without a bucket has a program (generation's contract)
+        ref = refs[u.task_id]
+        if not ref.broken and gen.program == reference_program(tasks[u.task_id]):
+            # the reference's own program (model `reference`, or a model that answered with it)
+            # already ran in the pre-run, with a more generous limit: its execution is this one's
+            reused[i] = ref.execution_key
+            continue
         syntax = syntax_error_of(gen.program)
         if syntax is not None:
             outcome = SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="compile_error", error=syntax)
@@ -250,6 +278,12 @@ def execute_samples(generated: list[Generated], tasks: dict[str, EvalTask], refs
     keys = {i: job.key(executor.config) for i, job in jobs.items()}
     counter = _Counter("execution", len(set(keys.values())), progress)
     done = executor.run(list(jobs.values()), on_done=lambda _key: counter.tick())
+    for i, key in reused.items():
+        stored = executor.store.get(key)
+        if stored is None:  # the pre-run result is always stored when the reference passed
+            raise EvaluationError(f"task {generated[i].unit.task_id}: the reference pre-run's execution {key} is missing")
+        done[key] = stored
+        keys[i] = key
     for i, key in keys.items():
         gen, stored = generated[i], done[key]
         if stored.infrastructure_failure:
@@ -293,9 +327,7 @@ def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Ev
     cfg = config.evaluate
     by_id = {t.task_id: t for t in tasks}
     if samples is not None:
-        generated = [completion_sample(SampleUnit(model=s.model, strategy=s.strategy, task_id=s.task_id,
-                                                  sample_index=s.sample_index), by_id[s.task_id], s.completion)
-                     for s in samples]
+        generated = [pregenerated_sample(s, by_id[s.task_id]) for s in samples]
         return _Generation(generated=[g for g in generated if g.unit.task_id not in broken],
                            broken_samples=[g for g in generated if g.unit.task_id in broken],
                            models=list(dict.fromkeys(s.model for s in samples)),
@@ -333,7 +365,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         raise EvaluationError(f"unknown strategies {unknown}; expected some of {', '.join(STRATEGIES)}")
     clock: dict[str, float] = {}
     t0 = time.perf_counter()
-    dataset = load_dataset(request.dataset)
+    dataset = load_dataset(request.dataset, task_ids=request.task_ids or None)
     tasks = select_tasks(dataset, request.task_ids, request.max_tasks)
     if not tasks:
         raise EvaluationError(f"{request.dataset}: no task selected")
@@ -343,13 +375,24 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     samples_sha = None
     if request.samples_file is not None:
         samples = read_samples_file(request.samples_file, default_model=request.models[0] if request.models else None,
-                                    known_tasks=set(by_id))
+                                    known_tasks=set(by_id), task_methods={t.task_id: t.method_names for t in tasks})
         samples_sha = file_sha256(request.samples_file)
     models = list(dict.fromkeys(s.model for s in samples)) if samples is not None else request.models
     run_id = run_id_for(Path(request.dataset).stem, _identity(dataset_sha, request, config, tasks, samples_sha, models))
     run_dir = Path(cfg.output_root) / run_id
     clock["load"] = time.perf_counter() - t0
 
+    environment = None
+    if cfg.environment == "dataset":
+        if config.sandbox.backend != "local":
+            # the docker image would need the same environment baked in; until it is, say so
+            raise EvaluationError(f"evaluate.environment = 'dataset' needs the local sandbox backend, "
+                                  f"not {config.sandbox.backend!r}")
+        try:
+            environment = ensure_environment(dataset_requirements(tasks) + cfg.environment_extra, cfg.environment_root)
+        except EnvironmentBuildError as e:
+            raise EvaluationError(str(e)) from e
+        config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
     executor = Executor(config.sandbox, ExecutionStore(run_dir / EXECUTIONS_DIR), workers=cfg.workers,
                         retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend)
     t0 = time.perf_counter()
@@ -369,6 +412,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     clock["execution"] = time.perf_counter() - t0
 
     settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
+    settings.environment = environment
     usage = phase.usage
     results = RunResults(
         run_id=run_id, classforge_version=__version__,
@@ -380,19 +424,18 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused,
                        llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0),
     )
-    outcome = _score_and_write(run_dir, results, progress)
-    clock["scoring"] = outcome.results.stats.seconds.get("scoring", 0.0)
-    outcome.results.stats.seconds = {k: round(v, 3) for k, v in clock.items()}
-    save_results(run_dir, outcome.results)
-    return outcome
+    return _score_and_write(run_dir, results, progress, clock)
 
 
-def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | None) -> RunOutcome:
+def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | None,
+                     clock: dict[str, float] | None = None) -> RunOutcome:
+    """Score, then write results.json, summary.md and the plots, each once, at the end."""
     t0 = time.perf_counter()
     if progress:
         progress("scoring", 0, 1)
     results.scores = score_run(results.tasks, set(results.broken_task_ids), results.samples, results.settings)
-    results.stats.seconds["scoring"] = round(time.perf_counter() - t0, 3)
+    timing = dict(clock or results.stats.seconds) | {"scoring": time.perf_counter() - t0}
+    results.stats.seconds = {k: round(v, 3) for k, v in timing.items()}
     save_results(run_dir, results)
     summary = render_summary(results)
     write_text(run_dir / SUMMARY_FILE, summary)

@@ -13,6 +13,7 @@ import tokenize
 
 from pipeline.class_analysis import class_methods
 from pipeline.core import parsing
+from pipeline.core.textfiles import lone_surrogate
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -21,8 +22,12 @@ _DECORATOR_LINE = re.compile(r"^(?P<indent>[ \t]*)@")
 
 
 def parse(text: str) -> ast.Module:
-    """`ast.parse` of other people's code: thread-safe, without their SyntaxWarning noise."""
-    return parsing.parse(text)
+    """`ast.parse` of other people's code: thread-safe, without their SyntaxWarning noise. Text
+    that cannot be source at all (a lone surrogate) is a SyntaxError like any other bad code."""
+    try:
+        return parsing.parse(text)
+    except UnicodeEncodeError as e:
+        raise SyntaxError(f"not valid source text: {lone_surrogate(text) or e.reason}") from e
 
 
 def find_class(module: ast.Module, name: str) -> ast.ClassDef | None:
@@ -99,6 +104,29 @@ def string_continuation_lines(code: str) -> set[int]:
 
 def _indent_width(line: str) -> int:
     return len(line) - len(line.lstrip(" \t"))
+
+
+def normalize_newlines(text: str) -> str:
+    """CRLF and lone CR to LF. Model output arrives with all three; every line-based rule here
+    (fences, markers, indentation) assumes LF, and a fence written as "```\\r" would not close."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def dedent_code(code: str) -> str:
+    """`textwrap.dedent` by tokens: the common indentation of code lines is removed, lines inside
+    multi-line strings are left alone (their leading spaces are part of the string's value)."""
+    lines = code.split("\n")
+    protected = string_continuation_lines(code)
+    margins = [ln[:_indent_width(ln)] for i, ln in enumerate(lines) if ln.strip() and i not in protected]
+    if not margins:
+        return code
+    common = margins[0]
+    for margin in margins[1:]:
+        while not margin.startswith(common):
+            common = common[:-1]
+    if not common:
+        return code
+    return "\n".join(ln if i in protected or not ln.strip() else ln[len(common):] for i, ln in enumerate(lines))
 
 
 def reindent_def(code: str, indent: str = "    ") -> str:

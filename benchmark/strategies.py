@@ -252,9 +252,36 @@ def read_step_output(task: EvalTask, step: GenerationStep, raw: str) -> StepOutp
 
 # -- assembly ----------------------------------------------------------------------------------------
 
+_FIRST_PARAM = re.compile(r"^[ \t]*(?:async[ \t]+)?def[ \t]+\w+[ \t]*\([ \t\n]*(?P<first>\*{0,2}\w+)?")
+
+
 def _has_decorators(code: str) -> bool:
     first = next((line for line in code.split("\n") if line.strip()), "")
     return first.lstrip().startswith("@")
+
+
+def _first_param(code: str) -> str | None:
+    """Name of a def's first parameter, read from its text (the code may not parse)."""
+    m = _FIRST_PARAM.search("\n".join(ln for ln in code.split("\n") if not ln.lstrip().startswith("@")))
+    return m.group("first") if m else None
+
+
+def _skeleton_first_param(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    if positional:
+        return positional[0].arg
+    if a.vararg is not None:
+        return "*" + a.vararg.arg
+    return "**" + a.kwarg.arg if a.kwarg is not None else None
+
+
+def takes_skeleton_decorators(fn: ast.FunctionDef | ast.AsyncFunctionDef, code: str) -> bool:
+    """Whether a generated method without decorators gets the skeleton's: only when its parameter
+    list starts as the skeleton's does. A model that wrote `def add(self, a, b)` for a skeleton's
+    `@staticmethod def add(a, b)` meant an instance method, and `@staticmethod` on it would make
+    every call pass one argument too few."""
+    return bool(fn.decorator_list) and not _has_decorators(code) and _first_param(code) == _skeleton_first_param(fn)
 
 
 def assemble(task: EvalTask, generated: Mapping[str, str]) -> str:
@@ -263,8 +290,9 @@ def assemble(task: EvalTask, generated: Mapping[str, str]) -> str:
     Imports, module-level code and class-level code of the skeleton are kept as they are, and the
     task's `import_statement` lines the skeleton lacks are put on top (as ClassEval's evaluator does). A method
     the model failed to produce (missing or blank) keeps its skeleton body, so the class still
-    imports and the failure shows up in that method's tests. A generated method without decorators
-    gets the skeleton's (`@staticmethod` is part of the contract the prompt showed). Methods not in
+    imports and the failure shows up in that method's tests. The model's own signature and decorators
+    win; a generated method without decorators gets the skeleton's only when its parameters start
+    as the skeleton's do (`takes_skeleton_decorators`), so no method ends up uncallable. Methods not in
     the skeleton (helpers the model wrote) are appended to the class.
     """
     sk = _Skeleton(task)
@@ -280,7 +308,7 @@ def assemble(task: EvalTask, generated: Mapping[str, str]) -> str:
             extras.append(new)
             continue
         start, end = span(fn)
-        if fn.decorator_list and not _has_decorators(new):
+        if takes_skeleton_decorators(fn, new):
             new = slice_lines(sk.text, start, fn.lineno - 1) + "\n" + new
         edits.append((start, end, new.split("\n")))
     if extras:
@@ -291,15 +319,21 @@ def assemble(task: EvalTask, generated: Mapping[str, str]) -> str:
     return "\n".join(sk.missing_imports + lines).rstrip("\n") + "\n"
 
 
+def defines_class(code: str | None, class_name: str) -> bool:
+    """Whether the code has a `class <class_name>` line (it need not parse: a class with a syntax
+    error is the model's answer, scored as a compile error)."""
+    return bool(code and re.search(rf"(?m)^[ \t]*class[ \t]+{re.escape(class_name)}\b", code))
+
+
 def assemble_holistic(task: EvalTask, class_code: str | None) -> str:
     """The program for a holistic sample: the model's whole module, as ClassEval does it (its
     evaluator prepends the task's import statements to the model's code; so do we, as duplicate
-    imports are harmless). Output with no definition of the class falls back to the bare skeleton,
-    so the sample still runs and fails in its tests rather than vanishing."""
-    code = class_code or ""
-    if not re.search(rf"(?m)^[ \t]*class[ \t]+{re.escape(task.class_name)}\b", code):
-        return assemble(task, {})
-    return "\n".join(task.import_statement + [code.strip("\n")]) + "\n"
+    imports are harmless). Output that defines no class is not a program: the caller makes it a
+    `no_code` sample (scoring the skeleton instead would credit methods the model never wrote)."""
+    if not defines_class(class_code, task.class_name):
+        raise ValueError(f"task {task.task_id}: the answer defines no class {task.class_name}")
+    assert class_code is not None  # defines_class is False for None
+    return "\n".join(task.import_statement + [class_code.strip("\n")]) + "\n"
 
 
 def reference_program(task: EvalTask) -> str:

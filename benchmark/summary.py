@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from benchmark.metrics import Estimate
-from benchmark.results import BUCKETS, SPECIAL_MODELS, GroupScores, RunResults
+from benchmark.results import BUCKETS, SPECIAL_MODELS, GroupScores, RunResults, RunSettings
 from benchmark.taxonomy import CATEGORIES
 
 LEVELS = (("class_level", "Class"), ("method_level", "Method"))
@@ -88,16 +88,29 @@ def _ci(e: Estimate | None) -> str:
     return "-" if e is None else f"{pct(e.value)} [{pct(e.ci_low)}, {pct(e.ci_high)}]"
 
 
+def _limits(s: RunSettings) -> str:
+    """Time limits and determinism, as run (older results lack the cap, grace and seed)."""
+    text = f" Time limit per run: {s.scale_factor:g} x the reference's time, at least {s.scale_floor_s:g} s"
+    if s.scale_cap_s is not None:
+        text += f", at most {s.scale_cap_s:g} s"
+    if s.grace_s is not None:
+        text += f", killed {s.grace_s:g} s after it"
+    text += "."
+    if s.hash_seed is not None:
+        text += f" Every run has PYTHONHASHSEED={s.hash_seed} and `random` seeded with it."
+    return text
+
+
 def _how(results: RunResults) -> str:
     s = results.settings
     if s.samples_file:
-        return f"Pre-generated samples from `{s.samples_file}` (sha256 {(s.samples_file_sha256 or '')[:12]})."
+        return f"Pre-generated samples from `{s.samples_file}` (sha256 {(s.samples_file_sha256 or '')[:12]})." + _limits(s)
     text = f"n = {s.n_samples} samples per task"
     if any(m not in SPECIAL_MODELS for m in s.models):
         text += f", temperature {s.temperature}, max tokens {s.max_tokens}, endpoint {s.base_url}"
         if any(x in s.strategies for x in ("bottom_up", "top_down")):
             text += f"; bottom-up/top-down levels from the {s.levels_source}"
-    return text + "."
+    return text + "." + _limits(s)
 
 
 def render_summary(results: RunResults) -> str:

@@ -338,7 +338,7 @@ def evaluate(
                       f"{results.stats.sandbox_runs} sandbox runs, {results.stats.executions_reused} reused.")
     else:
         console.print(f"regraded {len(results.samples)} stored samples offline.")
-    console.print(f"written to {outcome.run_dir}/ (results.json, summary.md, passk.png, taxonomy.png)")
+    console.print(f"written to {outcome.run_dir}/ (results.json, samples/, summary.md, passk.png, taxonomy.png)")
 
 
 if __name__ == "__main__":

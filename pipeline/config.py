@@ -120,8 +120,9 @@ class SandboxConfig(Section):
     backend: Literal["local", "docker"] = "local"
     workers: int | None = Field(None, ge=1, description="parallel sandbox runs; default: the machine's cores")
     wall_limit_s: float = Field(60.0, gt=0)
-    scale_floor_s: float = Field(10.0, gt=0, description="evaluation limit: max(floor, factor x reference time)")
+    scale_floor_s: float = Field(10.0, gt=0, description="evaluation limit: factor x reference time, at least the floor")
     scale_factor: float = Field(10.0, gt=0)
+    scale_cap_s: float = Field(60.0, gt=0, description="evaluation limit: at most this, however slow the reference ran")
     memory_mb: int = Field(2048, ge=64)
     max_processes: int = Field(64, ge=1)
     max_file_mb: int = Field(64, ge=1)
@@ -246,6 +247,14 @@ class EvaluateConfig(Section):
     sandbox_retries: int = Field(2, ge=0, description="re-runs of a run the sandbox itself failed; then it is reported")
     rerun_classes: bool = Field(
         True, description="after a timeout, crash or resource limit, run each test class alone so one cannot mask another"
+    )
+    environment: Literal["host", "dataset"] = Field(
+        "host", description="code under test runs with classforge's interpreter (host) or in a virtual environment "
+                            "built once from the dataset's requirements (dataset)"
+    )
+    environment_root: Path = Field(Path(".cache/eval-envs"), description="where dataset environments are built and reused")
+    environment_extra: list[str] = Field(
+        default_factory=list, description="requirements the dataset declares beyond the imports of its tasks (pip syntax)"
     )
 
     @field_validator("ks")

@@ -8,7 +8,10 @@ import pytest
 
 from benchmark.datasets import LoadedDataset, load_dataset
 
-CLASSEVAL_JSON = Path(__file__).resolve().parents[3] / "shared" / "data" / "classeval" / "ClassEval_data.json"
+_RELATIVE = Path("shared") / "data" / "classeval" / "ClassEval_data.json"
+# beside the checkout (/work/main -> /work/shared) or beside a worktree's parent (/work/wt/x)
+CLASSEVAL_JSON = next((p / _RELATIVE for p in Path(__file__).resolve().parents[2:] if (p / _RELATIVE).is_file()),
+                      Path(__file__).resolve().parents[3] / _RELATIVE)
 
 
 @pytest.fixture(scope="session")

@@ -329,3 +329,10 @@ def test_methods_info_naming_an_unknown_method_is_an_error(tmp_path, classeval_p
     path.write_text(json.dumps([record]))
     with pytest.raises(DatasetError, match=r"one.json \[item 0\]: task ClassEval_0: methods_info names 'nope'"):
         load_dataset(path)
+
+
+def test_only_the_asked_tasks_are_built(classeval_path):
+    got = load_dataset(classeval_path, task_ids=["ClassEval_8", "ClassEval_97"])
+    assert [t.task_id for t in got.tasks] == ["ClassEval_8", "ClassEval_97"]
+    assert {f.task_id for f in got.fixes_applied} <= {"ClassEval_8", "ClassEval_97"}
+    assert load_dataset(classeval_path, task_ids=[]).tasks == []

@@ -141,7 +141,7 @@ def test_deeply_indented_method_with_multiline_string_keeps_string_value():
     raw = ("```python\n        def banner(self):\n            text = '''\nTITLE\n  sub\n'''\n"
            "            return text\n```")
     m = extract_method(raw, "banner")
-    assert m.how == "lines"
+    assert m.how == "ast_dedented"  # dedented by tokens: the string's lines are not touched
     module = parse("class A:\n" + m.code)
     ret = module.body[0].body[0].body[0].value
     assert ret.value == "\nTITLE\n  sub\n"

@@ -141,10 +141,27 @@ def test_reference_model_reuses_one_execution_for_identical_samples(classeval_pa
     out = evaluate(EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=[BANK]), cfg, env={})
     r = out.results
     assert [s.bucket for s in r.samples] == ["completed"] * 3
-    assert r.stats.sandbox_runs == 2  # the pre-run and one run shared by the three identical programs
+    # the pre-run only (timed twice if the machine was slow): the three identical programs reuse it
+    assert r.stats.sandbox_runs == r.reference[0].timings
+    assert {s.execution.key for s in r.samples} == {r.reference[0].execution_key}
     assert r.scores[0].strategy == "direct" and r.scores[0].metrics.class_level.full[3].value == 1.0
     store = ExecutionStore(out.run_dir / "executions")
     assert store.get(r.samples[0].execution.key).program == r.samples[0].program
+
+
+def test_limits_have_a_floor_and_a_cap_and_slow_references_are_timed_twice(classeval_path, tmp_path):
+    cfg = config(tmp_path)
+    cfg.sandbox.scale_floor_s, cfg.sandbox.scale_factor, cfg.sandbox.scale_cap_s = 0.5, 100.0, 0.7
+    r = evaluate(EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=[BANK]), cfg, env={}).results
+    ref = r.reference[0]
+    # 100 x any real run of BankAccount's tests (> 7 ms) is above the floor, so it is timed again
+    # and its limit is the cap
+    assert ref.timings == 2 and ref.limit_s == 0.7
+    assert r.stats.sandbox_runs == 2  # the pre-run and the re-timing; the sample reuses the pre-run
+    assert (r.settings.scale_floor_s, r.settings.scale_factor, r.settings.scale_cap_s) == (0.5, 100.0, 0.7)
+    assert r.settings.grace_s == cfg.sandbox.grace_s and r.settings.hash_seed == 0
+    summary = (tmp_path / "results" / r.run_id / "summary.md").read_text(encoding="utf-8")
+    assert "at least 0.5 s, at most 0.7 s, killed 2 s after it" in summary and "PYTHONHASHSEED=0" in summary
 
 
 def test_cli_evaluates_then_regrades(classeval_path, tmp_path):
@@ -166,3 +183,41 @@ def test_cli_evaluates_then_regrades(classeval_path, tmp_path):
     bad = runner.invoke(app, ["evaluate", "--dataset", str(classeval_path), "--model", "reference", "--task", "nope",
                               "--out", str(tmp_path / "results")])
     assert bad.exit_code == 2 and "no task(s) nope" in bad.output
+
+
+def test_results_and_plots_are_written_once_per_run(classeval_path, tmp_path, monkeypatch):
+    import benchmark.runner as runner
+
+    calls: list[str] = []
+    real_save, real_plots = runner.save_results, runner.write_plots
+    monkeypatch.setattr(runner, "save_results", lambda *a: (calls.append("results"), real_save(*a))[1])
+    monkeypatch.setattr(runner, "write_plots", lambda *a: (calls.append("plots"), real_plots(*a))[1])
+    out = evaluate(EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=[BANK]), config(tmp_path), env={})
+    assert calls == ["results", "plots"]
+    assert set(out.results.stats.seconds) == {"load", "reference", "generation", "execution", "scoring"}
+    assert load_results(out.run_dir).stats.seconds == out.results.stats.seconds
+
+
+def test_one_file_per_sample_a_small_summary_and_old_results_still_regrade(classeval_path, lines, tmp_path):
+    samples = write_samples(tmp_path / "samples.jsonl", lines[:3])
+    out = evaluate(EvaluationRequest(dataset=classeval_path, samples_file=samples, task_ids=[BANK]), config(tmp_path), env={})
+    summary = json.loads((out.run_dir / "results.json").read_text(encoding="utf-8"))
+    assert summary["schema_version"] == 2 and "samples" not in summary and len(summary["sample_files"]) == 3
+    files = sorted((out.run_dir / "samples").rglob("*.json"))
+    assert [str(f.relative_to(out.run_dir)) for f in files] == sorted(summary["sample_files"])
+    first = json.loads((out.run_dir / summary["sample_files"][0]).read_text(encoding="utf-8"))
+    assert first["steps"][0]["raw"] == lines[0]["completion"]  # raw replies live in the sample files only
+    assert lines[0]["completion"] not in (out.run_dir / "results.json").read_text(encoding="utf-8")
+
+    # a run folder written by schema version 1 (everything in results.json) is read and regraded
+    old = tmp_path / "old"
+    old.mkdir()
+    v1 = out.results.model_dump(mode="json") | {"schema_version": 1}
+    (old / "results.json").write_text(json.dumps(v1), encoding="utf-8")
+    again = regrade(old)
+    assert [g.metrics for g in again.results.scores] == [g.metrics for g in out.results.scores]
+    assert json.loads((old / "results.json").read_text(encoding="utf-8"))["schema_version"] == 2
+
+    (out.run_dir / summary["sample_files"][1]).unlink()
+    with pytest.raises(ResultsError, match=r"samples/.*__1__.*\.json: cannot read"):
+        load_results(out.run_dir)

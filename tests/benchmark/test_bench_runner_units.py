@@ -146,7 +146,10 @@ def test_samples_file_numbering_defaults_and_errors(tmp_path):
     with pytest.raises(SamplesFileError, match=r":2: task A: sample 0 of out/external given twice"):
         read_samples_file(path, default_model=None, known_tasks={"A"})
     path.write_text('{"task_id": "A"}\n', encoding="utf-8")
-    with pytest.raises(SamplesFileError, match=r":1: \('completion',\): Field required"):
+    with pytest.raises(SamplesFileError, match=r":1: Value error, give either 'completion' .* or 'steps'"):
+        read_samples_file(path, default_model=None, known_tasks={"A"})
+    path.write_text('{"task_id": "A", "completion": 3}\n', encoding="utf-8")
+    with pytest.raises(SamplesFileError, match=r":1: completion: Input should be a valid string"):
         read_samples_file(path, default_model=None, known_tasks={"A"})
 
 

@@ -209,12 +209,12 @@ def test_assemble_appends_helpers_the_model_wrote(classeval):
     assert names[-1] == "_helper" and names[:-1] == ["__init__", *task.method_names]
 
 
-def test_assemble_holistic_keeps_the_model_module_or_falls_back(classeval):
+def test_assemble_holistic_keeps_the_model_module_and_refuses_an_answer_without_the_class(classeval):
     task = classeval.by_id()["ClassEval_0"]
     program = assemble_holistic(task, task.solution_code)
     assert program.startswith("import logging\nimport datetime\n") and task.solution_code.strip() in program
-    fallback = assemble_holistic(task, "print('no class here')")
-    assert fallback == assemble(task, {})
+    with pytest.raises(ValueError, match="ClassEval_0: the answer defines no class AccessGatewayFilter"):
+        assemble_holistic(task, "print('no class here')")
 
 
 def test_read_step_output_for_method_and_class_steps(classeval):

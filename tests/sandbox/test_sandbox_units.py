@@ -68,6 +68,8 @@ def test_scaled_limit():
     config = SandboxConfig(scale_floor_s=10, scale_factor=5)
     assert scaled_limit(0.07, config) == 10
     assert scaled_limit(6.0, config) == 30
+    assert scaled_limit(40.0, config) == 60  # the default cap: a reference timed under load
+    assert scaled_limit(40.0, SandboxConfig(scale_floor_s=10, scale_factor=5, scale_cap_s=5)) == 10
     with pytest.raises(ValueError):
         scaled_limit(-1, config)
 
