@@ -3,24 +3,46 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from enum import Enum
+from typing import Annotated, get_args
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.config import ConfigError, load_config
+from pipeline.cli_support import OneLineErrorGroup, cutoff_option, fail, validation_message
+from pipeline.config import ConfigError, EvalStrategy, load_config
 from pipeline.funnel import FunnelReport
 
 app = typer.Typer(help="Build fresh, post-cutoff class-level code-generation benchmarks and score models on them.",
-                  no_args_is_help=True, add_completion=False)
-console = Console()
+                  cls=OneLineErrorGroup, no_args_is_help=True, add_completion=False,
+                  context_settings={"help_option_names": ["-h", "--help"]}, pretty_exceptions_show_locals=False)
+# soft_wrap: status lines are never broken at 80 columns when stdout is a pipe (tables still fit the width).
+console = Console(soft_wrap=True)
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"classforge {version('classforge')}")
+        except PackageNotFoundError:
+            typer.echo("classforge (not installed as a package)")
+        raise typer.Exit(0)
 
 
 @app.callback()
-def main() -> None:
+def main(
+    _version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                           help="print the version and exit")] = False,
+) -> None:
     """classforge: harvest post-cutoff classes, build verified tasks, evaluate models."""
 
+
+# Choices, so a mistyped value gets click's one-line "is not one of ..." instead of a pydantic dump.
+StrategyChoice = Enum("StrategyChoice", {s: s for s in get_args(EvalStrategy)}, type=str)
+LevelsChoice = Enum("LevelsChoice", {s: s for s in ("labels", "model")}, type=str)
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="TOML configuration file", exists=False)]
 
@@ -29,8 +51,7 @@ def _load(config: Path | None):
     try:
         return load_config(config)
     except ConfigError as exc:
-        console.print(f"[red]error:[/red] {exc}")
-        raise typer.Exit(2) from exc
+        fail(exc)
 
 
 def funnel_table(report: FunnelReport, title: str = "Funnel") -> Table:
@@ -78,8 +99,7 @@ def harvest(
         try:
             summary = run_harvest(hcfg, github_search=search, progress=progress)
         except ValueError as exc:
-            console.print(f"[red]error:[/red] {exc}")
-            raise typer.Exit(2) from exc
+            fail(exc)
     console.print(funnel_table(summary.funnel, f"Harvest funnel ({hcfg.snapshot})"))
     console.print(f"{summary.classes} classes kept from {summary.repos} repositories "
                   f"({summary.reused_shards} reused from an earlier run); {summary.rejects} rejections recorded.")
@@ -100,7 +120,8 @@ def _prefect_defaults() -> None:
 @app.command()
 def build(
     config: ConfigOpt = Path("examples/classforge.toml"),
-    cutoff: Annotated[str | None, typer.Option(help="override harvest.cutoff (YYYY-MM-DD)")] = None,
+    cutoff: Annotated[str | None, typer.Option(help="override harvest.cutoff (YYYY-MM-DD, not in the future)",
+                                               callback=cutoff_option)] = None,
     snapshot: Annotated[str | None, typer.Option(help="override harvest.snapshot; 'auto' = refresh-<today>")] = None,
     release_version: Annotated[str | None, typer.Option(help="version to release (default: next by release.version_scheme)")] = None,
     dask: Annotated[str | None, typer.Option(help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local'")] = None,
@@ -139,7 +160,6 @@ def report(
 ) -> None:
     """Render a release's statistics and funnel as Markdown (report.md) and PNG plots."""
     from rich.markdown import Markdown
-    from rich.markup import escape
 
     from pipeline.release.errors import ReleaseError
     from pipeline.release.report import write_report
@@ -147,8 +167,7 @@ def report(
     try:
         result = write_report(release, out)
     except ReleaseError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(2) from exc
+        fail(exc)
     console.print(Markdown(result.markdown))
     console.print(f"report written to {result.report_path} with {len(result.plots)} plots")
 
@@ -159,13 +178,12 @@ def verify_release_cmd(
     load: Annotated[bool, typer.Option("--load/--no-load", help="also load it with datasets.load_dataset")] = True,
 ) -> None:
     """Check a release folder: card, schema, row counts, file hashes, datasets loading."""
-    from rich.markup import escape
 
     from pipeline.release.verify import verify_release
 
     problems = verify_release(release, load_with_datasets=load)
     for problem in problems:
-        console.print(f"[red]problem:[/red] {escape(problem)}")
+        typer.echo(f"problem: {problem}", err=True)
     if problems:
         raise typer.Exit(1)
     console.print(f"release {release.name}: OK")
@@ -184,7 +202,6 @@ def export(
     """Upload a release to the Hugging Face Hub and tag the commit with its version."""
     import os
 
-    from rich.markup import escape
 
     from pipeline.release.errors import ExportError
     from pipeline.release.export import export_release
@@ -196,8 +213,7 @@ def export(
     try:
         result = export_release(release, repo, token=token, private=private, dry_run=dry_run)
     except ExportError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
+        fail(exc, 1)
     plan = result.plan
     table = Table(title=f"{'Would upload' if result.dry_run else 'Uploaded'} release {plan.version} "
                         f"to {plan.repo_id} (dataset{', private' if plan.private else ''})")
@@ -237,10 +253,12 @@ def evaluate(
     dataset: Annotated[Path | None, typer.Option("--dataset", "-d", help="ClassEval JSON, ClassEval-Pro JSON/JSONL, or a release folder")] = None,
     model: Annotated[list[str] | None, typer.Option("--model", "-m", help="model name (repeatable); 'reference' and 'empty' are special")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (overrides evaluate.endpoint.base_url)")] = None,
-    strategy: Annotated[list[str] | None, typer.Option("--strategy", "-s", help="holistic, incremental, compositional, bottom_up, top_down (repeatable)")] = None,
+    strategy: Annotated[list[StrategyChoice] | None, typer.Option("--strategy", "-s",
+                                                       help="generation strategy (repeatable)")] = None,
     n: Annotated[int | None, typer.Option("--n", min=1, help="samples per task (default 5)")] = None,
     samples: Annotated[Path | None, typer.Option("--samples", help="score pre-generated completions (JSONL) instead of generating")] = None,
-    levels: Annotated[str | None, typer.Option("--levels", help="bottom_up/top_down levels: labels or model")] = None,
+    levels: Annotated[LevelsChoice | None, typer.Option("--levels",
+                                               help="bottom_up/top_down levels: the dataset's labels or asked of the model")] = None,
     task: Annotated[list[str] | None, typer.Option("--task", help="only this task id (repeatable)")] = None,
     max_tasks: Annotated[int | None, typer.Option("--max-tasks", min=1, help="only the first N tasks")] = None,
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="parallel sandbox runs")] = None,
@@ -252,7 +270,6 @@ def evaluate(
     import os
 
     from pydantic import ValidationError
-    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from benchmark.datasets import DatasetError
@@ -278,15 +295,15 @@ def evaluate(
                 outcome = run_regrade(regrade, progress)
             else:
                 if dataset is None:
-                    console.print("[red]error:[/red] --dataset is required (or --regrade RESULTS_DIR)")
-                    raise typer.Exit(2)
+                    fail("--dataset is required (or --regrade RESULTS_DIR)")
                 cfg = _load(config)
                 ev = cfg.evaluate
                 if base_url:
                     ev.endpoint.base_url = base_url
                 if model and model[0] not in ("reference", "empty"):
                     ev.endpoint.model = model[0]
-                updates = {"strategies": strategy, "n_samples": n, "levels_source": levels, "workers": workers, "output_root": out}
+                updates = {"strategies": [s.value for s in strategy] if strategy else None, "n_samples": n,
+                           "levels_source": levels.value if levels else None, "workers": workers, "output_root": out}
                 cfg.evaluate = type(ev).model_validate(ev.model_dump() | {k: v for k, v in updates.items() if v is not None})
                 request = EvaluationRequest(dataset=dataset, models=list(model or ([] if samples else [cfg.evaluate.endpoint.model])),
                                             samples_file=samples, task_ids=task or None, max_tasks=max_tasks)
@@ -294,9 +311,10 @@ def evaluate(
                 key_var = cfg.evaluate.endpoint.api_key_env
                 env = {key_var: os.environ[key_var]} if key_var in os.environ else {}
                 outcome = run_evaluation(request, cfg, env=env, progress=progress)
-        except (DatasetError, EvaluationError, SamplesFileError, ResultsError, LLMError, ValidationError) as exc:
-            console.print(f"[red]error:[/red] {escape(str(exc))}")
-            raise typer.Exit(2) from exc
+        except ValidationError as exc:
+            fail(validation_message(exc))
+        except (DatasetError, EvaluationError, SamplesFileError, ResultsError, LLMError) as exc:
+            fail(exc)
     results = outcome.results
     console.print(_evaluation_table(results))
     unscored = sum(g.n_samples - g.n_scored for g in results.scores)
