@@ -250,7 +250,8 @@ def _evaluation_table(results) -> Table:
 
 @app.command()
 def evaluate(
-    dataset: Annotated[Path | None, typer.Option("--dataset", "-d", help="ClassEval JSON, ClassEval-Pro JSON/JSONL, or a release folder")] = None,
+    dataset: Annotated[str | None, typer.Option("--dataset", "-d", help="'classeval' (from the Hugging Face Hub or its cache), "
+                                                "hf:ORG/NAME[@REVISION], or a path: JSON, JSONL, Parquet or a release folder")] = None,
     model: Annotated[list[str] | None, typer.Option("--model", "-m", help="model name (repeatable); 'reference' and 'empty' are special")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (overrides evaluate.endpoint.base_url)")] = None,
     strategy: Annotated[list[StrategyChoice] | None, typer.Option("--strategy", "-s",
@@ -273,6 +274,7 @@ def evaluate(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from benchmark.datasets import DatasetError
+    from benchmark.hub import resolve_dataset
     from benchmark.results import ResultsError
     from benchmark.runner import EvaluationError, EvaluationRequest
     from benchmark.runner import evaluate as run_evaluation
@@ -305,7 +307,7 @@ def evaluate(
                 updates = {"strategies": [s.value for s in strategy] if strategy else None, "n_samples": n,
                            "levels_source": levels.value if levels else None, "workers": workers, "output_root": out}
                 cfg.evaluate = type(ev).model_validate(ev.model_dump() | {k: v for k, v in updates.items() if v is not None})
-                request = EvaluationRequest(dataset=dataset, models=list(model or ([] if samples else [cfg.evaluate.endpoint.model])),
+                request = EvaluationRequest(dataset=resolve_dataset(dataset), models=list(model or ([] if samples else [cfg.evaluate.endpoint.model])),
                                             samples_file=samples, task_ids=task or None, max_tasks=max_tasks)
                 # The API key is read here, at the edge, and only the variable the endpoint names.
                 key_var = cfg.evaluate.endpoint.api_key_env
