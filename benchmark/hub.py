@@ -83,3 +83,24 @@ def _snapshot(spec: str, repo_id: str, revision: str | None, cache_dir: Path | N
     if not any((path / "data").rglob("*.parquet")):
         raise DatasetError(f"{where}: the snapshot has no Parquet files under data/ (is it a ClassEval-style dataset?)")
     return path
+
+
+def cached_dataset(spec: str, *, cache_dir: Path | None = None) -> Path | None:
+    """The snapshot of a by-name dataset if it is already in the local cache, else None; never downloads.
+
+    For decontamination during a build: it uses what is there and says what it could not check,
+    rather than reaching for the network in the middle of an unattended run.
+    """
+    parsed = parse_spec(spec)
+    if parsed is None:
+        raise DatasetError(f"{spec!r}: not a dataset name (expected classeval or hf:ORG/NAME[@REVISION])")
+    from huggingface_hub import snapshot_download
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    repo_id, revision = parsed
+    try:
+        folder = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision, allow_patterns=PATTERNS,
+                                        cache_dir=str(cache_dir) if cache_dir else None, local_files_only=True))
+    except LocalEntryNotFoundError:
+        return None
+    return folder if any((folder / "data").rglob("*.parquet")) else None

@@ -103,7 +103,16 @@ def harvest(
     console.print(funnel_table(summary.funnel, f"Harvest funnel ({hcfg.snapshot})"))
     console.print(f"{summary.classes} classes kept from {summary.repos} repositories "
                   f"({summary.reused_shards} reused from an earlier run); {summary.rejects} rejections recorded.")
+    _print_decontamination(summary.corpora)
     console.print(f"written to {summary.snapshot_dir}/")
+
+
+def _print_decontamination(corpora: dict[str, list[str]] | None) -> None:
+    if corpora is None:
+        return
+    console.print(f"decontamination checked: {'; '.join(corpora['checked']) or 'nothing (no reference corpus, no earlier snapshot)'}")
+    if corpora["not_checked"]:
+        console.print(f"[yellow]not checked:[/yellow] {'; '.join(corpora['not_checked'])}")
 
 
 def _prefect_defaults() -> None:
@@ -141,6 +150,11 @@ def build(
                      release_version=release_version)
     console.print(funnel_table(FunnelReport.model_validate(result["funnel"]), "Build funnel"))
     console.print(f"harvest: {result['classes']} classes from {result['repos']} repositories ({result['snapshot']}/)")
+    decontamination = Path(result["snapshot"]) / "decontamination.json"
+    if decontamination.is_file():
+        import json
+
+        _print_decontamination(json.loads(decontamination.read_text(encoding="utf-8")))
     console.print(f"build: {result['tasks']} verified tasks ({result['build_dir']}/); "
                   f"{result['incomplete']} unfinished{' - stopped: ' + result['stopped'] if result['stopped'] else ''}")
     usage = result["usage"]

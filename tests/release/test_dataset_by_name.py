@@ -146,3 +146,26 @@ def test_cli_evaluates_classeval_from_the_cache_offline(tmp_path: Path) -> None:
     results = json.loads((run_dir / "results.json").read_text())
     assert results["dataset"]["path"] == str(home / "hub" / f"datasets--FudanSELab--ClassEval/snapshots/{COMMIT}")
     assert [s["bucket"] for s in results["samples"]] == ["completed"]
+
+
+def test_decontamination_uses_classeval_only_when_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                         offline: None) -> None:
+    """The build checks against ClassEval from the local cache when it is there, and says so when it is not."""
+    from pipeline.config import DedupConfig, HarvestConfig
+    from pipeline.funnel import KEEP
+    from pipeline.harvest.dedup import Origin
+    from pipeline.harvest.run import build_dedup_index
+
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
+    cfg = HarvestConfig(output_root=tmp_path / "harvested", dedup=DedupConfig(reference_datasets=["classeval"]))
+    absent = build_dedup_index(cfg)
+    assert absent.corpora == {"checked": [], "not_checked": [
+        "classeval (not in the local Hugging Face cache; download it once to check against it)"]}
+
+    tasks = make_tasks()
+    shard = parquet_of(tasks, tmp_path / "shard.parquet")
+    cached_dataset(tmp_path / "hub", CLASSEVAL_REPO, {"data/test-00000-of-00001.parquet": shard})
+    present = build_dedup_index(cfg)
+    assert present.corpora == {"checked": ["classeval (3 classes, Hugging Face cache)"], "not_checked": []}
+    copied = tasks[0]["solution_code"]
+    assert present.check_and_add(copied, Origin("harvest", "someone/copied:stack.py::LinkedStack")) != KEEP
