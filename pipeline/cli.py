@@ -19,6 +19,7 @@ app = typer.Typer(help="Build fresh, post-cutoff class-level code-generation ben
                   context_settings={"help_option_names": ["-h", "--help"]}, pretty_exceptions_show_locals=False)
 # soft_wrap: status lines are never broken at 80 columns when stdout is a pipe (tables still fit the width).
 console = Console(soft_wrap=True)
+PIPE_WIDTH = 200
 
 
 def _show_version(value: bool) -> None:
@@ -38,6 +39,9 @@ def main(
                                            help="print the version and exit")] = False,
 ) -> None:
     """classforge: harvest post-cutoff classes, build verified tasks, evaluate models."""
+    if not console.is_terminal:
+        # A pipe or a log: rows are never squeezed or cut to COLUMNS (or Rich's default 80).
+        console.width = PIPE_WIDTH
 
 
 # Choices, so a mistyped value gets click's one-line "is not one of ..." instead of a pydantic dump.
@@ -192,7 +196,6 @@ def verify_release_cmd(
     load: Annotated[bool, typer.Option("--load/--no-load", help="also load it with datasets.load_dataset")] = True,
 ) -> None:
     """Check a release folder: card, schema, row counts, file hashes, datasets loading."""
-
     from pipeline.release.verify import verify_release
 
     problems = verify_release(release, load_with_datasets=load)
@@ -209,19 +212,20 @@ def export(
     repo: Annotated[str, typer.Option("--repo", help="Hugging Face dataset repository, ORG/NAME")],
     dry_run: Annotated[bool | None, typer.Option("--dry-run/--no-dry-run",
                                                  help="only verify and list what would be uploaded "
-                                                      "(default: dry run unless HF_TOKEN is set)")] = None,
+                                                      "(default: dry run unless a token is set: HF_TOKEN or hf auth login)")] = None,
     private: Annotated[bool, typer.Option("--private", help="create the repository as private")] = False,
     plan_out: Annotated[Path | None, typer.Option("--plan-out", help="also write the upload plan as JSON here")] = None,
 ) -> None:
     """Upload a release to the Hugging Face Hub and tag the commit with its version."""
-    import os
-
+    from huggingface_hub import get_token
 
     from pipeline.release.errors import ExportError
     from pipeline.release.export import export_release
     from pipeline.store import write_json
 
-    token = os.environ.get("HF_TOKEN") or None   # read at the edge only; passed down, never printed
+    # huggingface_hub's own lookup: HF_TOKEN, else the token `hf auth login` saved. Read at the edge
+    # only; passed down, never printed.
+    token = get_token()
     if dry_run is None:
         dry_run = token is None
     try:
@@ -241,7 +245,7 @@ def export(
     if plan_out is not None:
         write_json(plan_out, result.model_dump(mode="json"))
     if result.dry_run:
-        reason = "no HF_TOKEN in the environment" if token is None else "--dry-run"
+        reason = "no Hugging Face token: set HF_TOKEN or run hf auth login" if token is None else "--dry-run"
         console.print(f"[yellow]dry run ({reason}): nothing was uploaded.[/yellow]")
     else:
         console.print(f"[green]published[/green] commit {result.commit_oid} tagged {plan.tag!r}"

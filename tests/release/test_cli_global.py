@@ -70,3 +70,13 @@ def test_error_line_is_whole_under_a_long_path_and_a_narrow_terminal(tmp_path: P
     assert proc.stdout.strip() == ""   # (a transient progress bar may leave a newline)
     (line,) = proc.stderr.splitlines()
     assert line.startswith(f"error: {bad}:1: not valid JSON")
+
+
+def test_tables_and_status_lines_are_whole_in_a_pipe_with_columns_40(release: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr("huggingface_hub.get_token", lambda: None)
+    result = CliRunner().invoke(app, ["export", str(release), "--repo", "acme/bench"], env={"COLUMNS": "40"})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert any("data/test-00000-of-00001.parquet" in line and len(line) > 40 for line in lines)
+    assert any(line.startswith("dry run (") and line.endswith("nothing was uploaded.") for line in lines)

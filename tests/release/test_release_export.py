@@ -160,6 +160,7 @@ def test_cli_defaults_to_dry_run_without_token(release: Path, tmp_path: Path, mo
     from pipeline.cli import app
 
     monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr("huggingface_hub.constants.HF_TOKEN_PATH", str(tmp_path / "no-saved-token"))
 
     def no_api(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a dry run must not create an HfApi")
@@ -169,7 +170,7 @@ def test_cli_defaults_to_dry_run_without_token(release: Path, tmp_path: Path, mo
     result = CliRunner().invoke(app, ["export", str(release), "--repo", REPO, "--plan-out", str(plan)])
     assert result.exit_code == 0, result.output
     output = " ".join(result.output.split())   # rich wraps long lines
-    assert "dry run (no HF_TOKEN in the environment): nothing was uploaded" in output
+    assert "dry run (no Hugging Face token: set HF_TOKEN or run hf auth login): nothing was uploaded" in output
     assert "data/test-00000-of-00001.parquet" in output
     saved = json.loads(plan.read_text())
     assert saved["dry_run"] is True and saved["plan"]["repo_id"] == REPO
@@ -185,3 +186,31 @@ def test_cli_real_export_offline_fails_fast(release: Path, monkeypatch: pytest.M
     output = " ".join(result.output.split())   # rich wraps long lines
     assert "cannot export release 2025.06.01 to classforge/bench: HF_HUB_OFFLINE is set" in output
     assert "hf_not_a_real_token" not in output
+
+
+def test_cli_export_uses_the_token_hf_auth_login_saved(release: Path, tmp_path: Path) -> None:
+    """No HF_TOKEN, but a token saved where `hf auth login` saves it (HF_HOME/token): a real export starts.
+
+    Offline mode makes that real export stop before any network call, with the offline message; without
+    the saved token the same command would be a dry run that exits 0.
+    """
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "hf-home"
+    home.mkdir()
+    (home / "token").write_text("hf_saved_by_login\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_HOME=str(home), HF_HUB_OFFLINE="1")
+    classforge = Path(sys.executable).with_name("classforge")
+    proc = subprocess.run([str(classforge), "export", str(release), "--repo", REPO], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"error: cannot export release 2025.06.01 to {REPO}: HF_HUB_OFFLINE is set")
+    assert "hf_saved_by_login" not in proc.stdout + proc.stderr
+    (home / "token").unlink()
+    dry = subprocess.run([str(classforge), "export", str(release), "--repo", REPO], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert dry.returncode == 0 and "dry run (no Hugging Face token" in dry.stdout
