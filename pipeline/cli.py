@@ -59,12 +59,14 @@ def _load(config: Path | None):
 
 
 def funnel_table(report: FunnelReport, title: str = "Funnel") -> Table:
+    from pipeline.release.tables import funnel_rows
+
     table = Table(title=title)
-    for col, justify in (("stage", "left"), ("seen", "right"), ("kept", "right"), ("dropped: reason x count", "left")):
+    for col, justify in (("stage", "left"), ("unit", "left"), ("seen", "right"), ("kept", "right"),
+                         ("dropped: reason x count", "left")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for stage, counts in report.stages.items():
-        reasons = ", ".join(f"{r} x{n}" for r, n in sorted(counts.dropped.items(), key=lambda kv: -kv[1]))
-        table.add_row(stage, str(counts.seen), str(counts.kept), reasons or "-")
+    for stage, unit, seen, kept, _rate, reasons in funnel_rows(report):
+        table.add_row(stage, unit, str(seen), str(kept), reasons)
     return table
 
 
