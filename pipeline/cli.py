@@ -152,8 +152,15 @@ def build(
 
         runner = DaskTaskRunner() if dask == "local" else DaskTaskRunner(address=dask)
         flow_fn = build_benchmark.with_options(task_runner=runner)
-    result = flow_fn(config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
-                     release_version=release_version)
+    from contextlib import nullcontext
+
+    from pipeline.cli_progress import task_progress
+
+    # On a terminal: a live row per stage counting finished runs (one build-candidate run per pair).
+    # In a pipe or a log: Prefect's own one-line-per-event log lines, nothing redrawn.
+    with task_progress(console) if console.is_terminal else nullcontext():
+        result = flow_fn(config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
+                         release_version=release_version)
     console.print(funnel_table(FunnelReport.model_validate(result["funnel"]), "Build funnel"))
     console.print(f"harvest: {result['classes']} classes from {result['repos']} repositories ({result['snapshot']}/)")
     decontamination = Path(result["snapshot"]) / "decontamination.json"
