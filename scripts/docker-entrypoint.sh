@@ -6,14 +6,15 @@
 #   docker run ... classforge:latest build            -> classforge build
 #   docker run ... classforge:latest prefect worker start --pool classforge --type process
 set -eu
-cd "${CLASSFORGE_HOME:?}"
-if ! [ -w . ]; then
-  echo "error: $PWD is not writable by uid $(id -u); use a named volume (-v classforge-data:$PWD) or chown the host folder to $(id -u)" >&2
+app=${CLASSFORGE_APP:-/app}   # where the image installed the project (a test points it at a checkout)
+home=${CLASSFORGE_HOME:?}
+if ! cd "$home" 2>/dev/null || ! [ -w . ]; then
+  echo "error: $home is not writable by uid $(id -u); use a named volume (-v classforge-data:$home) or chown the host folder to $(id -u)" >&2
   exit 2
 fi
-[ -e examples ] || cp -R /app/examples ./examples
-[ -e prefect.yaml ] || cp /app/prefect.yaml ./prefect.yaml
-[ -e flows ] || ln -s /app/flows ./flows
+[ -e examples ] || cp -R "$app/examples" ./examples
+[ -e prefect.yaml ] || cp "$app/prefect.yaml" ./prefect.yaml
+[ -e flows ] || ln -s "$app/flows" ./flows
 case "${1:-}" in
   prefect|classforge|python|python3|sh|bash) exec "$@" ;;
   *) exec classforge "$@" ;;
