@@ -39,10 +39,16 @@ FROM base AS app
 # git for cloning harvested repositories; bubblewrap for the local sandbox backend (inside a
 # container it needs user namespaces; otherwise set sandbox.backend = "docker" and mount the
 # engine's socket).
+# The code is installed read-only under /app (owned by root); everything a run writes (harvested/,
+# built/, benchmark/releases/, results/, the LLM and Hugging Face caches, Prefect's database) goes
+# to /data, a volume owned by the non-root user `classforge` that the container runs as.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git bubblewrap \
  && rm -rf /var/lib/apt/lists/* \
- && useradd --create-home --uid 10000 classforge
+ && (command -v python >/dev/null || ln -s "$(command -v python3)" /usr/local/bin/python) \
+ && useradd --create-home --uid 10000 classforge \
+ && mkdir -p /data \
+ && chown classforge:classforge /data
 WORKDIR /app
 COPY pyproject.toml README.md ./
 COPY pipeline ./pipeline
@@ -50,12 +56,18 @@ COPY flows ./flows
 COPY benchmark ./benchmark
 COPY examples ./examples
 COPY prefect.yaml ./
-RUN pip install .
-USER classforge
-ENV PREFECT_SERVER_ANALYTICS_ENABLED=false \
+COPY scripts/docker-entrypoint.sh /usr/local/bin/classforge-entrypoint
+RUN pip install . && chmod 0755 /usr/local/bin/classforge-entrypoint
+ENV CLASSFORGE_HOME=/data \
+    HF_HOME=/data/.cache/huggingface \
+    PREFECT_HOME=/data/.cache/prefect \
+    PREFECT_SERVER_ANALYTICS_ENABLED=false \
     PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=60 \
-    PREFECT_HOME=/home/classforge/.prefect
-# `docker run classforge:latest harvest --config ...` runs the CLI; a Prefect worker instead:
-#   docker run --entrypoint prefect classforge:latest worker start --pool <pool> --type process
-ENTRYPOINT ["classforge"]
+    GIT_TERMINAL_PROMPT=0
+VOLUME ["/data"]
+WORKDIR /data
+USER classforge
+# `docker run classforge:latest build` runs `classforge build` (the offline example) in /data;
+# any other classforge command works the same way; `prefect ...` runs Prefect (e.g. a worker).
+ENTRYPOINT ["classforge-entrypoint"]
 CMD ["--help"]

@@ -5,7 +5,9 @@ Formats (detected from the path):
 - ClassEval-Pro-style JSON or JSONL: task_id, class_name, skeleton, test, test_classes,
   solution_code, composition_type, domain1, domain2, coverage, judge_scores; `methods_info` and
   even `test_classes` may be missing and are then derived from the sources.
-- A classforge release folder: Parquet files under `data/` with ClassEval's columns plus extras.
+- A classforge release folder: Parquet files under `data/` with ClassEval's columns plus extras;
+  a Hub snapshot of ClassEval itself has the same layout. A single Parquet file works too.
+  (Datasets by name, `classeval` or `hf:ORG/NAME@REV`, are resolved to such a folder by `benchmark.hub`.)
 
 Every record is checked; a bad one raises `DatasetError` naming the file, the task and the fault.
 Nothing is dropped silently: a task is either loaded (with its fixes listed) or the load fails.
@@ -59,13 +61,17 @@ def load_dataset(path: str | Path, task_ids: Collection[str] | None = None) -> L
     if not path.exists():
         raise DatasetError(f"{path}: no such file or directory")
     if path.is_dir():
-        records, fmt = _read_release(path), "classforge-release"
+        records = _read_release(path)
+        # A Hub snapshot of ClassEval has data/*.parquet too, but no classforge manifest.
+        fmt = "classforge-release" if (path / "manifest.json").is_file() else None
+    elif path.suffix == ".parquet":
+        records, fmt = _read_parquet(path), None
     elif path.suffix == ".jsonl":
         records, fmt = _read_jsonl(path), None
     elif path.suffix == ".json":
         records, fmt = _read_json(path), None
     else:
-        raise DatasetError(f"{path}: unknown dataset format (expected .json, .jsonl or a release folder with data/*.parquet)")
+        raise DatasetError(f"{path}: unknown dataset format (expected .json, .jsonl, .parquet or a release folder with data/*.parquet)")
     if fmt is None:
         fmt = "classeval" if records and all(r.get("methods_info") for _, r in records) else "classeval-pro"
     _check_unique_ids(path, records)
@@ -121,20 +127,21 @@ def _read_jsonl(path: Path) -> list[Located]:
 
 
 def _read_release(folder: Path) -> list[Located]:
-    import pyarrow as pa  # only release folders need pyarrow; keep plain JSON loads light
-    import pyarrow.parquet as pq
-
     files = sorted((folder / "data").rglob("*.parquet"))
     if not files:
         raise DatasetError(f"{folder}: no Parquet files under data/ (is this a classforge release folder?)")
-    out = []
-    for file in files:
-        try:
-            rows = pq.read_table(file).to_pylist()
-        except (pa.ArrowException, OSError, ValueError) as e:
-            raise DatasetError(f"{file}: cannot read Parquet: {e}") from e
-        out += [_as_record(f"{file} [row {i}]", row) for i, row in enumerate(rows)]
-    return out
+    return [record for file in files for record in _read_parquet(file)]
+
+
+def _read_parquet(file: Path) -> list[Located]:
+    import pyarrow as pa  # only Parquet needs pyarrow; keep plain JSON loads light
+    import pyarrow.parquet as pq
+
+    try:
+        rows = pq.read_table(file).to_pylist()
+    except (pa.ArrowException, OSError, ValueError) as e:
+        raise DatasetError(f"{file}: cannot read Parquet: {e}") from e
+    return [_as_record(f"{file} [row {i}]", row) for i, row in enumerate(rows)]
 
 
 def _check_unique_ids(path: Path, records: list[Located]) -> None:

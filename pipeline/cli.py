@@ -3,26 +3,52 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from enum import Enum
+from typing import Annotated, get_args
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.config import ConfigError, load_config
+from pipeline.cli_support import OneLineErrorGroup, cutoff_option, fail, validation_message
+from pipeline.config import ConfigError, EvalStrategy, load_config
 from pipeline.core import parsing
 from pipeline.funnel import FunnelReport
 
 app = typer.Typer(help="Build fresh, post-cutoff class-level code-generation benchmarks and score models on them.",
-                  no_args_is_help=True, add_completion=False)
-console = Console()
+                  cls=OneLineErrorGroup, no_args_is_help=True, add_completion=False,
+                  context_settings={"help_option_names": ["-h", "--help"]}, pretty_exceptions_show_locals=False)
+# soft_wrap: status lines are never broken at 80 columns when stdout is a pipe (tables still fit the width).
+console = Console(soft_wrap=True)
+PIPE_WIDTH = 200
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"classforge {version('classforge')}")
+        except PackageNotFoundError:
+            typer.echo("classforge (not installed as a package)")
+        raise typer.Exit(0)
 
 
 @app.callback()
-def main() -> None:
+def main(
+    _version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
+                                           help="print the version and exit")] = False,
+) -> None:
     """classforge: harvest post-cutoff classes, build verified tasks, evaluate models."""
     parsing.guard_interpreter()
+    if not console.is_terminal:
+        # A pipe or a log: rows are never squeezed or cut to COLUMNS (or Rich's default 80).
+        console.width = PIPE_WIDTH
 
+
+# Choices, so a mistyped value gets click's one-line "is not one of ..." instead of a pydantic dump.
+StrategyChoice = Enum("StrategyChoice", {s: s for s in get_args(EvalStrategy)}, type=str)
+LevelsChoice = Enum("LevelsChoice", {s: s for s in ("labels", "model")}, type=str)
 
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="TOML configuration file", exists=False)]
 
@@ -31,17 +57,18 @@ def _load(config: Path | None, overrides: dict | None = None):
     try:
         return load_config(config, overrides=overrides)
     except ConfigError as exc:
-        _error(" ".join(line.strip() for line in str(exc).splitlines()))
-        raise typer.Exit(2) from exc
+        fail(exc)
 
 
 def funnel_table(report: FunnelReport, title: str = "Funnel") -> Table:
+    from pipeline.release.tables import funnel_rows
+
     table = Table(title=title)
-    for col, justify in (("stage", "left"), ("seen", "right"), ("kept", "right"), ("dropped: reason x count", "left")):
+    for col, justify in (("stage", "left"), ("unit", "left"), ("seen", "right"), ("kept", "right"),
+                         ("dropped: reason x count", "left")):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    for stage, counts in report.stages.items():
-        reasons = ", ".join(f"{r} x{n}" for r, n in sorted(counts.dropped.items(), key=lambda kv: -kv[1]))
-        table.add_row(stage, str(counts.seen), str(counts.kept), reasons or "-")
+    for stage, unit, seen, kept, _rate, reasons in funnel_rows(report):
+        table.add_row(stage, unit, str(seen), str(kept), reasons)
     return table
 
 
@@ -94,15 +121,22 @@ def harvest(
         try:
             summary = run_harvest(hcfg, github_search=search, progress=progress)
         except ValueError as exc:
-            console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-            raise typer.Exit(2) from exc
+            fail(exc)
     console.print(funnel_table(summary.funnel, f"Harvest funnel ({hcfg.snapshot})"))
     console.print(f"{summary.classes} classes kept from {summary.repos} repositories "
                   f"({summary.reused_shards} reused from an earlier run); {summary.rejects} rejections recorded.")
+    _print_decontamination(summary.corpora)
     console.print(f"written to {summary.snapshot_dir}/")
     if summary.repos == 0:
-        console.print("[red]error:[/red] nothing to harvest: the sources held no repository", soft_wrap=True)
-        raise typer.Exit(1)
+        fail("nothing to harvest: the sources held no repository", 1)
+
+
+def _print_decontamination(corpora: dict[str, list[str]] | None) -> None:
+    if corpora is None:
+        return
+    console.print(f"decontamination checked: {'; '.join(corpora['checked']) or 'nothing (no reference corpus, no earlier snapshot)'}")
+    if corpora["not_checked"]:
+        console.print(f"[yellow]not checked:[/yellow] {'; '.join(corpora['not_checked'])}")
 
 
 def _prefect_defaults() -> None:
@@ -119,7 +153,8 @@ def _prefect_defaults() -> None:
 @app.command()
 def build(
     config: ConfigOpt = Path("examples/classforge.toml"),
-    cutoff: Annotated[str | None, typer.Option(help="override harvest.cutoff (YYYY-MM-DD)")] = None,
+    cutoff: Annotated[str | None, typer.Option(help="override harvest.cutoff (YYYY-MM-DD, not in the future)",
+                                               callback=cutoff_option)] = None,
     snapshot: Annotated[str | None, typer.Option(help="override harvest.snapshot; 'auto' = refresh-<today>")] = None,
     release_version: Annotated[str | None, typer.Option(help="version to release (default: next by release.version_scheme)")] = None,
     dask: Annotated[str | None, typer.Option(help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local'")] = None,
@@ -136,15 +171,26 @@ def build(
 
         runner = DaskTaskRunner() if dask == "local" else DaskTaskRunner(address=dask)
         flow_fn = build_benchmark.with_options(task_runner=runner)
-    state = flow_fn(config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
-                    release_version=release_version, return_state=True)
+    from contextlib import nullcontext
+
+    from pipeline.cli_progress import task_progress
+
+    # On a terminal: a live row per stage counting finished runs (one build-candidate run per pair).
+    # In a pipe or a log: Prefect's own one-line-per-event log lines, nothing redrawn.
+    with task_progress(console) if console.is_terminal else nullcontext():
+        state = flow_fn(config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
+                        release_version=release_version, return_state=True)
     result = state.result(raise_on_failure=False)
     if not isinstance(result, dict):  # the flow raised before it had a summary
-        _error(f"build failed: {type(result).__name__}: {result}" if isinstance(result, BaseException)
-               else f"build failed: {state.message}")
-        raise typer.Exit(1)
+        fail(f"build failed: {type(result).__name__}: {result}" if isinstance(result, BaseException)
+             else f"build failed: {state.message}", 1)
     console.print(funnel_table(FunnelReport.model_validate(result["funnel"]), "Build funnel"))
     console.print(f"harvest: {result['classes']} classes from {result['repos']} repositories ({result['snapshot']}/)")
+    decontamination = Path(result["snapshot"]) / "decontamination.json"
+    if decontamination.is_file():
+        import json
+
+        _print_decontamination(json.loads(decontamination.read_text(encoding="utf-8")))
     console.print(f"build: {result['tasks']} verified tasks ({result['build_dir']}/); "
                   f"{result['incomplete']} unfinished{' - stopped: ' + result['stopped'] if result['stopped'] else ''}")
     usage = result["usage"]
@@ -152,13 +198,7 @@ def build(
                   f"{usage['prompt_tokens'] + usage['completion_tokens']} tokens, ${usage['cost_usd']}")
     console.print(f"release: {result['note']}")
     if state.is_failed():
-        _error(f"build {state.name.lower()}: {state.message}")
-        raise typer.Exit(1)
-
-
-def _error(message: str) -> None:
-    """One line on stderr, never wrapped: logs and scripts match it whole."""
-    typer.echo(f"error: {message}", err=True)
+        fail(f"build {state.name.lower()}: {state.message}", 1)
 
 
 # -- release: report, verify, export (pipeline/release) -----------------------------------------
@@ -170,7 +210,6 @@ def report(
 ) -> None:
     """Render a release's statistics and funnel as Markdown (report.md) and PNG plots."""
     from rich.markdown import Markdown
-    from rich.markup import escape
 
     from pipeline.release.errors import ReleaseError
     from pipeline.release.report import write_report
@@ -178,8 +217,7 @@ def report(
     try:
         result = write_report(release, out)
     except ReleaseError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(2) from exc
+        fail(exc)
     console.print(Markdown(result.markdown))
     console.print(f"report written to {result.report_path} with {len(result.plots)} plots")
 
@@ -190,13 +228,11 @@ def verify_release_cmd(
     load: Annotated[bool, typer.Option("--load/--no-load", help="also load it with datasets.load_dataset")] = True,
 ) -> None:
     """Check a release folder: card, schema, row counts, file hashes, datasets loading."""
-    from rich.markup import escape
-
     from pipeline.release.verify import verify_release
 
     problems = verify_release(release, load_with_datasets=load)
     for problem in problems:
-        console.print(f"[red]problem:[/red] {escape(problem)}")
+        typer.echo(f"problem: {problem}", err=True)
     if problems:
         raise typer.Exit(1)
     console.print(f"release {release.name}: OK")
@@ -208,27 +244,26 @@ def export(
     repo: Annotated[str, typer.Option("--repo", help="Hugging Face dataset repository, ORG/NAME")],
     dry_run: Annotated[bool | None, typer.Option("--dry-run/--no-dry-run",
                                                  help="only verify and list what would be uploaded "
-                                                      "(default: dry run unless HF_TOKEN is set)")] = None,
+                                                      "(default: dry run unless a token is set: HF_TOKEN or hf auth login)")] = None,
     private: Annotated[bool, typer.Option("--private", help="create the repository as private")] = False,
     plan_out: Annotated[Path | None, typer.Option("--plan-out", help="also write the upload plan as JSON here")] = None,
 ) -> None:
     """Upload a release to the Hugging Face Hub and tag the commit with its version."""
-    import os
-
-    from rich.markup import escape
+    from huggingface_hub import get_token
 
     from pipeline.release.errors import ExportError
     from pipeline.release.export import export_release
     from pipeline.store import write_json
 
-    token = os.environ.get("HF_TOKEN") or None   # read at the edge only; passed down, never printed
+    # huggingface_hub's own lookup: HF_TOKEN, else the token `hf auth login` saved. Read at the edge
+    # only; passed down, never printed.
+    token = get_token()
     if dry_run is None:
         dry_run = token is None
     try:
         result = export_release(release, repo, token=token, private=private, dry_run=dry_run)
     except ExportError as exc:
-        console.print(f"[red]error:[/red] {escape(str(exc))}")
-        raise typer.Exit(1) from exc
+        fail(exc, 1)
     plan = result.plan
     table = Table(title=f"{'Would upload' if result.dry_run else 'Uploaded'} release {plan.version} "
                         f"to {plan.repo_id} (dataset{', private' if plan.private else ''})")
@@ -242,7 +277,7 @@ def export(
     if plan_out is not None:
         write_json(plan_out, result.model_dump(mode="json"))
     if result.dry_run:
-        reason = "no HF_TOKEN in the environment" if token is None else "--dry-run"
+        reason = "no Hugging Face token: set HF_TOKEN or run hf auth login" if token is None else "--dry-run"
         console.print(f"[yellow]dry run ({reason}): nothing was uploaded.[/yellow]")
     else:
         console.print(f"[green]published[/green] commit {result.commit_oid} tagged {plan.tag!r}"
@@ -265,13 +300,16 @@ def _evaluation_table(results) -> Table:
 
 @app.command()
 def evaluate(
-    dataset: Annotated[Path | None, typer.Option("--dataset", "-d", help="ClassEval JSON, ClassEval-Pro JSON/JSONL, or a release folder")] = None,
+    dataset: Annotated[str | None, typer.Option("--dataset", "-d", help="'classeval' (from the Hugging Face Hub or its cache), "
+                                                "hf:ORG/NAME[@REVISION], or a path: JSON, JSONL, Parquet or a release folder")] = None,
     model: Annotated[list[str] | None, typer.Option("--model", "-m", help="model name (repeatable); 'reference' and 'empty' are special")] = None,
     base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (overrides evaluate.endpoint.base_url)")] = None,
-    strategy: Annotated[list[str] | None, typer.Option("--strategy", "-s", help="holistic, incremental, compositional, bottom_up, top_down (repeatable)")] = None,
+    strategy: Annotated[list[StrategyChoice] | None, typer.Option("--strategy", "-s",
+                                                       help="generation strategy (repeatable)")] = None,
     n: Annotated[int | None, typer.Option("--n", min=1, help="samples per task (default 5)")] = None,
     samples: Annotated[Path | None, typer.Option("--samples", help="score pre-generated completions (JSONL) instead of generating")] = None,
-    levels: Annotated[str | None, typer.Option("--levels", help="bottom_up/top_down levels: labels or model")] = None,
+    levels: Annotated[LevelsChoice | None, typer.Option("--levels",
+                                               help="bottom_up/top_down levels: the dataset's labels or asked of the model")] = None,
     task: Annotated[list[str] | None, typer.Option("--task", help="only this task id (repeatable)")] = None,
     max_tasks: Annotated[int | None, typer.Option("--max-tasks", min=1, help="only the first N tasks")] = None,
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="parallel sandbox runs")] = None,
@@ -283,10 +321,10 @@ def evaluate(
     import os
 
     from pydantic import ValidationError
-    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from benchmark.datasets import DatasetError
+    from benchmark.hub import resolve_dataset
     from benchmark.results import ResultsError
     from benchmark.runner import EvaluationError, EvaluationRequest
     from benchmark.runner import evaluate as run_evaluation
@@ -309,25 +347,26 @@ def evaluate(
                 outcome = run_regrade(regrade, progress)
             else:
                 if dataset is None:
-                    console.print("[red]error:[/red] --dataset is required (or --regrade RESULTS_DIR)")
-                    raise typer.Exit(2)
+                    fail("--dataset is required (or --regrade RESULTS_DIR)")
                 cfg = _load(config)
                 ev = cfg.evaluate
                 if base_url:
                     ev.endpoint.base_url = base_url
                 if model and model[0] not in ("reference", "empty"):
                     ev.endpoint.model = model[0]
-                updates = {"strategies": strategy, "n_samples": n, "levels_source": levels, "workers": workers, "output_root": out}
+                updates = {"strategies": [s.value for s in strategy] if strategy else None, "n_samples": n,
+                           "levels_source": levels.value if levels else None, "workers": workers, "output_root": out}
                 cfg.evaluate = type(ev).model_validate(ev.model_dump() | {k: v for k, v in updates.items() if v is not None})
-                request = EvaluationRequest(dataset=dataset, models=list(model or ([] if samples else [cfg.evaluate.endpoint.model])),
+                request = EvaluationRequest(dataset=resolve_dataset(dataset), models=list(model or ([] if samples else [cfg.evaluate.endpoint.model])),
                                             samples_file=samples, task_ids=task or None, max_tasks=max_tasks)
                 # The API key is read here, at the edge, and only the variable the endpoint names.
                 key_var = cfg.evaluate.endpoint.api_key_env
                 env = {key_var: os.environ[key_var]} if key_var in os.environ else {}
                 outcome = run_evaluation(request, cfg, env=env, progress=progress)
-        except (DatasetError, EvaluationError, SamplesFileError, ResultsError, LLMError, ValidationError) as exc:
-            console.print(f"[red]error:[/red] {escape(str(exc))}")
-            raise typer.Exit(2) from exc
+        except ValidationError as exc:
+            fail(validation_message(exc))
+        except (DatasetError, EvaluationError, SamplesFileError, ResultsError, LLMError) as exc:
+            fail(exc)
     results = outcome.results
     console.print(_evaluation_table(results))
     unscored = sum(g.n_samples - g.n_scored for g in results.scores)

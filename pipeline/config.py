@@ -68,6 +68,10 @@ class DedupConfig(Section):
     num_perm: int = Field(128, ge=16)
     shingle_size: int = Field(5, ge=1)
     reference_corpora: list[Path] = Field(default_factory=list, description="ClassEval-format JSON files")
+    reference_datasets: list[str] = Field(
+        default_factory=list,
+        description="datasets by name (classeval, hf:ORG/NAME[@REV]), checked when in the local Hugging Face cache; "
+                    "a build never downloads them")
     earlier_harvests: list[Path] = Field(default_factory=list, description="classes.jsonl of earlier snapshots")
 
 

@@ -25,3 +25,19 @@ def save_png(fig, path: Path) -> Path:
     with atomic_open(path, "wb") as fh:
         fig.savefig(fh, format="png", metadata={"Software": None})
     return path
+
+
+def integer_axis(axis) -> None:
+    """Ticks only at whole numbers: an axis of counts never shows 0.2 tasks or 12.25 methods."""
+    from matplotlib.ticker import MaxNLocator
+
+    axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))   # one tick beats fractional ones
+
+
+def legend_outside(fig, handles, *, labels=None) -> None:
+    """The legend below the axes (constrained layout makes room), so it never covers data."""
+    if not handles:
+        return
+    kwargs = {"labels": labels} if labels is not None else {}
+    fig.legend(handles=handles, loc="outside lower center", ncols=min(4, len(handles)), fontsize="small",
+               frameon=False, **kwargs)

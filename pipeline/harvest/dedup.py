@@ -65,6 +65,8 @@ class DedupIndex:
         self._exact: dict[str, Origin] = {}
         self._hashes: dict[str, MinHash] = {}
         self._origins: dict[str, Origin] = {}
+        # What this index was built from, for the snapshot's decontamination.json ("checked" / "not checked").
+        self.corpora: dict[str, list[str]] = {"checked": [], "not_checked": []}
 
     def __len__(self) -> int:
         return len(self._origins)
@@ -130,10 +132,20 @@ def classes_in(source: str) -> Iterator[tuple[str, str]]:
 
 
 def load_reference_corpus(index: DedupIndex, path: Path) -> int:
-    """Add every class of a ClassEval-format JSON file (its solutions) as a reference."""
+    """Add every class of a ClassEval-format dataset (its solutions) as a reference.
+
+    A JSON list of tasks, or Parquet (a file, or a folder with data/*.parquet as the Hub stores ClassEval).
+    """
+    path = Path(path)
     try:
-        tasks = json.loads(Path(path).read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as exc:
+        if path.is_dir() or path.suffix == ".parquet":
+            import pyarrow.parquet as pq
+
+            files = sorted((path / "data").rglob("*.parquet")) if path.is_dir() else [path]
+            tasks = [row for f in files for row in pq.read_table(f, columns=["task_id", "solution_code"]).to_pylist()]
+        else:
+            tasks = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:   # json, pyarrow (ArrowInvalid is a ValueError) and file errors
         raise ValueError(f"reference corpus {path}: cannot read: {exc}") from exc
     n = 0
     for task in tasks:

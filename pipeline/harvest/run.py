@@ -41,6 +41,7 @@ class HarvestSummary:
     rejects: int
     funnel: FunnelReport
     reused_shards: int = 0
+    corpora: dict[str, list[str]] | None = None   # what dedup checked against (decontamination.json)
 
 
 def snapshot_dir(cfg: HarvestConfig) -> Path:
@@ -112,9 +113,20 @@ def harvest_repo(ref: RepoRef, cfg: HarvestConfig, snap: Path, on_file: Callable
 
 
 def build_dedup_index(cfg: HarvestConfig) -> DedupIndex:
+    from benchmark.hub import cached_dataset
+
     index = DedupIndex(cfg.dedup)
     for corpus in cfg.dedup.reference_corpora:
-        load_reference_corpus(index, corpus)
+        n = load_reference_corpus(index, corpus)
+        index.corpora["checked"].append(f"{corpus} ({n} classes)")
+    for name in cfg.dedup.reference_datasets:
+        folder = cached_dataset(name)
+        if folder is None:
+            index.corpora["not_checked"].append(f"{name} (not in the local Hugging Face cache; download it once "
+                                                "to check against it)")
+            continue
+        n = load_reference_corpus(index, folder)
+        index.corpora["checked"].append(f"{name} ({n} classes, Hugging Face cache)")
     earlier = list(cfg.dedup.earlier_harvests)
     root = Path(cfg.output_root)
     if root.is_dir():
@@ -122,7 +134,8 @@ def build_dedup_index(cfg: HarvestConfig) -> DedupIndex:
         earlier += [p / "classes.jsonl" for p in sorted(root.iterdir())
                     if p.name != cfg.snapshot and (p / "funnel.json").exists() and (p / "classes.jsonl").exists()]
     for path in earlier:
-        load_earlier_harvest(index, path, path.parent.name)
+        n = load_earlier_harvest(index, path, path.parent.name)
+        index.corpora["checked"].append(f"snapshot {path.parent.name} ({n} classes)")
     return index
 
 
@@ -163,9 +176,10 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
                 counts["classes"] += 1
     funnel = funnel.merge(dedup_funnel.report())
     write_json(snap / "funnel.json", funnel.model_dump())
+    write_json(snap / "decontamination.json", index.corpora)
     if github is not None:
         write_jsonl(snap / "github_queries.jsonl", github.queries)
-    return HarvestSummary(snap, len(refs), counts["classes"], counts["rejects"], funnel)
+    return HarvestSummary(snap, len(refs), counts["classes"], counts["rejects"], funnel, corpora=index.corpora)
 
 
 def _reused_in_worker(ref: RepoRef, cfg: HarvestConfig, snap: Path) -> bool:

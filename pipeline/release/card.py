@@ -59,7 +59,9 @@ def _licence_section(sources: list[dict[str, Any]], license: str | None) -> str:
             f"The tasks derive from code in {len(sources)} public repositories, each under its own licence "
             f"({summary}). Every repository is listed with the commits used and its licence in `manifest.json`, "
             "and every task's own provenance columns name its source repository, path, commit and licence. "
-            "Respect those licences when redistributing or training on this data."
+            "The `license` column gives each task's licence as an SPDX expression over its sources (joined with "
+            "AND when a task combines code under different licences; NOASSERTION when a source's licence is "
+            "unknown). Respect those licences when redistributing or training on this data."
         )
     if license:
         lines += ["", f"The card declares `{license}` for the dataset as a whole, as chosen by its publisher."]
@@ -95,6 +97,7 @@ def render_card(*, version: str, stats: DatasetStats, funnel: FunnelReport, cuto
                 config: dict[str, Any] | None = None, license: str | None = None,
                 hub_repo_id: str | None = None) -> str:
     cut = cutoff or "the configured cutoff"
+    repo = hub_repo_id or REPO_PLACEHOLDER
     f = build_facts(config or {})
     extra_cols = [c for c in columns if c not in CORE_COLUMNS]
     column_rows = [(f"`{name}`", f"`{typ}`", column_origin(name) + (" (JSON text)" if name in json_columns else ""))
@@ -128,7 +131,7 @@ Every LLM call is cached by content, so the build can be replayed exactly. The f
 
 - classforge version: `{pipeline_version}`
 - Cutoff: {cut}
-
+{_replay_note(config or {})}
 {md_table(("Role", "Model"), model_rows, "ll")}
 
 {md_table(("Prompt", "Version"), prompt_rows, "ll")}
@@ -148,12 +151,15 @@ generate do not):
 
 {size_table(stats)}
 
-Plots: `plots/domains.png`, `plots/loc.png`, `plots/methods.png`. Full statistics: `stats.json`.
+{_plots_section()}
+
+Full statistics: `stats.json`.
 
 ## Funnel
 
-Counts per stage and rejection reason (full report: `funnel.json`). Overall, first stage input to
-last stage output: {overall_yield(funnel)}.
+Counts per stage and rejection reason, in pipeline order (full report: `funnel.json`). Each stage
+counts one unit: repositories, files, classes, candidate pairs (one composed class each) or tasks.
+Each unit from its first stage to its last: {overall_yield(funnel)}.
 
 {funnel_table(funnel)}
 
@@ -162,7 +168,7 @@ last stage output: {overall_yield(funnel)}.
 ```python
 from datasets import load_dataset
 
-ds = load_dataset("{hub_repo_id or 'ORG/NAME'}", revision="{version}", split="{SPLIT}")   # from the Hub, pinned by tag
+ds = load_dataset("{repo}", revision="{version}", split="{SPLIT}")   # from the Hub, pinned by tag
 ds = load_dataset("path/to/{version}", split="{SPLIT}")                # from a local copy of this folder
 ```
 
@@ -185,6 +191,12 @@ ClassEval's columns keep their names and types (`methods_info` is a list of stru
 
 {_licence_section(sources, license)}
 
+{_evaluate_section(repo, version)}
+
+{_limitations_section(config or {{}}, stats.total)}
+
+{_citation(repo, version)}
+
 ## Files
 
 - `data/test-00000-of-00001.parquet`: the tasks
@@ -195,6 +207,98 @@ ClassEval's columns keep their names and types (`methods_info` is a list of stru
   with commits and licences, and the SHA-256 of every other file
 """
     return body
+
+
+REPO_PLACEHOLDER = "ORG/NAME"
+"""Stands for the Hub repository in a card written before anyone chose one; `export --repo` fills it in."""
+
+PLOTS = (("funnel.png", "Funnel: kept of seen at each stage"), ("domains.png", "Tasks per domain"), ("loc.png", "Lines of code per solution"),
+         ("methods.png", "Methods per class"))
+
+def _citation(repo: str, version: str) -> str:
+    return f"""## Citation
+
+If you use this dataset, cite the release (its version tag pins the exact data) and the work it builds on:
+
+```bibtex
+@misc{{classforge_{version.replace(".", "_")},
+  title        = {{classforge {version}: a post-cutoff class-level code-generation benchmark}},
+  note         = {{Version {version}; built by classforge, configuration and sources in manifest.json}},
+  howpublished = {{\\url{{https://huggingface.co/datasets/{repo}}}}}
+}}
+@article{{du2023classeval,
+  title   = {{ClassEval: A Manually-Crafted Benchmark to Evaluate LLMs on Class-level Code Generation}},
+  author  = {{Du, Xueying and Liu, Mingwei and Wang, Kaixin and Wang, Hanlin and Liu, Junwei and Chen, Yixuan
+             and Feng, Jiayi and Sha, Chaofeng and Peng, Xin and Lou, Yiling}},
+  journal = {{arXiv preprint arXiv:2308.01861}},
+  year    = {{2023}}
+}}
+```"""
+
+
+def _plots_section() -> str:
+    return "\n\n".join(f"![{title}](plots/{name})" for name, title in PLOTS)
+
+
+def _replay_note(config: dict[str, Any]) -> str:
+    """A build whose LLM answers were replayed from prepared files must say so: its model names label answers no model gave."""
+    if _dig(config, "llm.mode", "live") != "replay":
+        return ""
+    imports = _dig(config, "llm.cache_imports", []) or []
+    files = ", ".join(f"`{p}`" for p in imports) or "a prepared cache"
+    return (f"- **LLM answers prepared ahead, not generated during this build**: the build ran in replay mode, so every "
+            f"composer, test-writer, judge and solver answer came from {files}. For classforge's bundled example "
+            "these answers were written by hand; the model names below label them, no model produced them. "
+            "The sandbox gate (tests, coverage, time limit) did run on every task.\n")
+
+
+def _evaluate_section(repo: str, version: str) -> str:
+    return f"""## How to evaluate
+
+With classforge (generates with your model through an OpenAI-compatible endpoint, runs every sample
+in a sandbox, reports class- and method-level pass@k with the five ClassEval/ClassEval-Pro strategies):
+
+```bash
+classforge evaluate --dataset hf:{repo}@{version} --model YOUR-MODEL --base-url http://localhost:8000/v1
+classforge evaluate --dataset hf:{repo}@{version} --model reference --n 1   # the canonical solutions
+```
+
+In plain Python: a task passes when its `solution_code` (or a model's class) followed by its `test`
+runs every test class in `test_classes` without failure. The tests do not import the class; like
+ClassEval's, they expect it in the same module. Run untrusted code in a sandbox, not like this:
+
+```python
+import unittest
+from datasets import load_dataset
+
+task = load_dataset("{repo}", revision="{version}", split="test")[0]
+namespace = {{"__name__": "task"}}
+exec(compile(task["solution_code"] + "\\n\\n" + task["test"], "task.py", "exec"), namespace)
+suite = unittest.TestSuite(unittest.defaultTestLoader.loadTestsFromTestCase(namespace[name])
+                           for name in task["test_classes"])
+result = unittest.TextTestRunner(verbosity=0).run(suite)
+print(task["task_id"], "pass" if result.wasSuccessful() and result.testsRun else "fail")
+```"""
+
+
+def _limitations_section(config: dict[str, Any], n_tasks: int) -> str:
+    lines = [
+        "## Limitations",
+        "",
+        f"- {n_tasks} tasks: pass@k differences of a few points between models are within noise at this size; "
+        "report confidence intervals (classforge evaluate prints them).",
+        "- Tasks, tests and solutions are written by LLMs from harvested code. The judges' vote and the sandbox "
+        "gate (every test passes, line coverage) filter them, but do not prove that the tests capture every "
+        "behaviour the skeleton's docstrings promise.",
+        "- Classes use the standard library only, and \"post-cutoff\" means first committed on or after the cutoff "
+        "in the repository's history: code copied from older sources can still predate it. Deduplication against "
+        "known corpora and earlier harvests reduces, but cannot exclude, such contamination.",
+        "- Only Python, and only the domains the harvest's keyword matrix reaches.",
+    ]
+    if _dig(config, "llm.mode", "live") == "replay":
+        lines.append("- This build's LLM answers were replayed from prepared files (see *How it was built*): "
+                     "it demonstrates the pipeline, it does not measure any model's ability to build tasks.")
+    return "\n".join(lines)
 
 
 def render_card_file(meta: dict[str, Any], body: str) -> str:

@@ -73,8 +73,13 @@ def commit_message(version: str) -> str:
     return f"classforge release {version}"
 
 
-def plan_export(folder: Path, repo_id: str, *, private: bool = False, load_with_datasets: bool = True) -> ExportPlan:
-    """Verify the release and list exactly what would be uploaded; ExportError on any problem."""
+def plan_export(folder: Path, repo_id: str, *, private: bool = False, load_with_datasets: bool = True,
+                staging: Path | None = None) -> ExportPlan:
+    """Verify the release and list exactly what would be uploaded; ExportError on any problem.
+
+    With `staging` (an empty folder), a card that does not yet name `repo_id` in its loading and
+    evaluation examples is rewritten there (see `stage_for_repo`) and the plan uploads that copy.
+    """
     folder = Path(folder)
     version = folder.name
     if not _REPO_ID.match(repo_id or ""):
@@ -84,9 +89,44 @@ def plan_export(folder: Path, repo_id: str, *, private: bool = False, load_with_
     problems = verify_release(folder, load_with_datasets=load_with_datasets)
     if problems:
         raise ExportError(f"release {version} failed verification, nothing uploaded:\n  - " + "\n  - ".join(problems))
+    if staging is not None:
+        folder = stage_for_repo(folder, repo_id, staging)
     files = file_entries(folder, exclude=())   # everything upload_folder sends, manifest.json included
     return ExportPlan(folder=str(folder), repo_id=repo_id, version=version, tag=version, private=private,
                       commit_message=commit_message(version), files=files, total_bytes=sum(f.bytes for f in files))
+
+
+def stage_for_repo(folder: Path, repo_id: str, staging: Path) -> Path:
+    """The release as it should be uploaded to `repo_id`: the folder itself when its card already names
+    the repository, else a copy under `staging` whose card does (manifest hash of README.md updated).
+
+    A card names the repository in its examples only when `release.hub_repo_id` was set at build
+    time; otherwise it says ORG/NAME, which no user can load. The release folder itself is never
+    modified: a version's files are immutable once written.
+    """
+    import json
+    import shutil
+
+    from pipeline.release.card import REPO_PLACEHOLDER
+    from pipeline.release.writer import MANIFEST, sha256_file
+    from pipeline.store import write_json, write_text
+
+    manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+    named = ((manifest.get("config") or {}).get("release") or {}).get("hub_repo_id") or REPO_PLACEHOLDER
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    filled = (card.replace(f'load_dataset("{named}"', f'load_dataset("{repo_id}"')
+                  .replace(f"hf:{named}@", f"hf:{repo_id}@")
+                  .replace(f"huggingface.co/datasets/{named}}}", f"huggingface.co/datasets/{repo_id}}}"))
+    if filled == card:
+        return folder
+    dest = Path(staging) / folder.name
+    shutil.copytree(folder, dest)
+    write_text(dest / "README.md", filled)
+    for entry in manifest["files"]:
+        if entry["path"] == "README.md":
+            entry.update(bytes=(dest / "README.md").stat().st_size, sha256=sha256_file(dest / "README.md"))
+    write_json(dest / MANIFEST, manifest)
+    return dest
 
 
 def _hub_offline() -> bool:
@@ -177,15 +217,19 @@ def export_release(folder: Path, repo_id: str, *, token: str | None = None, priv
 
     `offline` defaults to huggingface_hub's HF_HUB_OFFLINE; `api` defaults to `HfApi(token=token)`.
     """
-    folder = Path(folder)
-    if dry_run:
-        return ExportResult(plan=plan_export(folder, repo_id, private=private, load_with_datasets=load_with_datasets),
-                            dry_run=True)
-    if offline if offline is not None else _hub_offline():
-        raise ExportError(_offline_message(folder.name, repo_id))   # before any work: fail fast
-    plan = plan_export(folder, repo_id, private=private, load_with_datasets=load_with_datasets)
-    if api is None:
-        from huggingface_hub import HfApi
+    import tempfile
 
-        api = HfApi(token=token)
-    return _Exporter(api, plan).run()
+    folder = Path(folder)
+    if not dry_run and (offline if offline is not None else _hub_offline()):
+        raise ExportError(_offline_message(folder.name, repo_id))   # before any work: fail fast
+    with tempfile.TemporaryDirectory(prefix="classforge-export-") as staging:
+        plan = plan_export(folder, repo_id, private=private, load_with_datasets=load_with_datasets,
+                           staging=Path(staging))
+        if dry_run:
+            return ExportResult(plan=plan.model_copy(update={"folder": str(folder)}), dry_run=True)
+        if api is None:
+            from huggingface_hub import HfApi
+
+            api = HfApi(token=token)
+        result = _Exporter(api, plan).run()
+    return result.model_copy(update={"plan": plan.model_copy(update={"folder": str(folder)})})

@@ -81,7 +81,7 @@ def render_markdown(manifest: Manifest, stats: DatasetStats, funnel: FunnelRepor
 - Cutoff: {manifest.cutoff or "n/a"}
 - classforge version: `{manifest.pipeline_version}`; written {manifest.created_at.isoformat()}
 - Source repositories: {len(manifest.sources)}
-- Funnel, first stage input to last stage output: {overall_yield(funnel)}
+- Funnel, each unit from its first stage to its last: {overall_yield(funnel)}
 
 ## Domain distribution (ClassEval-Pro Table 2)
 
@@ -95,7 +95,9 @@ Each task counts once under its primary domain (`domain1`); *Involved* also coun
 
 ## Funnel
 
-{funnel_table(funnel)}
+Stages in pipeline order; each counts the unit named beside it.
+
+{funnel_table(funnel)}{img("funnel", "funnel")}
 
 ## Models and prompts
 
@@ -117,7 +119,7 @@ def write_report(folder: Path, out_dir: Path | None = None) -> ReportResult:
         raise ReleaseError(f"release {folder.name}: the report cannot go inside the release folder ({out}); "
                            "the release is immutable and hashed")
     manifest, stats, funnel = load_release_summary(folder)
-    plot_paths = write_plots(stats, out)
+    plot_paths = write_plots(stats, out, funnel)
     markdown = render_markdown(manifest, stats, funnel, {k: p.name for k, p in plot_paths.items()})
     report_path = out / "report.md"
     write_text(report_path, markdown)

@@ -131,6 +131,19 @@ def core_arrow_schema():
     return pa.schema([(name, types.get(name, pa.string())) for name in CORE_COLUMNS])
 
 
+def task_license(sources: list[Any]) -> str:
+    """The task's licence as an SPDX expression over its source repositories ("MIT", "Apache-2.0 AND MIT").
+
+    A composed class carries code from every source, so every source's licence applies at once (AND).
+    A source without a recorded licence makes the whole NOASSERTION: nobody may assume it is free to use.
+    """
+    found = [s.get("license_spdx") or s.get("license") if isinstance(s, Mapping) else None for s in sources]
+    if not found or any(not lic or lic == "NOASSERTION" for lic in found):
+        return "NOASSERTION"
+    unique = sorted(set(found))
+    return unique[0] if len(unique) == 1 else " AND ".join(f"({x})" if " " in x else x for x in unique)
+
+
 def normalize_tasks(tasks: Iterable[BaseModel | Mapping[str, Any]]) -> list[dict[str, Any]]:
     """Validate every task against `ReleaseTask` and return plain JSON-able dicts.
 
@@ -155,8 +168,11 @@ def normalize_tasks(tasks: Iterable[BaseModel | Mapping[str, Any]]) -> list[dict
             raise ReleaseError(f"task id {task.task_id!r} appears twice (items {seen[task.task_id]} and {i})")
         seen[task.task_id] = i
         record = task.model_dump(mode="json", by_alias=True, exclude=set(task.model_extra or {}))
-        for key in sorted(task.model_extra or {}):
-            record[key] = to_jsonable_python(task.model_extra[key])
+        extras = dict(task.model_extra or {})
+        if "license" not in extras and isinstance(extras.get("sources"), list):
+            extras["license"] = task_license(extras["sources"])
+        for key in sorted(extras):
+            record[key] = to_jsonable_python(extras[key])
         out.append(record)
     return out
 

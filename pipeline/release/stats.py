@@ -139,8 +139,8 @@ def compute_stats(tasks: Iterable[Mapping[str, Any]]) -> DatasetStats:
     )
 
 
-def write_plots(stats: DatasetStats, out_dir):
-    """PNG plots of the statistics (see `plots`); returns {name: path}."""
+def write_plots(stats: DatasetStats, out_dir, funnel=None):
+    """PNG plots of the statistics and the funnel (see `plots`); returns {name: path}."""
     from pipeline.release.plots import write_plots as _write
 
-    return _write(stats, out_dir)
+    return _write(stats, out_dir, funnel)

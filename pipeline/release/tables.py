@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.funnel import FunnelReport
+from pipeline.funnel import FunnelReport, StageCounts
 from pipeline.release.stats import DatasetStats, Summary
 
 
@@ -38,25 +38,57 @@ def size_table(stats: DatasetStats) -> str:
     ])
 
 
+# The pipeline's stages in the order items flow through them, with the unit each one counts.
+# funnel.json is written with sorted keys, so order must come from here, not from the file.
+STAGE_UNITS: dict[str, str] = {
+    "github-search": "repositories", "clone": "repositories",
+    "select": "files", "content": "files", "compile": "files",
+    "imports": "classes", "structure": "classes", "references": "classes", "provenance": "classes",
+    "dedup": "classes", "pairing": "classes",
+    "compose": "candidate pairs", "tests": "candidate pairs", "judges": "candidate pairs", "solution": "candidate pairs",
+    "task": "tasks", "release": "tasks",
+}
+
+
+def ordered_stages(funnel: FunnelReport) -> list[tuple[str, StageCounts]]:
+    """Stages in pipeline order; stages this table does not know keep their relative order, after the rest."""
+    known = list(STAGE_UNITS)
+    items = list(funnel.stages.items())
+    return sorted(items, key=lambda kv: known.index(kv[0]) if kv[0] in known else len(known))
+
+
+def stage_unit(stage: str) -> str:
+    return STAGE_UNITS.get(stage, "items")
+
+
 def funnel_rows(funnel: FunnelReport) -> list[tuple]:
     rows = []
-    for stage, c in funnel.stages.items():
+    for stage, c in ordered_stages(funnel):
         reasons = ", ".join(f"{r} x{n}" for r, n in sorted(c.dropped.items(), key=lambda kv: (-kv[1], kv[0])))
         rate = f"{100 * c.kept / c.seen:.1f}%" if c.seen else "-"
-        rows.append((stage, c.seen, c.kept, rate, reasons or "-"))
+        rows.append((stage, stage_unit(stage), c.seen, c.kept, rate, reasons or "-"))
     return rows
 
 
 def funnel_table(funnel: FunnelReport) -> str:
     if not funnel.stages:
         return "_No funnel counts were recorded._"
-    return md_table(("Stage", "Seen", "Kept", "Yield", "Dropped (reason x count)"), funnel_rows(funnel), "lrrrl")
+    return md_table(("Stage", "Unit", "Seen", "Kept", "Yield", "Dropped (reason x count)"), funnel_rows(funnel), "llrrrl")
+
+
+def unit_yields(funnel: FunnelReport) -> list[tuple[str, int, int]]:
+    """(unit, seen at the unit's first stage, kept at its last stage), in pipeline order: never across units."""
+    spans: dict[str, list[int]] = {}
+    for stage, c in ordered_stages(funnel):
+        unit = stage_unit(stage)
+        if unit not in spans:
+            spans[unit] = [c.seen, c.kept]
+        spans[unit][1] = c.kept
+    return [(unit, seen, kept) for unit, (seen, kept) in spans.items()]
 
 
 def overall_yield(funnel: FunnelReport) -> str:
-    """'X of Y (Z%)' from the first stage's input to the last stage's output."""
-    stages = list(funnel.stages.values())
-    if not stages or not stages[0].seen:
-        return "n/a"
-    first, last = stages[0].seen, stages[-1].kept
-    return f"{last} of {first} ({100 * last / first:.1f}%)"
+    """'8 of 8 repositories (100.0%); 39 of 47 files (83.0%); ...': each unit from its first stage to its last."""
+    parts = [f"{kept} of {seen} {unit} ({100 * kept / seen:.1f}%)" if seen else f"0 {unit}"
+             for unit, seen, kept in unit_yields(funnel)]
+    return "; ".join(parts) or "n/a"

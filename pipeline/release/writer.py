@@ -5,7 +5,7 @@ Layout of `<output_root>/<version>/`:
     data/test-00000-of-00001.parquet   the tasks (split "test"); schema in `schema.py`
     tasks.jsonl                        the same tasks, one JSON object per line, nested fields decoded
     funnel.json  stats.json            per-stage counts; Table 2/3 statistics
-    plots/domains.png loc.png methods.png
+    plots/funnel.png domains.png loc.png methods.png
     manifest.json                      provenance + sha256 of every other file
 
 The folder is built under a hidden temporary sibling (`.<version>.partial-*`) and renamed into
@@ -295,7 +295,7 @@ def _write_contents(folder: Path, *, version: str, records: list[dict[str, Any]]
     write_jsonl(folder / "tasks.jsonl", records)
     write_json(folder / "funnel.json", funnel.model_dump(mode="json"))
     write_json(folder / "stats.json", stats.model_dump(mode="json"))
-    write_plots(stats, folder / "plots")
+    write_plots(stats, folder / "plots", funnel)
     columns_short = {f.name: short_type(f.type) for f in table.schema}
     body = render_card(version=version, stats=stats, funnel=funnel, cutoff=cutoff, pipeline_version=pipeline_version,
                        models=models, prompt_versions=prompt_versions,

@@ -12,6 +12,7 @@ from typer.testing import CliRunner
 
 from pipeline.release import export as export_mod
 from pipeline.release.errors import ExportError
+from pipeline.release.verify import verify_release
 from pipeline.release.export import export_release
 
 REPO = "classforge/bench"
@@ -41,6 +42,10 @@ class FakeHfApi:
 
     def upload_folder(self, *args: Any, **kwargs: Any) -> Any:
         self._record("upload_folder", args, kwargs)
+        # What the Hub would receive, read while the folder exists (a staged copy is removed afterwards).
+        sent = Path(kwargs["folder_path"])
+        self.uploaded = {p.relative_to(sent).as_posix(): p.read_bytes() for p in sent.rglob("*") if p.is_file()}
+        self.problems = verify_release(sent, load_with_datasets=False)
         return SimpleNamespace(oid=OID, commit_url=f"https://huggingface.co/datasets/{REPO}/commit/{OID}")
 
     def create_tag(self, *args: Any, **kwargs: Any) -> Any:
@@ -54,15 +59,37 @@ class FakeHfApi:
 def test_real_export_call_sequence(release: Path) -> None:
     api = FakeHfApi()
     result = export_release(release, REPO, token="hf_x", private=True, dry_run=False, api=api, offline=False)
+    staged = api.calls[2][2]["folder_path"]
     assert api.calls == [
         ("create_repo", (REPO,), {"repo_type": "dataset", "exist_ok": True, "private": True}),
         ("list_repo_refs", (REPO,), {"repo_type": "dataset"}),
-        ("upload_folder", (), {"folder_path": str(release), "repo_id": REPO, "repo_type": "dataset",
+        ("upload_folder", (), {"folder_path": staged, "repo_id": REPO, "repo_type": "dataset",
                                "commit_message": "classforge release 2025.06.01", "delete_patterns": "*"}),
         ("create_tag", (REPO,), {"tag": "2025.06.01", "revision": OID, "repo_type": "dataset"}),
     ]
     assert result.dry_run is False and result.commit_oid == OID
-    assert result.plan.tag == "2025.06.01" and result.plan.private is True
+    assert result.plan.tag == "2025.06.01" and result.plan.private is True and result.plan.folder == str(release)
+    # The card was written without a repository (ORG/NAME); the upload names --repo, and still verifies.
+    card = api.uploaded["README.md"].decode()
+    assert f'load_dataset("{REPO}", revision="2025.06.01"' in card and f"hf:{REPO}@2025.06.01" in card
+    assert "ORG/NAME" not in card and api.problems == []
+    assert "ORG/NAME" in (release / "README.md").read_text() and not Path(staged).exists()   # release untouched
+    assert verify_release(release, load_with_datasets=False) == []
+
+
+def test_card_naming_the_repository_is_uploaded_as_written(write: Any) -> None:
+    from pipeline.config import Config
+
+    cfg = Config()
+    cfg.release.hub_repo_id = REPO
+    release = write(config=cfg, hub_repo_id=REPO)
+    api = FakeHfApi()
+    export_release(release, REPO, token="hf_x", dry_run=False, api=api, offline=False, load_with_datasets=False)
+    assert api.calls[2][2]["folder_path"] == str(release)
+    other = FakeHfApi()
+    export_release(release, "acme/mirror", token="hf_x", dry_run=False, api=other, offline=False, load_with_datasets=False)
+    card = other.uploaded["README.md"].decode()
+    assert 'load_dataset("acme/mirror"' in card and REPO not in card and other.problems == []
 
 
 def test_dry_run_calls_nothing_and_lists_every_file(release: Path) -> None:
@@ -75,8 +102,15 @@ def test_dry_run_calls_nothing_and_lists_every_file(release: Path) -> None:
     assert set(listed) == on_disk and "manifest.json" in listed
     manifest = json.loads((release / "manifest.json").read_text())
     for entry in manifest["files"]:
-        assert listed[entry["path"]].sha256 == entry["sha256"] and listed[entry["path"]].bytes == entry["bytes"]
+        if entry["path"] != "README.md":   # the card is listed as uploaded: with --repo filled in
+            assert listed[entry["path"]].sha256 == entry["sha256"] and listed[entry["path"]].bytes == entry["bytes"]
+    replaced = 5   # two load_dataset examples, two `classforge evaluate --dataset hf:` lines, the citation URL
+    assert listed["README.md"].bytes == entry_bytes(manifest, "README.md") + replaced * (len(REPO) - len("ORG/NAME"))
     assert result.plan.total_bytes == sum(f.bytes for f in result.plan.files)
+
+
+def entry_bytes(manifest: dict, path: str) -> int:
+    return next(e["bytes"] for e in manifest["files"] if e["path"] == path)
 
 
 def test_offline_fails_fast_without_touching_anything(release: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -160,6 +194,7 @@ def test_cli_defaults_to_dry_run_without_token(release: Path, tmp_path: Path, mo
     from pipeline.cli import app
 
     monkeypatch.delenv("HF_TOKEN", raising=False)
+    monkeypatch.setattr("huggingface_hub.constants.HF_TOKEN_PATH", str(tmp_path / "no-saved-token"))
 
     def no_api(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("a dry run must not create an HfApi")
@@ -169,7 +204,7 @@ def test_cli_defaults_to_dry_run_without_token(release: Path, tmp_path: Path, mo
     result = CliRunner().invoke(app, ["export", str(release), "--repo", REPO, "--plan-out", str(plan)])
     assert result.exit_code == 0, result.output
     output = " ".join(result.output.split())   # rich wraps long lines
-    assert "dry run (no HF_TOKEN in the environment): nothing was uploaded" in output
+    assert "dry run (no Hugging Face token: set HF_TOKEN or run hf auth login): nothing was uploaded" in output
     assert "data/test-00000-of-00001.parquet" in output
     saved = json.loads(plan.read_text())
     assert saved["dry_run"] is True and saved["plan"]["repo_id"] == REPO
@@ -185,3 +220,31 @@ def test_cli_real_export_offline_fails_fast(release: Path, monkeypatch: pytest.M
     output = " ".join(result.output.split())   # rich wraps long lines
     assert "cannot export release 2025.06.01 to classforge/bench: HF_HUB_OFFLINE is set" in output
     assert "hf_not_a_real_token" not in output
+
+
+def test_cli_export_uses_the_token_hf_auth_login_saved(release: Path, tmp_path: Path) -> None:
+    """No HF_TOKEN, but a token saved where `hf auth login` saves it (HF_HOME/token): a real export starts.
+
+    Offline mode makes that real export stop before any network call, with the offline message; without
+    the saved token the same command would be a dry run that exits 0.
+    """
+    import os
+    import subprocess
+    import sys
+
+    home = tmp_path / "hf-home"
+    home.mkdir()
+    (home / "token").write_text("hf_saved_by_login\n")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
+    env.update(HF_HOME=str(home), HF_HUB_OFFLINE="1")
+    classforge = Path(sys.executable).with_name("classforge")
+    proc = subprocess.run([str(classforge), "export", str(release), "--repo", REPO], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"error: cannot export release 2025.06.01 to {REPO}: HF_HUB_OFFLINE is set")
+    assert "hf_saved_by_login" not in proc.stdout + proc.stderr
+    (home / "token").unlink()
+    dry = subprocess.run([str(classforge), "export", str(release), "--repo", REPO], env=env,
+                         capture_output=True, text=True, timeout=120)
+    assert dry.returncode == 0 and "dry run (no Hugging Face token" in dry.stdout

@@ -45,7 +45,7 @@ def test_stats_json_in_release(release: Path) -> None:
 
 
 def test_release_plots_are_png(release: Path) -> None:
-    for name in ("domains", "loc", "methods"):
+    for name in ("funnel", "domains", "loc", "methods"):
         data = (release / "plots" / f"{name}.png").read_bytes()
         assert data.startswith(PNG_MAGIC) and len(data) > 1000, name
 
@@ -58,11 +58,12 @@ def test_report_renders_numbers_and_plots(release: Path, tmp_path: Path) -> None
                    "| Utils | 1 | 1 | 0 | 1 |", "| Game Development | 0 | 0 | 0 | 1 |",
                    "| LOC | 23.33 | 23 | 19 | 28 |", "| Dependency depth | 2.33 | 2 | 2 | 3 |",
                    "| Methods | 5.33 | 5 | 5 | 6 |", "| Methods to generate | 4.33 | 4 | 4 | 5 |",
-                   "| harvest.filters | 40 | 12 | 30.0% | too_few_methods x20, third_party_import x8 |",
-                   "| solution | 4 | 3 | 75.0% | coverage_below_threshold x1 |", "3 of 40 (7.5%)",
+                   "| harvest.filters | items | 40 | 12 | 30.0% | too_few_methods x20, third_party_import x8 |",
+                   "| solution | candidate pairs | 4 | 3 | 75.0% | coverage_below_threshold x1 |",
+                   "3 of 6 candidate pairs (50.0%); 12 of 40 items (30.0%)", "![funnel](funnel.png)",
                    "| MIT | 3 |", "| Apache-2.0 | 1 |", "![domain distribution](domains.png)"):
         assert needle in md, needle
-    assert set(result.plots) == {"domains", "loc", "methods"}
+    assert set(result.plots) == {"funnel", "domains", "loc", "methods"}
     for path in result.plots.values():
         assert path.parent == tmp_path / "report"
         assert path.read_bytes().startswith(PNG_MAGIC) and path.stat().st_size > 1000

@@ -18,7 +18,7 @@ from pipeline.release.verify import read_front_matter, verify_release
 
 EXPECTED_FILES = {
     "README.md", "manifest.json", "tasks.jsonl", "funnel.json", "stats.json",
-    "data/test-00000-of-00001.parquet", "plots/domains.png", "plots/loc.png", "plots/methods.png",
+    "data/test-00000-of-00001.parquet", "plots/funnel.png", "plots/domains.png", "plots/loc.png", "plots/methods.png",
 }
 
 
@@ -59,7 +59,7 @@ def test_card_front_matter(release: Path) -> None:
     body = text.split("\n---\n", 1)[1]
     for needle in ("2025-01-01", "3 tasks", "1 intra-domain and 2 cross-domain", "too_few_methods x20",
                    "load_dataset(", "4 public repositories", "MIT (3), Apache-2.0 (1)", "manifest.json",
-                   "| LOC | 23.33 | 23 | 19 | 28 |", "3 of 40 (7.5%)"):
+                   "| LOC | 23.33 | 23 | 19 | 28 |", "3 of 6 candidate pairs (50.0%); 12 of 40 items (30.0%)"):
         assert needle in body, needle
 
 

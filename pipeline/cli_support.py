@@ -1,0 +1,76 @@
+"""The command line's global behaviour: every error is one unwrapped line on stderr.
+
+Rich wraps at 80 columns when stdout is not a terminal and Typer draws usage errors in a boxed
+panel; both break log files and anything that matches an error line. Errors therefore bypass Rich.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from datetime import date
+from typing import Any, NoReturn
+
+import typer
+from typer.core import TyperGroup
+
+
+def one_line(message: object) -> str:
+    """Collapse a (possibly multi-line) message into one line; list items become '; '-separated."""
+    parts = [p.strip().removeprefix("- ").strip() for p in str(message).splitlines()]
+    parts = [p for p in parts if p]
+    if not parts:
+        return "unknown error"
+    head, rest = parts[0], parts[1:]
+    if not rest:
+        return head
+    return head.rstrip(":") + ": " + "; ".join(rest) if head.endswith(":") else "; ".join(parts)
+
+
+def print_error(message: object) -> None:
+    typer.echo(f"error: {one_line(message)}", err=True)
+
+
+def fail(message: object, code: int = 2) -> NoReturn:
+    """Print `error: <message>` as one line on stderr and exit with `code`."""
+    print_error(message)
+    raise typer.Exit(code)
+
+
+def validation_message(exc: Any) -> str:
+    """A pydantic ValidationError as 'field: problem; field: problem', not pydantic's multi-line dump."""
+    return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors())
+
+
+def cutoff_option(value: str | None) -> str | None:
+    """Typer callback: a cutoff must be an ISO date that is not in the future (checked before anything starts)."""
+    if value is None:
+        return None
+    try:
+        day = date.fromisoformat(value)
+    except ValueError as exc:
+        raise typer.BadParameter(f"{value!r} is not a date; expected YYYY-MM-DD, e.g. 2025-01-01") from exc
+    if day > date.today():
+        raise typer.BadParameter(f"{value} is in the future; classes first seen after it cannot exist yet")
+    return day.isoformat()
+
+
+class OneLineErrorGroup(TyperGroup):
+    """Runs the app in click's non-standalone mode so usage errors and aborts print as one line."""
+
+    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
+             complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:
+        if not standalone_mode:
+            return super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        try:
+            rv = super().main(args, prog_name, complete_var, standalone_mode=False, **extra)
+        except typer.TyperException as exc:   # typer's (vendored) click usage and parameter errors
+            ctx = getattr(exc, "ctx", None)
+            hint = f" (see '{ctx.command_path} -h')" if ctx is not None else ""
+            print_error(exc.format_message() + hint)
+            sys.exit(getattr(exc, "exit_code", 2))
+        except typer.Abort:
+            print_error("aborted")
+            sys.exit(1)
+        # Non-standalone mode returns typer.Exit's code, or the command's return value (None).
+        sys.exit(rv if isinstance(rv, int) else 0)

@@ -1,0 +1,79 @@
+"""The app image's Dockerfile and entry point, checked without a Docker engine.
+
+The entry point runs here against a checkout (CLASSFORGE_APP) and a tmp "volume" (CLASSFORGE_HOME);
+the Dockerfile is read for what the container must do: run as a non-root user in a volume it owns.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+ENTRYPOINT = REPO / "scripts" / "docker-entrypoint.sh"
+
+
+def _app_stage() -> str:
+    text = (REPO / "Dockerfile").read_text(encoding="utf-8")
+    return text[text.index("FROM base AS app"):]
+
+
+def test_app_image_runs_as_non_root_in_a_volume_it_owns() -> None:
+    app = _app_stage()
+    users = re.findall(r"^USER (\S+)", app, flags=re.M)
+    assert users and users[-1] not in ("root", "0", "0:0")
+    assert "chown classforge:classforge /data" in app and 'VOLUME ["/data"]' in app
+    assert re.findall(r"^WORKDIR (\S+)", app, flags=re.M)[-1] == "/data"
+    assert "CLASSFORGE_HOME=/data" in app and "HF_HOME=/data/" in app and "PREFECT_HOME=/data/" in app
+    assert 'ENTRYPOINT ["classforge-entrypoint"]' in app and "scripts/docker-entrypoint.sh" in app
+
+
+def _entry(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "CLASSFORGE_APP": str(REPO), "CLASSFORGE_HOME": str(home),
+           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    return subprocess.run(["sh", str(ENTRYPOINT), *args], env=env, capture_output=True, text=True, timeout=120)
+
+
+def test_first_start_seeds_the_volume_and_runs_classforge(tmp_path: Path) -> None:
+    home = tmp_path / "data"
+    home.mkdir()
+    first = _entry(home, "--version")
+    assert first.returncode == 0, first.stderr
+    assert first.stdout.startswith("classforge ")
+    assert (home / "examples" / "classforge.toml").is_file() and (home / "prefect.yaml").is_file()
+    assert (home / "flows").resolve() == REPO / "flows"
+    # A later start keeps what the volume holds (a user's edited configuration is never overwritten).
+    (home / "examples" / "classforge.toml").write_text("# mine\n")
+    again = _entry(home, "prefect", "--version")
+    assert again.returncode == 0, again.stderr
+    assert (home / "examples" / "classforge.toml").read_text() == "# mine\n"
+
+
+def test_unwritable_volume_is_one_clear_line() -> None:
+    """As the image's user would see a host folder it cannot write (run as nobody when the tests run as root)."""
+    import shutil
+    import tempfile
+
+    outer = Path(tempfile.mkdtemp(prefix="classforge-ro-"))   # not under pytest's 0700 tmp: `nobody` must reach it
+    outer.chmod(0o755)
+    home = outer / "ro"
+    home.mkdir(mode=0o555)
+    home.chmod(0o555)
+    try:
+        _check_unwritable(home)
+    finally:
+        shutil.rmtree(outer)
+
+
+def _check_unwritable(home: Path) -> None:
+    prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
+    env = {**os.environ, "CLASSFORGE_APP": str(REPO), "CLASSFORGE_HOME": str(home)}
+    proc = subprocess.run([*prefix, "sh", str(ENTRYPOINT), "--version"], env=env, capture_output=True, text=True,
+                          timeout=60)
+    assert proc.returncode == 2, proc.stderr
+    (line,) = proc.stderr.splitlines()
+    assert line.startswith(f"error: {home} is not writable by uid ") and "named volume" in line
+    assert not (home / "examples").exists()
