@@ -308,6 +308,7 @@ def test_release_folder_parquet(tmp_path, classeval_path, classeval):
     pq.write_table(pa.Table.from_pylist(rows[:2]), tmp_path / "data" / "test-00000-of-00002.parquet")
     pq.write_table(pa.Table.from_pylist(rows[2:]), tmp_path / "data" / "test-00001-of-00002.parquet")
     (tmp_path / "README.md").write_text("---\nconfigs:\n- config_name: default\n---\n")
+    (tmp_path / "manifest.json").write_text("{}")  # what tells a release from a Hub snapshot of ClassEval
 
     ds = load_dataset(tmp_path)
     assert ds.format == "classforge-release"
