@@ -165,7 +165,7 @@ def repo_files(r: int) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
         f"{pkg}/cli.py": "import argparse\n\n\ndef main(argv=None):\n    parser = argparse.ArgumentParser()\n"
                          "    parser.add_argument('--n', type=int)\n    return parser.parse_args(argv)\n",
         f"{pkg}/report.py": "import csv\nimport io\n\n" + _helpers(12, r + 3),
-        f"tests/test_engine.py": big("TestEngine", 8, 5, "import unittest\nimport json\n"),
+        "tests/test_engine.py": big("TestEngine", 8, 5, "import unittest\nimport json\n"),
         "docs/conf.py": "project = 'x'\nextensions = []\nhtml_theme = 'alabaster'\n",
         "scripts/migrate.py": "import sqlite3\n\n" + _helpers(6, r + 5),
     }

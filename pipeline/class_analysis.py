@@ -54,9 +54,10 @@ def import_aliases(module: ast.Module, nodes: Iterable[ast.AST] | None = None) -
     return aliases
 
 
-def assigned_fields(fn: ast.FunctionDef | ast.AsyncFunctionDef | None) -> list[str]:
+def assigned_fields(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, nodes: Iterable[ast.AST] | None = None) -> list[str]:
     """Attributes assigned on the method's receiver (`self.x = ...`, `self.x: T = ...`,
-    `self.x += ...`, also inside tuple targets), in source order, each once."""
+    `self.x += ...`, also inside tuple targets), in source order, each once (`nodes`: every node of
+    the method, when the caller already has them listed)."""
     if fn is None:
         return []
     params = fn.args.posonlyargs + fn.args.args
@@ -64,7 +65,7 @@ def assigned_fields(fn: ast.FunctionDef | ast.AsyncFunctionDef | None) -> list[s
         return []
     receiver = params[0].arg
     hits: list[tuple[int, int, str]] = []
-    for node in ast.walk(fn):
+    for node in ast.walk(fn) if nodes is None else nodes:
         targets: list[ast.expr] = []
         if isinstance(node, ast.Assign):
             targets = list(node.targets)

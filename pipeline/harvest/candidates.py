@@ -70,6 +70,19 @@ class Candidate:
         return [n for n in self.node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
     @cached_property
+    def method_nodes(self) -> dict[int, list[ast.AST]]:
+        """id(method) -> the method and every node under it, sliced from the file's one walk: that
+        walk is depth-first, so a subtree runs from its root to the class's next direct child."""
+        position = {id(n): i for i, n in enumerate(self.nodes)}
+        direct = sorted(position[id(child)] for child in ast.iter_child_nodes(self.node))
+        sliced: dict[int, list[ast.AST]] = {}
+        for fn in self.methods:
+            start = position[id(fn)]
+            end = next((p for p in direct if p > start), len(self.nodes))
+            sliced[id(fn)] = self.nodes[start:end]
+        return sliced
+
+    @cached_property
     def resolution(self) -> Resolution:
         return self.analysis.get().resolve(self.name)
 
@@ -194,7 +207,8 @@ def _self_annotations(fn: ast.FunctionDef | ast.AsyncFunctionDef, annotated: lis
     return found
 
 
-def _fields(cls: ast.ClassDef, methods: list[ast.FunctionDef | ast.AsyncFunctionDef], nodes: list[ast.AST]) -> list[FieldInfo]:
+def _fields(cls: ast.ClassDef, methods: list[ast.FunctionDef | ast.AsyncFunctionDef], nodes: list[ast.AST],
+            method_nodes: dict[int, list[ast.AST]]) -> list[FieldInfo]:
     fields: dict[str, FieldInfo] = {}
     for stmt in cls.body:
         targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
@@ -206,7 +220,7 @@ def _fields(cls: ast.ClassDef, methods: list[ast.FunctionDef | ast.AsyncFunction
     annotated = sorted((n for n in nodes if isinstance(n, ast.AnnAssign)), key=lambda n: (n.lineno, n.col_offset))
     for fn in sorted(methods, key=lambda m: m.name != "__init__"):
         annotations = _self_annotations(fn, annotated)
-        for name in assigned_fields(fn):
+        for name in assigned_fields(fn, method_nodes[id(fn)]):
             fields.setdefault(name, FieldInfo(name=name, annotation=annotations.get(name), declared_in=fn.name))
     return list(fields.values())
 
@@ -236,7 +250,7 @@ def to_record(c: Candidate) -> HarvestedClass:
         path=c.path, commit=c.ref.head_commit or "", class_name=c.name, source=c.source,
         context=[segment(c.lines, n) for n in c.resolution.context],
         imports=list(dict.fromkeys(imports)),
-        docstring=ast.get_docstring(c.node), fields=_fields(c.node, c.methods, c.nodes), methods=methods,
+        docstring=ast.get_docstring(c.node), fields=_fields(c.node, c.methods, c.nodes, c.method_nodes), methods=methods,
         metrics=ClassMetrics(loc=c.loc, method_count=len(c.methods), dependency_depth=dependency_depth(deps)),
         start_line=c.start_line, end_line=c.node.end_lineno, domains=list(c.ref.domains),
     )
