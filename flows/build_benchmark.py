@@ -39,7 +39,7 @@ from pipeline.construct.gate import SandboxGate
 from pipeline.construct.pairing import Pair
 from pipeline.construct.run import import_caches, build_dir, snapshot_classes_path
 from pipeline.harvest import run as harvest_lib
-from pipeline.harvest.github_source import GitHubSearchResult, search_github
+from pipeline.harvest.github_source import GitHubSearchResult, preflight, search_github
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
 from pipeline.llm import LLMClient, ResponseCache, UsageLedger
@@ -221,6 +221,8 @@ def build_benchmark(config_path: str | None = "examples/classforge.toml", cutoff
 
 def _run(cfg: Config, release_version: str | None) -> State:
     logger = get_run_logger()
+    if cfg.harvest.github.enabled:
+        preflight(cfg.harvest.github)  # a missing token or no network fails here, in seconds
     github = search_github_task(cfg.harvest)
     refs = gather_repositories(cfg.harvest, github)
     harvested = harvest_repository.map(refs, cfg=unmapped(cfg.harvest)).result()
