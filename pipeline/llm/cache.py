@@ -72,6 +72,7 @@ class CacheEntry(BaseModel):
     response_model: str | None = Field(None, description="the model name the server reported")
     prompt_tokens: int = Field(0, ge=0)
     completion_tokens: int = Field(0, ge=0)
+    usage_estimated: bool = Field(False, description="the server sent no usage; the tokens are the client's estimate")
     created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     task_id: str | None = Field(None, description="the task that recorded it first; informational, not in the key")
 
