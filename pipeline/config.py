@@ -168,6 +168,8 @@ class LLMConfig(Section):
     judges: list[EndpointConfig] = Field(default_factory=lambda: [EndpointConfig(), EndpointConfig(), EndpointConfig()])
     solver: EndpointConfig = Field(default_factory=EndpointConfig)
     costs: dict[str, CostConfig] = Field(default_factory=dict, description="per model name")
+    preflight: bool = Field(True, description="live mode: check every endpoint before the first paid call")
+    preflight_timeout_s: float = Field(60.0, gt=0, description="timeout of each pre-flight probe request")
     cache_imports: list[Path] = Field(
         default_factory=list,
         description="JSONL cache exports loaded into the cache before a build (the offline example ships one)",

@@ -388,3 +388,23 @@ def test_from_config_builds_its_own_cache_and_ledger(server, tmp_path):
         assert out.text == "hi" and len(client.cache) == 1
         assert client.ledger.summary().total.requests == 1
     assert (tmp_path / "deep" / "cache.sqlite").exists()
+
+
+def test_an_interrupt_cancels_queued_items_instead_of_waiting_for_them():
+    from pipeline.llm.pool import map_concurrently
+
+    started: list[int] = []
+    gate = threading.Event()
+
+    def work(i: int) -> int:
+        started.append(i)
+        if i == 0:
+            raise KeyboardInterrupt  # in a worker it is not captured: it reaches the caller
+        gate.wait(2)
+        return i
+
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        map_concurrently(work, list(range(50)), 2)
+    gate.set()
+    assert time.monotonic() - t0 < 1.5 and len(started) < 10
