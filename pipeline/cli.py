@@ -351,6 +351,7 @@ def evaluate(
     from benchmark.runner import regrade as run_regrade
     from benchmark.samples_file import SamplesFileError
     from pipeline.llm import LLMError
+    from pipeline.llm.errors import CacheWriteError
 
     labels = {"reference": "reference pre-run", "generation": "generation", "execution": "execution", "scoring": "scoring"}
     with Progress(TextColumn("[bold]evaluate[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -391,7 +392,7 @@ def evaluate(
                 if reports is not None:
                     write_reports(outcome.run_dir / "endpoints.json", reports)
         except (DatasetError, EvaluationError, SamplesFileError, ResultsError, LLMError, ValidationError,
-                ConfigError) as exc:
+                ConfigError, CacheWriteError) as exc:
             console.print(f"[red]error:[/red] {escape(str(exc))}", soft_wrap=True)
             raise typer.Exit(2) from exc
         except KeyboardInterrupt:

@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.config import Config
 from pipeline.construct import reasons as R
+from pipeline.construct.attempts import StageAttempts, attempt_counts
 from pipeline.construct.common import Prompts, StageContext, StageOutcome
 from pipeline.construct.compose import ComposeResult, compose
 from pipeline.construct.gate import Gate
@@ -100,6 +101,7 @@ class BuildResult(BaseModel):
     incomplete: list[Incomplete] = Field(default_factory=list)
     stopped: str | None = Field(None, description="why the build stopped early (budget-exceeded), if it did")
     resumed: int = Field(0, description="candidates loaded from an earlier run instead of rebuilt")
+    attempts: dict[str, StageAttempts] = Field(default_factory=dict, description="per stage: good at once, after repair, failed")
     fingerprint: str
     usage: UsageSummary
 
@@ -295,6 +297,7 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
     """Fold candidate outcomes, in pairing order, into the funnel and the build's files."""
     tasks: list[BuiltTask] = []
     incomplete: list[Incomplete] = []
+    finished: list[CandidateResult] = []
     resumed = 0
     for pair, outcome in outcomes:
         if isinstance(outcome, BaseException):
@@ -309,6 +312,7 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
             incomplete.append(value)
             continue
         resumed += status == "resumed"
+        finished.append(value)
         for stage_outcome in value.outcomes:
             plan.funnel.record(stage_outcome.stage, value.candidate_id, stage_outcome.verdict())
         if value.task is not None:
@@ -316,7 +320,7 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
     result = BuildResult(
         out_dir=plan.out_dir, tasks=tasks, rejections=plan.collect.rejections, funnel=plan.funnel.report(),
         pairing=plan.pairing, incomplete=incomplete, stopped=plan.stop_reason[0] if plan.stop_reason else None,
-        resumed=resumed, fingerprint=plan.fingerprint, usage=usage,
+        resumed=resumed, attempts=attempt_counts(finished), fingerprint=plan.fingerprint, usage=usage,
     )
     _write_outputs(result, plan.config)
     return result
@@ -364,6 +368,7 @@ def _write_outputs(result: BuildResult, config: Config) -> None:
         "incomplete": [i.model_dump(mode="json") for i in result.incomplete],
         "stopped": result.stopped,
         "resumed": result.resumed,
+        "attempts": {stage: a.model_dump() for stage, a in result.attempts.items()},
         "pairing": {"intra_target": result.pairing.intra_target, "intra_built": result.pairing.intra_built,
                     "cross_target": result.pairing.cross_target, "cross_built": result.pairing.cross_built,
                     "shortfall": result.pairing.shortfall},

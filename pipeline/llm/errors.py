@@ -104,3 +104,21 @@ class CacheImportError(ValueError):
 
 class CacheCorrupt(ValueError):
     """A stored cache row cannot be read back (written by an incompatible version, or edited by hand)."""
+
+
+class CacheWriteError(OSError):
+    """Paid answers could not be written to the LLM cache (disk full, I/O error). One line, naming
+    the cache and where the answers were saved instead (import them with `llm.cache_imports`)."""
+
+    def __init__(self, path: object, count: int, reason: str, spill: object | None) -> None:
+        where = f"saved to {spill} (add it to llm.cache_imports to reuse them)" if spill else "could not be saved elsewhere either"
+        super().__init__(f"LLM cache {path}: {count} paid answer(s) could not be stored ({reason}); {where}")
+        self.path = path
+        self.count = count
+        self.spill = spill
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.count, "see message", self.spill))

@@ -87,3 +87,18 @@ def test_repair_feedback_quotes_the_offending_lines():
     assert "[skeleton-syntax-error]" in feedback
     marked = [line for line in feedback.splitlines() if line.lstrip().startswith(">>")]
     assert len(marked) == 1 and "def pop(self -> str:" in marked[0]
+
+
+def test_build_json_counts_first_attempts_and_repairs_per_stage(server, tmp_path):
+    import json
+
+    from test_build_stages import FOUR_METHODS
+
+    server.add_rule(model=MODELS["composer"], replies=[fx.fenced(FOUR_METHODS)])
+    server.add_rule(model=MODELS["judge-2"], replies=['{"score": "ten"}'])
+    result = run(server, tmp_path)
+    assert len(result.tasks) == 1
+    attempts = json.loads((result.out_dir / "build.json").read_text())["attempts"]
+    assert attempts["compose"] == {"first_attempt": 0, "after_repair": 1, "failed": 0}
+    assert attempts["judges"] == {"first_attempt": 2, "after_repair": 1, "failed": 0}
+    assert attempts["solution"] == {"first_attempt": 1, "after_repair": 0, "failed": 0}
