@@ -389,6 +389,10 @@ def evaluate(
 
                     reports = _preflight(cfg, endpoints_of_evaluate(cfg))
                 outcome = run_evaluation(request, cfg, env=env, progress=progress)
+                if outcome.results.usage is not None:
+                    from pipeline.llm.usage_history import record_run
+
+                    record_run(outcome.run_dir, outcome.results.usage)
                 if reports is not None:
                     write_reports(outcome.run_dir / "endpoints.json", reports)
         except (DatasetError, EvaluationError, SamplesFileError, ResultsError, LLMError, ValidationError,

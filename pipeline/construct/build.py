@@ -48,6 +48,7 @@ from pipeline.construct.tests_stage import TestsResult, write_tests
 from pipeline.funnel import Funnel, FunnelReport
 from pipeline.llm import BudgetExceeded, CacheMiss, LLMClient, UnpricedModel, UsageSummary, canonical_json
 from pipeline.llm.pool import map_concurrently
+from pipeline.llm.usage_history import record_run
 from pipeline.records import HarvestedClass, Rejection
 from pipeline.store import atomic_open, write_json, write_jsonl
 
@@ -361,6 +362,7 @@ def _write_outputs(result: BuildResult, config: Config) -> None:
     write_jsonl(out / "rejects.jsonl", result.rejections)
     write_json(out / "funnel.json", result.funnel.model_dump(mode="json"))
     write_json(out / "usage.json", result.usage.model_dump(mode="json"))
+    record_run(out, result.usage)  # usage-total.json: every run's spend in this folder, resumed ones too
     write_json(out / "build.json", {
         "fingerprint": result.fingerprint,
         "tasks": len(result.tasks),

@@ -102,3 +102,17 @@ def test_build_json_counts_first_attempts_and_repairs_per_stage(server, tmp_path
     assert attempts["compose"] == {"first_attempt": 0, "after_repair": 1, "failed": 0}
     assert attempts["judges"] == {"first_attempt": 2, "after_repair": 1, "failed": 0}
     assert attempts["solution"] == {"first_attempt": 1, "after_repair": 0, "failed": 0}
+
+
+def test_the_usage_total_keeps_the_paying_run_across_a_resumed_run(server, tmp_path):
+    import json
+
+    first = run(server, tmp_path)
+    paid = first.usage.total
+    assert paid.requests > 0
+    second = run(server, tmp_path)  # everything resumed: no request sent
+    assert second.usage.total.requests == 0
+    total = json.loads((tmp_path / "out" / "usage-total.json").read_text())
+    assert total["runs"] == 2 and total["total"]["requests"] == paid.requests
+    assert total["total"]["prompt_tokens"] == paid.prompt_tokens
+    assert json.loads((tmp_path / "out" / "usage.json").read_text())["total"]["requests"] == 0
