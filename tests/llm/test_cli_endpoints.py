@@ -84,3 +84,13 @@ def test_evaluate_with_the_key_unset_names_the_variable_and_sends_nothing(tmp_pa
                                        str(DATASET), "--max-tasks", "1", "--out", str(tmp_path / "r")], terminal_width=200)
         assert srv.requests == []
     assert out.exit_code == 2 and "OPENAI_API_KEY is not set" in out.output
+
+
+def test_build_fails_fast_before_prefect_on_an_unreachable_endpoint(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    cfg = _config(tmp_path, _dead_url())
+    t0 = time.monotonic()
+    out = CliRunner().invoke(app, ["build", "--config", str(cfg)], terminal_width=200)
+    assert out.exit_code == 2, out.output
+    assert out.output.count("endpoint check failed") == 1 and "unreachable" in out.output
+    assert time.monotonic() - t0 < 10
