@@ -5,7 +5,14 @@ Every stage and the evaluator call `LLMClient.complete(...)`. It:
 2. in `replay` mode stops there: a miss is a `CacheMiss` and the network is never touched;
 3. otherwise checks the budget, calls the endpoint with the openai SDK (its own retries off),
    retrying rate limits, server errors, timeouts, connection errors and malformed bodies with
-   exponential backoff and jitter, and records the response in the cache and the ledger.
+   exponential backoff and jitter (a 500/501 with the same body twice is deterministic and stops),
+   and records the response in the ledger (tokens estimated when the server sends no usage) and
+   the cache.
+
+Around that: a prompt that cannot fit the role's context window raises `PromptTooLong` before it
+is sent; an answer cut at `max_tokens` is asked once more with more room; a JSON request follows
+the role's `response_format` mode (`auto` falls back json_schema -> json_object -> none when the
+server refuses, and remembers it per endpoint); `stream = true` streams the answer.
 
 Concurrent callers share one instance. Identical requests in flight at the same time are
 coalesced (single flight), so the same key is never paid for twice.

@@ -17,6 +17,12 @@ concatenated message contents, predicate true) and still has a reply queued (or 
 callable); otherwise to `default`. With no default, it gets a 400 `unscripted_request` error
 (not retryable, so a missing script fails fast) and is listed in `.unmatched`.
 
+`ServerProfile` makes the server behave as real ones do: json_schema refused with
+llama-cpp-python's HTTP 500, no `usage`, a context window with OpenAI's
+`context_length_exceeded` 400 (and `max_model_len` in `/v1/models`), `n > 1` or `seed` refused,
+slow first byte, slow streamed chunks. `NullContent` is a billed 200 with `content: null`;
+`"stream": true` requests get server-sent events.
+
 Token usage is deterministic: `fake_token_count(text)` = ceil(characters / 4), the usual rule of
 thumb, over the concatenated message contents (prompt) and the reply text (completion).
 """
