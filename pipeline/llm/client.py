@@ -56,6 +56,9 @@ _FORMAT_REFUSAL = re.compile(r"response_format|json_schema|json_object|'text' or
 _CONTEXT_EXCEEDED = re.compile(
     r"context_length_exceeded|context length|context window|maximum context|exceeds? the available context|"
     r"too many tokens|prompt is too long|n_ctx", re.IGNORECASE)
+# A 5xx body that blames the request (a validation error turned into a 500): a re-run repeats it.
+_REQUEST_INVALID = re.compile(r"validation error|input should be|invalid|unsupported|not supported|unrecognized",
+                              re.IGNORECASE)
 # Smallest answer room worth asking for when the context window forces max_tokens down.
 MIN_ANSWER_TOKENS = 256
 
@@ -428,8 +431,10 @@ class LLMClient:
                                     material.max_tokens, source=f"estimate; server said: {failure.reason}")
             if (failure.retryable and previous is not None and failure.status in _DETERMINISTIC_5XX
                     and failure.status == previous.status and failure.reason == previous.reason):
+                # Stop paying for retries now; but only a request the server says is invalid is a
+                # final verdict: a generic "server had an error" twice may still be an outage.
                 failure = failure.model_copy(update={
-                    "retryable": False, "transient": False,
+                    "retryable": False, "transient": not _REQUEST_INVALID.search(failure.reason),
                     "reason": f"{failure.reason} (the same error twice: deterministic, not retried)"})
             if not failure.retryable:
                 self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)

@@ -247,9 +247,17 @@ def test_judge_malformed_twice_is_a_failed_vote(server, tmp_path):
 
 def test_too_many_failed_votes(server, tmp_path):
     server.add_rule(model="judge-a", replies=["no", "still no"])
-    server.add_rule(model="judge-b", replies=[HTTPError(status=500), HTTPError(status=500)])
+    server.add_rule(model="judge-b", replies=[HTTPError(status=400, message="unsupported")])
     done = dropped_at(build(server, tmp_path), R.JUDGES, R.JUDGE_VOTES_FAILED)
     assert [v.status for v in done.judges.votes] == ["malformed", "call-failed", "scored"]
+
+
+def test_votes_lost_to_an_outage_are_an_infrastructure_drop(server, tmp_path):
+    server.add_rule(model="judge-a", replies=["no", "still no"])
+    server.add_rule(model="judge-b", replies=[HTTPError(status=500), HTTPError(status=500)])
+    done = dropped_at(build(server, tmp_path), R.JUDGES, R.LLM_CALL_FAILED)
+    assert [v.status for v in done.judges.votes] == ["malformed", "call-failed", "scored"]
+    assert done.judges.votes[1].infrastructure and done.outcomes[-1].infrastructure
 
 
 def test_unreachable_judge_does_not_decide_alone(server, tmp_path):

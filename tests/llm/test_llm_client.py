@@ -185,12 +185,20 @@ def test_a_server_without_keys_takes_an_empty_api_key_env(harness):
 
 
 def test_the_same_500_twice_is_deterministic_and_not_retried_further(server, harness):
-    server.add_rule(replies=[HTTPError(status=500, message="Input should be 'x'")] * 5)
+    server.add_rule(replies=[HTTPError(status=500, message="1 validation error: Input should be 'x'")] * 5)
     h = harness()
     with pytest.raises(LLMCallFailed) as info:
         call(h, endpoint(server.base_url, max_retries=4))
     assert len(server.chat_requests) == 2 and len(h.sleeps) == 1
     assert not info.value.transient and "the same error twice" in info.value.reason
+
+
+def test_a_generic_500_twice_stops_retrying_but_stays_an_infrastructure_fault(server, harness):
+    server.add_rule(replies=[HTTPError(status=500, message="The server had an error processing your request")] * 5)
+    h = harness()
+    with pytest.raises(LLMCallFailed) as info:
+        call(h, endpoint(server.base_url, max_retries=4))
+    assert len(server.chat_requests) == 2 and info.value.transient
 
 
 def test_a_changing_500_is_retried_as_transient(server, harness):
