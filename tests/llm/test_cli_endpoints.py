@@ -94,3 +94,15 @@ def test_build_fails_fast_before_prefect_on_an_unreachable_endpoint(tmp_path, mo
     assert out.exit_code == 2, out.output
     assert out.output.count("endpoint check failed") == 1 and "unreachable" in out.output
     assert time.monotonic() - t0 < 10
+
+
+def test_ctrl_c_during_evaluate_says_how_to_resume(tmp_path, monkeypatch):
+    import benchmark.runner
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(benchmark.runner, "evaluate", interrupted)
+    out = CliRunner().invoke(app, ["evaluate", "--dataset", str(tmp_path / "any.json"), "--model", "reference",
+                                   "--out", str(tmp_path / "r")], terminal_width=200)
+    assert out.exit_code == 130 and "interrupted; run the same command to resume" in out.output
