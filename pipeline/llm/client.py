@@ -59,6 +59,8 @@ _CONTEXT_EXCEEDED = re.compile(
 # A 5xx body that blames the request (a validation error turned into a 500): a re-run repeats it.
 _REQUEST_INVALID = re.compile(r"validation error|input should be|invalid|unsupported|not supported|unrecognized",
                               re.IGNORECASE)
+# OpenAI's and vLLM's wording: "This model's maximum context length is 8192 tokens."
+_WINDOW_IN_MESSAGE = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
 # Smallest answer room worth asking for when the context window forces max_tokens down.
 MIN_ANSWER_TOKENS = 256
 
@@ -207,7 +209,16 @@ class LLMClient:
         window = self.context_window(endpoint)
         max_tokens = self._fit(role, task_id, endpoint, messages, window)
         args = (role, endpoint, messages, task_id, prompt_version, sample_index, response_format, window)
-        first = self._complete_once(*args, max_tokens)
+        try:
+            first = self._complete_once(*args, max_tokens)
+        except PromptTooLong as exc:
+            if window is not None or exc.context_window is None:
+                raise
+            # The server named its window in the refusal (OpenAI, vLLM): learn it and ask once
+            # more with the answer room fitted to it, or drop the prompt if it cannot fit at all.
+            self.learn(endpoint, context_window=exc.context_window)
+            return self.complete(role, endpoint, messages, task_id=task_id, prompt_version=prompt_version,
+                                 sample_index=sample_index, response_format=response_format)
         if not first.truncated or first.completion_tokens < max_tokens:
             return first  # not cut, or cut by something more room cannot fix
         room = int(max_tokens * endpoint.length_retry_factor)
@@ -427,7 +438,9 @@ class LLMClient:
                 raise _FormatRefused(failure, attempt)
             if failure.context_exceeded:
                 self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
-                raise PromptTooLong(role, task_id, estimate_prompt_tokens(material.messages), endpoint.context_window,
+                said = _WINDOW_IN_MESSAGE.search(failure.reason)
+                window = int(said.group(1)) if said else endpoint.context_window
+                raise PromptTooLong(role, task_id, estimate_prompt_tokens(material.messages), window,
                                     material.max_tokens, source=f"estimate; server said: {failure.reason}")
             if (failure.retryable and previous is not None and failure.status in _DETERMINISTIC_5XX
                     and failure.status == previous.status and failure.reason == previous.reason):

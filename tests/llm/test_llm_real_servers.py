@@ -105,7 +105,9 @@ def test_server_context_length_exceeded_is_prompt_too_long_not_retried(harness):
         h = harness()
         with pytest.raises(PromptTooLong) as info:
             call(h, endpoint(srv.base_url, max_tokens=256), messages=[{"role": "user", "content": "y" * 400}])
-        assert "maximum context length is 300" in str(info.value)
+        # The refusal named the window (300): the prompt (104 tokens) leaves less than the
+        # minimum answer room, so it is dropped with the counts and not sent again.
+        assert "does not fit the context window of 300 tokens" in str(info.value)
         assert len(srv.chat_requests) == 1 and h.sleeps == []
 
 
@@ -154,3 +156,17 @@ def test_a_slow_stream_is_not_cut_by_a_timeout_shorter_than_the_whole_answer(har
     with served(ServerProfile(chunk_delay_s=0.1), default="z" * 120) as srv:
         out = call(harness(), endpoint(srv.base_url, stream=True, timeout_s=0.3))
         assert out.text == "z" * 120
+
+
+def test_a_window_named_in_the_servers_refusal_is_learnt_and_the_answer_room_fitted(harness):
+    # The server does not list its window; its 400 names it. The prompt fits, max_tokens did not.
+    with served(ServerProfile(context_window=1000, report_window=False), default="x") as srv:
+        h = harness()
+        ep = endpoint(srv.base_url, max_tokens=900)
+        msgs = [{"role": "user", "content": "y" * 1600}]  # 404 tokens by the estimate
+        assert call(h, ep, messages=msgs).text == "x"
+        assert [r.body["max_tokens"] for r in srv.chat_requests] == [900, 596]
+        assert h.client.context_window(ep) == 1000
+        with pytest.raises(PromptTooLong):  # now known: a prompt that cannot fit is never sent
+            call(h, ep, messages=[{"role": "user", "content": "y" * 4000}])
+        assert len(srv.chat_requests) == 2
