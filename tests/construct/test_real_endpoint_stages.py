@@ -116,3 +116,16 @@ def test_the_usage_total_keeps_the_paying_run_across_a_resumed_run(server, tmp_p
     assert total["runs"] == 2 and total["total"]["requests"] == paid.requests
     assert total["total"]["prompt_tokens"] == paid.prompt_tokens
     assert json.loads((tmp_path / "out" / "usage.json").read_text())["total"]["requests"] == 0
+
+
+def test_a_candidate_that_raises_keeps_its_paid_calls_in_usage_json(server, tmp_path):
+    import json
+
+    from construct_kit import ScriptedGate
+
+    cfg = make_config(server.base_url, tmp_path)
+    result = Run(cfg, ScriptedGate(raises=RuntimeError("sandbox could not start")))(intra_pair(), tmp_path / "out")
+    assert [i.reason for i in result.incomplete] == [R.INCOMPLETE_ERROR]
+    usage = json.loads((tmp_path / "out" / "usage.json").read_text())["total"]
+    # compose, tests, three judges, solver: all paid before the gate raised, all counted
+    assert usage["requests"] == len(server.chat_requests) == 6
