@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import json
-import socket
 import time
 from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
 
-from llmkit import API_KEY
+from llmkit import API_KEY, dead_url
 from pipeline.cli import app
 from pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
 
@@ -30,12 +29,6 @@ def _config(tmp_path: Path, base_url: str, **endpoint: object) -> Path:
     path = tmp_path / "classforge.toml"
     path.write_text(text, encoding="utf-8")
     return path
-
-
-def _dead_url() -> str:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{s.getsockname()[1]}/v1"
 
 
 def test_check_endpoint_reports_a_llama_cpp_like_server(tmp_path, monkeypatch):
@@ -67,7 +60,7 @@ def test_check_endpoint_exits_1_on_an_unusable_endpoint(tmp_path, monkeypatch):
 @pytest.mark.skipif(not DATASET.is_file(), reason="ClassEval data not found")
 def test_evaluate_fails_fast_on_an_unreachable_endpoint(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    cfg = _config(tmp_path, _dead_url())
+    cfg = _config(tmp_path, dead_url())
     t0 = time.monotonic()
     out = CliRunner().invoke(app, ["evaluate", "--config", str(cfg), "--dataset", str(DATASET), "--max-tasks", "3",
                                    "--out", str(tmp_path / "results")], terminal_width=200)
@@ -88,7 +81,7 @@ def test_evaluate_with_the_key_unset_names_the_variable_and_sends_nothing(tmp_pa
 
 def test_build_fails_fast_before_prefect_on_an_unreachable_endpoint(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    cfg = _config(tmp_path, _dead_url())
+    cfg = _config(tmp_path, dead_url())
     t0 = time.monotonic()
     out = CliRunner().invoke(app, ["build", "--config", str(cfg)], terminal_width=200)
     assert out.exit_code == 2, out.output

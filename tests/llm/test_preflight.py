@@ -2,11 +2,9 @@
 
 from __future__ import annotations
 
-import socket
-
 import pytest
 
-from llmkit import API_KEY, ENV, endpoint
+from llmkit import API_KEY, ENV, dead_url, endpoint
 from pipeline.config import Config, EndpointConfig
 from pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
 from pipeline.llm.preflight import (
@@ -17,12 +15,6 @@ from pipeline.llm.preflight import (
     endpoints_of_build,
     require_usable,
 )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def test_an_openai_like_server_passes_every_probe():
@@ -53,7 +45,7 @@ def test_a_pinned_refused_format_is_a_problem():
 
 
 def test_unreachable_fails_fast_with_one_line():
-    ep = endpoint(f"http://127.0.0.1:{_free_port()}/v1", timeout_s=5)
+    ep = endpoint(dead_url(), timeout_s=5)
     r = check_endpoint(["composer"], ep, ENV)
     assert not r.ok and r.problems[0].startswith("unreachable")
     with pytest.raises(EndpointUnusable) as info:
