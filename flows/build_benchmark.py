@@ -43,9 +43,10 @@ from pipeline.harvest.github_source import GitHubSearchResult, preflight, search
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
 from pipeline.llm import LLMClient, ResponseCache, UsageLedger
+from pipeline.llm.preflight import apply_reports, check_endpoints, endpoints_of_build, require_usable
 from pipeline.records import HarvestedClass, RepoRef
 from pipeline.release.publish import PublishResult, publish
-from pipeline.store import read_jsonl
+from pipeline.store import read_jsonl, write_json
 
 
 @task(name="search-github", tags=["github-search"], retries=2, retry_delay_seconds=30)
@@ -173,6 +174,19 @@ def _outcome(future):
         return exc
 
 
+def check_models(cfg: Config) -> None:
+    """Live mode: every endpoint answers as the stages need before anything is harvested or paid
+    (a deployment run does not pass through the CLI's own check). What was found adapts the
+    stages (context window, response format) and is written next to the build."""
+    if cfg.llm.mode != "live" or not cfg.llm.preflight:
+        return
+    endpoints = endpoints_of_build(cfg)
+    reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
+    require_usable(reports)
+    apply_reports(endpoints, reports)
+    write_json(build_dir(cfg) / "endpoints.json", [r.model_dump(mode="json") for r in reports])
+
+
 def final_state(summary: dict, result: construct_lib.BuildResult, published: PublishResult) -> State:
     """How the run ends (see the module docstring); the summary travels as the state's data."""
     if result.incomplete:
@@ -223,6 +237,7 @@ def _run(cfg: Config, release_version: str | None) -> State:
     logger = get_run_logger()
     if cfg.harvest.github.enabled:
         preflight(cfg.harvest.github)  # a missing token or no network fails here, in seconds
+    check_models(cfg)
     github = search_github_task(cfg.harvest)
     refs = gather_repositories(cfg.harvest, github)
     harvested = harvest_repository.map(refs, cfg=unmapped(cfg.harvest)).result()

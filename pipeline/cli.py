@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.cli_support import OneLineErrorGroup, cutoff_option, fail, validation_message
+from pipeline.cli_support import OneLineErrorGroup, cutoff_option, fail, print_error, validation_message
 from pipeline.config import ConfigError, EvalStrategy, load_config
 from pipeline.core import parsing
 from pipeline.funnel import FunnelReport
@@ -70,6 +70,86 @@ def funnel_table(report: FunnelReport, title: str = "Funnel") -> Table:
     for stage, unit, seen, kept, _rate, reasons in funnel_rows(report):
         table.add_row(stage, unit, str(seen), str(kept), reasons)
     return table
+
+
+def _preflight(cfg, endpoints: dict, out_file: Path | None = None) -> list | None:
+    """Live mode: check each endpoint once before the first paid call; stop with one line per
+    unusable endpoint (exit 2), else adapt the endpoint configs to what was found."""
+    import os
+
+    from pipeline.llm.preflight import apply_reports, check_endpoints
+
+    if cfg.llm.mode != "live" or not cfg.llm.preflight:
+        return None
+    reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
+    bad = [r for r in reports if not r.ok]
+    for r in bad:
+        print_error(f"endpoint check failed: {r.line()}")
+    if bad:
+        raise typer.Exit(2)
+    apply_reports(endpoints, reports)
+    if out_file is not None:
+        write_reports(out_file, reports)
+    return reports
+
+
+def write_reports(path: Path, reports: list) -> None:
+    from pipeline.store import write_json
+
+    write_json(path, [r.model_dump(mode="json") for r in reports])
+
+
+@app.command("check-endpoint")
+def check_endpoint_cmd(
+    config: ConfigOpt = None,
+    role: Annotated[list[str] | None, typer.Option("--role", "-r", help="composer, test_writer, judge-N, solver or "
+                                                   "evaluate (repeatable; default: all)")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="print the reports as JSON")] = False,
+) -> None:
+    """Check the configured LLM endpoints: reachability, key, model, context window, structured
+    output, usage, n > 1 and seed. Exits 1 if any endpoint cannot be used."""
+    import json
+    import os
+
+    from rich.markup import escape
+
+    from pipeline.llm.preflight import check_endpoints, endpoints_of_build, endpoints_of_evaluate
+
+    cfg = _load(config)
+    endpoints = endpoints_of_build(cfg) | endpoints_of_evaluate(cfg)
+    if role:
+        unknown = [r for r in role if r not in endpoints]
+        if unknown:
+            console.print(f"[red]error:[/red] unknown role(s) {', '.join(unknown)}; roles: {', '.join(endpoints)}",
+                          soft_wrap=True)
+            raise typer.Exit(2)
+        endpoints = {r: endpoints[r] for r in role}
+    reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
+    if as_json:
+        print(json.dumps([r.model_dump(mode="json") for r in reports], indent=1))
+    else:
+        table = Table(title="LLM endpoints")
+        cols = ("roles", "model", "reachable", "auth", "listed", "window", "response_format", "usage", "n>1", "seed",
+                "latency s")
+        for col in cols:
+            table.add_column(col)
+
+        def show(v: object) -> str:
+            return "-" if v is None else ("yes" if v is True else "no" if v is False else str(v))
+
+        for r in reports:
+            window = f"{r.context_window} ({r.context_window_source})" if r.context_window else None
+            table.add_row(", ".join(r.roles), r.model, show(r.reachable), show(r.authenticated), show(r.model_listed),
+                          show(window), show(r.response_format), show(r.usage), show(r.n_above_1), show(r.seed),
+                          show(r.latency_s))
+        console.print(table)
+        for r in reports:
+            for problem in r.problems:
+                console.print(f"[red]problem:[/red] {escape(', '.join(r.roles))}: {escape(problem)}", soft_wrap=True)
+            for note in r.notes:
+                console.print(f"note: {escape(', '.join(r.roles))}: {escape(note)}", soft_wrap=True)
+    if any(not r.ok for r in reports):
+        raise typer.Exit(1)
 
 
 @app.command()
@@ -160,10 +240,17 @@ def build(
     dask: Annotated[str | None, typer.Option(help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local'")] = None,
 ) -> None:
     """Run the build-benchmark flow in-process on Prefect's embedded server (no server to set up)."""
-    # Fail here, before Prefect starts, if the configuration or an override is wrong.
-    _load(config, {"harvest.cutoff": cutoff, "harvest.snapshot": None if snapshot == "auto" else snapshot})
+    # Fail here, before Prefect starts, if the configuration, an override or an endpoint is wrong.
+    cfg = _load(config, {"harvest.cutoff": cutoff, "harvest.snapshot": None if snapshot == "auto" else snapshot})
+    from pipeline.llm.preflight import endpoints_of_build
+
+    reports = _preflight(cfg, endpoints_of_build(cfg))
     _prefect_defaults()
-    from flows.build_benchmark import build_benchmark
+    from flows.build_benchmark import build_benchmark, configure
+    from pipeline.construct.run import build_dir
+
+    if reports is not None:
+        write_reports(build_dir(configure(str(config) if config else None, cutoff, snapshot)) / "endpoints.json", reports)
 
     flow_fn = build_benchmark
     if dask:
@@ -331,6 +418,7 @@ def evaluate(
     from benchmark.runner import regrade as run_regrade
     from benchmark.samples_file import SamplesFileError
     from pipeline.llm import LLMError
+    from pipeline.llm.errors import CacheWriteError
 
     labels = {"reference": "reference pre-run", "generation": "generation", "execution": "execution", "scoring": "scoring"}
     with Progress(TextColumn("[bold]evaluate[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -362,22 +450,46 @@ def evaluate(
                 # The API key is read here, at the edge, and only the variable the endpoint names.
                 key_var = cfg.evaluate.endpoint.api_key_env
                 env = {key_var: os.environ[key_var]} if key_var in os.environ else {}
+                reports = None
+                if any(m not in ("reference", "empty") for m in request.models) and samples is None:
+                    from pipeline.llm.preflight import endpoints_of_evaluate
+
+                    reports = _preflight(cfg, endpoints_of_evaluate(cfg))
                 outcome = run_evaluation(request, cfg, env=env, progress=progress)
+                if outcome.results.usage is not None:
+                    from pipeline.llm.usage_history import record_run
+
+                    record_run(outcome.run_dir, outcome.results.usage)
+                if reports is not None:
+                    write_reports(outcome.run_dir / "endpoints.json", reports)
         except ValidationError as exc:
             fail(validation_message(exc))
-        except (DatasetError, EvaluationError, SamplesFileError, ResultsError, LLMError) as exc:
+        except (DatasetError, EvaluationError, SamplesFileError, ResultsError, LLMError, ConfigError,
+                CacheWriteError) as exc:
             fail(exc)
+        except KeyboardInterrupt:
+            fail("interrupted; run the same command to resume (finished samples are kept in the LLM cache "
+                 "and the results folder)", 130)
     results = outcome.results
     console.print(_evaluation_table(results))
     unscored = sum(g.n_samples - g.n_scored for g in results.scores)
     if unscored:
-        console.print(f"[yellow]{unscored} sample(s) could not be scored (see summary.md); run again to retry them.[/yellow]")
+        final = sum(1 for s in results.samples if _is_final_generation_error(getattr(s, "reason", None)))
+        retry = "run again to retry them" if final < unscored else "a re-run will fail the same way"
+        why = f"; {final} of them for a reason a re-run repeats (prompt too long, request refused)" if final else ""
+        console.print(f"[yellow]{unscored} sample(s) could not be scored (see summary.md){why}; {retry}.[/yellow]",
+                      soft_wrap=True)
     if regrade is None:
         console.print(f"{len(results.samples)} samples; {len(results.broken_task_ids)} broken task(s) excluded; "
                       f"{results.stats.sandbox_runs} sandbox runs, {results.stats.executions_reused} reused.")
     else:
         console.print(f"regraded {len(results.samples)} stored samples offline.")
     console.print(f"written to {outcome.run_dir}/ (results.json, samples/, summary.md, passk.png, taxonomy.png)")
+
+
+def _is_final_generation_error(reason: str | None) -> bool:
+    """A generation error a re-run repeats: the prompt does not fit, or the server refuses the request."""
+    return bool(reason) and ("PromptTooLong" in reason or "(not retryable)" in reason or "not retried" in reason)
 
 
 if __name__ == "__main__":

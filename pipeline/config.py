@@ -159,8 +159,22 @@ class EndpointConfig(Section):
     model: str = "gpt-4o-mini"
     api_key_env: str = Field("OPENAI_API_KEY", description="name of the environment variable holding the key")
     temperature: float = Field(0.2, ge=0, le=2)
-    max_tokens: int = Field(4096, ge=1)
-    timeout_s: float = Field(120.0, gt=0)
+    max_tokens: int = Field(4096, ge=1, description="output budget of one answer")
+    context_window: int | None = Field(
+        None, ge=1, description="tokens the model can hold (prompt + answer); default: what the server reports, else unchecked"
+    )
+    timeout_s: float = Field(
+        600.0, gt=0, description="seconds one request may take (streamed: longest silence between chunks); "
+        "sized for local models at 10-20 tokens/s with a long first-token delay"
+    )
+    stream: bool = Field(False, description="stream answers, so a slow model's output is never lost to a read timeout")
+    response_format: Literal["auto", "json_schema", "json_object", "none"] = Field(
+        "auto", description="how JSON answers are requested: OpenAI json_schema, json_object with the schema "
+        "(llama.cpp), none (schema in the prompt only), or auto (json_schema, falling back on refusal)"
+    )
+    length_retry_factor: float = Field(
+        2.0, ge=1, description="an answer cut at max_tokens is asked once more with this many times the room"
+    )
     max_retries: int = Field(4, ge=0)
     backoff_base_s: float = Field(1.0, ge=0, description="first retry waits about this long, doubling each time (with jitter)")
     backoff_max_s: float = Field(60.0, ge=0, description="cap on one backoff wait")
@@ -185,6 +199,8 @@ class LLMConfig(Section):
     judges: list[EndpointConfig] = Field(default_factory=lambda: [EndpointConfig(), EndpointConfig(), EndpointConfig()])
     solver: EndpointConfig = Field(default_factory=EndpointConfig)
     costs: dict[str, CostConfig] = Field(default_factory=dict, description="per model name")
+    preflight: bool = Field(True, description="live mode: check every endpoint before the first paid call")
+    preflight_timeout_s: float = Field(60.0, gt=0, description="timeout of each pre-flight probe request")
     cache_imports: list[Path] = Field(
         default_factory=list,
         description="JSONL cache exports loaded into the cache before a build (the offline example ships one)",
@@ -384,6 +400,28 @@ def map_paths(model: BaseModel, fn: Callable[[Path], Path], *, only_set: bool = 
                 object.__setattr__(model, name, [v if _is_url(v) else str(fn(Path(v))) for v in value])
 
 
-def resolve_api_key(endpoint: EndpointConfig, env: Mapping[str, str]) -> str:
-    """The key for an endpoint, from the environment variable it names. Local fakes accept any key."""
-    return env.get(endpoint.api_key_env, "") or "not-set"
+class MissingAPIKey(ConfigError):
+    """Live mode needs a key from an environment variable that is not set."""
+
+    def __init__(self, variable: str, role: str = "") -> None:
+        where = f" for role {role}" if role else ""
+        super().__init__(
+            f"environment variable {variable} is not set: it holds the API key{where}; export it, or set "
+            f'api_key_env = "" for a local server that needs no key'
+        )
+        self.variable = variable
+
+
+def resolve_api_key(endpoint: EndpointConfig, env: Mapping[str, str], role: str = "") -> str:
+    """The key for an endpoint, from the environment variable it names.
+
+    `api_key_env = ""` means the server takes no key (local llama.cpp, Ollama, vLLM without
+    --api-key); the SDK still needs a string, so a placeholder is sent. A named variable that is
+    unset is an error: sending a placeholder would earn a 401 on every call.
+    """
+    if not endpoint.api_key_env:
+        return "no-key"
+    key = env.get(endpoint.api_key_env, "")
+    if not key:
+        raise MissingAPIKey(endpoint.api_key_env, role)
+    return key

@@ -43,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.config import Config
 from pipeline.construct import reasons as R
+from pipeline.construct.attempts import StageAttempts, attempt_counts
 from pipeline.construct.common import Prompts, StageContext, StageOutcome
 from pipeline.construct.compose import ComposeResult, compose
 from pipeline.construct.gate import Gate, GateUnavailable
@@ -111,6 +112,7 @@ class BuildResult(BaseModel):
     incomplete: list[Incomplete] = Field(default_factory=list)
     stopped: str | None = Field(None, description="why the build stopped early (budget-exceeded), if it did")
     resumed: int = Field(0, description="candidates loaded from an earlier run instead of rebuilt")
+    attempts: dict[str, StageAttempts] = Field(default_factory=dict, description="per stage: good at once, after repair, failed")
     fingerprint: str
     usage: UsageSummary = Field(description="this run's LLM usage")
     usage_all_runs: UsageSummary = Field(description="every run's LLM usage in this build folder, this one included")
@@ -235,26 +237,17 @@ def _candidate_path(out_dir: Path, candidate_id: str) -> Path:
     return out_dir / "candidates" / f"{candidate_id}.json"
 
 
-def infrastructure_fault(result: CandidateResult, judges_needed: int) -> str | None:
-    """Why a candidate that looks finished really stopped on an infrastructure fault, if it did.
-
-    Judges count only when the calls that failed could have changed the verdict: with two full
-    marks needed, one judge that could not be reached next to two malformed answers changes nothing.
-    """
+def infrastructure_fault(result: CandidateResult) -> str | None:
+    """Why a candidate that looks finished really stopped on an infrastructure fault, if it did
+    (a model call that failed for good, the sandbox unavailable, judges an outage took away when
+    their votes could have changed the verdict: see `judges.judge`)."""
     last = result.outcomes[-1] if result.outcomes else None
-    if last is None or last.keep:
+    if last is None or not last.infrastructure:
         return None
-    if last.reason in R.INFRASTRUCTURE:
-        return f"{last.stage}: {last.reason}: {last.detail}"
-    if last.reason == R.JUDGE_VOTES_FAILED and result.judges is not None:
-        unreachable = [v for v in result.judges.votes if v.status == "call-failed"]
-        if unreachable and result.judges.full_marks + len(unreachable) >= judges_needed:
-            causes = "; ".join(v.errors[-1] for v in unreachable if v.errors)
-            return f"judges: {len(unreachable)} judge call(s) failed: {causes}"
-    return None
+    return f"{last.stage}: {last.reason}: {last.detail}"
 
 
-def load_finished(out_dir: Path, candidate_id: str, fingerprint: str, judges_needed: int) -> CandidateResult | None:
+def load_finished(out_dir: Path, candidate_id: str, fingerprint: str) -> CandidateResult | None:
     """A finished candidate from an earlier run, if it was built with the same settings."""
     path = _candidate_path(out_dir, candidate_id)
     if not path.exists():
@@ -267,7 +260,7 @@ def load_finished(out_dir: Path, candidate_id: str, fingerprint: str, judges_nee
     if done.fingerprint != fingerprint:
         log.info("candidate %s: settings changed since it was built; rebuilding it", candidate_id)
         return None
-    fault = infrastructure_fault(done, judges_needed)
+    fault = infrastructure_fault(done)
     if fault is not None:
         # Written by an earlier version that stored infrastructure faults as verdicts.
         log.info("candidate %s: stopped on an infrastructure fault last time (%s); retrying it", candidate_id, fault)
@@ -309,8 +302,7 @@ CandidateOutcome = tuple[str, "CandidateResult | Incomplete"]
 
 def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) -> CandidateOutcome:
     """One candidate: loaded when finished earlier, else stages 2-6 and its result file."""
-    needed = plan.config.construction.judge_min_full_marks
-    done = load_finished(plan.out_dir, pair.candidate_id, plan.fingerprint, needed)
+    done = load_finished(plan.out_dir, pair.candidate_id, plan.fingerprint)
     if done is not None:
         return "resumed", done
     if plan.stop.is_set():
@@ -332,7 +324,7 @@ def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) 
     finally:
         # Whatever happened, the calls this candidate paid for are on disk before anything else.
         save_candidate_usage(plan, client, pair.candidate_id)
-    fault = infrastructure_fault(result, needed)
+    fault = infrastructure_fault(result)
     if fault is not None:
         return "incomplete", Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_INFRASTRUCTURE, detail=fault)
     write_json_model(_candidate_path(plan.out_dir, pair.candidate_id), result)
@@ -365,6 +357,7 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
     comes from what every candidate stored, so no process's ledger can be lost."""
     tasks: list[BuiltTask] = []
     incomplete: list[Incomplete] = []
+    finished: list[CandidateResult] = []
     resumed = 0
     for pair, outcome in outcomes:
         if isinstance(outcome, BaseException):
@@ -379,6 +372,7 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
             incomplete.append(value)
             continue
         resumed += status == "resumed"
+        finished.append(value)
         for stage_outcome in value.outcomes:
             plan.funnel.record(stage_outcome.stage, value.candidate_id, stage_outcome.verdict())
         if value.task is not None:
@@ -386,7 +380,7 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
     result = BuildResult(
         out_dir=plan.out_dir, tasks=tasks, rejections=plan.collect.rejections, funnel=plan.funnel.report(),
         pairing=plan.pairing, incomplete=incomplete, stopped=plan.stop_reason[0] if plan.stop_reason else None,
-        resumed=resumed, fingerprint=plan.fingerprint,
+        resumed=resumed, attempts=attempt_counts(finished), fingerprint=plan.fingerprint,
         usage=recorded_usage(plan.out_dir, plan.config, plan.run_id),
         usage_all_runs=recorded_usage(plan.out_dir, plan.config),
     )
@@ -439,6 +433,7 @@ def _write_outputs(result: BuildResult, config: Config) -> None:
         "incomplete": [i.model_dump(mode="json") for i in result.incomplete],
         "stopped": result.stopped,
         "resumed": result.resumed,
+        "attempts": {stage: a.model_dump() for stage, a in result.attempts.items()},
         "pairing": {"intra_target": result.pairing.intra_target, "intra_built": result.pairing.intra_built,
                     "cross_target": result.pairing.cross_target, "cross_built": result.pairing.cross_built,
                     "shortfall": result.pairing.shortfall},

@@ -17,6 +17,7 @@ from pipeline.config import ConstructConfig, EndpointConfig, LLMConfig
 from pipeline.construct import reasons as R
 from pipeline.funnel import Verdict
 from pipeline.llm import Completion, LLMCallFailed, LLMClient, PromptTemplate, load_prompt
+from pipeline.llm.errors import PromptTooLong
 
 PROMPT_NAMES = ("compose", "compose_repair", "tests_writer", "judge", "judge_retry", "solve", "solve_repair")
 
@@ -28,6 +29,11 @@ class StageOutcome(BaseModel):
     keep: bool
     reason: str = ""
     detail: str = ""
+
+    @property
+    def infrastructure(self) -> bool:
+        """A drop caused by the endpoint, not the content: retry it on the next run."""
+        return not self.keep and self.reason in R.INFRASTRUCTURE
 
     @classmethod
     def of(cls, stage: str, verdict: Verdict) -> StageOutcome:
@@ -85,7 +91,10 @@ def ask(
     sample_index: int = 0,
     response_format: dict[str, Any] | None = None,
 ) -> Completion | Verdict:
-    """One model call; a call that failed for good becomes a drop verdict naming role and reason.
+    """One model call; a call that failed for good becomes a drop verdict naming role and reason:
+    `llm-call-failed` for infrastructure faults (a later run may pass: see `R.INFRASTRUCTURE`),
+    `llm-request-rejected` for a request the server refuses every time, `prompt-too-long` with
+    the token counts for a prompt that cannot fit the role's context window.
 
     BudgetExceeded, CacheMiss and UnpricedModel are deliberately not caught: they say nothing about
     the candidate, and the build decides what to do with them.
@@ -95,9 +104,18 @@ def ask(
             role, endpoint, messages, task_id=ctx.candidate_id, prompt_version=prompt_version,
             sample_index=sample_index, response_format=response_format,
         )
+    except PromptTooLong as exc:
+        return Verdict.drop(R.PROMPT_TOO_LONG, f"{role}: {exc.reason}")
     except LLMCallFailed as exc:
         status = f" (HTTP {exc.status})" if exc.status else ""
-        return Verdict.drop(R.LLM_CALL_FAILED, f"{role}: {exc.reason}{status} after {exc.attempts} attempt(s)")
+        reason = R.LLM_CALL_FAILED if exc.transient else R.LLM_REQUEST_REJECTED
+        return Verdict.drop(reason, f"{role}: {exc.reason}{status} after {exc.attempts} attempt(s)")
+
+
+def cut_detail(who: str, reply: Completion) -> str:
+    """Why an answer counts as truncated: which limit cut it, and whether it already had a retry."""
+    retried = " after one retry with more room" if reply.length_retried else ""
+    return f"{who} reply cut by {reply.cut_by}{retried}"
 
 
 def conversation(messages: list[dict[str, Any]], reply: str, follow_up: list[dict[str, Any]]) -> list[dict[str, Any]]:

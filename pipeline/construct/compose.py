@@ -2,21 +2,26 @@
 
 The composer sees the AST-derived spec of both classes (spec.py), the theme of the fusion (from the
 composable-domain matrix) and the interface constraints. Its reply is extracted and checked
-(skeleton_checks.py). A failing skeleton gets `compose_repairs` repair turns (default one) that
-quote the problems back; if it still fails, the candidate is dropped with the reason of the last
-attempt.
+(skeleton_checks.py). A failing skeleton gets `compose_repairs` repair turns (default one). A
+repair prompt is short and does not grow: the checks' problems with the offending lines quoted,
+the structural requirements with what this skeleton has, and the previous skeleton only (not the
+first prompt's specs, not earlier attempts), so it fits a small local model's window. If it still
+fails, the candidate is dropped with the reason of the last attempt.
 """
 
 from __future__ import annotations
 
+import re
+
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.construct import reasons as R
-from pipeline.construct.common import StageContext, StageOutcome, ask, conversation
+from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
 from pipeline.construct.extract import extract_code
 from pipeline.construct.pairing import Pair
 from pipeline.construct.skeleton_checks import Problem, SkeletonReport, check_skeleton
 from pipeline.construct.spec import ClassSpec, interface_constraints, render_spec
+from pipeline.core import parsing
 from pipeline.llm import Completion
 
 ROLE = "composer"
@@ -72,6 +77,41 @@ def _check(reply: Completion, min_methods: int) -> tuple[SkeletonAttempt, Skelet
     return attempt, report
 
 
+_LINE_REF = re.compile(r"\(line (\d+)\)")
+
+
+def problem_feedback(report: SkeletonReport, code: str) -> str:
+    """The problems as a bullet list; a problem that names a line gets that line and its
+    neighbours quoted, numbered, with the offending one marked."""
+    lines = code.splitlines()
+    out: list[str] = []
+    for p in report.problems:
+        out.append(f"- [{p.reason}] {p.detail}")
+        m = _LINE_REF.search(p.detail)
+        n = int(m.group(1)) if m else None
+        if p.reason == R.SKELETON_SYNTAX:
+            # libcst reports where it gave up; CPython names the construct that is wrong.
+            try:
+                parsing.parse(code)
+            except SyntaxError as exc:
+                out.append(f"  Python says: {exc.msg} (line {exc.lineno})")
+                n = exc.lineno or n
+        if n and lines:
+            for i in range(max(1, n - 2), min(len(lines), n + 2) + 1):
+                out.append(f"    {'>>' if i == n else '  '} {i:4d} | {lines[i - 1]}")
+        if p.reason == R.TOO_FEW_METHODS:
+            out.append(f"    public methods found: {', '.join(report.methods) or 'none'}")
+    return "\n".join(out)
+
+
+def repair_messages(ctx: StageContext, pair: Pair, attempt: SkeletonAttempt, report: SkeletonReport) -> list[dict[str, str]]:
+    previous = attempt.code if attempt.code.strip() else attempt.reply
+    return ctx.prompts["compose_repair"].messages(
+        theme=pair.theme, problems=problem_feedback(report, previous), min_methods=ctx.construct.min_methods,
+        method_count=len(report.methods), previous=previous.rstrip("\n"),
+    )
+
+
 def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> ComposeResult:
     stage = R.COMPOSE
     template = ctx.prompts["compose"]
@@ -87,8 +127,7 @@ def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> Compos
             attempts.append(SkeletonAttempt(reply=reply.text, finish_reason=reply.finish_reason,
                                             cache_key=reply.cache_key, extracted_how="none", code=""))
             return ComposeResult(
-                outcome=StageOutcome.drop(stage, R.TRUNCATED, f"composer reply cut at max_tokens={endpoint.max_tokens} "
-                                                             f"(attempt {round_ + 1})"),
+                outcome=StageOutcome.drop(stage, R.TRUNCATED, f"{cut_detail('composer', reply)} (attempt {round_ + 1})"),
                 attempts=attempts, prompt_version=version,
             )
         attempt, report = _check(reply, ctx.construct.min_methods)
@@ -103,8 +142,6 @@ def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> Compos
             detail = f"after {round_ + 1} attempt(s): {verdict.detail}"
             return ComposeResult(outcome=StageOutcome.drop(stage, verdict.reason, detail), attempts=attempts,
                                  prompt_version=version)
-        repair = ctx.prompts["compose_repair"]
-        messages = conversation(messages, reply.text, repair.messages(problems=report.feedback(),
-                                                                      min_methods=ctx.construct.min_methods))
-        version = f"{template.version}+{repair.version}"
+        messages = repair_messages(ctx, pair, attempt, report)
+        version = f"{template.version}+{ctx.prompts['compose_repair'].version}"
     raise AssertionError("unreachable: the loop returns on its last round")

@@ -19,7 +19,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.construct import reasons as R
-from pipeline.construct.common import StageContext, StageOutcome, ask, conversation
+from pipeline.construct.common import StageContext, StageOutcome, ask, conversation, cut_detail
 from pipeline.llm import Completion
 
 JUDGE_SCHEMA: dict = {
@@ -63,6 +63,7 @@ class JudgeVote(BaseModel):
     problems: list[str] = Field(default_factory=list)
     attempts: int = 0
     errors: list[str] = Field(default_factory=list, description="why earlier answers were rejected")
+    infrastructure: bool = Field(False, description="the call failed for an endpoint fault, not the answer")
 
     @property
     def valid(self) -> bool:
@@ -114,10 +115,11 @@ def _one_judge(ctx: StageContext, index: int, messages: list[dict[str, str]]) ->
         vote.attempts = attempt + 1
         if not isinstance(reply, Completion):
             vote.status = "call-failed"
-            vote.errors.append(reply.detail)
+            vote.errors.append(f"[{reply.reason}] {reply.detail}")
+            vote.infrastructure = reply.reason in R.INFRASTRUCTURE
             return vote
         if reply.truncated:
-            error = f"answer cut at max_tokens={endpoint.max_tokens}"
+            error = cut_detail("judge", reply)
         else:
             try:
                 answer = parse_answer(reply.text)
@@ -145,6 +147,12 @@ def judge(ctx: StageContext, skeleton: str, tests: str, class_name: str) -> Judg
         return JudgesResult(outcome=StageOutcome.kept(stage), votes=votes, full_marks=full, prompt_version=version)
     valid = sum(1 for v in votes if v.valid)
     reason = R.JUDGE_VOTES_FAILED if valid < need else R.INSUFFICIENT_FULL_MARKS
+    unreachable = sum(1 for v in votes if v.infrastructure)
+    if unreachable and full + unreachable >= need:
+        # An outage took votes that could have changed the verdict: not a verdict, the next run asks
+        # again. Votes that could not have changed it (two malformed answers beside one outage,
+        # with two full marks needed) leave the verdict final.
+        reason = R.LLM_CALL_FAILED
     detail = f"{full} of {len(votes)} judges gave full marks, {need} needed ({summary})"
     return JudgesResult(outcome=StageOutcome.drop(stage, reason, detail), votes=votes, full_marks=full,
                         prompt_version=version)

@@ -18,8 +18,10 @@ TASK: Final = "task"
 STAGES: Final = (PAIRING, COMPOSE, TESTS, JUDGES, SOLUTION, TASK)
 
 # -- shared by every LLM stage ------------------------------------------------------------------
-LLM_CALL_FAILED: Final = "llm-call-failed"      # retries exhausted or a non-retryable HTTP error
-TRUNCATED: Final = "truncated-output"           # finish_reason "length": the answer was cut off
+LLM_CALL_FAILED: Final = "llm-call-failed"      # infrastructure: outage, timeout, rate limit, auth (a later run may pass)
+LLM_REQUEST_REJECTED: Final = "llm-request-rejected"  # the server refuses this request every time (400, same 500 twice)
+PROMPT_TOO_LONG: Final = "prompt-too-long"      # the prompt cannot fit the role's context window with room to answer
+TRUNCATED: Final = "truncated-output"           # finish_reason "length" even after one retry with more room
 NO_CODE: Final = "no-code"                      # nothing that parses as Python could be extracted
 
 # -- pairing (counted per harvested class) -----------------------------------------------------

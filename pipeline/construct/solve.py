@@ -16,7 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.class_analysis import is_stdlib_module
 from pipeline.construct import reasons as R
-from pipeline.construct.common import StageContext, StageOutcome, ask, conversation
+from pipeline.construct.common import StageContext, StageOutcome, ask, conversation, cut_detail
 from pipeline.construct.extract import extract_code
 from pipeline.construct.gate import Gate, GateOutcome
 from pipeline.construct.interface import ClassInterface, interface_from_source
@@ -111,7 +111,7 @@ def solve(
         gate_result: GateOutcome | None = None
         code = ""
         if reply.truncated:
-            verdict = Verdict.drop(R.TRUNCATED, f"solver reply cut at max_tokens={endpoint.max_tokens}")
+            verdict = Verdict.drop(R.TRUNCATED, cut_detail("solver", reply))
         else:
             code = extract_code(reply.text, iface.class_name).code
             verdict = static_check(code, iface) if code.strip() else Verdict.drop(R.NO_CODE, "the reply holds no Python code")

@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.construct import reasons as R
-from pipeline.construct.common import StageContext, StageOutcome, ask
+from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
 from pipeline.construct.extract import extract_code
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.outlines import case_outlines
@@ -53,8 +53,7 @@ def write_tests(ctx: StageContext, skeleton: str, iface: ClassInterface) -> Test
         return TestsResult(outcome=StageOutcome.of(stage, reply), prompt_version=version)
     base = {"reply": reply.text, "cache_key": reply.cache_key, "prompt_version": version}
     if reply.truncated:
-        return TestsResult(outcome=StageOutcome.drop(stage, R.TRUNCATED, f"test writer reply cut at "
-                                                                         f"max_tokens={endpoint.max_tokens}"), **base)
+        return TestsResult(outcome=StageOutcome.drop(stage, R.TRUNCATED, cut_detail("test writer", reply)), **base)
     extraction = extract_code(reply.text)
     if not extraction.found:
         return TestsResult(outcome=StageOutcome.drop(stage, R.NO_CODE, "the reply holds no Python code"), **base)

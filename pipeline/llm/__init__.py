@@ -8,7 +8,8 @@
                             task_id="t1", prompt_version=prompt.version, sample_index=0)
 
 Use one role name per judge (judge_0, judge_1, judge_2): the role is part of the cache key.
-Tests script answers with `FakeOpenAIServer` (pipeline.llm.fake_server).
+Tests script answers with `FakeOpenAIServer` (pipeline.llm.fake_server); its `ServerProfile` makes
+it behave like real local servers. `pipeline.llm.preflight` checks endpoints before a run.
 """
 
 from pipeline.llm.cache import KEY_VERSION, CacheEntry, CacheKeyMaterial, ResponseCache, canonical_json
@@ -18,9 +19,11 @@ from pipeline.llm.errors import (
     CacheCorrupt,
     CacheImportError,
     CacheMiss,
+    CacheWriteError,
     LLMCallFailed,
     LLMError,
     PromptError,
+    PromptTooLong,
     UnpricedModel,
 )
 from pipeline.llm.ledger import LedgerEntry, Usage, UsageLedger, UsageSummary
@@ -35,12 +38,14 @@ __all__ = [
     "CacheImportError",
     "CacheKeyMaterial",
     "CacheMiss",
+    "CacheWriteError",
     "Completion",
     "LLMCallFailed",
     "LLMClient",
     "LLMError",
     "Outcome",
     "PromptError",
+    "PromptTooLong",
     "PromptTemplate",
     "ResponseCache",
     "UnpricedModel",

@@ -21,7 +21,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
+import tempfile
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,8 +31,10 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.llm.errors import CacheCorrupt, CacheImportError
+from pipeline.llm.errors import CacheCorrupt, CacheImportError, CacheWriteError
 from pipeline.store import atomic_open
+
+log = logging.getLogger(__name__)
 
 KEY_VERSION = 1  # bump when the key material changes shape; old entries then simply stop matching
 
@@ -72,6 +76,7 @@ class CacheEntry(BaseModel):
     response_model: str | None = Field(None, description="the model name the server reported")
     prompt_tokens: int = Field(0, ge=0)
     completion_tokens: int = Field(0, ge=0)
+    usage_estimated: bool = Field(False, description="the server sent no usage; the tokens are the client's estimate")
     created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     task_id: str | None = Field(None, description="the task that recorded it first; informational, not in the key")
 
@@ -108,10 +113,16 @@ class ResponseCache:
             # NORMAL in WAL mode survives application crashes; only a power loss can drop the last commit.
             self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(_SCHEMA)
+        # Paid answers the database could not take (disk full, I/O error): kept here and served
+        # from here, so nothing is paid twice in this run; `close` reports them.
+        self._unsaved: dict[str, CacheEntry] = {}
+        self.write_error: str | None = None
 
     # -- basic access -------------------------------------------------------------------------
     def get(self, key: str) -> CacheEntry | None:
         with self._lock:
+            if key in self._unsaved:
+                return self._unsaved[key]
             row = self._conn.execute("SELECT entry FROM responses WHERE key = ?", (key,)).fetchone()
         if row is None:
             return None
@@ -128,13 +139,44 @@ class ResponseCache:
         """
         _check_entry(key, entry)
         with self._lock:
-            self._conn.execute(
-                "INSERT OR IGNORE INTO responses (key, role, model, created, entry) VALUES (?, ?, ?, ?, ?)",
-                (key, entry.request.role, entry.model, entry.created.isoformat(), entry.model_dump_json()),
-            )
+            try:
+                self._insert([entry])
+            except sqlite3.Error as exc:
+                if not self._unsaved:
+                    log.error("cache %s: cannot store answers (%s); keeping them in memory for this run", self.path, exc)
+                self.write_error = str(exc)
+                return self._unsaved.setdefault(key, entry)
         stored = self.get(key)
         assert stored is not None  # just written or already there; rows are never deleted
         return stored
+
+    def _insert(self, entries: list[CacheEntry]) -> None:
+        self._conn.executemany(
+            "INSERT OR IGNORE INTO responses (key, role, model, created, entry) VALUES (?, ?, ?, ?, ?)",
+            [(e.key, e.request.role, e.model, e.created.isoformat(), e.model_dump_json()) for e in entries],
+        )
+
+    @property
+    def unsaved(self) -> int:
+        with self._lock:
+            return len(self._unsaved)
+
+    def flush_unsaved(self) -> None:
+        """Store the answers kept in memory; if the database still cannot take them, write them to
+        a JSONL export elsewhere (the temp dir) and raise `CacheWriteError` naming both paths."""
+        with self._lock:
+            pending = list(self._unsaved.values())
+            if not pending:
+                return
+            try:
+                self._insert(pending)
+            except sqlite3.Error as exc:
+                self.write_error = str(exc)
+            else:
+                self._unsaved.clear()
+                return
+        spill = _spill(pending)
+        raise CacheWriteError(self.path, len(pending), self.write_error or "unknown error", spill)
 
     def __contains__(self, key: object) -> bool:
         with self._lock:
@@ -189,14 +231,30 @@ class ResponseCache:
             return self._conn.total_changes - before
 
     def close(self) -> None:
-        with self._lock:
-            self._conn.close()
+        """Close the database; raises `CacheWriteError` (after closing) if paid answers could not be stored."""
+        try:
+            self.flush_unsaved()
+        finally:
+            with self._lock:
+                self._conn.close()
 
     def __enter__(self) -> ResponseCache:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _spill(entries: list[CacheEntry]) -> Path | None:
+    """The unsaved answers as a cache export in the temp dir (often another filesystem), or None."""
+    try:
+        fd, name = tempfile.mkstemp(prefix="classforge-unsaved-llm-", suffix=".jsonl")
+        with open(fd, "w", encoding="utf-8") as fh:
+            for e in entries:
+                fh.write(canonical_json(e.model_dump(mode="json")) + "\n")
+    except OSError:
+        return None
+    return Path(name)
 
 
 def _check_entry(key: str, entry: CacheEntry) -> None:

@@ -5,7 +5,14 @@ Every stage and the evaluator call `LLMClient.complete(...)`. It:
 2. in `replay` mode stops there: a miss is a `CacheMiss` and the network is never touched;
 3. otherwise checks the budget, calls the endpoint with the openai SDK (its own retries off),
    retrying rate limits, server errors, timeouts, connection errors and malformed bodies with
-   exponential backoff and jitter, and records the response in the cache and the ledger.
+   exponential backoff and jitter (a 500/501 with the same body twice is deterministic and stops),
+   and records the response in the ledger (tokens estimated when the server sends no usage) and
+   the cache.
+
+Around that: a prompt that cannot fit the role's context window raises `PromptTooLong` before it
+is sent; an answer cut at `max_tokens` is asked once more with more room; a JSON request follows
+the role's `response_format` mode (`auto` falls back json_schema -> json_object -> none when the
+server refuses, and remembers it per endpoint); `stream = true` streams the answer.
 
 Concurrent callers share one instance. Identical requests in flight at the same time are
 coalesced (single flight), so the same key is never paid for twice.
@@ -16,6 +23,7 @@ from __future__ import annotations
 import json
 import logging
 import random
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -28,14 +36,33 @@ from pydantic import BaseModel, ConfigDict
 
 from pipeline.config import EndpointConfig, LLMConfig, resolve_api_key
 from pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache
-from pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, UnpricedModel
+from pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, PromptTooLong, UnpricedModel
 from pipeline.llm.ledger import UsageLedger
 from pipeline.llm.pool import Outcome, map_concurrently
+from pipeline.llm.tokens import estimate_prompt_tokens, estimate_tokens
 
 log = logging.getLogger(__name__)
 
 # The SDK's own choice of retryable statuses: request timeout, lock conflict, rate limit, 5xx.
 _RETRYABLE_STATUS = frozenset({408, 409, 429})
+# Statuses where "the same body twice" means the server will always answer so (llama.cpp's 500 for a
+# json_schema it cannot take). 502-504 come from gateways and overloaded servers and stay transient.
+_DETERMINISTIC_5XX = frozenset({500, 501})
+# Auth, unknown model or path, rate limit: fixed by the operator, not by the content, so transient.
+_OPERATOR_STATUS = frozenset({401, 403, 404, 408, 409, 429})
+# What servers say when they cannot take the response_format they were sent.
+_FORMAT_REFUSAL = re.compile(r"response_format|json_schema|json_object|'text' or 'json_object'|grammar|structured output",
+                             re.IGNORECASE)
+_CONTEXT_EXCEEDED = re.compile(
+    r"context_length_exceeded|context length|context window|maximum context|exceeds? the available context|"
+    r"too many tokens|prompt is too long|n_ctx", re.IGNORECASE)
+# A 5xx body that blames the request (a validation error turned into a 500): a re-run repeats it.
+_REQUEST_INVALID = re.compile(r"validation error|input should be|invalid|unsupported|not supported|unrecognized",
+                              re.IGNORECASE)
+# OpenAI's and vLLM's wording: "This model's maximum context length is 8192 tokens."
+_WINDOW_IN_MESSAGE = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
+# Smallest answer room worth asking for when the context window forces max_tokens down.
+MIN_ANSWER_TOKENS = 256
 
 
 class Completion(BaseModel):
@@ -56,10 +83,27 @@ class Completion(BaseModel):
     prompt_version: str
     sample_index: int
     attempts: int = 0  # requests sent for this answer; 0 when served from the cache
+    max_tokens: int | None = None  # the output budget this answer was asked with
+    context_window: int | None = None  # the role's window when known
+    usage_estimated: bool = False  # the server sent no usage; tokens are the client's estimate
+    length_retried: bool = False  # the first answer was cut at max_tokens; this one had more room
 
     @property
     def truncated(self) -> bool:
         return self.finish_reason == "length"
+
+    @property
+    def cut_by(self) -> str | None:
+        """Which limit cut a truncated answer, with the counts; None if it was not cut."""
+        if not self.truncated:
+            return None
+        p, c, m, w = self.prompt_tokens, self.completion_tokens, self.max_tokens, self.context_window
+        if w is not None and p + c >= w - 16:
+            return f"the context window of {w} tokens (prompt {p} + answer {c} tokens)"
+        if m is not None and c >= m:
+            return f"max_tokens={m} (answer {c} tokens, prompt {p} tokens)"
+        window = f", context window {w}" if w is not None else ""
+        return f"a server-side limit at {c} answer tokens (max_tokens={m}, prompt {p} tokens{window})"
 
 
 class _Attempt(BaseModel):
@@ -69,6 +113,47 @@ class _Attempt(BaseModel):
     reason: str
     status: int | None = None
     retry_after_s: float | None = None
+    transient: bool = True  # for a final failure: may a later run succeed?
+    format_refused: bool = False  # the server cannot take the response_format sent
+    context_exceeded: bool = False
+
+
+class _Answer(BaseModel):
+    """A 200 answer, from a plain or a streamed response."""
+
+    text: str | None
+    finish_reason: str | None
+    response_model: str | None
+    prompt_tokens: int | None
+    completion_tokens: int | None
+
+
+class _FormatRefused(Exception):
+    def __init__(self, failure: _Attempt, attempts: int) -> None:
+        super().__init__(failure.reason)
+        self.failure = failure
+        self.attempts = attempts
+
+
+def sent_formats(mode: str, response_format: dict[str, Any] | None) -> list[dict[str, Any] | None]:
+    """The `response_format` values to try, in order, for a JSON answer under `mode`.
+
+    json_object carries the schema beside it: llama.cpp's server turns that into a grammar, and
+    servers that ignore the extra key still return JSON. The prompts always state the schema too,
+    so `none` still gets JSON, checked by the stage's strict parser.
+    """
+    if response_format is None:
+        return [None]
+    as_object: dict[str, Any] = {"type": "json_object"}
+    if response_format.get("type") == "json_schema":
+        schema = (response_format.get("json_schema") or {}).get("schema")
+        if schema is not None:
+            as_object["schema"] = schema
+    plan: dict[str, list[dict[str, Any] | None]] = {
+        "json_schema": [response_format], "json_object": [as_object], "none": [None],
+        "auto": [response_format, as_object, None],
+    }
+    return plan[mode]
 
 
 class LLMClient:
@@ -94,6 +179,9 @@ class LLMClient:
         self._inflight: dict[str, list[Any]] = {}  # key -> [lock, waiters]
         self._inflight_lock = threading.Lock()
         self._owns_cache = False  # only a cache this client opened itself is closed with it
+        self._learned_lock = threading.Lock()
+        self._server_windows: dict[tuple[str, str], int] = {}
+        self._format_modes: dict[tuple[str, str], str] = {}
 
     @classmethod
     def from_config(cls, config: LLMConfig, env: Mapping[str, str], **kw: Any) -> LLMClient:
@@ -115,29 +203,102 @@ class LLMClient:
         sample_index: int = 0,
         response_format: dict[str, Any] | None = None,
     ) -> Completion:
-        material = CacheKeyMaterial(
-            role=role,
-            model=endpoint.model,
-            messages=messages,
-            temperature=endpoint.temperature,
-            max_tokens=endpoint.max_tokens,
-            response_format=response_format,
-            prompt_version=prompt_version,
-            sample_index=sample_index,
-        )
-        key = material.key()
-        hit = self._from_cache(key, role, task_id)
-        if hit is not None:
-            return hit
-        if self.config.mode == "replay":
-            raise CacheMiss(role, task_id, key)
-        with self._single_flight(key):
-            # Another thread may have recorded this key while we waited for the flight lock.
-            hit = self._from_cache(key, role, task_id)
+        """One answer. Raises `PromptTooLong` before sending a prompt that cannot fit the role's
+        context window; an answer cut at `max_tokens` is asked once more with
+        `length_retry_factor` times the room (within the window) and the second answer returned."""
+        window = self.context_window(endpoint)
+        max_tokens = self._fit(role, task_id, endpoint, messages, window)
+        args = (role, endpoint, messages, task_id, prompt_version, sample_index, response_format, window)
+        try:
+            first = self._complete_once(*args, max_tokens)
+        except PromptTooLong as exc:
+            if window is not None or exc.context_window is None:
+                raise
+            # The server named its window in the refusal (OpenAI, vLLM): learn it and ask once
+            # more with the answer room fitted to it, or drop the prompt if it cannot fit at all.
+            self.learn(endpoint, context_window=exc.context_window)
+            return self.complete(role, endpoint, messages, task_id=task_id, prompt_version=prompt_version,
+                                 sample_index=sample_index, response_format=response_format)
+        if not first.truncated or first.completion_tokens < max_tokens:
+            return first  # not cut, or cut by something more room cannot fix
+        room = int(max_tokens * endpoint.length_retry_factor)
+        if window is not None:
+            room = min(room, window - estimate_prompt_tokens(messages))
+        if room <= max_tokens:
+            return first
+        log.warning("role=%s task=%s: answer cut at max_tokens=%d; asking once more with max_tokens=%d",
+                    role, task_id, max_tokens, room)
+        return self._complete_once(*args, room).model_copy(update={"length_retried": True})
+
+    def context_window(self, endpoint: EndpointConfig) -> int | None:
+        """The configured window, else the one the server reported to the pre-flight check."""
+        if endpoint.context_window is not None:
+            return endpoint.context_window
+        with self._learned_lock:
+            return self._server_windows.get(_ident(endpoint))
+
+    def learn(self, endpoint: EndpointConfig, *, context_window: int | None = None, response_format: str | None = None) -> None:
+        """What a pre-flight check found: the server's window, the response_format mode it takes."""
+        with self._learned_lock:
+            if context_window is not None:
+                self._server_windows[_ident(endpoint)] = context_window
+            if response_format is not None:
+                self._format_modes[_ident(endpoint)] = response_format
+
+    def _fit(self, role: str, task_id: str, endpoint: EndpointConfig, messages: list[dict[str, Any]],
+             window: int | None) -> int:
+        if window is None:
+            return endpoint.max_tokens
+        prompt = estimate_prompt_tokens(messages)
+        room = window - prompt
+        if room < min(endpoint.max_tokens, MIN_ANSWER_TOKENS):
+            raise PromptTooLong(role, task_id, prompt, window, endpoint.max_tokens)
+        return min(endpoint.max_tokens, room)
+
+    def _complete_once(
+        self, role: str, endpoint: EndpointConfig, messages: list[dict[str, Any]], task_id: str, prompt_version: str,
+        sample_index: int, response_format: dict[str, Any] | None, window: int | None, max_tokens: int,
+    ) -> Completion:
+        with self._learned_lock:
+            mode = self._format_modes.get(_ident(endpoint), endpoint.response_format)
+        formats = sent_formats(mode, response_format)
+        materials = [
+            CacheKeyMaterial(
+                role=role, model=endpoint.model, messages=messages, temperature=endpoint.temperature,
+                max_tokens=max_tokens, response_format=f, prompt_version=prompt_version, sample_index=sample_index,
+            )
+            for f in formats
+        ]
+        extra = {"max_tokens": max_tokens, "context_window": window}
+        # A recorded answer under any spelling of the format is the answer (replay needs no server).
+        for material in materials:
+            hit = self._from_cache(material.key(), role, task_id)
             if hit is not None:
-                return hit
-            self._check_budget(role, task_id, endpoint.model)
-            return self._live(material, key, endpoint, task_id)
+                return hit.model_copy(update=extra)
+        if self.config.mode == "replay":
+            raise CacheMiss(role, task_id, materials[0].key())
+        for i, material in enumerate(materials):
+            key = material.key()
+            with self._single_flight(key):
+                # Another thread may have recorded this key while we waited for the flight lock.
+                hit = self._from_cache(key, role, task_id)
+                if hit is not None:
+                    return hit.model_copy(update=extra)
+                self._check_budget(role, task_id, endpoint.model)
+                try:
+                    return self._live(material, key, endpoint, task_id).model_copy(update=extra)
+                except _FormatRefused as refused:
+                    if i + 1 == len(materials):
+                        raise LLMCallFailed(role, task_id, f"{refused.failure.reason} (the server refuses "
+                                            f"response_format; set response_format = \"none\" for this role)",
+                                            refused.attempts, refused.failure.status, transient=False) from None
+                    fallback = formats[i + 1]
+                    next_mode = "none" if fallback is None else str(fallback.get("type"))
+                    log.warning("role=%s model=%s: server refused response_format %s (%s); using %s from now on",
+                                role, endpoint.model, (material.response_format or {}).get("type"),
+                                refused.failure.reason, next_mode)
+                    self.learn(endpoint, response_format=next_mode)
+        raise AssertionError("unreachable: the last format returns or raises")
 
     def map(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Outcome[Any, Any]]:
         """Run `fn` over `items` with `config.concurrency` threads; one `Outcome` per item, in order."""
@@ -183,70 +344,117 @@ class LLMClient:
     # -- the live call ------------------------------------------------------------------------
     def _live(self, material: CacheKeyMaterial, key: str, endpoint: EndpointConfig, task_id: str) -> Completion:
         role = material.role
-        response, attempts = self._call_with_retries(material, endpoint, task_id)
-        choice = response.choices[0]
-        usage = response.usage
-        # Lenient servers may omit usage or parts of it; count what is there.
-        prompt_tokens = int(getattr(usage, "prompt_tokens", None) or 0)
-        completion_tokens = int(getattr(usage, "completion_tokens", None) or 0)
-        if usage is None:
-            log.warning("role=%s task=%s: endpoint returned no usage; tokens counted as 0", role, task_id)
+        answer, attempts = self._call_with_retries(material, endpoint, task_id)
+        prompt_tokens, completion_tokens, estimated = _tokens(answer, material.messages)
+        if estimated:
+            log.info("role=%s task=%s: endpoint returned no usage; tokens estimated locally", role, task_id)
         entry = CacheEntry(
             key=key,
             request=material,
-            text=choice.message.content or "",
-            finish_reason=getattr(choice, "finish_reason", None),
+            text=answer.text or "",
+            finish_reason=answer.finish_reason,
             model=endpoint.model,
-            response_model=response.model,
+            response_model=answer.response_model,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
+            usage_estimated=estimated,
             task_id=task_id,
+        )
+        # Ledgered before the cache write: a paid answer is counted even if storing it fails.
+        self.ledger.record(
+            role=role, task_id=task_id, model=endpoint.model, prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens, cached=False, retries=attempts - 1, estimated=estimated,
         )
         # `put` returns the stored winner if another process recorded this key first; we use it
         # so that this run and any later replay see the same answer.
         stored = self.cache.put(key, entry)
-        self.ledger.record(
-            role=role, task_id=task_id, model=endpoint.model,
-            prompt_tokens=prompt_tokens, completion_tokens=completion_tokens, cached=False, retries=attempts - 1,
-        )
         return _completion(stored, role=role, task_id=task_id, cached=False, attempts=attempts).model_copy(
-            update={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens}
+            update={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "usage_estimated": estimated}
         )
+
+    def _send(self, sdk: openai.OpenAI, kwargs: dict[str, Any], stream: bool) -> _Answer | _Attempt:
+        if not stream:
+            return _check_response(sdk.chat.completions.create(**kwargs))
+        text: list[str] = []
+        finish: str | None = None
+        model: str | None = None
+        usage: Any = None
+        chunks = sdk.chat.completions.create(**kwargs, stream=True, stream_options={"include_usage": True})
+        try:
+            for chunk in chunks:
+                model = getattr(chunk, "model", None) or model
+                usage = getattr(chunk, "usage", None) or usage
+                for choice in getattr(chunk, "choices", None) or []:
+                    delta = getattr(choice, "delta", None)
+                    if delta is not None and isinstance(getattr(delta, "content", None), str):
+                        text.append(delta.content)
+                    finish = getattr(choice, "finish_reason", None) or finish
+        finally:
+            chunks.close()  # a broken-off stream closes the connection, so the server stops generating
+        return _Answer(text="".join(text), finish_reason=finish, response_model=model,
+                       prompt_tokens=getattr(usage, "prompt_tokens", None),
+                       completion_tokens=getattr(usage, "completion_tokens", None))
 
     def _call_with_retries(
         self, material: CacheKeyMaterial, endpoint: EndpointConfig, task_id: str
-    ) -> tuple[ChatCompletion, int]:
+    ) -> tuple[_Answer, int]:
         role = material.role
-        sdk = self._sdk(endpoint)
+        sdk = self._sdk(endpoint, role)
         kwargs: dict[str, Any] = {
             "model": endpoint.model,
             "messages": material.messages,
             "temperature": endpoint.temperature,
-            endpoint.max_tokens_param: endpoint.max_tokens,
+            endpoint.max_tokens_param: material.max_tokens,
         }
         if material.response_format is not None:
             kwargs["response_format"] = material.response_format
         total = endpoint.max_retries + 1
         failure = _Attempt(retryable=False, reason="no attempt made")
+        previous: _Attempt | None = None
         for attempt in range(1, total + 1):
             try:
-                raw = sdk.chat.completions.create(**kwargs)
+                sent = self._send(sdk, kwargs, endpoint.stream)
             except openai.APITimeoutError:
-                failure = _Attempt(retryable=True, reason=f"timed out after {endpoint.timeout_s}s")
+                failure = _Attempt(retryable=True, reason=f"timed out after {endpoint.timeout_s}s (timeout_s of this role)")
             except openai.APIConnectionError as exc:
                 failure = _Attempt(retryable=True, reason=f"connection error: {exc}")
             except openai.APIStatusError as exc:
-                failure = _status_failure(exc)
+                failure = _status_failure(exc, material.response_format is not None)
             except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
                 failure = _Attempt(retryable=True, reason=f"malformed response: {exc}")
             else:
-                checked = _check_response(raw)
-                if isinstance(checked, ChatCompletion):
-                    return checked, attempt
-                failure = checked
+                if isinstance(sent, _Answer):
+                    if isinstance(sent.text, str):
+                        return sent, attempt
+                    # A 200 without text (content null) was still billed: count it, then fail.
+                    p, c, est = _tokens(sent, material.messages)
+                    self.ledger.record(role=role, task_id=task_id, model=endpoint.model, prompt_tokens=p,
+                                       completion_tokens=c, cached=False, retries=attempt - 1, estimated=est)
+                    raise LLMCallFailed(role, task_id, f"response has no text content (finish_reason="
+                                        f"{sent.finish_reason}); {p + c} tokens billed", attempt, 200, transient=False)
+                failure = sent
+            if failure.format_refused:
+                self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
+                raise _FormatRefused(failure, attempt)
+            if failure.context_exceeded:
+                self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
+                said = _WINDOW_IN_MESSAGE.search(failure.reason)
+                window = int(said.group(1)) if said else endpoint.context_window
+                raise PromptTooLong(role, task_id, estimate_prompt_tokens(material.messages), window,
+                                    material.max_tokens, source=f"estimate; server said: {failure.reason}")
+            if (failure.retryable and previous is not None and failure.status in _DETERMINISTIC_5XX
+                    and failure.status == previous.status and failure.reason == previous.reason):
+                # Stop paying for retries now; but only a request the server says is invalid is a
+                # final verdict: a generic "server had an error" twice may still be an outage.
+                failure = failure.model_copy(update={
+                    "retryable": False, "transient": not _REQUEST_INVALID.search(failure.reason),
+                    "reason": f"{failure.reason} (the same error twice: deterministic, not retried)"})
             if not failure.retryable:
                 self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
-                raise LLMCallFailed(role, task_id, f"{failure.reason} (not retryable)", attempt, failure.status)
+                suffix = "" if "not retried" in failure.reason else " (not retryable)"
+                raise LLMCallFailed(role, task_id, f"{failure.reason}{suffix}", attempt, failure.status,
+                                    transient=failure.transient)
+            previous = failure
             if attempt == total:
                 break
             wait = self._backoff(endpoint, attempt, failure.retry_after_s)
@@ -256,7 +464,8 @@ class LLMClient:
             )
             self._sleep(wait)
         self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=total - 1)
-        raise LLMCallFailed(role, task_id, f"gave up after {total} attempts; last error: {failure.reason}", total, failure.status)
+        raise LLMCallFailed(role, task_id, f"gave up after {total} attempts; last error: {failure.reason}", total,
+                            failure.status, transient=True)
 
     def _backoff(self, endpoint: EndpointConfig, attempt: int, retry_after_s: float | None) -> float:
         if retry_after_s is not None:
@@ -268,8 +477,8 @@ class LLMClient:
             # without ever retrying immediately.
             return ceiling * (0.5 + 0.5 * self._rng.random())
 
-    def _sdk(self, endpoint: EndpointConfig) -> openai.OpenAI:
-        api_key = resolve_api_key(endpoint, self._env)
+    def _sdk(self, endpoint: EndpointConfig, role: str = "") -> openai.OpenAI:
+        api_key = resolve_api_key(endpoint, self._env, role)
         ident = (endpoint.base_url, api_key, endpoint.timeout_s)
         with self._sdk_lock:
             client = self._sdk_clients.get(ident)
@@ -310,14 +519,20 @@ class _Flight:
                 del c._inflight[self._key]
 
 
-def _status_failure(exc: openai.APIStatusError) -> _Attempt:
+def _status_failure(exc: openai.APIStatusError, sent_format: bool) -> _Attempt:
     status = exc.status_code
+    message = _error_message(exc)
+    code = exc.body.get("error", {}).get("code") if isinstance(exc.body, dict) and isinstance(exc.body.get("error"), dict) else None
     retryable = status in _RETRYABLE_STATUS or status >= 500
     return _Attempt(
         retryable=retryable,
-        reason=f"HTTP {status}: {_error_message(exc)}",
+        reason=f"HTTP {status}: {message}",
         status=status,
         retry_after_s=_retry_after(exc.response.headers) if retryable else None,
+        transient=retryable or status in _OPERATOR_STATUS,
+        format_refused=sent_format and status in (400, 422, 500) and bool(_FORMAT_REFUSAL.search(message)),
+        context_exceeded=status in (400, 413, 422, 500) and (code == "context_length_exceeded"
+                                                             or bool(_CONTEXT_EXCEEDED.search(message))),
     )
 
 
@@ -353,20 +568,42 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     return max(0.0, when.timestamp() - time.time())
 
 
-def _check_response(raw: object) -> ChatCompletion | _Attempt:
+def _check_response(raw: object) -> _Answer | _Attempt:
     """The SDK returns whatever the body parsed to (a str for text/plain, a hollow object for the
     wrong JSON); accept only a completion with a choice."""
     if not isinstance(raw, ChatCompletion) or not isinstance(raw.choices, list) or not raw.choices:
         return _Attempt(retryable=True, reason=f"malformed response: {str(raw)[:200]!r}")
     # The SDK builds responses without validation, so a wrong-shaped choice lacks attributes.
-    message = getattr(raw.choices[0], "message", None)
+    choice = raw.choices[0]
+    message = getattr(choice, "message", None)
     if message is None:
-        return _Attempt(retryable=True, reason=f"malformed response: choice without a message: {raw.choices[0]!r}"[:300])
-    if not isinstance(getattr(message, "content", None), str):
-        refusal = getattr(message, "refusal", None)
-        why = f"model refused: {refusal}" if refusal else "response has no text content"
-        return _Attempt(retryable=False, reason=why)
-    return raw
+        return _Attempt(retryable=True, reason=f"malformed response: choice without a message: {choice!r}"[:300])
+    content = getattr(message, "content", None)
+    refusal = getattr(message, "refusal", None)
+    if not isinstance(content, str) and refusal:
+        return _Attempt(retryable=False, transient=False, reason=f"model refused: {refusal}")
+    usage = raw.usage
+    return _Answer(
+        text=content if isinstance(content, str) else None,
+        finish_reason=getattr(choice, "finish_reason", None),
+        response_model=raw.model,
+        prompt_tokens=getattr(usage, "prompt_tokens", None),
+        completion_tokens=getattr(usage, "completion_tokens", None),
+    )
+
+
+def _tokens(answer: _Answer, messages: list[dict[str, Any]]) -> tuple[int, int, bool]:
+    """(prompt, completion, estimated): the server's counts, else the local estimate (see tokens.py)."""
+    if answer.prompt_tokens is not None and answer.completion_tokens is not None:
+        return int(answer.prompt_tokens), int(answer.completion_tokens), False
+    prompt = int(answer.prompt_tokens) if answer.prompt_tokens is not None else estimate_prompt_tokens(messages)
+    completion = (int(answer.completion_tokens) if answer.completion_tokens is not None
+                  else estimate_tokens(answer.text or ""))
+    return prompt, completion, True
+
+
+def _ident(endpoint: EndpointConfig) -> tuple[str, str]:
+    return (endpoint.base_url, endpoint.model)
 
 
 def _completion(entry: CacheEntry, *, role: str, task_id: str, cached: bool, attempts: int) -> Completion:
@@ -384,5 +621,6 @@ def _completion(entry: CacheEntry, *, role: str, task_id: str, cached: bool, att
         prompt_version=entry.request.prompt_version,
         sample_index=entry.request.sample_index,
         attempts=attempts,
+        usage_estimated=entry.usage_estimated,
     )
 

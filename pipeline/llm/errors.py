@@ -28,13 +28,36 @@ class LLMCallFailed(LLMError):
     """A live call failed for good: a non-retryable error, or retries exhausted.
 
     `attempts` is how many requests were sent; `status` the last HTTP status, if any.
+    `transient` says whether running again later may succeed (an outage, a timeout, a rate limit,
+    a missing or wrong key): an infrastructure fault, not a verdict on the content. False for
+    errors a re-run repeats identically (a 400 for this request, a deterministic 5xx, a refusal).
     """
 
-    def __init__(self, role: str, task_id: str, reason: str, attempts: int = 0, status: int | None = None) -> None:
+    def __init__(
+        self, role: str, task_id: str, reason: str, attempts: int = 0, status: int | None = None, transient: bool = True
+    ) -> None:
         super().__init__(role, task_id, reason)
-        self.args = (role, task_id, reason, attempts, status)
+        self.args = (role, task_id, reason, attempts, status, transient)
         self.attempts = attempts
         self.status = status
+        self.transient = transient
+
+
+class PromptTooLong(LLMError):
+    """The prompt cannot fit the role's context window with room for an answer: not sent, or refused
+    by the server (`context_length_exceeded`). A verdict on this request: a re-run fails the same way."""
+
+    def __init__(self, role: str, task_id: str, prompt_tokens: int | None, context_window: int | None,
+                 max_tokens: int, source: str = "estimate") -> None:
+        p = "?" if prompt_tokens is None else str(prompt_tokens)
+        w = "?" if context_window is None else str(context_window)
+        super().__init__(role, task_id, f"prompt of {p} tokens ({source}) + answer room of {max_tokens} tokens "
+                                        f"does not fit the context window of {w} tokens")
+        self.args = (role, task_id, prompt_tokens, context_window, max_tokens, source)
+        self.prompt_tokens = prompt_tokens
+        self.context_window = context_window
+        self.max_tokens = max_tokens
+        self.source = source
 
 
 class CacheMiss(LLMError):
@@ -81,3 +104,21 @@ class CacheImportError(ValueError):
 
 class CacheCorrupt(ValueError):
     """A stored cache row cannot be read back (written by an incompatible version, or edited by hand)."""
+
+
+class CacheWriteError(OSError):
+    """Paid answers could not be written to the LLM cache (disk full, I/O error). One line, naming
+    the cache and where the answers were saved instead (import them with `llm.cache_imports`)."""
+
+    def __init__(self, path: object, count: int, reason: str, spill: object | None) -> None:
+        where = f"saved to {spill} (add it to llm.cache_imports to reuse them)" if spill else "could not be saved elsewhere either"
+        super().__init__(f"LLM cache {path}: {count} paid answer(s) could not be stored ({reason}); {where}")
+        self.path = path
+        self.count = count
+        self.spill = spill
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+    def __reduce__(self):
+        return (type(self), (self.path, self.count, "see message", self.spill))

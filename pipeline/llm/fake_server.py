@@ -17,6 +17,12 @@ concatenated message contents, predicate true) and still has a reply queued (or 
 callable); otherwise to `default`. With no default, it gets a 400 `unscripted_request` error
 (not retryable, so a missing script fails fast) and is listed in `.unmatched`.
 
+`ServerProfile` makes the server behave as real ones do: json_schema refused with
+llama-cpp-python's HTTP 500, no `usage`, a context window with OpenAI's
+`context_length_exceeded` 400 (and `max_model_len` in `/v1/models`), `n > 1` or `seed` refused,
+slow first byte, slow streamed chunks. `NullContent` is a billed 200 with `content: null`;
+`"stream": true` requests get server-sent events.
+
 Token usage is deterministic: `fake_token_count(text)` = ceil(characters / 4), the usual rule of
 thumb, over the concatenated message contents (prompt) and the reply text (completion).
 """
@@ -24,7 +30,6 @@ thumb, over the concatenated message contents (prompt) and the reply text (compl
 from __future__ import annotations
 
 import json
-import math
 import re
 import socket
 import threading
@@ -36,21 +41,31 @@ from typing import Any, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.llm.tokens import estimate_tokens, message_text
+
 
 def fake_token_count(text: str) -> int:
-    return math.ceil(len(text) / 4)
+    return estimate_tokens(text)
 
 
 def messages_text(messages: list[dict[str, Any]]) -> str:
     """Message contents joined by newlines; content may be a string or a list of text parts."""
-    parts: list[str] = []
-    for msg in messages:
-        content = msg.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            parts.extend(p.get("text", "") for p in content if isinstance(p, dict))
-    return "\n".join(parts)
+    return "\n".join(message_text(m) for m in messages)
+
+
+class ServerProfile(BaseModel):
+    """How far the fake departs from OpenAI, the way real local servers and proxies do."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    json_schema: bool = Field(True, description="False: a json_schema response_format gets llama-cpp-python's HTTP 500")
+    usage: bool = Field(True, description="False: no `usage` in any answer")
+    context_window: int | None = Field(None, description="prompt + max_tokens above it: HTTP 400 context_length_exceeded")
+    report_window: bool = Field(True, description="list the window in /v1/models as `max_model_len` (vLLM's field)")
+    n: bool = Field(True, description="False: n > 1 is an HTTP 400")
+    seed: bool = Field(True, description="False: a `seed` field is an HTTP 400")
+    first_token_delay_s: float = Field(0.0, ge=0, description="wait before the first byte of every answer")
+    chunk_delay_s: float = Field(0.0, ge=0, description="streamed answers: wait between chunks")
 
 
 # -- replies ------------------------------------------------------------------------------------
@@ -82,6 +97,14 @@ class HTTPError(_Reply):
     retry_after: float | None = None
 
 
+class NullContent(_Reply):
+    """A billed 200 whose message has `content: null` (a reasoning model that used its whole budget)."""
+
+    finish_reason: str = "length"
+    prompt_tokens: int = 100
+    completion_tokens: int = 256
+
+
 class Malformed(_Reply):
     """A body that is not a valid completion (default: not JSON at all) with a JSON content type."""
 
@@ -101,7 +124,7 @@ class Disconnect(_Reply):
     """Close the connection without answering (a connection error for the client)."""
 
 
-Reply = Union[Text, HTTPError, Malformed, Delay, Disconnect]
+Reply = Union[Text, NullContent, HTTPError, Malformed, Delay, Disconnect]
 Delay.model_rebuild()
 Responder = Callable[[dict[str, Any]], "Reply | str"]
 
@@ -183,7 +206,9 @@ class FakeOpenAIServer:
         *,
         api_key: str | None = None,
         models: list[str] | None = None,
+        profile: ServerProfile | None = None,
     ) -> None:
+        self.profile = profile or ServerProfile()
         self.rules: list[Rule] = list(rules or [])
         self.default = default
         self.api_key = api_key  # when set, requests with another bearer token get a 401
@@ -277,14 +302,16 @@ class FakeOpenAIServer:
             self._counter += 1
             return f"chatcmpl-fake-{self._counter}"
 
-    def _completion_body(self, body: dict[str, Any], reply: Text) -> dict[str, Any]:
+    def _completion_body(self, body: dict[str, Any], reply: Text | NullContent) -> dict[str, Any]:
         prompt_tokens = reply.prompt_tokens
         if prompt_tokens is None:
             prompt_tokens = fake_token_count(messages_text(body.get("messages") or []))
         completion_tokens = reply.completion_tokens
+        text = reply.text if isinstance(reply, Text) else None
         if completion_tokens is None:
-            completion_tokens = fake_token_count(reply.text)
-        return {
+            completion_tokens = fake_token_count(text or "")
+        choices = max(1, int(body.get("n") or 1))
+        answer: dict[str, Any] = {
             "id": self._next_id(),
             "object": "chat.completion",
             "created": int(time.time()),
@@ -292,18 +319,44 @@ class FakeOpenAIServer:
             "system_fingerprint": "fp_fake",
             "choices": [
                 {
-                    "index": 0,
-                    "message": {"role": "assistant", "content": reply.text, "refusal": None},
+                    "index": i,
+                    "message": {"role": "assistant", "content": text, "refusal": None},
                     "logprobs": None,
                     "finish_reason": reply.finish_reason,
                 }
+                for i in range(choices)
             ],
-            "usage": {
+        }
+        if self.profile.usage:
+            answer["usage"] = {
                 "prompt_tokens": prompt_tokens,
                 "completion_tokens": completion_tokens,
                 "total_tokens": prompt_tokens + completion_tokens,
-            },
-        }
+            }
+        return answer
+
+    def _refusal(self, body: dict[str, Any]) -> HTTPError | None:
+        """What a real server with this profile says about the request itself, before any rule."""
+        p = self.profile
+        rf = body.get("response_format") or {}
+        if not p.json_schema and rf.get("type") == "json_schema":
+            # llama-cpp-python's pydantic validation error, sent as a 500.
+            return HTTPError(status=500, type="server_error",
+                             message="1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  "
+                                     "Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema']")
+        if not p.n and int(body.get("n") or 1) > 1:
+            return HTTPError(status=400, message="n > 1 is not supported", code="unsupported_parameter")
+        if not p.seed and "seed" in body:
+            return HTTPError(status=400, message="Unrecognized request argument supplied: seed")
+        if p.context_window is not None:
+            prompt = fake_token_count(messages_text(body.get("messages") or []))
+            room = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
+            if prompt + room > p.context_window:
+                return HTTPError(status=400, code="context_length_exceeded", message=(
+                    f"This model's maximum context length is {p.context_window} tokens. However, you requested "
+                    f"{prompt + room} tokens ({prompt} in the messages, {room} in the completion). "
+                    "Please reduce the length of the messages or completion."))
+        return None
 
     def _model_ids(self) -> list[str]:
         if self.models is not None:
@@ -348,6 +401,9 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if self._unauthorised():
                     return
                 data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in server._model_ids()]
+                if server.profile.context_window is not None and server.profile.report_window:
+                    for item in data:
+                        item["max_model_len"] = server.profile.context_window
                 self._send_json(200, {"object": "list", "data": data})
                 return
             server._record("GET", self.path, headers, None, "404")
@@ -370,7 +426,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             if self._unauthorised():
                 server._record("POST", self.path, headers, body, "401")
                 return
-            reply = server._choose(body)
+            reply = server._refusal(body) or server._choose(body)
             server._record("POST", self.path, headers, body, type(reply).__name__)
             try:
                 self._answer(body, reply)
@@ -378,11 +434,15 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 pass  # the client gave up (timeout) before we answered; that was the point
 
         def _answer(self, body: dict[str, Any], reply: Reply) -> None:
+            if server.profile.first_token_delay_s and server._stopping.wait(server.profile.first_token_delay_s):
+                return
             while isinstance(reply, Delay):
                 if server._stopping.wait(reply.seconds):
                     return
                 reply = reply.then
-            if isinstance(reply, Text):
+            if isinstance(reply, (Text, NullContent)) and body.get("stream"):
+                self._stream(body, server._completion_body(body, reply))
+            elif isinstance(reply, (Text, NullContent)):
                 self._send_json(200, server._completion_body(body, reply))
             elif isinstance(reply, HTTPError):
                 headers = {} if reply.retry_after is None else {"Retry-After": _fmt_seconds(reply.retry_after)}
@@ -400,6 +460,26 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.close_connection = True
                 # Drop the socket without a status line; the client sees the connection end.
                 self.connection.shutdown(socket.SHUT_RDWR)
+
+        def _stream(self, body: dict[str, Any], answer: dict[str, Any]) -> None:
+            """Server-sent events, chunked as OpenAI does: deltas, then the finish reason, then usage."""
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            text = answer["choices"][0]["message"]["content"] or ""
+            base = {k: answer[k] for k in ("id", "created", "model", "system_fingerprint")} | {"object": "chat.completion.chunk"}
+            pieces = [text[i:i + 16] for i in range(0, len(text), 16)]
+            events = [base | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": piece},
+                                           "finish_reason": None}]} for piece in pieces]
+            events.append(base | {"choices": [{"index": 0, "delta": {}, "finish_reason": answer["choices"][0]["finish_reason"]}]})
+            if "usage" in answer and (body.get("stream_options") or {}).get("include_usage"):
+                events.append(base | {"choices": [], "usage": answer["usage"]})
+            for event in events:
+                if server.profile.chunk_delay_s and server._stopping.wait(server.profile.chunk_delay_s):
+                    return
+                self.wfile.write(f"data: {json.dumps(event)}\n\n".encode())
+                self.wfile.flush()
+            self.wfile.write(b"data: [DONE]\n\n")
 
     return Handler
 

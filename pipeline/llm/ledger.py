@@ -34,6 +34,7 @@ class Usage(BaseModel):
     completion_tokens: int = 0
     cached_prompt_tokens: int = Field(0, description="tokens served from the cache; not paid")
     cached_completion_tokens: int = 0
+    estimated_requests: int = Field(0, description="live calls whose tokens were estimated locally (no usage sent)")
     cost_usd: float = 0.0
 
     @property
@@ -73,6 +74,7 @@ class _Cell:
     completion_tokens: int = 0
     cached_prompt_tokens: int = 0
     cached_completion_tokens: int = 0
+    estimated_requests: int = 0
 
 
 class UsageLedger:
@@ -100,7 +102,8 @@ class UsageLedger:
         ) / _MTOK
 
     def record(
-        self, *, role: str, task_id: str, model: str, prompt_tokens: int, completion_tokens: int, cached: bool, retries: int = 0
+        self, *, role: str, task_id: str, model: str, prompt_tokens: int, completion_tokens: int, cached: bool,
+        retries: int = 0, estimated: bool = False,
     ) -> None:
         with self._lock:
             cell = self._cells[(role, task_id, model)]
@@ -110,6 +113,7 @@ class UsageLedger:
                 cell.cached_completion_tokens += completion_tokens
                 return
             cell.requests += 1
+            cell.estimated_requests += estimated
             cell.retries += retries
             cell.prompt_tokens += prompt_tokens
             cell.completion_tokens += completion_tokens

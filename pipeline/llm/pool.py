@@ -34,7 +34,7 @@ def map_concurrently(fn: Callable[[T], R], items: Iterable[T], concurrency: int)
 
     Exceptions are captured per item, not swallowed: each lands in its `Outcome.error` for the
     caller to turn into a rejection reason (or re-raise with `unwrap()`). BaseExceptions such as
-    KeyboardInterrupt are not captured.
+    KeyboardInterrupt are not captured: they cancel every item not yet started.
     """
     items = list(items)
 
@@ -46,5 +46,14 @@ def map_concurrently(fn: Callable[[T], R], items: Iterable[T], concurrency: int)
 
     if concurrency <= 1 or len(items) <= 1:
         return [run(item) for item in items]
-    with ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix="llm") as pool:
-        return list(pool.map(run, items))
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix="llm")
+    try:
+        futures = [pool.submit(run, item) for item in items]
+        return [f.result() for f in futures]
+    except BaseException:
+        # Ctrl-C (or a bug in the caller): queued items never start; only the calls already in
+        # flight finish, instead of the whole queue as the executor's context manager would wait for.
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    finally:
+        pool.shutdown(wait=False)

@@ -54,7 +54,8 @@ def make_config(tmp_path: Path, base_url: str, *, n: int = 1, strategies: list[E
                 **evaluate_kw: object) -> Config:
     cfg = Config()
     cfg.llm = LLMConfig(cache_path=tmp_path / "llm.sqlite", concurrency=4)
-    endpoint = EndpointConfig(base_url=base_url, model="fake-coder", timeout_s=1.0, max_retries=2,
+    # api_key_env="": the loopback fake takes no key (an unset key variable now stops a live run).
+    endpoint = EndpointConfig(base_url=base_url, model="fake-coder", api_key_env="", timeout_s=1.0, max_retries=2,
                               backoff_base_s=0.01, backoff_max_s=0.05, max_tokens=2048)
     cfg.evaluate = EvaluateConfig(endpoint=endpoint, n_samples=n, ks=[1, 3, 5], strategies=strategies or list(STRATEGIES),
                                   output_root=tmp_path / "results", bootstrap_resamples=200, **evaluate_kw)
@@ -177,16 +178,17 @@ def test_five_strategies_with_scripted_faults_then_a_free_resume(classeval_path,
 
 def test_failed_generation_is_reported_unscored_and_retried_on_resume(classeval_path, tasks, tmp_path):
     with FakeOpenAIServer(default=Oracle(tasks)) as server:
-        # three 500s: the client's attempts (1 + max_retries=2) run out for IPAddress, sample 1
+        # three 503s: the client's attempts (1 + max_retries=2) run out for IPAddress, sample 1
+        # (503, not 500: the same 500 body twice is taken as deterministic and stops retrying)
         failing = server.add_rule(pattern=r"Please complete the class IPAddress\b",
-                                  replies=[Truncated("```python\nclass IPAddress:\n    pass\n```")] + [HTTPError(status=500)] * 3)
+                                  replies=[Truncated("```python\nclass IPAddress:\n    pass\n```")] + [HTTPError(status=503)] * 3)
         cfg = make_config(tmp_path, server.base_url, n=2, strategies=["holistic"])
         cfg.llm.concurrency = 1  # deterministic: sample 0 gets the first scripted reply
         first = evaluate(request(classeval_path), cfg, env={}).results
         assert failing.remaining == 0
         failed = sample(first, "holistic", "ClassEval_47", 1)
         assert failed.bucket == "generation_error" and not failed.scored and failed.outcome is None
-        assert "ClassEval_47" in failed.reason and "500" in failed.reason
+        assert "ClassEval_47" in failed.reason and "503" in failed.reason
         holistic = group(first, "holistic")
         assert holistic.buckets["generation_error"] == 1 and holistic.n_scored == 5 and holistic.n_samples == 6
         # sample 0 (a class with no methods) fails at class level; the task still counts with its one scored sample

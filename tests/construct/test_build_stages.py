@@ -3,6 +3,8 @@ stage and reason, and the funnel, the rejects and the records agree."""
 
 from __future__ import annotations
 
+import re
+
 import json
 from pathlib import Path
 
@@ -125,11 +127,16 @@ FOUR_METHODS = fx.SKELETON[: fx.SKELETON.index("    def count_of(")].rstrip() + 
 def test_bad_skeleton_repaired_once(server, tmp_path):
     server.add_rule(model=MODELS["composer"], replies=[fx.fenced(FOUR_METHODS)])
     task = built(build(server, tmp_path))
-    assert task.prompt_versions["compose"] == "compose@v1+compose_repair@v1"
+    assert task.prompt_versions["compose"] == "compose@v1+compose_repair@v2"
     first, repair = requests_for(server, MODELS["composer"])
-    assert len(repair.messages) == len(first.messages) + 2
-    assert repair.messages[-2]["role"] == "assistant" and "def peek" in repair.messages[-2]["content"]
-    assert "[too-few-methods]" in repair.messages[-1]["content"]
+    # Short: the problems and the previous skeleton, not the first prompt's specs and example.
+    assert [m["role"] for m in repair.messages] == ["system", "user"]
+    assert len(repair.text) < len(first.text) / 2
+    user = repair.messages[-1]["content"]
+    assert "def peek" in user and "[too-few-methods]" in user
+    assert "at least 5 public methods" in user and "(this one has 4)" in user
+    found = [m for m in re.findall(r"^    def (\w+)\(", FOUR_METHODS, re.M) if m != "__init__"]
+    assert f"public methods found: {', '.join(found)}" in user
 
 
 def test_bad_skeleton_twice_is_rejected_with_its_reason(server, tmp_path):
@@ -221,7 +228,16 @@ def test_judge_malformed_twice_is_a_failed_vote(server, tmp_path):
     task = built(build(server, tmp_path))
     assert task.judge_scores == [10, None, 10]
     vote = task.judge_votes[1]
-    assert vote.status == "malformed" and vote.attempts == 2 and "cut at max_tokens" in vote.errors[1]
+    assert vote.status == "malformed" and vote.attempts == 2
+    # 5 tokens of a 4000-token budget: not max_tokens, and the error says so.
+    assert vote.errors[1].startswith("judge reply cut by a server-side limit at 5 answer tokens (max_tokens=4000")
+
+
+def test_too_many_failed_votes(server, tmp_path):
+    server.add_rule(model="judge-a", replies=["no", "still no"])
+    server.add_rule(model="judge-b", replies=[HTTPError(status=400, message="unsupported")])
+    done = dropped_at(build(server, tmp_path), R.JUDGES, R.JUDGE_VOTES_FAILED)
+    assert [v.status for v in done.judges.votes] == ["malformed", "call-failed", "scored"]
 
 
 def test_unreachable_judge_does_not_decide_alone(server, tmp_path):

@@ -131,3 +131,21 @@ def test_github_without_a_token_fails_the_run_in_seconds(prefect_harness, exampl
     state = build_benchmark(config_path=str(example_config), return_state=True)
     assert state.is_failed() and time.monotonic() - started < 60
     assert "GITHUB_TOKEN is not set" in str(state.result(raise_on_failure=False))
+
+
+@pytest.mark.slow
+def test_an_unreachable_model_fails_a_deployment_run_before_any_work(prefect_harness, example_config, tmp_path,
+                                                                      monkeypatch):
+    """A deployment run does not pass through the CLI's check: the flow checks the endpoints itself."""
+    import socket
+
+    from flows.build_benchmark import build_benchmark
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"  # nothing listens once the socket closes
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    state = build_benchmark(config_path=str(live_config(example_config, dead, tmp_path)), return_state=True)
+    assert state.is_failed()
+    assert "endpoint check failed" in str(state.result(raise_on_failure=False))
+    assert not (tmp_path / "harvested" / "example" / "classes.jsonl").exists(), "nothing was harvested"

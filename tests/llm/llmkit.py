@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import socket
 from pathlib import Path
 
 from pipeline.config import CostConfig, EndpointConfig, LLMConfig
@@ -38,3 +39,10 @@ class Harness:
     def close(self) -> None:
         self.client.close()
         self.cache.close()
+
+
+def dead_url() -> str:
+    """An OpenAI-style base URL on a loopback port nothing listens on (connection refused)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{s.getsockname()[1]}/v1"

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from pipeline.config import CostConfig
+from pipeline.config import CostConfig, MissingAPIKey
 from pipeline.llm import BudgetExceeded, CacheMiss, LLMCallFailed, UnpricedModel
 from pipeline.llm.fake_server import (
     Delay,
@@ -70,7 +70,8 @@ def test_second_identical_call_is_served_from_cache(server, harness):
 def test_key_changes_with_output_relevant_inputs(server, harness, change):
     server.default = "x"
     h = harness()
-    ep = endpoint(server.base_url)
+    # Pinned mode: under "auto" a JSON request may also be served by its no-format spelling.
+    ep = endpoint(server.base_url, response_format="json_object")
     a = call(h, ep)
     b = call(h, ep, **change)
     assert a.cache_key != b.cache_key
@@ -136,14 +137,14 @@ def test_connection_drop_and_malformed_body_are_retried(server, harness):
 
 
 def test_gives_up_after_max_retries_naming_role_and_task(server, harness):
-    server.add_rule(replies=[HTTPError(status=500, message="boom")] * 3)
+    server.add_rule(replies=[HTTPError(status=503, message="boom")] * 3)
     h = harness()
     with pytest.raises(LLMCallFailed) as info:
         call(h, endpoint(server.base_url, max_retries=2), role="judge_1", task_id="pair-7")
     err = info.value
-    assert (err.role, err.task_id, err.attempts, err.status) == ("judge_1", "pair-7", 3, 500)
+    assert (err.role, err.task_id, err.attempts, err.status) == ("judge_1", "pair-7", 3, 503)
     assert "judge_1" in str(err) and "pair-7" in str(err) and "gave up after 3 attempts" in str(err)
-    assert "HTTP 500: boom" in err.reason
+    assert "HTTP 503: boom" in err.reason and err.transient
     assert len(server.chat_requests) == 3 and len(h.sleeps) == 2
     assert len(h.cache) == 0
     usage = h.ledger.summary().by_role["judge_1"]
@@ -160,12 +161,50 @@ def test_400_is_not_retried(server, harness):
     assert len(server.chat_requests) == 1 and h.sleeps == []
 
 
-def test_wrong_api_key_fails_at_once(server, harness):
+def test_wrong_api_key_fails_at_once_as_an_infrastructure_fault(server, harness):
     server.default = "x"
     h = harness()
+    h.client._env["OTHER_KEY"] = "sk-wrong"
     with pytest.raises(LLMCallFailed) as info:
-        call(h, endpoint(server.base_url, api_key_env="OTHER_KEY"))  # unset -> "not-set"
-    assert info.value.status == 401 and h.sleeps == []
+        call(h, endpoint(server.base_url, api_key_env="OTHER_KEY"))
+    assert info.value.status == 401 and h.sleeps == [] and info.value.transient
+
+
+def test_unset_api_key_stops_before_the_first_request_naming_the_variable(server, harness):
+    server.default = "x"
+    h = harness()
+    with pytest.raises(MissingAPIKey, match="OTHER_KEY is not set"):
+        call(h, endpoint(server.base_url, api_key_env="OTHER_KEY"))
+    assert server.chat_requests == []
+
+
+def test_a_server_without_keys_takes_an_empty_api_key_env(harness):
+    with FakeOpenAIServer(default="x") as open_server:
+        h = harness()
+        assert call(h, endpoint(open_server.base_url, api_key_env="")).text == "x"
+
+
+def test_the_same_500_twice_is_deterministic_and_not_retried_further(server, harness):
+    server.add_rule(replies=[HTTPError(status=500, message="1 validation error: Input should be 'x'")] * 5)
+    h = harness()
+    with pytest.raises(LLMCallFailed) as info:
+        call(h, endpoint(server.base_url, max_retries=4))
+    assert len(server.chat_requests) == 2 and len(h.sleeps) == 1
+    assert not info.value.transient and "the same error twice" in info.value.reason
+
+
+def test_a_generic_500_twice_stops_retrying_but_stays_an_infrastructure_fault(server, harness):
+    server.add_rule(replies=[HTTPError(status=500, message="The server had an error processing your request")] * 5)
+    h = harness()
+    with pytest.raises(LLMCallFailed) as info:
+        call(h, endpoint(server.base_url, max_retries=4))
+    assert len(server.chat_requests) == 2 and info.value.transient
+
+
+def test_a_changing_500_is_retried_as_transient(server, harness):
+    server.add_rule(replies=[HTTPError(status=500, message="overloaded 1"), HTTPError(status=500, message="overloaded 2"), "ok"])
+    h = harness()
+    assert call(h, endpoint(server.base_url, max_retries=4)).text == "ok"
 
 
 def test_truncated_output_is_returned_and_cached_as_such(server, harness):
@@ -357,3 +396,23 @@ def test_from_config_builds_its_own_cache_and_ledger(server, tmp_path):
         assert out.text == "hi" and len(client.cache) == 1
         assert client.ledger.summary().total.requests == 1
     assert (tmp_path / "deep" / "cache.sqlite").exists()
+
+
+def test_an_interrupt_cancels_queued_items_instead_of_waiting_for_them():
+    from pipeline.llm.pool import map_concurrently
+
+    started: list[int] = []
+    gate = threading.Event()
+
+    def work(i: int) -> int:
+        started.append(i)
+        if i == 0:
+            raise KeyboardInterrupt  # in a worker it is not captured: it reaches the caller
+        gate.wait(2)
+        return i
+
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        map_concurrently(work, list(range(50)), 2)
+    gate.set()
+    assert time.monotonic() - t0 < 1.5 and len(started) < 10

@@ -1,0 +1,270 @@
+"""Know an endpoint before spending on it: one short check per distinct endpoint.
+
+    reports = check_endpoints(endpoints_of_build(config), env, timeout_s=config.llm.preflight_timeout_s)
+
+For each (base URL, model, key variable) it finds out, with a handful of tiny requests:
+reachability, authentication, whether the model is served, the context window (the server's
+`/models` entry when it says: vLLM `max_model_len`, llama.cpp `meta.n_ctx_train`, others
+`context_length`; else the configuration), which `response_format` it honours (json_schema, else
+json_object, else none), whether `usage` comes back, whether `n > 1` and `seed` are accepted.
+
+A report with `problems` means the endpoint cannot be used: callers stop before the first paid
+call, with the report's one-line message. `apply_reports` writes what was found into the
+endpoint configs (`context_window` when unset, `response_format` when "auto"), so the stages adapt.
+Probe tokens are reported per endpoint (`probe_tokens`), not charged to a build's ledger.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Mapping
+from typing import Any, Literal
+
+import openai
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.config import Config, EndpointConfig, MissingAPIKey, resolve_api_key
+
+_PROBE = [{"role": "user", "content": 'Answer with the JSON object {"ok": true} and nothing else.'}]
+_PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"],
+                 "additionalProperties": False}
+_PROBE_MAX_TOKENS = 16
+_WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length")
+
+
+class EndpointReport(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    roles: list[str]
+    base_url: str
+    model: str
+    reachable: bool = False
+    authenticated: bool | None = None
+    model_listed: bool | None = Field(None, description="None: the server has no /models listing")
+    served_models: list[str] = Field(default_factory=list)
+    context_window: int | None = None
+    context_window_source: Literal["config", "server"] | None = None
+    response_format: Literal["json_schema", "json_object", "none"] | None = Field(
+        None, description="the mode JSON answers will use (the configured one, or what auto found)")
+    usage: bool | None = None
+    n_above_1: bool | None = None
+    seed: bool | None = None
+    latency_s: float | None = Field(None, description="time of the first tiny chat request")
+    probe_tokens: int = 0
+    problems: list[str] = Field(default_factory=list, description="why the endpoint cannot be used")
+    notes: list[str] = Field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+    def line(self) -> str:
+        where = f"{'/'.join(self.roles)} ({self.model} at {self.base_url})"
+        return f"{where}: {'; '.join(self.problems)}" if self.problems else f"{where}: ok"
+
+
+class EndpointUnusable(Exception):
+    """One or more endpoints failed the pre-flight check; the message lists each, one line each."""
+
+    def __init__(self, reports: list[EndpointReport]) -> None:
+        bad = [r for r in reports if not r.ok]
+        super().__init__("endpoint check failed: " + " | ".join(r.line() for r in bad))
+        self.reports = reports
+
+
+def endpoints_of_build(config: Config) -> dict[str, EndpointConfig]:
+    llm = config.llm
+    roles = {"composer": llm.composer, "test_writer": llm.test_writer}
+    roles |= {f"judge-{i + 1}": j for i, j in enumerate(llm.judges)}
+    roles["solver"] = llm.solver
+    return roles
+
+
+def endpoints_of_evaluate(config: Config) -> dict[str, EndpointConfig]:
+    return {"evaluate": config.evaluate.endpoint}
+
+
+def check_endpoints(endpoints: Mapping[str, EndpointConfig], env: Mapping[str, str], *,
+                    timeout_s: float = 60.0) -> list[EndpointReport]:
+    """One report per distinct endpoint (roles sharing base URL, model and key are checked once)."""
+    groups: dict[tuple[str, str, str], list[str]] = {}
+    for role, ep in endpoints.items():
+        groups.setdefault((ep.base_url, ep.model, ep.api_key_env), []).append(role)
+    reports = []
+    for roles in groups.values():
+        reports.append(check_endpoint(roles, endpoints[roles[0]], env, timeout_s=timeout_s))
+    return reports
+
+
+def require_usable(reports: list[EndpointReport]) -> None:
+    if any(not r.ok for r in reports):
+        raise EndpointUnusable(reports)
+
+
+def apply_reports(endpoints: Mapping[str, EndpointConfig], reports: list[EndpointReport]) -> None:
+    """Write what the check found into the (mutable) endpoint configs so the stages adapt."""
+    by_ident = {(r.base_url, r.model): r for r in reports}
+    for ep in endpoints.values():
+        report = by_ident.get((ep.base_url, ep.model))
+        if report is None:
+            continue
+        if ep.context_window is None and report.context_window is not None:
+            ep.context_window = report.context_window
+        if ep.response_format == "auto" and report.response_format is not None:
+            ep.response_format = report.response_format
+
+
+def check_endpoint(roles: list[str], ep: EndpointConfig, env: Mapping[str, str], *, timeout_s: float = 60.0) -> EndpointReport:
+    report = EndpointReport(roles=list(roles), base_url=ep.base_url, model=ep.model)
+    try:
+        key = resolve_api_key(ep, env, "/".join(roles))
+    except MissingAPIKey as exc:
+        report.problems.append(str(exc))
+        return report
+    with openai.OpenAI(base_url=ep.base_url, api_key=key, timeout=min(timeout_s, ep.timeout_s), max_retries=0) as sdk:
+        if not _list_models(sdk, ep, report):
+            return report
+        if not _first_chat(sdk, ep, report):
+            return report
+        _structured_output(sdk, ep, report)
+        report.n_above_1 = _accepted(sdk, ep, report, n=2, expect_choices=2)
+        report.seed = _accepted(sdk, ep, report, seed=1)
+    if ep.context_window is not None:
+        report.context_window, report.context_window_source = ep.context_window, "config"
+    elif report.context_window is None:
+        report.notes.append("the server does not report its context window; set context_window for this role "
+                            "to have long prompts dropped as prompt-too-long before they are sent")
+    if report.usage is False:
+        report.notes.append("no usage in answers: tokens are estimated locally (ceil(characters / 4)) for the "
+                            "ledger and the budget cap")
+    if report.n_above_1 is False:
+        report.notes.append("n > 1 unsupported: samples are separate requests (they always are)")
+    return report
+
+
+def _status_problem(exc: openai.APIStatusError, what: str) -> str:
+    body = exc.body.get("error", exc.body) if isinstance(exc.body, dict) else None
+    message = body.get("message") if isinstance(body, dict) else None
+    return f"{what}: HTTP {exc.status_code}: {message or exc.message}"
+
+
+def _list_models(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport) -> bool:
+    try:
+        page = sdk.models.list()
+    except openai.APIConnectionError as exc:
+        kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
+        report.problems.append(f"{kind}: {ep.base_url} ({exc})")
+        return False
+    except openai.AuthenticationError as exc:
+        report.reachable, report.authenticated = True, False
+        report.problems.append(_status_problem(exc, f"authentication refused (key from {ep.api_key_env or 'no variable'})"))
+        return False
+    except openai.APIStatusError as exc:
+        report.reachable = True
+        report.notes.append(_status_problem(exc, "no model listing"))
+        return True
+    report.reachable, report.authenticated = True, True
+    items = list(page.data)
+    report.served_models = sorted(m.id for m in items)
+    report.model_listed = ep.model in report.served_models
+    for item in items:
+        if item.id == ep.model or len(items) == 1:
+            window = _window(item.model_extra or {})
+            if window is not None:
+                report.context_window, report.context_window_source = window, "server"
+    if not report.model_listed:
+        report.notes.append(f"model {ep.model!r} is not in the server's list ({', '.join(report.served_models[:5])})")
+    return True
+
+
+def _window(extra: dict[str, Any]) -> int | None:
+    for name in _WINDOW_FIELDS:
+        if isinstance(extra.get(name), int) and extra[name] > 0:
+            return int(extra[name])
+    meta = extra.get("meta")
+    if isinstance(meta, dict) and isinstance(meta.get("n_ctx_train"), int):
+        return int(meta["n_ctx_train"])
+    return None
+
+
+def _chat(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport, **extra: Any) -> Any:
+    raw = sdk.chat.completions.create(model=ep.model, messages=_PROBE, temperature=0,
+                                      **{ep.max_tokens_param: _PROBE_MAX_TOKENS}, **extra)
+    usage = getattr(raw, "usage", None)
+    report.probe_tokens += int(getattr(usage, "total_tokens", None) or 0)
+    return raw
+
+
+def _first_chat(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport) -> bool:
+    start = time.monotonic()
+    try:
+        raw = _chat(sdk, ep, report)
+    except openai.APIConnectionError as exc:
+        report.problems.append(f"chat request failed: {exc}")
+        return False
+    except openai.APIStatusError as exc:
+        if exc.status_code in (401, 403):
+            report.authenticated = False
+        what = f"model {ep.model!r} not served" if exc.status_code == 404 else "chat request refused"
+        report.problems.append(_status_problem(exc, what))
+        return False
+    report.latency_s = round(time.monotonic() - start, 3)
+    report.authenticated = True
+    choices = getattr(raw, "choices", None)
+    if not isinstance(choices, list) or not choices:
+        report.problems.append(f"chat answer is not an OpenAI completion: {str(raw)[:120]!r}")
+        return False
+    report.usage = getattr(raw, "usage", None) is not None
+    return True
+
+
+def _structured_output(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport) -> None:
+    schema_format = {"type": "json_schema", "json_schema": {"name": "probe", "strict": True, "schema": _PROBE_SCHEMA}}
+    candidates: list[tuple[Literal["json_schema", "json_object"], dict[str, Any]]] = [
+        ("json_schema", schema_format), ("json_object", {"type": "json_object", "schema": _PROBE_SCHEMA})]
+    wanted = ep.response_format
+    if wanted == "none":
+        report.response_format = "none"
+        return
+    tried = [c for c in candidates if wanted in ("auto", c[0])]
+    for mode, fmt in tried:
+        try:
+            raw = _chat(sdk, ep, report, response_format=fmt)
+        except openai.APIStatusError as exc:
+            report.notes.append(_status_problem(exc, f"response_format {mode} refused"))
+            continue
+        except openai.APIConnectionError as exc:
+            report.notes.append(f"response_format {mode} probe failed: {exc}")
+            continue
+        text = getattr(getattr(raw.choices[0], "message", None), "content", None) or ""
+        if not _is_json_object(text):
+            # Accepted but not honoured (or cut at the probe's tiny budget): say so, keep it.
+            report.notes.append(f"response_format {mode} accepted, answer not JSON: {text[:60]!r}")
+        report.response_format = mode
+        return
+    if wanted == "auto":
+        report.response_format = "none"
+        report.notes.append("no structured output: JSON answers use the schema in the prompt and a strict parser")
+    else:
+        report.problems.append(f"configured response_format {wanted!r} is refused by the server; "
+                               f"set response_format = \"auto\" or \"none\" for this role")
+
+
+def _is_json_object(text: str) -> bool:
+    try:
+        return isinstance(json.loads(text.strip().removeprefix("```json").removesuffix("```")), dict)
+    except ValueError:
+        return False
+
+
+def _accepted(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport, *, expect_choices: int = 1,
+              **extra: Any) -> bool | None:
+    try:
+        raw = _chat(sdk, ep, report, **extra)
+    except openai.APIStatusError:
+        return False
+    except openai.APIConnectionError:
+        return None
+    choices = getattr(raw, "choices", None)
+    return isinstance(choices, list) and len(choices) >= expect_choices

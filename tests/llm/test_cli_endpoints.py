@@ -1,0 +1,101 @@
+"""`classforge check-endpoint` and the pre-flight of `evaluate`, run as a user runs them."""
+
+from __future__ import annotations
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from llmkit import API_KEY, dead_url
+from pipeline.cli import app
+from pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
+
+# The ClassEval release beside the checkout (../shared), looked up from a checkout or a worktree.
+DATASET = next((p / "shared/data/classeval/ClassEval_data.json" for p in Path(__file__).resolve().parents
+                if (p / "shared/data/classeval/ClassEval_data.json").is_file()), Path("/nonexistent"))
+
+
+def _config(tmp_path: Path, base_url: str, **endpoint: object) -> Path:
+    fields = {"base_url": base_url, "model": "model-a", "timeout_s": 5} | endpoint
+    body = "\n".join(f"{k} = {json.dumps(v)}" for k, v in fields.items())
+    sections = ["composer", "test_writer", "solver"]
+    text = "[llm]\npreflight_timeout_s = 5\ncache_path = " + json.dumps(str(tmp_path / "llm.sqlite")) + "\n"
+    text += "".join(f"\n[llm.{s}]\n{body}\n" for s in sections)
+    text += "".join(f"\n[[llm.judges]]\n{body}\n" for _ in range(3))
+    text += f"\n[evaluate.endpoint]\n{body}\n"
+    path = tmp_path / "classforge.toml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_check_endpoint_reports_a_llama_cpp_like_server(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    profile = ServerProfile(json_schema=False, usage=False, context_window=8192)
+    with FakeOpenAIServer(api_key=API_KEY, default='{"ok": true}', models=["model-a"], profile=profile) as srv:
+        cfg = _config(tmp_path, srv.base_url)
+        out = CliRunner().invoke(app, ["check-endpoint", "--config", str(cfg), "--json"])
+        assert out.exit_code == 0, out.output
+        (report,) = json.loads(out.output)
+        assert report["roles"][0] == "composer" and "evaluate" in report["roles"]
+        assert (report["response_format"], report["usage"], report["context_window"]) == ("json_object", False, 8192)
+        table = CliRunner().invoke(app, ["check-endpoint", "--config", str(cfg), "--role", "solver"], terminal_width=200)
+        assert table.exit_code == 0 and "json_object" in table.output and "estimated locally" in table.output
+
+
+def test_check_endpoint_exits_1_on_an_unusable_endpoint(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAIServer(default="x") as srv:
+        out = CliRunner().invoke(app, ["check-endpoint", "--config", str(_config(tmp_path, srv.base_url))],
+                                 terminal_width=200)
+        assert srv.requests == []
+    assert out.exit_code == 1 and "OPENAI_API_KEY is not set" in out.output
+    bad_role = CliRunner().invoke(app, ["check-endpoint", "--config", str(_config(tmp_path, "http://x/v1")),
+                                        "--role", "nobody"])
+    assert bad_role.exit_code == 2 and "unknown role(s) nobody" in bad_role.output
+
+
+@pytest.mark.skipif(not DATASET.is_file(), reason="ClassEval data not found")
+def test_evaluate_fails_fast_on_an_unreachable_endpoint(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    cfg = _config(tmp_path, dead_url())
+    t0 = time.monotonic()
+    out = CliRunner().invoke(app, ["evaluate", "--config", str(cfg), "--dataset", str(DATASET), "--max-tasks", "3",
+                                   "--out", str(tmp_path / "results")], terminal_width=200)
+    assert out.exit_code == 2, out.output
+    assert "endpoint check failed" in out.output and "unreachable" in out.output
+    assert time.monotonic() - t0 < 10 and not (tmp_path / "results").exists()
+
+
+@pytest.mark.skipif(not DATASET.is_file(), reason="ClassEval data not found")
+def test_evaluate_with_the_key_unset_names_the_variable_and_sends_nothing(tmp_path, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    with FakeOpenAIServer(default="x") as srv:
+        out = CliRunner().invoke(app, ["evaluate", "--config", str(_config(tmp_path, srv.base_url)), "--dataset",
+                                       str(DATASET), "--max-tasks", "1", "--out", str(tmp_path / "r")], terminal_width=200)
+        assert srv.requests == []
+    assert out.exit_code == 2 and "OPENAI_API_KEY is not set" in out.output
+
+
+def test_build_fails_fast_before_prefect_on_an_unreachable_endpoint(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    cfg = _config(tmp_path, dead_url())
+    t0 = time.monotonic()
+    out = CliRunner().invoke(app, ["build", "--config", str(cfg)], terminal_width=200)
+    assert out.exit_code == 2, out.output
+    assert out.output.count("endpoint check failed") == 1 and "unreachable" in out.output
+    assert time.monotonic() - t0 < 10
+
+
+def test_ctrl_c_during_evaluate_says_how_to_resume(tmp_path, monkeypatch):
+    import benchmark.runner
+
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(benchmark.runner, "evaluate", interrupted)
+    out = CliRunner().invoke(app, ["evaluate", "--dataset", str(tmp_path / "any.json"), "--model", "reference",
+                                   "--out", str(tmp_path / "r")], terminal_width=200)
+    assert out.exit_code == 130 and "interrupted; run the same command to resume" in out.output
