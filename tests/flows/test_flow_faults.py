@@ -23,9 +23,10 @@ time.sleep(600)
 ROLES = ("[llm.composer]", "[llm.test_writer]", "[[llm.judges]]", "[llm.solver]")
 
 
-def live_config(example_config: Path, base_url: str, tmp_path: Path) -> Path:
-    """The example, but live against `base_url` with a fresh cache: nothing can be replayed."""
-    text = example_config.read_text().replace('mode = "replay"', 'mode = "live"')
+def live_config(example_config: Path, base_url: str, tmp_path: Path, *, preflight: bool = False) -> Path:
+    """The example, but live against `base_url` with a fresh cache: nothing can be replayed.
+    Without `preflight` the endpoint check is off: an outage that starts after it."""
+    text = example_config.read_text().replace('mode = "replay"', f'mode = "live"\npreflight = {str(preflight).lower()}')
     text = text.replace("cache_imports = [", "cache_imports_unused = [")
     text = "\n".join(line for line in text.splitlines() if not line.startswith("cache_imports_unused"))
     for role in ROLES:
@@ -145,7 +146,8 @@ def test_an_unreachable_model_fails_a_deployment_run_before_any_work(prefect_har
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"  # nothing listens once the socket closes
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    state = build_benchmark(config_path=str(live_config(example_config, dead, tmp_path)), return_state=True)
+    state = build_benchmark(config_path=str(live_config(example_config, dead, tmp_path, preflight=True)),
+                            return_state=True)
     assert state.is_failed()
     assert "endpoint check failed" in str(state.result(raise_on_failure=False))
     assert not (tmp_path / "harvested" / "example" / "classes.jsonl").exists(), "nothing was harvested"
