@@ -22,6 +22,7 @@ import os
 import threading
 import uuid
 from datetime import date
+from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -75,23 +76,50 @@ def dedup_and_assemble(cfg: HarvestConfig, refs: list[RepoRef], github: GitHubSe
     return harvest_lib.assemble_snapshot(cfg, refs, index, harvest_lib.snapshot_dir(cfg), github)
 
 
-@lru_cache(maxsize=2)
-def _construction(config_json: str, run_key: str) -> tuple[construct_lib.BuildPlan, LLMClient, SandboxGate]:
-    """This process's plan, LLM client and gate for one flow run.
+@dataclass
+class _Construction:
+    plan: construct_lib.BuildPlan
+    client: LLMClient
+    gate: SandboxGate
+    cache: ResponseCache
+
+
+_constructions: dict[tuple[str, str], _Construction] = {}
+_constructions_guard = threading.Lock()
+
+
+def _construction(config_json: str, run_key: str) -> _Construction:
+    """This process's plan, LLM client, gate and response cache for one flow run.
 
     Built where a task runs: in-process with the thread runner (one shared set, so the budget stop
     reaches every candidate at once), once per worker process with Dask. Nothing unpicklable
     travels between processes; the response cache (SQLite, WAL) is shared through its path, so
     with several machines `llm.cache_path` must be on shared storage.
     """
-    cfg = Config.model_validate_json(config_json)
-    classes: list[HarvestedClass] = list(read_jsonl(snapshot_classes_path(cfg), HarvestedClass))
-    plan = construct_lib.BuildPlan(classes, cfg, build_dir(cfg), run_id=run_key)
-    cache = ResponseCache(cfg.llm.cache_path)
-    import_caches(cache, cfg.llm.cache_imports)
-    # The secret is read here, at the edge; the library gets it in a mapping.
-    client = LLMClient(cfg.llm, dict(os.environ), cache, UsageLedger(cfg.llm.costs))
-    return plan, client, SandboxGate(cfg.sandbox)
+    with _constructions_guard:
+        found = _constructions.get((config_json, run_key))
+        if found is None:
+            cfg = Config.model_validate_json(config_json)
+            classes: list[HarvestedClass] = list(read_jsonl(snapshot_classes_path(cfg), HarvestedClass))
+            plan = construct_lib.BuildPlan(classes, cfg, build_dir(cfg), run_id=run_key)
+            cache = ResponseCache(cfg.llm.cache_path)
+            import_caches(cache, cfg.llm.cache_imports)
+            # The secret is read here, at the edge; the library gets it in a mapping.
+            client = LLMClient(cfg.llm, dict(os.environ), cache, UsageLedger(cfg.llm.costs))
+            found = _constructions[(config_json, run_key)] = _Construction(plan, client, SandboxGate(cfg.sandbox), cache)
+        return found
+
+
+def _close_construction(config_json: str, run_key: str) -> None:
+    """Close this process's client and cache: a cache that could not store paid answers (a full
+    disk) spills them to an importable file here and raises a one-line CacheWriteError."""
+    with _constructions_guard:
+        found = _constructions.pop((config_json, run_key), None)
+    if found is not None:
+        try:
+            found.client.close()
+        finally:
+            found.cache.close()
 
 
 @lru_cache(maxsize=2)
@@ -108,8 +136,7 @@ def _config_json(cfg: Config) -> str:
 
 @task(name="pair-classes", cache_policy=NO_CACHE)
 def plan_build(cfg: Config, run_key: str) -> list[Pair]:
-    plan, _client, _gate = _construction(_config_json(cfg), run_key)
-    return list(plan.pairing.pairs)
+    return list(_construction(_config_json(cfg), run_key).plan.pairing.pairs)
 
 
 class InfrastructureFault(RuntimeError):
@@ -130,7 +157,8 @@ def build_candidate(pair: Pair, cfg: Config, run_key: str) -> construct_lib.Cand
     attempt it is returned as unfinished, so the next run retries it. The calls every attempt paid
     for are on disk already (`built/<snapshot>/usage/`), whatever happens here.
     """
-    plan, client, gate = _construction(_config_json(cfg), run_key)
+    built = _construction(_config_json(cfg), run_key)
+    plan, client, gate = built.plan, built.client, built.gate
     try:
         with _llm_slots(run_key, cfg.llm.concurrency):
             status, value = construct_lib.build_candidate(plan, pair, client, gate)
@@ -145,8 +173,7 @@ def build_candidate(pair: Pair, cfg: Config, run_key: str) -> construct_lib.Cand
 
 @task(name="finish-build", cache_policy=NO_CACHE)
 def finish_build(cfg: Config, run_key: str, pairs: list[Pair], outcomes: list) -> construct_lib.BuildResult:
-    plan, _client, _gate = _construction(_config_json(cfg), run_key)
-    return construct_lib.finish_build(plan, list(zip(pairs, outcomes)))
+    return construct_lib.finish_build(_construction(_config_json(cfg), run_key).plan, list(zip(pairs, outcomes)))
 
 
 @task(name="release", cache_policy=NO_CACHE)
@@ -251,7 +278,10 @@ def _run(cfg: Config, release_version: str | None) -> State:
                                                   retry_delay_seconds=cfg.construction.candidate_retry_delay_s)
     futures = candidate_task.map(pairs, cfg=unmapped(cfg), run_key=unmapped(run_key))
     outcomes = [_outcome(f) for f in futures]
-    result = finish_build(cfg, run_key, pairs, outcomes)
+    try:
+        result = finish_build(cfg, run_key, pairs, outcomes)
+    finally:
+        _close_construction(_config_json(cfg), run_key)
     logger.info("build: %d tasks from %d pairs (%d resumed, %d unfinished)", len(result.tasks), len(pairs),
                 result.resumed, len(result.incomplete))
     published = release(cfg, result, summary.funnel, release_version)
