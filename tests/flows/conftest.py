@@ -29,6 +29,7 @@ def example_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     "not checked" whatever this machine has cached (tests/release covers the cached case).
     """
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hf-hub"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-hub"))   # for task runners in other processes (Dask)
     text = (ROOT / "examples" / "classforge.toml").read_text()
     text = text.replace('output_root = "harvested"', f'output_root = "{tmp_path / "harvested"}"')
     text = text.replace('workdir = ".cache/clones"', f'workdir = "{tmp_path / "clones"}"')
