@@ -46,10 +46,12 @@ def resolve_dataset(spec: str | Path, *, cache_dir: Path | None = None) -> Path:
 
 
 def _how_to_get(spec: str, repo_id: str, revision: str | None) -> str:
+    from huggingface_hub import constants
+
     rev = f" --revision {revision}" if revision else ""
-    return (f"download it once while online (hf download {repo_id} --repo-type dataset{rev}, or run this command "
-            f"without HF_HUB_OFFLINE), or pass a local file or folder: --dataset PATH "
-            f"(ClassEval_data.json, .jsonl, .parquet or a release folder)")
+    offline = ", or run this command without HF_HUB_OFFLINE" if constants.HF_HUB_OFFLINE else ""
+    return (f"download it once while online (hf download {repo_id} --repo-type dataset{rev}{offline}), "
+            f"or pass a local file or folder: --dataset PATH (ClassEval_data.json, .jsonl, .parquet or a release folder)")
 
 
 def _snapshot(spec: str, repo_id: str, revision: str | None, cache_dir: Path | None) -> Path:
