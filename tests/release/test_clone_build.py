@@ -48,8 +48,17 @@ def _hf_cache_with_classeval(home: Path) -> None:
 
 
 def test_example_config_names_nothing_outside_the_repository(clone: Path) -> None:
+    from pipeline.config import load_config, map_paths
+
     text = (clone / "examples" / "classforge.toml").read_text(encoding="utf-8")
-    assert "../" not in text and "/work/" not in text and "shared/data" not in text
+    assert "/work/" not in text and "shared/data" not in text
+    # Relative paths resolve against the file's folder: every one must land inside the clone.
+    config = load_config(clone / "examples" / "classforge.toml", env={})
+    seen: list[Path] = []
+    map_paths(config, lambda p: seen.append(p) or p, only_set=True)
+    assert seen, "the example names its paths"
+    outside = [p for p in seen if not p.resolve().is_relative_to(clone.resolve())]
+    assert outside == []
 
 
 def test_fresh_clone_builds_the_example_offline(clone: Path, tmp_path: Path) -> None:
@@ -66,7 +75,7 @@ def test_fresh_clone_builds_the_example_offline(clone: Path, tmp_path: Path) -> 
     out = proc.stdout.splitlines()
     assert "decontamination checked: classeval (3 classes, Hugging Face cache)" in out
     assert any(line.startswith("release: released 3 task(s) as ") for line in out), proc.stdout[-2000:]
-    (release,) = (clone / "benchmark" / "releases").iterdir()
+    (release,) = [p for p in (clone / "benchmark" / "releases").iterdir() if not p.name.startswith(".")]
     assert (release / "README.md").is_file() and list((release / "data").glob("*.parquet"))
     assert (clone / "harvested" / "example" / "decontamination.json").is_file()
     # The clone's tracked files are untouched; everything the build wrote is ignored or new.
