@@ -68,7 +68,7 @@ def test_unreachable_judges_leave_the_candidate_for_the_next_run_which_pays_only
     server.add_rule(model="judge-b", replies=[HTTPError(status=500), HTTPError(status=500)])
     server.add_rule(model="judge-c", replies=[HTTPError(status=500), HTTPError(status=500)])
     cfg = make_config(server.base_url, tmp_path)
-    left_for_next_run(Run(cfg)(intra_pair(), tmp_path / "out"), "judge call(s) failed")
+    left_for_next_run(Run(cfg)(intra_pair(), tmp_path / "out"), "judges: llm-call-failed", "judge-2=call-failed")
     before = requests_by_model(server)
     again = Run(cfg)(intra_pair(), tmp_path / "out")
     assert len(again.tasks) == 1

@@ -64,10 +64,11 @@ def test_a_cut_skeleton_is_retried_with_more_room_then_dropped_naming_the_limit(
 def test_outages_are_infrastructure_drops_and_refusals_are_not(server, tmp_path):
     server.add_rule(model=MODELS["test_writer"], replies=[HTTPError(status=503, message="loading model")] * 5)
     outage = run(server, tmp_path, test_writer={"max_retries": 1, "backoff_base_s": 0})
-    rej = last(outage)
-    assert rej.reason == R.LLM_CALL_FAILED and "HTTP 503: loading model" in rej.detail
-    done = CandidateResult.model_validate_json((outage.out_dir / "candidates" / f"{rej.item_id}.json").read_text())
-    assert done.outcomes[-1].infrastructure
+    # An outage is no verdict: the candidate is left unfinished (not stored) for the next run.
+    (unfinished,) = outage.incomplete
+    assert unfinished.reason == R.INCOMPLETE_INFRASTRUCTURE
+    assert "llm-call-failed" in unfinished.detail and "HTTP 503: loading model" in unfinished.detail
+    assert not (outage.out_dir / "candidates" / f"{unfinished.candidate_id}.json").exists()
 
 
 def test_a_bad_request_is_a_final_rejection(server, tmp_path):
