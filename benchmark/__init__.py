@@ -12,10 +12,12 @@ Modules, one job each:
 - passk: unbiased pass@k and the seeded bootstrap.
 - metrics: class/method-level full and partial pass@k, DEP(M)/DEP(F).
 - taxonomy: the error category of each failed sample.
-- results: the versioned results.json schema (every record needed to re-grade offline), run ids.
+- results: the versioned results schema (results.json summary + one file per sample; every record
+  needed to re-grade offline), run ids.
 - levels: dependency levels asked of the model (bottom_up/top_down), with a recorded fallback.
 - generation: one sample, (model, strategy, sample index, task) -> program, via the one LLM client.
-- samples_file: pre-generated completions (`--samples FILE.jsonl`).
+- samples_file: pre-generated samples of every strategy (`--samples FILE.jsonl`).
+- environment: the virtual environment code under test runs in, built from the dataset's requirements.
 - execution: sandbox runs stored by content, and their mapping to `SampleOutcome`.
 - scoring: pass@k, taxonomy and DEP per (model, strategy) from the sample records.
 - summary / plots: summary.md (Table 4 layout) and the PNG plots.

@@ -18,8 +18,8 @@ Three measurements in one run, on the same 100 suites, with the same number of p
 from the run's hash seed; the bare baseline seeds it at the top of its file). With --repeat N every measurement is taken N times,
 interleaved, and the fastest of each is reported beside the others (the machine may be shared).
 
-The end-to-end run executes every suite twice (the pre-run, then the `reference` model's sample),
-so compare it with twice the sandbox pass. It prints a table and, with --json, writes the figures.
+The end-to-end run executes every suite once (the `reference` model's samples reuse the pre-run;
+a reference slow enough to lift its limit above the floor is timed a second time). It prints a table and, with --json, writes the figures.
 """
 
 from __future__ import annotations

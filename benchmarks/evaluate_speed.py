@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import platform
+import re
 import subprocess
 import sys
 import tempfile
@@ -88,7 +89,7 @@ def completion_for(index: int, solution: str) -> tuple[str, str]:
         code = code.replace("):\n", ")\n", 1)
     elif index % 10 == 5:
         kind = "logic"
-        code = code.replace("        return ", "        return None\n        return ", 1)
+        code = re.sub(r"(?m)^        return ", "        return None\n        return ", code, count=1)
     text = f"Here is the completed class.\n```python\n{code}\n```\nIt follows the skeleton's docstrings."
     return kind, text.replace("\n", "\r\n")
 
