@@ -7,7 +7,8 @@ Runs `classforge build` (the installed console script, as a user does) over the 
 corpus with every role pointed at the local model, `--candidates` pairs (the example's three
 pinned pairs first; more are drawn by the seeded pairing), then prints per stage: candidates in,
 kept, first-attempt successes and successes after a repair (requests per candidate and role, from
-the build's response cache), drop reasons, and the tokens spent per surviving candidate. The
+the build's response cache), all answers paid for at the stage, drop reasons, and the tokens
+spent per surviving candidate. The
 work folder is kept, so running it again reuses every answer already paid for.
 """
 
@@ -26,6 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
+from pipeline.construct.reasons import STAGES  # noqa: E402 - the pipeline's stage order
 from tests.realmodel.realmodel_config import EXAMPLE_PAIRS, build_config  # noqa: E402
 
 # Which role's requests belong to which stage (several requests for one candidate = repairs or re-asks).
@@ -83,14 +85,16 @@ def main() -> int:
     rejected_at = {r["item_id"]: (r["stage"], r["reason"]) for r in rejects if r["item_id"].startswith("cand-")}
 
     print(f"model {state['model']} at {state['base_url']}; {args.candidates} candidates; build exit "
-          f"{done.returncode} after {seconds:.0f} s (0 s when everything was already paid for)")
-    print(f"{'stage':<12}{'in':>4}{'kept':>6}{'1st try':>9}{'repaired':>10}  drop reasons")
-    stages = list(funnel["stages"])  # in pipeline order
+          f"{done.returncode} after {seconds:.0f} s (a re-run replays what was paid for from the cache)")
+    print(f"{'stage':<12}{'in':>4}{'kept':>6}{'1st try':>9}{'repaired':>10}{'answers':>9}  drop reasons")
+    stages = list(STAGES)  # funnel.json's keys are sorted by name, not in pipeline order
     candidates = {c for c, _ in per_cand} | set(rejected_at)
-    for name, counts in funnel["stages"].items():
+    for name in stages:
+        counts = funnel["stages"].get(name, {"seen": 0, "kept": 0, "dropped": {}})
         roles = STAGE_ROLES.get(name)
-        first = repaired = "-"
+        first = repaired = answers = "-"
         if roles:
+            answers = sum(v for (_, role), v in per_cand.items() if role.startswith(roles))
             # Kept here = not dropped at this stage or an earlier one.
             kept_ids = [c for c in candidates if c not in rejected_at
                         or stages.index(rejected_at[c][0]) > stages.index(name)]
@@ -99,7 +103,7 @@ def main() -> int:
             expected = 3 if name == "judges" else 1  # three judges answer once each on a first try
             first = sum(n == expected for n in calls)
             repaired = sum(n > expected for n in calls)
-        print(f"{name:<12}{counts['seen']:>4}{counts['kept']:>6}{first:>9}{repaired:>10}  {json.dumps(counts['dropped'])}")
+        print(f"{name:<12}{counts['seen']:>4}{counts['kept']:>6}{first:>9}{repaired:>10}{answers:>9}  {json.dumps(counts['dropped'])}")
     tokens = prompt + completion
     print(f"{sum(per_cand.values())} answers paid for, {prompt} prompt + {completion} completion tokens; "
           f"{len(tasks)} surviving task(s); tokens per surviving candidate: "

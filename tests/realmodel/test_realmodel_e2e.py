@@ -8,7 +8,8 @@ assertions are about behaviour, never about the model's quality:
 - every candidate and every sample ends with a named outcome (a task, a rejection with a reason
   code, or an evaluation bucket) and nothing crashes or prints a traceback;
 - the usage ledger equals the tokens the server itself reported, request for request;
-- running the same command again replays from the cache: 0 requests reach the server.
+- running the same command again replays from the cache: 0 requests reach the server, and the
+  ledger still shows what the first run paid (issue 14: it used to describe only the last run).
 """
 
 from __future__ import annotations
@@ -122,6 +123,10 @@ def test_build_runs_one_candidate_through_every_stage(workdir: Path, proxy: Coun
     assert_no_crash(again, "the second classforge build")
     assert proxy.completions() == [], [e.path for e in proxy.completions()]
     assert _build_outcomes(out)[:2] == (task_ids, rejected)
+    # Issue 14: a replay must not overwrite the paying run's ledger (usage.json stays cumulative).
+    after = json.loads((out / "usage.json").read_text())["total"]
+    assert (after["prompt_tokens"], after["completion_tokens"]) == (prompt, completion), (
+        f"usage.json after a replay no longer shows the {prompt}+{completion} tokens paid for: {after}")
 
 
 @pytest.mark.skipif(not CLASSEVAL_JSON.is_file(), reason=f"ClassEval data not found at {CLASSEVAL_JSON}")
@@ -165,3 +170,7 @@ def test_evaluate_one_sample_per_strategy(workdir: Path, proxy: CountingProxy, r
     rerun = json.loads((run_dir / "results.json").read_text())
     assert {(s["strategy"], s["bucket"]) for s in rerun["samples"] if s["source"] == "llm"} == \
         {(s["strategy"], s["bucket"]) for s in samples}
+    # Issue 14: a resumed run must not overwrite the paying run's ledger in the results.
+    after = rerun["usage"]["total"]
+    assert (after["prompt_tokens"], after["completion_tokens"]) == (prompt, completion), (
+        f"results.json after a resumed run no longer shows the {prompt}+{completion} tokens paid for: {after}")
