@@ -145,7 +145,7 @@ def test_evaluate_one_sample_per_strategy(workdir: Path, proxy: CountingProxy, r
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     (run_dir,) = [p for p in (workdir / "results").iterdir() if (p / "results.json").is_file()]
     results = json.loads((run_dir / "results.json").read_text())
-    samples = [s for s in results["samples"] if s["source"] == "llm"]
+    samples = [s for s in _samples(run_dir, results) if s["source"] == "llm"]
     print({s["strategy"]: (s["bucket"], s["reason"][:80]) for s in samples})
     # One sample per strategy, each in a named bucket.
     assert sorted(s["strategy"] for s in samples) == sorted(STRATEGIES)
@@ -168,9 +168,15 @@ def test_evaluate_one_sample_per_strategy(workdir: Path, proxy: CountingProxy, r
     assert again.returncode == 0
     assert proxy.completions() == []
     rerun = json.loads((run_dir / "results.json").read_text())
-    assert {(s["strategy"], s["bucket"]) for s in rerun["samples"] if s["source"] == "llm"} == \
+    assert {(s["strategy"], s["bucket"]) for s in _samples(run_dir, rerun) if s["source"] == "llm"} == \
         {(s["strategy"], s["bucket"]) for s in samples}
-    # Issue 14: a resumed run must not overwrite the paying run's ledger in the results.
-    after = rerun["usage"]["total"]
+    # Issue 14: a resumed run must not overwrite the paying run's ledger: the results folder keeps
+    # every run's usage in usage-total.json (results.json describes the latest run).
+    after = json.loads((run_dir / "usage-total.json").read_text())["total"]
     assert (after["prompt_tokens"], after["completion_tokens"]) == (prompt, completion), (
-        f"results.json after a resumed run no longer shows the {prompt}+{completion} tokens paid for: {after}")
+        f"usage-total.json after a resumed run no longer shows the {prompt}+{completion} tokens paid for: {after}")
+
+
+def _samples(run_dir: Path, results: dict) -> list[dict]:
+    """The sample records: one file per sample (results schema 2)."""
+    return [json.loads((run_dir / name).read_text()) for name in results["sample_files"]]
