@@ -43,7 +43,8 @@ def size_table(stats: DatasetStats) -> str:
 STAGE_UNITS: dict[str, str] = {
     "github-search": "repositories", "clone": "repositories",
     "select": "files", "content": "files", "compile": "files",
-    "imports": "classes", "structure": "classes", "references": "classes", "provenance": "classes",
+    "imports": "classes", "structure": "classes", "references": "classes", "testability": "classes",
+    "provenance": "classes",
     "dedup": "classes", "pairing": "classes",
     "compose": "candidate pairs", "tests": "candidate pairs", "judges": "candidate pairs", "solution": "candidate pairs",
     "task": "tasks", "release": "tasks",

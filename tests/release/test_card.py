@@ -79,3 +79,20 @@ def test_report_keeps_pipeline_order(write: Any, tmp_path: Path) -> None:
               if len(cells) == 8 and cells[1].strip() in stages]   # the funnel table: six columns
     assert listed == ["clone", "select", "dedup", "compose", "release"]
     assert "8 of 8 repositories (100.0%); 42 of 47 files (89.4%); 17 of 19 classes (89.5%)" in result.markdown
+
+
+def test_every_stage_the_pipeline_records_has_a_place_and_a_unit():
+    """A stage missing from the order table would be listed last, after the release, counted in 'items'."""
+    import inspect
+
+    from pipeline.construct import reasons as R
+    from pipeline.harvest import filters, scan
+    from pipeline.release.tables import STAGE_UNITS
+
+    harvest_stages = {"github-search", "clone", "select", "content", "compile", "provenance", "dedup"}
+    class_filters = {cls.name for cls in vars(filters).values()
+                     if inspect.isclass(cls) and isinstance(getattr(cls, "name", None), str)}
+    assert class_filters and "testability" in class_filters and "imports" in class_filters
+    assert "Testability()" in inspect.getsource(scan)
+    for stage in harvest_stages | class_filters | set(R.STAGES) | {"release"}:
+        assert stage in STAGE_UNITS, stage
