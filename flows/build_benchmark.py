@@ -44,7 +44,9 @@ from pipeline.harvest.github_source import GitHubSearchResult, preflight, search
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
 from pipeline.llm import LLMClient, ResponseCache, UsageLedger
-from pipeline.llm.preflight import apply_reports, check_endpoints, endpoints_of_build, require_usable
+from pipeline.llm.preflight import (
+    EndpointReport, apply_reports, check_endpoints, endpoints_of_build, require_usable,
+)
 from pipeline.records import HarvestedClass, RepoRef
 from pipeline.release.publish import PublishResult, publish
 from pipeline.store import read_jsonl, write_json
@@ -201,14 +203,18 @@ def _outcome(future):
         return exc
 
 
-def check_models(cfg: Config) -> None:
-    """Live mode: every endpoint answers as the stages need before anything is harvested or paid
-    (a deployment run does not pass through the CLI's own check). What was found adapts the
-    stages (context window, response format) and is written next to the build."""
+def check_models(cfg: Config, checked: list[dict] | None) -> None:
+    """Live mode: every endpoint answers as the stages need before anything is harvested or paid.
+    `classforge build` checks before Prefect starts and passes its reports in `checked`; a
+    deployment run checks here. What was found adapts the stages (context window, response
+    format) and is written next to the build."""
     if cfg.llm.mode != "live" or not cfg.llm.preflight:
         return
     endpoints = endpoints_of_build(cfg)
-    reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
+    if checked is not None:
+        reports = [EndpointReport.model_validate(r) for r in checked]
+    else:
+        reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
     require_usable(reports)
     apply_reports(endpoints, reports)
     write_json(build_dir(cfg) / "endpoints.json", [r.model_dump(mode="json") for r in reports])
@@ -252,19 +258,22 @@ def publish_artifacts(summary: dict, funnel, state: State) -> None:
 
 @flow(name="build-benchmark", task_runner=ThreadPoolTaskRunner(max_workers=8), log_prints=True)
 def build_benchmark(config_path: str | None = "examples/classforge.toml", cutoff: str | None = None,
-                    snapshot: str | None = None, release_version: str | None = None) -> State:
-    """Harvest post-cutoff classes, build verified tasks from them, and release a new version."""
+                    snapshot: str | None = None, release_version: str | None = None,
+                    endpoint_reports: list[dict] | None = None) -> State:
+    """Harvest post-cutoff classes, build verified tasks from them, and release a new version.
+
+    `endpoint_reports`: the endpoint check `classforge build` already made (not probed again)."""
     parsing.guard_interpreter()  # a worker process running a deployment starts here, not in the CLI
     cfg = configure(config_path, cutoff, snapshot)
     with FolderLock(build_dir(cfg), "build-benchmark flow run"):
-        return _run(cfg, release_version)
+        return _run(cfg, release_version, endpoint_reports)
 
 
-def _run(cfg: Config, release_version: str | None) -> State:
+def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] | None) -> State:
     logger = get_run_logger()
     if cfg.harvest.github.enabled:
         preflight(cfg.harvest.github)  # a missing token or no network fails here, in seconds
-    check_models(cfg)
+    check_models(cfg, endpoint_reports)
     github = search_github_task(cfg.harvest)
     refs = gather_repositories(cfg.harvest, github)
     harvested = harvest_repository.map(refs, cfg=unmapped(cfg.harvest)).result()

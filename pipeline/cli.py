@@ -246,11 +246,7 @@ def build(
 
     reports = _preflight(cfg, endpoints_of_build(cfg))
     _prefect_defaults()
-    from flows.build_benchmark import build_benchmark, configure
-    from pipeline.construct.run import build_dir
-
-    if reports is not None:
-        write_reports(build_dir(configure(str(config) if config else None, cutoff, snapshot)) / "endpoints.json", reports)
+    from flows.build_benchmark import build_benchmark
 
     flow_fn = build_benchmark
     if dask:
@@ -265,8 +261,10 @@ def build(
     # On a terminal: a live row per stage counting finished runs (one build-candidate run per pair).
     # In a pipe or a log: Prefect's own one-line-per-event log lines, nothing redrawn.
     with task_progress(console) if console.is_terminal else nullcontext():
+        # The flow applies this check's findings and records them next to the build; it does not probe again.
         state = flow_fn(config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
-                        release_version=release_version, return_state=True)
+                        release_version=release_version, return_state=True,
+                        endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None)
     result = state.result(raise_on_failure=False)
     if not isinstance(result, dict):  # the flow raised before it had a summary
         fail(f"build failed: {type(result).__name__}: {result}" if isinstance(result, BaseException)

@@ -151,3 +151,28 @@ def test_an_unreachable_model_fails_a_deployment_run_before_any_work(prefect_har
     assert state.is_failed()
     assert "endpoint check failed" in str(state.result(raise_on_failure=False))
     assert not (tmp_path / "harvested" / "example" / "classes.jsonl").exists(), "nothing was harvested"
+
+
+@pytest.mark.slow
+def test_reports_passed_by_the_cli_are_applied_without_probing_again(prefect_harness, example_config, tmp_path,
+                                                                      monkeypatch):
+    """`classforge build` checks the endpoints before Prefect starts and hands the reports over."""
+    import json
+
+    from flows.build_benchmark import build_benchmark
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    with FakeOpenAIServer(default=HTTPError(status=503)) as server:
+        config = live_config(example_config, server.base_url, tmp_path, preflight=True)
+        roles = ["composer", "test_writer", "judge-1", "judge-2", "judge-3", "solver"]
+        reports = [{"roles": roles, "base_url": server.base_url, "model": "example-handwritten-composer",
+                    "reachable": True, "context_window": 4096, "context_window_source": "server",
+                    "response_format": "json_object"}]
+        state = build_benchmark(config_path=str(config), endpoint_reports=reports, return_state=True)
+        probes = [r for r in server.requests if not r.path.endswith("/chat/completions") or
+                  r.model == "example-handwritten-composer" and "max_tokens" in (r.body or {})
+                  and (r.body or {}).get("max_tokens", 0) < 64]
+    assert state.is_failed() and "infrastructure-fault" in state.message  # the outage, not a check failure
+    assert probes == [], [r.path for r in probes]
+    recorded = json.loads((tmp_path / "built" / "example" / "endpoints.json").read_text())
+    assert recorded[0]["context_window"] == 4096 and recorded[0]["response_format"] == "json_object"
