@@ -342,14 +342,16 @@ def save_candidate_usage(plan: BuildPlan, client: LLMClient, candidate_id: str) 
         write_jsonl(_usage_root(plan.out_dir) / plan.run_id / f"{candidate_id}.jsonl", entries)
 
 
-def recorded_usage(out_dir: Path, config: Config, run_id: str | None = None) -> UsageSummary:
-    """The usage stored under `out_dir`: one run's, or every run's (`run_id=None`)."""
-    ledger = UsageLedger(config.llm.costs)
+def recorded_usage(out_dir: Path, config: Config, run_id: str) -> tuple[UsageSummary, UsageSummary]:
+    """The usage stored under `out_dir`: (run `run_id`'s, every run's), from one read of the files."""
+    this_run, all_runs = UsageLedger(config.llm.costs), UsageLedger(config.llm.costs)
     root = _usage_root(out_dir)
-    pattern = f"{run_id}/*.jsonl" if run_id else "*/*.jsonl"
-    for path in sorted(root.glob(pattern)) if root.is_dir() else []:
-        ledger.absorb(list(read_jsonl(path, LedgerEntry)))
-    return ledger.summary()
+    for path in sorted(root.glob("*/*.jsonl")) if root.is_dir() else []:
+        entries = list(read_jsonl(path, LedgerEntry))
+        all_runs.absorb(entries)
+        if path.parent.name == run_id:
+            this_run.absorb(entries)
+    return this_run.summary(), all_runs.summary()
 
 
 def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | BaseException]]) -> BuildResult:
@@ -377,12 +379,12 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
             plan.funnel.record(stage_outcome.stage, value.candidate_id, stage_outcome.verdict())
         if value.task is not None:
             tasks.append(value.task)
+    this_run, all_runs = recorded_usage(plan.out_dir, plan.config, plan.run_id)
     result = BuildResult(
         out_dir=plan.out_dir, tasks=tasks, rejections=plan.collect.rejections, funnel=plan.funnel.report(),
         pairing=plan.pairing, incomplete=incomplete, stopped=plan.stop_reason[0] if plan.stop_reason else None,
         resumed=resumed, attempts=attempt_counts(finished), fingerprint=plan.fingerprint,
-        usage=recorded_usage(plan.out_dir, plan.config, plan.run_id),
-        usage_all_runs=recorded_usage(plan.out_dir, plan.config),
+        usage=this_run, usage_all_runs=all_runs,
     )
     _write_outputs(result, plan.config)
     return result

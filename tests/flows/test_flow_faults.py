@@ -27,8 +27,7 @@ def live_config(example_config: Path, base_url: str, tmp_path: Path, *, prefligh
     """The example, but live against `base_url` with a fresh cache: nothing can be replayed.
     Without `preflight` the endpoint check is off: an outage that starts after it."""
     text = example_config.read_text().replace('mode = "replay"', f'mode = "live"\npreflight = {str(preflight).lower()}')
-    text = text.replace("cache_imports = [", "cache_imports_unused = [")
-    text = "\n".join(line for line in text.splitlines() if not line.startswith("cache_imports_unused"))
+    text = "\n".join(line for line in text.splitlines() if not line.startswith("cache_imports"))
     for role in ROLES:
         text = text.replace(role, f'{role}\nbase_url = "{base_url}"\nmax_retries = 0\nbackoff_base_s = 0')
     assert text.count("[construction]") == 1
