@@ -55,7 +55,7 @@ from pipeline.construct.spec import SpecError, build_spec
 from pipeline.construct.task import RecordError, build_record
 from pipeline.core.task import Task
 from pipeline.construct.tests_stage import TestsResult, write_tests
-from pipeline.core.funnel import Funnel, FunnelReport
+from pipeline.core.funnel import Funnel, FunnelReport, RejectionList
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
 from pipeline.llm import BudgetExceeded, CacheMiss, LedgerEntry, LLMClient, UnpricedModel, UsageLedger, UsageSummary, canonical_json
@@ -121,14 +121,6 @@ class BuildResult(BaseModel):
     @property
     def complete(self) -> bool:
         return not self.incomplete
-
-
-class _Collect:
-    def __init__(self) -> None:
-        self.rejections: list[Rejection] = []
-
-    def reject(self, rejection: Rejection) -> None:
-        self.rejections.append(rejection)
 
 
 def models_by_role(config: Config) -> dict[str, str]:
@@ -289,7 +281,7 @@ class BuildPlan:
         self.out_dir = Path(out_dir)
         classes = list(classes)
         self.by_id = {hc.id: hc for hc in classes}
-        self.collect = _Collect()
+        self.collect = RejectionList()
         self.funnel: Funnel = Funnel(sink=self.collect)
         self.pairing = make_pairs(classes, config.construction.pairing, self.funnel)
         self.prompts = Prompts(config.construction, prompt_dir)
