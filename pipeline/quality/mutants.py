@@ -30,6 +30,7 @@ and counted as `invalid`.
 from __future__ import annotations
 
 import difflib
+import dis
 import hashlib
 import random
 from collections.abc import Callable
@@ -280,13 +281,19 @@ class _Sites(cst.CSTVisitor):
 
 
 def _code_fingerprint(code: CodeType) -> tuple:
-    consts = tuple(
-        ("code", _code_fingerprint(c)) if isinstance(c, CodeType) else (type(c).__name__, repr(c)) for c in code.co_consts
-    )
+    # Instructions with their resolved arguments, not the raw tables: dead code that the compiler
+    # removed still leaves its constants and names in co_consts / co_names.
+    ops = []
+    for ins in dis.get_instructions(code):
+        arg = ins.argval
+        if isinstance(arg, CodeType):
+            arg = ("code", _code_fingerprint(arg))
+        else:
+            arg = (type(arg).__name__, repr(arg))  # with the type: 1 == True, yet they differ
+        ops.append((ins.opname, arg))
     return (
-        code.co_code, consts, code.co_names, code.co_varnames, code.co_freevars, code.co_cellvars,
-        code.co_argcount, code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags,
-        code.co_exceptiontable, code.co_name,
+        tuple(ops), code.co_varnames, code.co_freevars, code.co_cellvars, code.co_argcount,
+        code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags, code.co_exceptiontable, code.co_name,
     )
 
 
