@@ -19,7 +19,7 @@ from pipeline.funnel import Verdict
 from pipeline.llm import Completion, LLMCallFailed, LLMClient, PromptTemplate, load_prompt
 from pipeline.llm.errors import PromptTooLong
 
-PROMPT_NAMES = ("compose", "compose_repair", "tests_writer", "judge", "judge_retry", "solve", "solve_repair")
+PROMPT_NAMES = ("compose", "compose_repair", "tests_writer", "judge", "judge_retry", "solve", "solve_repair", "tests_strengthen")
 
 
 class StageOutcome(BaseModel):

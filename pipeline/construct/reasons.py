@@ -14,8 +14,10 @@ COMPOSE: Final = "compose"
 TESTS: Final = "tests"
 JUDGES: Final = "judges"
 SOLUTION: Final = "solution"
+MUTATION: Final = "mutation"      # test strength: the mutation score of the tests on the verified solution
+STRENGTHEN: Final = "strengthen"  # only tasks below the threshold: one strengthening round, then the verdict
 TASK: Final = "task"
-STAGES: Final = (PAIRING, COMPOSE, TESTS, JUDGES, SOLUTION, TASK)
+STAGES: Final = (PAIRING, COMPOSE, TESTS, JUDGES, SOLUTION, MUTATION, STRENGTHEN, TASK)
 
 # -- shared by every LLM stage ------------------------------------------------------------------
 LLM_CALL_FAILED: Final = "llm-call-failed"      # infrastructure: outage, timeout, rate limit, auth (a later run may pass)
@@ -66,6 +68,11 @@ SOLUTION_MISSING_CLASS: Final = "solution-missing-class"
 SOLUTION_MISSING_METHOD: Final = "solution-missing-method"
 SOLUTION_SIGNATURE_CHANGED: Final = "solution-signature-changed"
 GATE_ERROR: Final = "gate-error"                # the gate itself failed (sandbox unavailable, ...)
+
+# -- mutation and strengthening (pipeline.quality; see strengthen.py) ---------------------------
+WEAK_TESTS: Final = "weak-tests"                # mutation score below construction.mutation.min_score
+STRENGTHENED_TESTS_INVALID: Final = "strengthened-tests-invalid"  # the strengthened suite is cut, missing or fails the static checks
+STRENGTHENED_TESTS_FAIL_REFERENCE: Final = "strengthened-tests-fail-reference"  # the verified solution fails the new suite
 
 # -- task record --------------------------------------------------------------------------------
 RECORD_INVALID: Final = "record-invalid"

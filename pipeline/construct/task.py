@@ -18,6 +18,7 @@ from pipeline.class_analysis import analyse_class, dependency_depth, import_alia
 from pipeline.construct.interface import find_top_class, init_fields
 from pipeline.construct.judges import JudgeVote
 from pipeline.construct.pairing import CompositionType, Pair, SourceRef
+from pipeline.quality import MutationReport
 from pipeline.records import SCHEMA_VERSION
 from pipeline.core import parsing
 
@@ -79,6 +80,9 @@ class BuiltTask(BaseModel):
     domain2: str
     coverage: float = Field(description="line coverage of the solution by the tests, percent")
     branch_coverage: float | None = None
+    mutation_score: float | None = Field(
+        None, description="share of the solution's non-equivalent mutants the tests kill, in [0, 1]; None when not measured")
+    mutation: MutationReport | None = Field(None, description="counts and the surviving mutants' diffs")
     judge_scores: list[int | None] = Field(description="one per judge, None for a failed vote")
     judge_votes: list[JudgeVote]
     source_class_ids: list[str]
@@ -138,6 +142,7 @@ def build_record(
     votes: list[JudgeVote],
     models: dict[str, str],
     prompt_versions: dict[str, str],
+    mutation: MutationReport | None = None,
 ) -> BuiltTask:
     try:
         skel_mod, sol_mod, test_mod = parsing.parse(skeleton), parsing.parse(solution), parsing.parse(tests)
@@ -193,6 +198,8 @@ def build_record(
         domain2=pair.domain2,
         coverage=round(coverage, 2),
         branch_coverage=round(branch_coverage, 2) if branch_coverage is not None else None,
+        mutation_score=round(mutation.score, 4) if mutation is not None and mutation.score is not None else None,
+        mutation=mutation,
         judge_scores=[v.score if v.valid else None for v in votes],
         judge_votes=votes,
         source_class_ids=[pair.first.class_id, pair.second.class_id],
