@@ -13,7 +13,8 @@ from rich.table import Table
 from pipeline.cli_support import OneLineErrorGroup, cutoff_option, fail, print_error, validation_message
 from pipeline.config import ConfigError, EvalStrategy, load_config
 from pipeline.core import parsing
-from pipeline.funnel import FunnelReport
+from pipeline.core.errors import ClassforgeError
+from pipeline.core.funnel import FunnelReport
 
 app = typer.Typer(help="Build fresh, post-cutoff class-level code-generation benchmarks and score models on them.",
                   cls=OneLineErrorGroup, no_args_is_help=True, add_completion=False,
@@ -94,7 +95,7 @@ def _preflight(cfg, endpoints: dict, out_file: Path | None = None) -> list | Non
 
 
 def write_reports(path: Path, reports: list) -> None:
-    from pipeline.store import write_json
+    from pipeline.core.store import write_json
 
     write_json(path, [r.model_dump(mode="json") for r in reports])
 
@@ -200,7 +201,7 @@ def harvest(
 
         try:
             summary = run_harvest(hcfg, github_search=search, progress=progress)
-        except ValueError as exc:
+        except ClassforgeError as exc:
             fail(exc)
     console.print(funnel_table(summary.funnel, f"Harvest funnel ({hcfg.snapshot})"))
     console.print(f"{summary.classes} classes kept from {summary.repos} repositories "
@@ -338,7 +339,7 @@ def export(
 
     from pipeline.release.errors import ExportError
     from pipeline.release.export import export_release
-    from pipeline.store import write_json
+    from pipeline.core.store import write_json
 
     # huggingface_hub's own lookup: HF_TOKEN, else the token `hf auth login` saved. Read at the edge
     # only; passed down, never printed.
@@ -408,15 +409,10 @@ def evaluate(
     from pydantic import ValidationError
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from benchmark.datasets import DatasetError
-    from benchmark.hub import resolve_dataset
-    from benchmark.results import ResultsError
-    from benchmark.runner import EvaluationError, EvaluationRequest
+    from pipeline.core.formats.hub import resolve_dataset
+    from benchmark.runner import EvaluationRequest
     from benchmark.runner import evaluate as run_evaluation
     from benchmark.runner import regrade as run_regrade
-    from benchmark.samples_file import SamplesFileError
-    from pipeline.llm import LLMError
-    from pipeline.llm.errors import CacheWriteError
 
     labels = {"reference": "reference pre-run", "generation": "generation", "execution": "execution", "scoring": "scoring"}
     with Progress(TextColumn("[bold]evaluate[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -462,8 +458,7 @@ def evaluate(
                     write_reports(outcome.run_dir / "endpoints.json", reports)
         except ValidationError as exc:
             fail(validation_message(exc))
-        except (DatasetError, EvaluationError, SamplesFileError, ResultsError, LLMError, ConfigError,
-                CacheWriteError) as exc:
+        except ClassforgeError as exc:
             fail(exc)
         except KeyboardInterrupt:
             fail("interrupted; run the same command to resume (finished samples are kept in the LLM cache "

@@ -42,7 +42,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.config import Config
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.attempts import StageAttempts, attempt_counts
 from pipeline.construct.common import Prompts, StageContext, StageOutcome
 from pipeline.construct.compose import ComposeResult, compose
@@ -53,15 +53,16 @@ from pipeline.construct.pairing import Pair, PairingResult, make_pairs
 from pipeline.construct.solve import SolveResult, solve
 from pipeline.construct.spec import SpecError, build_spec
 from pipeline.construct.strengthen import MutationStageResult, Mutator, SandboxMutator, mutation_stage
-from pipeline.construct.task import BuiltTask, RecordError, build_record
+from pipeline.construct.task import RecordError, build_record
+from pipeline.core.task import Task
 from pipeline.construct.tests_stage import TestsResult, write_tests
-from pipeline.funnel import Funnel, FunnelReport
+from pipeline.core.funnel import Funnel, FunnelReport
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
 from pipeline.llm import BudgetExceeded, CacheMiss, LedgerEntry, LLMClient, UnpricedModel, UsageLedger, UsageSummary, canonical_json
-from pipeline.llm.pool import map_concurrently
-from pipeline.records import HarvestedClass, Rejection
-from pipeline.store import atomic_open, read_jsonl, write_json, write_jsonl
+from pipeline.core.pool import map_concurrently
+from pipeline.core.records import HarvestedClass, Rejection
+from pipeline.core.store import atomic_open, read_jsonl, write_json, write_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -84,7 +85,7 @@ class CandidateResult(BaseModel):
     judges: JudgesResult | None = None
     solution: SolveResult | None = None
     mutation: MutationStageResult | None = None
-    task: BuiltTask | None = None
+    task: Task | None = None
 
     def rejection(self) -> Rejection | None:
         last = self.outcomes[-1]
@@ -107,7 +108,7 @@ class BuildResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     out_dir: Path
-    tasks: list[BuiltTask]
+    tasks: list[Task]
     rejections: list[Rejection]
     funnel: FunnelReport
     pairing: PairingResult
@@ -267,23 +268,23 @@ def infrastructure_fault(result: CandidateResult) -> str | None:
     return f"{last.stage}: {last.reason}: {last.detail}"
 
 
-def load_finished(out_dir: Path, candidate_id: str, fingerprint: str) -> CandidateResult | None:
+def load_finished(out_dir: Path, pair: Pair, fingerprint: str) -> CandidateResult | None:
     """A finished candidate from an earlier run, if it was built with the same settings."""
-    path = _candidate_path(out_dir, candidate_id)
+    path = _candidate_path(out_dir, pair.candidate_id)
     if not path.exists():
         return None
     try:
         done = CandidateResult.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
-        log.warning("candidate %s: unreadable result file %s (%s); rebuilding it", candidate_id, path, exc.errors()[0]["msg"])
+        log.warning("candidate %s: unreadable result file %s (%s); rebuilding it", pair.label, path, exc.errors()[0]["msg"])
         return None
     if done.fingerprint != fingerprint:
-        log.info("candidate %s: settings changed since it was built; rebuilding it", candidate_id)
+        log.info("candidate %s: settings changed since it was built; rebuilding it", pair.label)
         return None
     fault = infrastructure_fault(done)
     if fault is not None:
         # Written by an earlier version that stored infrastructure faults as verdicts.
-        log.info("candidate %s: stopped on an infrastructure fault last time (%s); retrying it", candidate_id, fault)
+        log.info("candidate %s: stopped on an infrastructure fault last time (%s); retrying it", pair.label, fault)
         return None
     return done
 
@@ -326,7 +327,7 @@ CandidateOutcome = tuple[str, "CandidateResult | Incomplete"]
 
 def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) -> CandidateOutcome:
     """One candidate: loaded when finished earlier, else stages 2-6 and its result file."""
-    done = load_finished(plan.out_dir, pair.candidate_id, plan.fingerprint)
+    done = load_finished(plan.out_dir, pair, plan.fingerprint)
     if done is not None:
         return "resumed", done
     if plan.stop.is_set():
@@ -381,7 +382,7 @@ def recorded_usage(out_dir: Path, config: Config, run_id: str) -> tuple[UsageSum
 def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | BaseException]]) -> BuildResult:
     """Fold candidate outcomes, in pairing order, into the funnel and the build's files; the usage
     comes from what every candidate stored, so no process's ledger can be lost."""
-    tasks: list[BuiltTask] = []
+    tasks: list[Task] = []
     incomplete: list[Incomplete] = []
     finished: list[CandidateResult] = []
     resumed = 0
@@ -389,7 +390,7 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
         if isinstance(outcome, BaseException):
             # A bug or an infrastructure failure (e.g. the sandbox could not start): reported, not
             # persisted, so the candidate is retried once it is fixed.
-            log.error("candidate %s failed: %s: %s", pair.candidate_id, type(outcome).__name__, outcome, exc_info=outcome)
+            log.error("candidate %s failed: %s: %s", pair.label, type(outcome).__name__, outcome, exc_info=outcome)
             incomplete.append(Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_ERROR,
                                          detail=f"{type(outcome).__name__}: {outcome}"))
             continue

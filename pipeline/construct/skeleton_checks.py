@@ -19,9 +19,9 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.class_analysis import is_stdlib_module
-from pipeline.construct import reasons as R
-from pipeline.funnel import Verdict
+from pipeline.core.class_analysis import is_stdlib_module
+from pipeline.core import reasons as R
+from pipeline.core.funnel import Verdict
 
 
 # The order in which reasons are reported when several checks fail.
@@ -62,10 +62,6 @@ class SkeletonReport(CheckReport):
 
     class_name: str | None = None
     methods: list[str] = Field(default_factory=list, description="methods other than __init__, in order")
-
-    def feedback(self) -> str:
-        """The problems as a bullet list, for the repair prompt."""
-        return "\n".join(f"- [{p.reason}] {p.detail}" for p in self.problems)
 
 
 def import_problems(module: cst.Module) -> list[str]:

@@ -25,14 +25,14 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import MutationConfig, SandboxConfig
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
-from pipeline.construct.extract import extract_code
+from pipeline.core.extraction import extract_code
 from pipeline.construct.gate import Gate, GateOutcome, GateUnavailable
 from pipeline.construct.interface import ClassInterface
-from pipeline.construct.test_checks import check_tests
+from pipeline.construct.suite_checks import check_tests
 from pipeline.llm import Completion
-from pipeline.quality import MutationReport
+from pipeline.core.task import MutationReport
 
 ROLE = "test_writer"
 

@@ -41,12 +41,13 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, PositionProvider
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.core.errors import InputError
 from pipeline.core.parsing import compile_code
 
 OPERATORS = ("arith", "compare", "boundary", "boolean", "constant", "return", "statement", "arguments")
 
 
-class MutantError(ValueError):
+class MutantError(InputError):
     """The source cannot be mutated (it does not parse); the message names the item."""
 
 

@@ -28,6 +28,8 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import MutationConfig, SandboxConfig
+from pipeline.core.errors import InfrastructureError, InputError
+from pipeline.core.task import MutationReport, SurvivingMutant
 from pipeline.quality.cache import CachedOutcome, MutationCache, content_key
 from pipeline.quality.mutants import Mutant, generate_mutants
 from pipeline.sandbox import SandboxBackend, SuiteMode, SuiteRequest, SuiteResult, SuiteStatus, get_backend, run_suites
@@ -39,11 +41,11 @@ log = logging.getLogger(__name__)
 ENGINE_VERSION = 1
 
 
-class MutationError(ValueError):
+class MutationError(InputError):
     """The task cannot be mutation-tested as it is (its reference fails, it does not parse)."""
 
 
-class MutationUnavailable(RuntimeError):
+class MutationUnavailable(InfrastructureError):
     """The sandbox failed; says nothing about the task, which is measured again next run."""
 
 
@@ -51,41 +53,6 @@ class MutantOutcome(str, Enum):
     KILLED = "killed"
     SURVIVED = "survived"
     TIMED_OUT = "timed_out"
-
-
-class SurvivingMutant(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    mutant_id: str
-    method: str
-    operator: str
-    line: int
-    description: str
-    diff: str
-
-
-class MutationReport(BaseModel):
-    """Deterministic figures only (no timings), so it can live in task records."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    mutants: int = Field(description="mutants made, the equivalent ones included")
-    killed: int
-    survived: int
-    timed_out: int
-    equivalent: int = Field(description="same bytecode as the reference; excluded from the score")
-    invalid: int = Field(0, description="mutants that did not compile; not counted in `mutants`")
-    score: float | None = Field(description="killed / (mutants - equivalent), in [0, 1]; None when nothing was scored")
-    timeouts_count_as: str = "killed"
-    max_mutants_per_method: int
-    seed: int
-    by_operator: dict[str, list[int]] = Field(default_factory=dict, description="operator -> [detected, scored]")
-    surviving: list[SurvivingMutant] = Field(default_factory=list)
-
-    def summary(self) -> str:
-        shown = "n/a" if self.score is None else f"{100 * self.score:.1f}%"
-        return (f"mutation score {shown}: {self.killed} killed, {self.timed_out} timed out, {self.survived} survived "
-                f"of {self.mutants - self.equivalent} ({self.equivalent} equivalent excluded)")
 
 
 class MutationRun(BaseModel):

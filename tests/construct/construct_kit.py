@@ -17,8 +17,8 @@ from pipeline.construct.gate import GateOutcome
 from pipeline.harvest.candidates import list_candidates, to_record
 from pipeline.llm import LLMClient, ResponseCache, UsageLedger
 from pipeline.llm.fake_server import FakeOpenAIServer, Text, messages_text
-from pipeline.quality import MutationReport, SurvivingMutant
-from pipeline.records import HarvestedClass, RepoRef
+from pipeline.core.task import MutationReport, SurvivingMutant
+from pipeline.core.records import HarvestedClass, RepoRef
 
 import construct_fixtures as fx
 

@@ -13,7 +13,7 @@ from construct_kit import (
     scripted_server,
 )
 from pipeline.config import MutationConfig
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.build import CandidateResult
 from pipeline.construct.gate import GateOutcome, SandboxGate
 
@@ -41,7 +41,7 @@ def build(server, tmp_path: Path, mutator, gate=None, **mutation):
 
 
 def strengthened_tests() -> str:
-    return as_class(fx.TESTS, NAME) + EXTRA.format(name=NAME)
+    return (as_class(fx.TESTS, NAME) + EXTRA.format(name=NAME)).strip()
 
 
 def answer_strengthening(server, code: str | None = None) -> None:
@@ -92,10 +92,10 @@ def test_strengthened_tests_replace_the_weak_ones(server, tmp_path):
     (task,) = result.tasks
     rows = funnel_rows(result)
     assert rows[R.MUTATION] == (1, 1, {}) and rows[R.STRENGTHEN] == (1, 1, {})
-    assert task.test == strengthened_tests() and f"{NAME}TestStrengthened" in task.test_classes
+    assert task.test.strip() == strengthened_tests() and f"{NAME}TestStrengthened" in task.test_classes
     assert task.mutation_score == pytest.approx(0.9) and task.prompt_versions["tests_strengthen"] == "tests_strengthen@v1"
     # The new suite went through the verification gate, then was measured again.
-    assert gate.calls[-1][1] == strengthened_tests() and mutator.calls[-1][1] == strengthened_tests()
+    assert gate.calls[-1][1].strip() == strengthened_tests() and mutator.calls[-1][1].strip() == strengthened_tests()
     (request,) = strengthen_requests(server)
     prompt = request.body["messages"][1]["content"]
     assert "lets 5 of 10 mutants" in prompt and "m0004" in prompt and "+x = 5" in prompt

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 from pydantic import BaseModel
+from pipeline.core.errors import InfrastructureError
 
 M = TypeVar("M", bound=BaseModel)
 
 
-class StoreWriteError(OSError):
+class StoreWriteError(InfrastructureError, OSError):
     """A file could not be written (disk full, read-only, permissions); the message names it."""
 
     def __str__(self) -> str:
@@ -79,13 +80,3 @@ def read_jsonl(path: Path, model: type[M]) -> Iterator[M]:
                 yield model.model_validate_json(line)
             except ValueError as exc:
                 raise ValueError(f"{path}:{lineno}: not a valid {model.__name__}: {exc}") from exc
-
-
-def read_json_lines(path: Path) -> Iterator[dict]:
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{lineno}: invalid JSON: {exc}") from exc

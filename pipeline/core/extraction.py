@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark.source import (
+from pipeline.core.source import (
     decorator_line_match,
     def_line_match,
     dedent_code,
@@ -77,6 +77,16 @@ class Extraction(BaseModel):
     blocks_found: int = 0
     chosen_block: int | None = None
     reason: str = ""
+
+    @property
+    def found(self) -> bool:
+        return bool(self.code.strip())
+
+    @property
+    def source_file(self) -> str:
+        """The code as a file stores it: ending with exactly one newline ('' when nothing was found)."""
+        code = self.code.strip("\n")
+        return code + "\n" if code.strip() else ""
 
 
 class MethodExtraction(BaseModel):
