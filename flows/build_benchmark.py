@@ -46,7 +46,7 @@ from pipeline.llm.preflight import (
 )
 from pipeline.core.records import RepoRef
 from pipeline.release.publish import PublishResult, publish
-from pipeline.core.store import write_json
+from pipeline.core.store import write_json, write_jsonl
 from pipeline.core.errors import InfrastructureError
 
 
@@ -166,7 +166,10 @@ def release(cfg: Config, result: construct_lib.BuildResult, harvest_funnel, vers
         # A partial build is resumable; publishing it would freeze an arbitrary subset as a version.
         return PublishResult(None, None, 0, 0, harvest_funnel.merge(result.funnel),
                              f"not released: {len(result.incomplete)} candidate(s) unfinished ({result.stopped or 'see build.json'}); run again to resume")
-    return publish(result.tasks, cfg, harvest_funnel.merge(result.funnel), construct_lib.models_by_role(cfg), version)
+    published = publish(result.tasks, cfg, harvest_funnel.merge(result.funnel), construct_lib.models_by_role(cfg), version)
+    # Like the harvest's and the build's drops, the release stage's are written down with their reasons.
+    write_jsonl(build_dir(cfg) / "release-rejects.jsonl", published.rejections)
+    return published
 
 
 def configure(config_path: str | None, cutoff: str | None, snapshot: str | None) -> Config:

@@ -56,7 +56,7 @@ from pipeline.construct.strengthen import MutationStageResult, Mutator, SandboxM
 from pipeline.construct.task import RecordError, build_record
 from pipeline.core.task import Task
 from pipeline.construct.tests_stage import TestsResult, write_tests
-from pipeline.core.funnel import Funnel, FunnelReport
+from pipeline.core.funnel import Funnel, FunnelReport, RejectionList
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
 from pipeline.llm import BudgetExceeded, CacheMiss, LedgerEntry, LLMClient, UnpricedModel, UsageLedger, UsageSummary, canonical_json
@@ -123,14 +123,6 @@ class BuildResult(BaseModel):
     @property
     def complete(self) -> bool:
         return not self.incomplete
-
-
-class _Collect:
-    def __init__(self) -> None:
-        self.rejections: list[Rejection] = []
-
-    def reject(self, rejection: Rejection) -> None:
-        self.rejections.append(rejection)
 
 
 def models_by_role(config: Config) -> dict[str, str]:
@@ -220,6 +212,17 @@ def _run_stages(
         return stop(solved.outcome)
     result.outcomes.append(solved.outcome)
     assert solved.solution is not None and solved.gate is not None
+    return _test_strength_and_record(result, pair, ctx, iface, gate, config, mutator)
+
+
+def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageContext, iface, gate: Gate,
+                              config: Config, mutator: Mutator | None) -> CandidateResult:
+    """Stages 5b (mutation, strengthen) and 6 (the task record) after a verified solution."""
+    composed, tested, judged, solved = result.compose, result.tests, result.judges, result.solution
+
+    def stop(outcome: StageOutcome) -> CandidateResult:
+        result.outcomes.append(outcome)
+        return result
 
     suite = {"tests": tested.tests, "test_classes": tested.test_classes, "method_test_classes": tested.method_test_classes}
     verified = solved.gate
@@ -309,7 +312,7 @@ class BuildPlan:
         self.out_dir = Path(out_dir)
         classes = list(classes)
         self.by_id = {hc.id: hc for hc in classes}
-        self.collect = _Collect()
+        self.collect = RejectionList()
         self.funnel: Funnel = Funnel(sink=self.collect)
         self.pairing = make_pairs(classes, config.construction.pairing, self.funnel)
         self.prompts = Prompts(config.construction, prompt_dir)

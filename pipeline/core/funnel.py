@@ -109,3 +109,13 @@ class Funnel(Generic[T]):
 
 class RejectionSink(Protocol):
     def reject(self, rejection: Rejection) -> None: ...
+
+
+class RejectionList:
+    """A sink that keeps every rejection in memory, for the caller to write where it belongs."""
+
+    def __init__(self) -> None:
+        self.rejections: list[Rejection] = []
+
+    def reject(self, rejection: Rejection) -> None:
+        self.rejections.append(rejection)
