@@ -1,0 +1,1 @@
+"""Checks of a task's validity beyond the verification gate."""
