@@ -36,7 +36,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from pipeline.config import Config, HarvestConfig, load_config
 from pipeline.construct import build as construct_lib
 from pipeline.construct import reasons as R
-from pipeline.construct.gate import SandboxGate
+from pipeline.construct.gate import ENVIRONMENT_CACHE, SandboxGate
 from pipeline.construct.pairing import Pair
 from pipeline.construct.run import import_caches, build_dir, snapshot_classes_path
 from pipeline.harvest import run as harvest_lib
@@ -108,7 +108,8 @@ def _construction(config_json: str, run_key: str) -> _Construction:
             import_caches(cache, cfg.llm.cache_imports)
             # The secret is read here, at the edge; the library gets it in a mapping.
             client = LLMClient(cfg.llm, dict(os.environ), cache, UsageLedger(cfg.llm.costs))
-            found = _constructions[(config_json, run_key)] = _Construction(plan, client, SandboxGate(cfg.sandbox), cache)
+            found = _constructions[(config_json, run_key)] = _Construction(
+                plan, client, SandboxGate(cfg.sandbox, build_dir(cfg) / ENVIRONMENT_CACHE), cache)
         return found
 
 

@@ -147,7 +147,7 @@ def build_fingerprint(config: Config, prompts: Prompts) -> str:
         "endpoints": [e.model_dump(include={"model", "temperature", "max_tokens", "max_tokens_param"}) for e in endpoints],
         "construct": config.construction.model_dump(mode="json", exclude={"pairing", "output_root"}),
         "prompts": prompts.fingerprint(),
-        "gate": config.sandbox.model_dump(mode="json", include={"min_line_coverage", "wall_limit_s"}),
+        "gate": config.sandbox.model_dump(mode="json", include={"min_line_coverage", "wall_limit_s", "environment_checks"}),
     }
     return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()[:16]
 
@@ -229,6 +229,8 @@ def _run_stages(
         )
     except (RecordError, ValidationError) as exc:
         return stop(StageOutcome.drop(R.TASK, R.RECORD_INVALID, str(exc)[:2000]))
+    if solved.gate.environment is not None:
+        result.task = result.task.model_copy(update={"environment_checks": solved.gate.environment})
     result.status = "built"
     return stop(StageOutcome.kept(R.TASK))
 

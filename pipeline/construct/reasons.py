@@ -66,6 +66,7 @@ SOLUTION_MISSING_CLASS: Final = "solution-missing-class"
 SOLUTION_MISSING_METHOD: Final = "solution-missing-method"
 SOLUTION_SIGNATURE_CHANGED: Final = "solution-signature-changed"
 GATE_ERROR: Final = "gate-error"                # the gate itself failed (sandbox unavailable, ...)
+ENVIRONMENT_DEPENDENT: Final = "environment-dependent"  # a test's verdict changed under a perturbed environment (detail names it)
 
 # -- task record --------------------------------------------------------------------------------
 RECORD_INVALID: Final = "record-invalid"

@@ -14,7 +14,7 @@ from pathlib import Path
 
 from pipeline.config import Config
 from pipeline.construct.build import BuildResult, Progress, build_tasks
-from pipeline.construct.gate import Gate, SandboxGate
+from pipeline.construct.gate import ENVIRONMENT_CACHE, Gate, SandboxGate
 from pipeline.llm import LLMClient, ResponseCache, UsageLedger
 from pipeline.records import HarvestedClass
 from pipeline.store import read_jsonl
@@ -58,5 +58,6 @@ def run_build(
     with ResponseCache(config.llm.cache_path) as cache:
         import_caches(cache, config.llm.cache_imports)
         with LLMClient(config.llm, env, cache, UsageLedger(config.llm.costs)) as client:
-            return build_tasks(classes, config, client, gate or SandboxGate(config.sandbox),
-                               out_dir or build_dir(config), progress=progress)
+            out_dir = out_dir or build_dir(config)
+            gate = gate or SandboxGate(config.sandbox, out_dir / ENVIRONMENT_CACHE)
+            return build_tasks(classes, config, client, gate, out_dir, progress=progress)

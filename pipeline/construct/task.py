@@ -11,6 +11,7 @@ reproduces its records byte for byte.
 from __future__ import annotations
 
 import ast
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -79,6 +80,8 @@ class BuiltTask(BaseModel):
     domain2: str
     coverage: float = Field(description="line coverage of the solution by the tests, percent")
     branch_coverage: float | None = None
+    environment_checks: dict[str, Any] | None = Field(
+        None, description="environment checks the solution passed: applied, skipped (with why), isolation")
     judge_scores: list[int | None] = Field(description="one per judge, None for a failed vote")
     judge_votes: list[JudgeVote]
     source_class_ids: list[str]
