@@ -36,7 +36,7 @@ def _args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--clock-shift", type=int, action="append", help="days; repeatable (default: the config's +365)")
+    ap.add_argument("--clock-shift", type=int, action="append", help="days; repeatable (default: the config's +365 and -365)")
     ap.add_argument("--cache", type=Path, default=None, help="report cache folder (default: none, every run is made)")
     ap.add_argument("--json", type=Path, default=None)
     return ap.parse_args()

@@ -167,7 +167,8 @@ class EnvironmentChecksConfig(Section):
     # POSIX rules, not zone names: they need no tzdata, so the shift is never silently ignored.
     # +14 and -12 together put the local date off UTC's at every hour of the day.
     timezones: list[str] = Field(default_factory=lambda: ["<+14>-14", "<-12>12"])
-    clock_shifts_days: list[int] = Field(default_factory=lambda: [365], description="libfaketime offsets from now")
+    # Both ways: a test written now can expect a date to be upcoming (+) or already past (-).
+    clock_shifts_days: list[int] = Field(default_factory=lambda: [365, -365], description="libfaketime offsets from now, days")
     faketime_library: str | None = Field(None, description="path of libfaketime.so.1; default: the usual library folders")
     hostname: str = Field("cf-other-host", min_length=1, max_length=64)
     user: str = Field("root", min_length=1, description="USER/LOGNAME of the perturbed run")

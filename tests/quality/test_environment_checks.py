@@ -141,7 +141,7 @@ def test_network_dependence_is_flagged_where_the_baseline_has_network(loopback_s
 
 
 def test_missing_libfaketime_is_reported_as_skipped(tmp_path):
-    checks = EnvironmentChecksConfig(perturbations=["clock"], faketime_library=str(tmp_path / "libfaketime.so.1"))
+    checks = EnvironmentChecksConfig(perturbations=["clock"], clock_shifts_days=[365], faketime_library=str(tmp_path / "libfaketime.so.1"))
     config = SandboxConfig(wall_limit_s=20.0, environment_checks=checks)
     body = CASES["date"][0].format(year=datetime.date.today().year)
     report = check_environment(CLASS, _tests(body), ["ProbeTest"], config)
