@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import SandboxConfig
-from pipeline.construct.reasons import ENVIRONMENT_DEPENDENT
+from pipeline.core.errors import InfrastructureError
+from pipeline.core.reasons import ENVIRONMENT_DEPENDENT
 
 if TYPE_CHECKING:  # the sandbox package is imported only when a gate runs
     from pipeline.sandbox import GateVerdict
@@ -39,7 +40,7 @@ class Gate(Protocol):
     def __call__(self, solution: str, tests: str, test_classes: list[str], *, item_id: str) -> GateOutcome: ...
 
 
-class GateUnavailable(RuntimeError):
+class GateUnavailable(InfrastructureError):
     """The sandbox itself failed; says nothing about the candidate, which is retried next run."""
 
 

@@ -27,7 +27,7 @@ from pipeline.sandbox.gate import outcome_differences
 from pipeline.sandbox.registry import get_backend
 from pipeline.sandbox.results import SuiteMode, SuiteRequest, SuiteResult, SuiteStatus
 from pipeline.sandbox.suite import execute
-from pipeline.store import write_text
+from pipeline.core.store import write_text
 
 log = logging.getLogger(__name__)
 

@@ -12,15 +12,15 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from pipeline.funnel import FunnelReport
+from pipeline.core.funnel import FunnelReport
 from pipeline.release.errors import ReleaseError
 from pipeline.release.plots import write_plots
-from pipeline.release.schema import read_release_tasks
+from pipeline.core.formats.release_rows import read_release_rows
 from pipeline.release.stats import DatasetStats, compute_stats
 from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
 from pipeline.release.validity import ValidityFacts, compute_validity, validity_section
-from pipeline.release.writer import MANIFEST, Manifest
-from pipeline.store import write_text
+from pipeline.release.manifest import MANIFEST, Manifest
+from pipeline.core.store import write_text
 
 
 class ReportResult(BaseModel):
@@ -58,7 +58,7 @@ def load_release_summary(folder: Path) -> tuple[Manifest, DatasetStats, FunnelRe
         if (folder / "stats.json").is_file():
             stats = DatasetStats.model_validate(_read_json(folder, "stats.json"))
         else:
-            stats = compute_stats(read_release_tasks(folder))
+            stats = compute_stats(read_release_rows(folder))
     except ValidationError as exc:
         raise ReleaseError(f"release {folder.name}: unexpected content: {exc}") from exc
     return manifest, stats, funnel
@@ -69,7 +69,7 @@ _NO_VALIDITY = "## Validity\n\nNot computed."
 
 def release_validity(folder: Path, manifest: Manifest) -> ValidityFacts:
     """The validity facts, recomputed from the release's own tasks and manifest."""
-    return compute_validity(read_release_tasks(folder), cutoff=manifest.cutoff,
+    return compute_validity(read_release_rows(folder), cutoff=manifest.cutoff,
                             decontamination=manifest.decontamination, earlier_releases=manifest.earlier_releases)
 
 
