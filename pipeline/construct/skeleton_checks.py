@@ -63,10 +63,6 @@ class SkeletonReport(CheckReport):
     class_name: str | None = None
     methods: list[str] = Field(default_factory=list, description="methods other than __init__, in order")
 
-    def feedback(self) -> str:
-        """The problems as a bullet list, for the repair prompt."""
-        return "\n".join(f"- [{p.reason}] {p.detail}" for p in self.problems)
-
 
 def import_problems(module: cst.Module) -> list[str]:
     """Imports anywhere in the module that are relative or outside the standard library."""

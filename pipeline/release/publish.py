@@ -20,6 +20,7 @@ from pipeline.release.errors import ReleaseError
 from pipeline.release.history import ReleaseIndex, release_index, solution_digest
 from pipeline.release.versions import next_version
 from pipeline.release.writer import write_release
+from pipeline.core import reasons as R
 
 STAGE = "release"
 
@@ -36,13 +37,13 @@ class PublishResult:
 
 def _already(task, index: ReleaseIndex) -> Verdict:
     if task.task_id in index.task_ids:
-        return Verdict.drop("already-released", f"task id in release {index.task_ids[task.task_id]}")
+        return Verdict.drop(R.ALREADY_RELEASED, f"task id in release {index.task_ids[task.task_id]}")
     sources = sorted(getattr(task, "source_class_ids", None) or [])
     if sources and all(s in index.source_class_ids for s in sources):
-        return Verdict.drop("already-released", f"source classes in release {index.source_class_ids[sources[0]]}")
+        return Verdict.drop(R.ALREADY_RELEASED, f"source classes in release {index.source_class_ids[sources[0]]}")
     digest = solution_digest(task.solution_code)
     if digest in index.solution_sha256:
-        return Verdict.drop("already-released", f"same solution in release {index.solution_sha256[digest]}")
+        return Verdict.drop(R.ALREADY_RELEASED, f"same solution in release {index.solution_sha256[digest]}")
     return KEEP
 
 
