@@ -11,7 +11,6 @@ reproduces its records byte for byte.
 from __future__ import annotations
 
 import ast
-from typing import Any
 
 from pipeline.core.class_analysis import analyse_class, dependency_depth, import_aliases
 from pipeline.construct.interface import find_top_class, init_fields
