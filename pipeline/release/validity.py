@@ -69,11 +69,14 @@ def distribution(values: Iterable[float | None]) -> Distribution | None:
                         min=found[0], p10=round(p10, 2), max=found[-1])
 
 
-def _as_percent(d: Distribution | None) -> Distribution | None:
-    """Scores given as fractions (all within 0..1) are shown as percentages like the coverage."""
-    if d is None or d.max > 1.0:
-        return d
-    return Distribution(n=d.n, **{k: round(100 * getattr(d, k), 2) for k in ("mean", "median", "min", "p10", "max")})
+def _fractions_as_percent(values: Iterable[float | None]) -> list[float | None]:
+    """Scores stored as fractions (all within 0..1) as percentages like the coverage, before any
+    rounding (rounding the fractions first turned 95.2% into 95.0%)."""
+    found = [v for v in values]
+    numbers = [v for v in found if isinstance(v, (int, float)) and not isinstance(v, bool)]
+    if numbers and max(numbers) <= 1.0:
+        return [100 * v if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in found]
+    return found
 
 
 def _environment(records: list[Mapping[str, Any]]) -> EnvironmentFacts:
@@ -131,7 +134,7 @@ def compute_validity(records: Iterable[Mapping[str, Any]], *, cutoff: str | None
         gate_figures=sum(isinstance(r.get("coverage"), (int, float)) for r in records),
         line_coverage=distribution(r.get("coverage") for r in records),
         branch_coverage=distribution(r.get("branch_coverage") for r in records),
-        mutation_score=_as_percent(distribution(r.get("mutation_score") for r in records)),
+        mutation_score=distribution(_fractions_as_percent(r.get("mutation_score") for r in records)),
         environment=_environment(records),
         decontamination=decontamination,
         earlier_releases=earlier_releases,

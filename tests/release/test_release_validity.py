@@ -54,6 +54,15 @@ def test_mutation_scores_are_read_when_present_and_fractions_shown_as_percent() 
     assert "0 of 3 tasks" in text and "3 undated or without a cutoff" in text
 
 
+def test_fraction_scores_are_not_rounded_before_they_become_percent() -> None:
+    """0.9381, 0.9515, 0.9659 average 95.18%; rounding the fractions first reported 95.0%."""
+    tasks = _tasks()
+    for t, score in zip(tasks, (0.9381, 0.9515, 0.9659)):
+        t["mutation_score"] = score
+    facts = compute_validity(tasks, cutoff=None)
+    assert (facts.mutation_score.mean, facts.mutation_score.median, facts.mutation_score.min) == (95.18, 95.15, 93.81)
+
+
 def test_card_and_report_state_the_measured_numbers(write, tmp_path: Path) -> None:
     folder = write(_tasks(), config=_config(), decontamination=DECON, earlier_releases=["2025.05.01"])
     manifest = json.loads((folder / "manifest.json").read_text(encoding="utf-8"))
