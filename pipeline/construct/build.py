@@ -59,7 +59,10 @@ from pipeline.construct.tests_stage import TestsResult, write_tests
 from pipeline.core.funnel import Funnel, FunnelReport, RejectionList
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
-from pipeline.llm import BudgetExceeded, CacheMiss, LedgerEntry, LLMClient, UnpricedModel, UsageLedger, UsageSummary, canonical_json
+from pipeline.llm.errors import BudgetExceeded, CacheMiss, UnpricedModel
+from pipeline.llm.ledger import LedgerEntry, UsageLedger, UsageSummary
+from pipeline.llm.client import LLMClient
+from pipeline.llm.cache import canonical_json
 from pipeline.core.pool import map_concurrently
 from pipeline.core.records import HarvestedClass, Rejection
 from pipeline.core.store import atomic_open, read_jsonl, write_json, write_jsonl

@@ -19,7 +19,9 @@ from pipeline.config import Config
 from pipeline.construct.build import BuildPlan, BuildResult, Progress, build_tasks
 from pipeline.core.errors import InputError
 from pipeline.construct.gate import Gate, SandboxGate
-from pipeline.llm import LLMClient, ResponseCache, UsageLedger
+from pipeline.llm.client import LLMClient
+from pipeline.llm.cache import ResponseCache
+from pipeline.llm.ledger import UsageLedger
 from pipeline.core.records import HarvestedClass
 from pipeline.core.store import read_jsonl
 
