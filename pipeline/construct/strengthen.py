@@ -31,7 +31,7 @@ from pipeline.core.extraction import extract_code
 from pipeline.construct.gate import Gate, GateOutcome, GateUnavailable
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.suite_checks import check_tests
-from pipeline.llm import Completion
+from pipeline.llm.client import Completion
 from pipeline.core.task import MutationReport
 
 ROLE = "test_writer"
