@@ -50,7 +50,7 @@ class SandboxMutator:
 
     def __call__(self, solution: str, tests: str, test_classes: list[str], *, item_id: str,
                  reference_wall_s: float | None) -> MutationReport:
-        from pipeline.quality import MutationUnavailable, measure_mutation
+        from pipeline.quality.mutation import MutationUnavailable, measure_mutation
 
         try:
             run = measure_mutation(solution, tests, test_classes, config=self.config, sandbox=self.sandbox,
