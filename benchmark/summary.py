@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from benchmark.metrics import Estimate
-from benchmark.results import BUCKETS, SPECIAL_MODELS, GroupScores, RunResults, RunSettings
+from benchmark.results import BUCKETS, SPECIAL_MODELS, UNSCORED_CAUSES, GroupScores, RunResults, RunSettings
 from benchmark.taxonomy import CATEGORIES
 
 LEVELS = (("class_level", "Class"), ("method_level", "Method"))
@@ -113,6 +113,50 @@ def _how(results: RunResults) -> str:
     return text + "." + _limits(s)
 
 
+def _cell(text: str, limit: int = 200) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")[:limit]
+
+
+def _unscored_causes(results: RunResults) -> list[str]:
+    """Why the unscored samples are unscored: per group and cause, the count, whether running
+    again repeats it, and the first sample's reason in full."""
+    groups: dict[tuple[str, str, str], list] = {}
+    for r in results.samples:
+        if not r.scored:
+            groups.setdefault((r.strategy, r.model, r.cause or "unknown"), []).append(r)
+    if not groups:
+        return []
+    rows = []
+    for (strategy, model, cause), records in groups.items():
+        repeats = {r.repeats for r in records}
+        again = "yes" if repeats == {True} else "no" if repeats == {False} else "unknown (written before causes were recorded)"
+        what = UNSCORED_CAUSES.get(cause, ("not recorded", False))[0]
+        first = records[0]
+        rows.append([strategy, model, f"{cause}: {what}", str(len(records)), again,
+                     f"{first.task_id} #{first.sample_index}: {_cell(first.reason, 300)}"])
+    return ["", "### Why samples are unscored", "",
+            *_md_table(["Strategy", "Model", "cause", "samples", "a re-run repeats it", "first sample's reason"], rows)]
+
+
+def unscored_advice(results: RunResults) -> str | None:
+    """One line for the terminal about unscored samples: how many, why, and whether running the
+    same command again can help (it retries only what a re-run can change)."""
+    unscored = [r for r in results.samples if not r.scored]
+    if not unscored:
+        return None
+    causes = Counter(r.cause or "unknown" for r in unscored)
+    why = ", ".join(f"{n} {cause}" for cause, n in causes.most_common())
+    retried = sum(1 for r in unscored if r.repeats is not True)
+    if retried == len(unscored):
+        advice = "run the same command again to retry them"
+    elif retried:
+        advice = (f"running the same command again retries {retried}; the other {len(unscored) - retried} "
+                  "would fail the same way until their cause is fixed")
+    else:
+        advice = "a re-run would fail the same way: fix the cause first (see summary.md)"
+    return f"{len(unscored)} sample(s) could not be scored ({why}); {advice}."
+
+
 def render_summary(results: RunResults) -> str:
     s = results.settings
     broken = [r for r in results.reference if r.broken]
@@ -145,6 +189,7 @@ def render_summary(results: RunResults) -> str:
     lines += _md_table(["Strategy", "Model", "samples", "scored", *used],
                        [[g.strategy, g.model, str(g.n_samples), str(g.n_scored), *(str(g.buckets.get(b, 0)) for b in used)]
                         for g in results.scores])
+    lines += _unscored_causes(results)
     unscored = [(g, t) for g in results.scores for t in g.tasks_unscored]
     if unscored:
         lines += ["", "Tasks with no scored sample (left out of that row's scores): "
