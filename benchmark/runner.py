@@ -34,7 +34,13 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark.datasets import LoadedDataset, load_dataset
-from benchmark.environment import EnvironmentBuildError, dataset_requirements, ensure_environment
+from benchmark.environment import (
+    EnvironmentBuildError,
+    EnvironmentInfo,
+    declared_requirements,
+    ensure_environment,
+    image_environment,
+)
 from benchmark.execution import ExecutionJob, ExecutionStore, Executor, StoredExecution, job_for, to_outcome
 from benchmark.generation import Generated, LLMGenerator, SampleUnit, direct_unit, pregenerated_sample, special_sample
 from benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
@@ -397,6 +403,19 @@ def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Ev
 
 # -- the run ----------------------------------------------------------------------------------------
 
+def _environment(dataset_format: str, tasks: list[EvalTask], config: Config) -> EnvironmentInfo:
+    """The declared environment: a virtual environment for the local backend (built once, reused),
+    the sandbox image for the docker backend; either way from the same requirements list."""
+    requirements, declared_in = declared_requirements(dataset_format, tasks)
+    requirements += config.evaluate.environment_extra
+    try:
+        if config.sandbox.backend == "docker":
+            return image_environment(requirements, config.sandbox.docker_image)
+        return ensure_environment(requirements, config.evaluate.environment_root, declared_in=declared_in)
+    except EnvironmentBuildError as e:
+        raise EvaluationError(str(e)) from e
+
+
 def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, str] | None = None,
              client: LLMClient | None = None, backend: SandboxBackend | None = None,
              progress: Progress | None = None) -> RunOutcome:
@@ -428,14 +447,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
 
     environment = None
     if cfg.environment == "dataset":
-        if config.sandbox.backend != "local":
-            # the docker image would need the same environment baked in; until it is, say so
-            raise EvaluationError(f"evaluate.environment = 'dataset' needs the local sandbox backend, "
-                                  f"not {config.sandbox.backend!r}")
-        try:
-            environment = ensure_environment(dataset_requirements(tasks) + cfg.environment_extra, cfg.environment_root)
-        except EnvironmentBuildError as e:
-            raise EvaluationError(str(e)) from e
+        environment = _environment(dataset.format, tasks, config)
         config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
     executor = Executor(config.sandbox, ExecutionStore(run_dir / EXECUTIONS_DIR), workers=cfg.workers,
                         retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend)

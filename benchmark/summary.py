@@ -98,7 +98,18 @@ def _limits(s: RunSettings) -> str:
     text += "."
     if s.hash_seed is not None:
         text += f" Every run has PYTHONHASHSEED={s.hash_seed} and `random` seeded with it."
-    return text
+    return text + " " + _environment(s)
+
+
+def _environment(s: RunSettings) -> str:
+    env = s.environment
+    if env is None:
+        return "Code under test ran with classforge's own interpreter and packages (`evaluate.environment = \"host\"`)."
+    source = f"`{env.declared_in}`" if env.declared_in else "the tasks' imports"
+    if env.kind == "image":
+        return f"Code under test ran in the {env.path} (`{env.name}`), which installs {source}."
+    return (f"Code under test ran in the virtual environment `{env.name}` built from {source} "
+            f"({len(env.requirements)} requirements; installed versions in results.json).")
 
 
 def _how(results: RunResults) -> str:
