@@ -283,7 +283,9 @@ class SampleFiles:
     back when a run resumes. A file that cannot be read or does not hold the sample its name says
     is ignored with a warning naming it, and the sample is done again."""
 
-    RETRIED = ("generation_error", "sandbox_error")  # a resumed run tries these again
+    # a resumed run does these again: the model or the sandbox failed, or the task was broken
+    # (its reference is judged again by every run; a sandbox failure there may be gone)
+    REDONE = ("generation_error", "sandbox_error", "task_broken")
 
     def __init__(self, run_dir: Path) -> None:
         self.run_dir = Path(run_dir)
@@ -307,7 +309,7 @@ class SampleFiles:
             if self.run_dir / sample_file(record) != path:
                 log.warning("%s: holds another sample (%s), the sample is done again", path, sample_file(record))
                 continue
-            if record.bucket not in self.RETRIED:
+            if record.bucket not in self.REDONE:
                 out[sample_key(record)] = record
         return out
 

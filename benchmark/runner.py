@@ -466,8 +466,9 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     t0 = time.perf_counter()
     records = execute_samples(phase.generated, by_id, refs, executor, progress, sink=files.write)
     for g in phase.broken_samples:
-        records.append(_record(g, bucket="task_broken", cause="task-broken",
-                               reason=f"task {g.unit.task_id} is broken: {refs[g.unit.task_id].cause}"))
+        ref = refs[g.unit.task_id]
+        records.append(_record(g, bucket="task_broken", cause="sandbox-failed" if ref.infrastructure else "task-broken",
+                               reason=f"task {g.unit.task_id} is broken: {ref.cause}"))
         files.write(records[-1])
     by_key = finished | {(r.model, r.strategy, r.task_id, r.sample_index): r for r in records}
     records = [by_key[k] for k in phase.order if k in by_key]
