@@ -42,9 +42,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark.source import parse
-from benchmark.tasks import EvalTask
-from pipeline.class_analysis import is_stdlib_module
+from pipeline.core.source import parse
+from pipeline.core.task import Task
+from pipeline.core.class_analysis import is_stdlib_module
+from pipeline.core.errors import InfrastructureError
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +63,7 @@ _DISTRIBUTIONS = {
 }
 
 
-class EnvironmentBuildError(RuntimeError):
+class EnvironmentBuildError(InfrastructureError):
     """The environment could not be built; the message names the requirement set and why."""
 
 
@@ -78,7 +79,7 @@ class EnvironmentInfo(BaseModel):
     declared_in: str | None = Field(None, description="the requirements file the list comes from; None: the tasks' imports")
 
 
-def imported_modules(task: EvalTask) -> set[str]:
+def imported_modules(task: Task) -> set[str]:
     """Top-level names of the absolute imports in a task's code (sources that do not parse are skipped)."""
     names: set[str] = set()
     for source in (task.solution_code, task.test, task.skeleton, "\n".join(task.import_statement)):
@@ -94,7 +95,7 @@ def imported_modules(task: EvalTask) -> set[str]:
     return names
 
 
-def dataset_requirements(tasks: Iterable[EvalTask]) -> list[str]:
+def dataset_requirements(tasks: Iterable[Task]) -> list[str]:
     """The distributions the tasks need beyond the standard library, sorted."""
     third_party = {name for t in tasks for name in imported_modules(t) if not is_stdlib_module(name)}
     return sorted({_DISTRIBUTIONS.get(name, name) for name in third_party}, key=str.lower)
@@ -110,7 +111,7 @@ def read_requirements(path: Path) -> list[str]:
     return [line for line in lines if line]
 
 
-def declared_requirements(dataset_format: str, tasks: Iterable[EvalTask]) -> tuple[list[str], str | None]:
+def declared_requirements(dataset_format: str, tasks: Iterable[Task]) -> tuple[list[str], str | None]:
     """The dataset's requirements and the file they are declared in: a ClassEval dataset's file,
     plus any import of its tasks the file misses (a modified dataset); otherwise the imports."""
     derived = dataset_requirements(tasks)

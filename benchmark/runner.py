@@ -33,7 +33,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark.datasets import LoadedDataset, load_dataset
+from pipeline.core.formats.loader import LoadedDataset, load_dataset
 from benchmark.environment import (
     EnvironmentBuildError,
     EnvironmentInfo,
@@ -67,12 +67,13 @@ from benchmark.samples_file import NumberedSample, read_samples_file
 from benchmark.scoring import categorise, score_run
 from benchmark.strategies import STRATEGIES, reference_program
 from benchmark.summary import render_summary
-from benchmark.tasks import EvalTask
+from pipeline.core.task import Task
 from pipeline import __version__
 from pipeline.config import Config, EvaluateConfig
 from pipeline.llm import LLMClient, LLMError, UsageSummary
 from pipeline.sandbox import SandboxBackend, SuiteStatus, scaled_limit
-from pipeline.store import write_text
+from pipeline.core.store import write_text
+from pipeline.core.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -83,7 +84,7 @@ Progress = Callable[[str, int, int], None]
 """progress(phase, done, total): phases "reference", "generation", "execution", "scoring"."""
 
 
-class EvaluationError(ValueError):
+class EvaluationError(InputError):
     """The evaluation cannot start or go on; the message says why (and which task, if one)."""
 
 
@@ -109,7 +110,7 @@ class RunOutcome(BaseModel):
 
 # -- small steps -------------------------------------------------------------------------------------
 
-def select_tasks(dataset: LoadedDataset, task_ids: list[str] | None, max_tasks: int | None) -> list[EvalTask]:
+def select_tasks(dataset: LoadedDataset, task_ids: list[str] | None, max_tasks: int | None) -> list[Task]:
     tasks = dataset.tasks
     if task_ids:
         known = dataset.by_id()
@@ -121,7 +122,7 @@ def select_tasks(dataset: LoadedDataset, task_ids: list[str] | None, max_tasks: 
     return tasks[:max_tasks] if max_tasks else tasks
 
 
-def _identity(dataset_sha: str, request: EvaluationRequest, ev: Config, tasks: list[EvalTask], samples_sha: str | None,
+def _identity(dataset_sha: str, request: EvaluationRequest, ev: Config, tasks: list[Task], samples_sha: str | None,
               models: list[str]) -> dict:
     """Everything that changes which samples exist or how they are run (not ks or the bootstrap,
     which only change the scoring, so a different k re-scores the same run)."""
@@ -140,7 +141,7 @@ def _identity(dataset_sha: str, request: EvaluationRequest, ev: Config, tasks: l
 
 
 def _settings(request: EvaluationRequest, config: Config, models: list[str], strategies: list[str],
-              samples_sha: str | None, tasks: list[EvalTask]) -> RunSettings:
+              samples_sha: str | None, tasks: list[Task]) -> RunSettings:
     cfg = config.evaluate
     return RunSettings(
         models=models, strategies=strategies, n_samples=cfg.n_samples if samples_sha is None else None, ks=cfg.ks,
@@ -156,7 +157,7 @@ def _settings(request: EvaluationRequest, config: Config, models: list[str], str
     )
 
 
-def reference_prerun(tasks: list[EvalTask], executor: Executor, config: Config,
+def reference_prerun(tasks: list[Task], executor: Executor, config: Config,
                      progress: Progress | None = None) -> list[ReferenceRecord]:
     """Run every task's reference once; broken = anything but a pass (see the module docstring).
 
@@ -206,7 +207,7 @@ class _Counter:
             self.progress(self.phase, self.done, self.total)
 
 
-def _generate(units: list[tuple[SampleUnit, EvalTask]], generator: LLMGenerator | None, client: LLMClient | None,
+def _generate(units: list[tuple[SampleUnit, Task]], generator: LLMGenerator | None, client: LLMClient | None,
               progress: Progress | None) -> list[Generated]:
     counter = _Counter("generation", len(units), progress)
     special = [(u, t) for u, t in units if u.model in SPECIAL_MODELS]
@@ -218,7 +219,7 @@ def _generate(units: list[tuple[SampleUnit, EvalTask]], generator: LLMGenerator 
     if llm:
         assert generator is not None and client is not None  # evaluate() creates both when any LLM model is asked for
 
-        def one(item: tuple[SampleUnit, EvalTask]) -> Generated:
+        def one(item: tuple[SampleUnit, Task]) -> Generated:
             try:
                 return generator.generate(*item)
             finally:
@@ -272,7 +273,7 @@ def _unexecuted(gen: Generated) -> SampleRecord:
     return _record(gen)
 
 
-def _executed(gen: Generated, task: EvalTask, stored: StoredExecution) -> SampleRecord:
+def _executed(gen: Generated, task: Task, stored: StoredExecution) -> SampleRecord:
     if stored.infrastructure_failure:
         return _record(gen, stored=stored, bucket="sandbox_error", cause="sandbox-failed",
                        reason=f"task {gen.unit.task_id}: the sandbox failed: {stored.runs[-1].detail}")
@@ -283,7 +284,7 @@ def _executed(gen: Generated, task: EvalTask, stored: StoredExecution) -> Sample
 Sink = Callable[[SampleRecord], object]
 
 
-def execute_samples(generated: list[Generated], tasks: dict[str, EvalTask], refs: dict[str, ReferenceRecord],
+def execute_samples(generated: list[Generated], tasks: dict[str, Task], refs: dict[str, ReferenceRecord],
                     executor: Executor, progress: Progress | None = None, sink: Sink | None = None) -> list[SampleRecord]:
     """Every generated sample to one record in one bucket (see `benchmark.results`); `sink` gets
     each record as soon as it is final (the run folder's sample files)."""
@@ -333,8 +334,8 @@ def execute_samples(generated: list[Generated], tasks: dict[str, EvalTask], refs
     return [records[i] for i in range(len(generated))]
 
 
-def _units(request: EvaluationRequest, cfg: EvaluateConfig, tasks: list[EvalTask],
-           broken: set[str]) -> list[tuple[SampleUnit, EvalTask]]:
+def _units(request: EvaluationRequest, cfg: EvaluateConfig, tasks: list[Task],
+           broken: set[str]) -> list[tuple[SampleUnit, Task]]:
     units = []
     for model in request.models:
         strategies = [DIRECT] if model in SPECIAL_MODELS else cfg.strategies
@@ -363,7 +364,7 @@ def _key(u: SampleUnit) -> tuple[str, str, str, int]:
     return u.model, u.strategy, u.task_id, u.sample_index
 
 
-def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[EvalTask], broken: set[str],
+def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Task], broken: set[str],
                       samples: list[NumberedSample] | None, client: LLMClient | None, env: Mapping[str, str] | None,
                       progress: Progress | None, done: Collection[tuple[str, str, str, int]] = ()) -> _Generation:
     """Pre-generated samples, or every (model, strategy, task, index) of the non-broken tasks;
@@ -403,7 +404,7 @@ def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Ev
 
 # -- the run ----------------------------------------------------------------------------------------
 
-def _environment(dataset_format: str, tasks: list[EvalTask], config: Config) -> EnvironmentInfo:
+def _environment(dataset_format: str, tasks: list[Task], config: Config) -> EnvironmentInfo:
     """The declared environment: a virtual environment for the local backend (built once, reused),
     the sandbox image for the docker backend; either way from the same requirements list."""
     requirements, declared_in = declared_requirements(dataset_format, tasks)

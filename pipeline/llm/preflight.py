@@ -25,6 +25,7 @@ import openai
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import Config, EndpointConfig, MissingAPIKey, resolve_api_key
+from pipeline.core.errors import InfrastructureError
 
 _PROBE = [{"role": "user", "content": 'Answer with the JSON object {"ok": true} and nothing else.'}]
 _PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"],
@@ -64,7 +65,7 @@ class EndpointReport(BaseModel):
         return f"{where}: {'; '.join(self.problems)}" if self.problems else f"{where}: ok"
 
 
-class EndpointUnusable(Exception):
+class EndpointUnusable(InfrastructureError):
     """One or more endpoints failed the pre-flight check; the message lists each, one line each."""
 
     def __init__(self, reports: list[EndpointReport]) -> None:
