@@ -68,11 +68,11 @@ MIN_RERUN_S = 0.5  # what is left of a limit below this runs nothing: a sandbox 
 _EXC_IN_DETAIL = re.compile(r"(?P<type>[A-Za-z_][\w.]*): (?P<message>.*)", re.DOTALL)
 
 
-def job_for(task: Task, program: str, limit_s: float) -> ExecutionJob:
+def job_for(task: Task, program: str, limit_s: float, class_floors: dict[str, float] | None = None) -> ExecutionJob:
     # Runs are reproducible without touching the tests: the harness seeds `random` with the
     # sandbox's hash seed before the program is imported (ClassEval_58 places mines at random).
     return ExecutionJob(task_id=task.task_id, program=program, tests=task.test,
-                        test_classes=tuple(task.test_classes), limit_s=limit_s)
+                        test_classes=tuple(task.test_classes), limit_s=limit_s, class_floors=class_floors)
 
 
 class ExecutionJob(BaseModel):
@@ -86,6 +86,8 @@ class ExecutionJob(BaseModel):
     test_classes: tuple[str, ...]
     limit_s: float = Field(gt=0)
     repeat: int = Field(0, ge=0, description="> 0: the same run again (re-timing), stored under its own key")
+    class_floors: dict[str, float] | None = Field(
+        None, description="share the limit among the test classes, each getting at least this (pipeline.sandbox)")
 
     def key(self, config: SandboxConfig) -> str:
         material = {
@@ -95,7 +97,8 @@ class ExecutionJob(BaseModel):
             "sandbox": config.model_dump(mode="json", include={
                 "backend", "memory_mb", "max_processes", "max_file_mb", "hash_seed", "isolation", "python", "env",
                 "docker_image", "tmp_size_mb", "grace_s"}),
-        } | ({"repeat": self.repeat} if self.repeat else {})  # keys of first runs stay as they were
+        } | ({"repeat": self.repeat} if self.repeat else {}) | (  # keys of first runs stay as they were
+            {"class_floors": self.class_floors} if self.class_floors is not None else {})
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -368,7 +371,8 @@ class Executor:
             else:
                 todo.append((key, job))
         requests = [SuiteRequest(item_id=f"{job.task_id}#{key[:10]}", solution=job.program, tests=job.tests,
-                                 test_classes=list(job.test_classes), limit_s=job.limit_s, coverage=False)
+                                 test_classes=list(job.test_classes), limit_s=job.limit_s, coverage=False,
+                                 class_floors=self._floors(job))
                     for key, job in todo]
 
         def finished(i: int, result: SuiteResult) -> None:
@@ -389,6 +393,10 @@ class Executor:
         if abnormal:
             self._apart(abnormal, done, on_done)
         return done
+
+    def _floors(self, job: ExecutionJob) -> dict[str, float] | None:
+        """Share the limit among the classes only where the classes a stop leaves run again."""
+        return job.class_floors if self.rerun_classes and len(job.test_classes) > 1 else None
 
     def _needs_apart(self, job: ExecutionJob, result: SuiteResult) -> bool:
         return (self.rerun_classes and result.status in _ABNORMAL and len(job.test_classes) > 1
@@ -411,8 +419,8 @@ class Executor:
                 else:
                     self._keep(stored, done, on_done)
             requests = [SuiteRequest(item_id=f"{s.task_id}#{s.key[:10]}:rerun{len(s.reruns) + 1}", solution=s.program,
-                                     tests=jobs[s.key].tests, test_classes=left,
-                                     limit_s=budget, coverage=False) for s, left, budget in asked]
+                                     tests=jobs[s.key].tests, test_classes=left, limit_s=budget, coverage=False,
+                                     class_floors=self._floors(jobs[s.key])) for s, left, budget in asked]
             pending = []
             for (stored, _, _), result in zip(asked, self._run(requests) if requests else [], strict=True):
                 stored.reruns.append(result)

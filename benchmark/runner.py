@@ -281,6 +281,16 @@ def _executed(gen: Generated, task: Task, stored: StoredExecution) -> SampleReco
     return _record(gen, outcome=outcome, stored=stored, reason=_outcome_reason(outcome))
 
 
+def _class_floors(executor: Executor, ref: ReferenceRecord) -> dict[str, float]:
+    """What each test class may use of a sample's limit at least: the limit's factor times the
+    reference's time in it (its tests' own times, from the stored pre-run)."""
+    stored = executor.store.get(ref.execution_key)
+    if stored is None:
+        return {}
+    factor = executor.config.scale_factor
+    return {c.name: round(factor * sum(m.duration_s or 0.0 for m in c.methods), 2) for c in stored.whole.classes}
+
+
 Sink = Callable[[SampleRecord], object]
 
 
@@ -291,6 +301,7 @@ def execute_samples(generated: list[Generated], tasks: dict[str, Task], refs: di
     jobs: dict[int, ExecutionJob] = {}
     reused: dict[int, str] = {}  # sample -> the reference pre-run's execution key
     records: dict[int, SampleRecord] = {}
+    floors: dict[str, dict[str, float]] = {}  # task -> its classes' floors (see _class_floors)
 
     def final(i: int, record: SampleRecord) -> None:
         records[i] = categorise(tasks[record.task_id], record)
@@ -314,7 +325,9 @@ def execute_samples(generated: list[Generated], tasks: dict[str, Task], refs: di
             outcome = SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="compile_error", error=syntax)
             final(i, _record(gen, outcome=outcome, reason=f"{syntax.type}: {syntax.message}"))
             continue
-        jobs[i] = job_for(tasks[u.task_id], gen.program, ref.limit_s)
+        if u.task_id not in floors:
+            floors[u.task_id] = _class_floors(executor, ref)
+        jobs[i] = job_for(tasks[u.task_id], gen.program, ref.limit_s, floors[u.task_id])
     for i, key in reused.items():
         stored = executor.store.get(key)
         if stored is None:  # the pre-run result is always stored when the reference passed

@@ -194,14 +194,15 @@ def test_a_sample_that_loops_forever_costs_its_limit_plus_grace(tmp_path):
         limit, grace = s.execution.limit_s, cfg.sandbox.grace_s
         assert limit == cfg.sandbox.scale_floor_s
         assert s.bucket == bucket and s.error_category == "timeout_resource"
-        assert s.execution.suite_status == "timeout" and s.execution.reruns == 0
+        assert s.execution.suite_status == "timeout"
         # measured: the sample's runs together, and the whole evaluation's execution phase
         assert s.execution.runs_wall_s <= limit + grace, s.execution
         assert out.results.stats.seconds["execution"] <= limit + grace + 0.5, out.results.stats.seconds
         assert total < 3 * limit  # reference pre-run and scoring included
-        if bucket == "completed":  # two classes: the looping one timed out, the one after it not reached
+        if bucket == "completed":  # two classes, both calling the looping add: each stopped within its share
+            assert "CounterTestAdd ran past its share of the 2.0s limit" in s.execution.detail
             assert s.outcome.test_classes["CounterTestAdd"].timed_out
-            assert s.outcome.test_classes["CounterTestReset"].problems[0].exception.type == "NotRun"
+            assert s.outcome.test_classes["CounterTestReset"].timed_out
 
 
 def test_a_crash_reruns_the_classes_it_did_not_reach_within_what_is_left(tmp_path):

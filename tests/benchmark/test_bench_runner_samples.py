@@ -1,6 +1,6 @@
 """Pre-generated samples (`--samples`): scored without any LLM, every sample in one bucket; a runaway
-test class costs the sample's limit and no more (the classes after it count as timed out); regrading
-reproduces the scores."""
+test class is stopped at its share of the sample's limit so it cannot mask the others, and the
+sample costs no more than its limit; regrading reproduces the scores."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ def lines(classeval) -> list[dict]:
         {"task_id": BANK, "completion": "I am sorry, I cannot help with that.", "model": "m1"},
         # 2: a syntax error -> compile_error, never run
         {"task_id": BANK, "completion": fence(bank.replace("def view_balance(self):", "def view_balance(self)")), "model": "m1"},
-        # 3: withdraw loops forever -> the whole-file run times out; the classes before it keep their outcomes
+        # 3: withdraw loops forever -> stopped at its share of the limit; the other classes keep their outcomes
         {"task_id": BANK, "completion": fence(bank_variant(bank, "        while True:\n            pass")), "model": "m1"},
         # 4: the module hangs while it is imported -> timeout (no per-class runs: they would all hang)
         {"task_id": BANK, "completion": fence("while True:\n    pass\n\n" + bank), "model": "m1"},
@@ -84,18 +84,18 @@ def test_pregenerated_samples_land_in_one_bucket_each_and_regrade_reproduces(cla
     assert ext[1].error_category == "other" and ext[1].execution is None
     assert ext[2].error_category == "syntax" and ext[2].execution is None
 
-    # the runaway withdraw: Deposit (run before it) keeps its success; Withdraw times out; the classes
-    # after it are not run again (the limit is spent) and count as timed out
+    # the runaway withdraw: it is stopped at its share of the limit, and the classes after it run
+    # again with what is left, so only it and the ones calling it (transfer, the class-level
+    # test) time out; all of it within the sample's one limit
     loop = ext[3]
-    assert loop.execution.suite_status == "timeout" and loop.execution.per_class and loop.execution.reruns == 0
-    assert loop.execution.runs_wall_s <= loop.execution.limit_s + 2.0 + 1.0  # limit + grace + start-up
+    assert loop.execution.suite_status == "timeout" and loop.execution.per_class and loop.execution.reruns >= 1
+    assert "BankAccountTestWithdraw ran past its share of the 2.0s limit" in loop.execution.detail
+    assert loop.execution.runs_wall_s <= loop.execution.limit_s + 2.0 + 1.0  # limit + grace + start-ups
     statuses = {tc: loop.outcome.test_class_status(tc) for tc in loop.outcome.test_classes}
-    assert statuses["BankAccountTestDeposit"] == "success"
-    assert loop.outcome.test_classes["BankAccountTestWithdraw"].timed_out
+    assert statuses["BankAccountTestDeposit"] == statuses["BankAccountTestViewBalance"] == "success"
+    for runaway in ("BankAccountTestWithdraw", "BankAccountTestTransfer", "BankAccountTest"):
+        assert loop.outcome.test_classes[runaway].timed_out and statuses[runaway] == "error"
     assert loop.outcome.test_classes["BankAccountTestWithdraw"].problems[0].exception.type != "NotRun"
-    for later in ("BankAccountTestViewBalance", "BankAccountTestTransfer", "BankAccountTest"):
-        assert loop.outcome.test_classes[later].timed_out and statuses[later] == "error"
-        assert loop.outcome.test_classes[later].problems[0].exception.type == "NotRun"
     assert loop.error_category == "timeout_resource"
 
     hang = ext[4]
