@@ -11,13 +11,15 @@ per-class answers as ClassEval, at a third of the cost of a process per class.
 
 What one process cannot keep apart is a run that ends abnormally: a test that loops until the
 time limit, kills the interpreter or exhausts memory takes every class not yet finished with it.
-Such a run (TIMEOUT, CRASHED, RESOURCE_EXCEEDED) is accounted per test class, within the sample's
-one limit: the classes it finished (every test the host expects from the test source reported)
-keep their outcomes, the class it was in when it ended gets that end (timed out, crashed, out of
-memory), and the classes it never reached run again, together, with what is left of the limit,
-as often as runs end abnormally and time is left. A timeout has spent the limit, so the classes
-after a runaway one are not run again: they count as timed out, and a timed-out sample costs its
-limit plus the sandbox's grace, never more. (ClassEval gives each class its own thread timeout,
+So the sample's one limit is shared among its test classes (`ExecutionJob.class_floors`, enforced
+by the harness's supervisor): a class that runs past its share of the time left (at least its
+floor, a multiple of the reference's time in it) is stopped as a timeout. A run that ends
+abnormally (TIMEOUT, CRASHED, RESOURCE_EXCEEDED) is then accounted per test class: the classes it
+finished (every test the host expects from the test source reported) keep their outcomes, the
+class it was in when it ended gets that end (timed out, crashed, out of memory), and the classes
+it never reached run again, together, with what is left of the limit, as often as runs end
+abnormally and time is left; a class no run reached counts as timed out. A timed-out sample thus
+costs its limit (plus the grace), never more. (ClassEval gives each class its own thread timeout,
 but its abandoned threads keep running beside the next classes.) When the whole-file run never
 got as far as collecting the tests (the program hangs or crashes while it is imported), every
 class would fail the same way, so the sample keeps the whole-run status.
