@@ -122,6 +122,25 @@ def test_an_abnormal_run_is_accounted_per_class_within_the_limit():
     assert to_outcome("T", 0, stored(whole)).status == "crashed"
 
 
+def test_class_floors_scale_the_references_own_time_in_each_class(tmp_path):
+    from benchmark.execution import ExecutionJob, ExecutionStore, Executor
+    from benchmark.results import ReferenceRecord
+    from benchmark.runner import _class_floors
+
+    timed = [MethodResult(name="t1", outcome=TestOutcome.PASSED, duration_s=0.2),
+             MethodResult(name="t2", outcome=TestOutcome.PASSED, duration_s=0.05)]
+    whole = suite(SuiteStatus.PASSED, [ClassResult(name="A", status=ClassStatus.PASSED, methods=timed), passed("B")])
+    cfg = Config().sandbox
+    executor = Executor(cfg, ExecutionStore(tmp_path))
+    executor.store.put(StoredExecution(key="refkey", task_id="T", limit_s=60.0, program="", whole=whole))
+    ref = ReferenceRecord(task_id="T", broken=False, suite_status="passed", wall_s=0.3, limit_s=10.0, execution_key="refkey")
+    assert _class_floors(executor, ref) == {"A": round(cfg.scale_factor * 0.25, 2), "B": 0.0}
+    assert _class_floors(executor, ref.model_copy(update={"execution_key": "gone"})) == {}
+    # the floors are part of what a sample's execution is stored under
+    job = ExecutionJob(task_id="T", program="p", tests="t", test_classes=("A", "B"), limit_s=10.0)
+    assert job.key(cfg) != job.model_copy(update={"class_floors": {"A": 2.5}}).key(cfg)
+
+
 def test_a_class_is_finished_only_when_every_expected_test_reported():
     half = ClassResult(name="A", status=ClassStatus.PASSED, methods=[method("test_1", TestOutcome.PASSED)])
     timeout = suite(SuiteStatus.TIMEOUT, [half, ClassResult(name="B", status=ClassStatus.FIXTURE_ERROR, error="x")])
