@@ -225,6 +225,7 @@ class RunStats(Record):
     sandbox_runs: int = Field(0, description="sandbox runs made by this invocation (reruns and retries included)")
     executions_reused: int = Field(0, description="executions served from the run's content store")
     llm_requests: int = 0
+    samples_resumed: int = Field(0, description="samples read back from their files, finished by an earlier run that stopped")
     seconds: dict[str, float] = Field(default_factory=dict, description="wall time per phase")
 
 

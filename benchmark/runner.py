@@ -484,8 +484,10 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         records.append(_record(g, bucket="task_broken", cause="sandbox-failed" if ref.infrastructure else "task-broken",
                                reason=f"task {g.unit.task_id} is broken: {ref.cause}"))
         files.write(records[-1])
-    by_key = finished | {(r.model, r.strategy, r.task_id, r.sample_index): r for r in records}
+    fresh = {(r.model, r.strategy, r.task_id, r.sample_index): r for r in records}
+    by_key = finished | fresh
     records = [by_key[k] for k in phase.order if k in by_key]
+    resumed = sum(1 for k in phase.order if k in finished and k not in fresh)
     clock["execution"] = time.perf_counter() - t0
 
     settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
@@ -498,7 +500,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
                             fixes_applied=[f for f in dataset.fixes_applied if f.task_id in by_id],
                             notices=[n for n in dataset.notices if n.task_id in by_id]),
         settings=settings, tasks=tasks, reference=references, samples=records, usage=usage,
-        stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused,
+        stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused, samples_resumed=resumed,
                        llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0),
     )
     return _score_and_write(run_dir, results, progress, clock, samples_written=True)

@@ -216,6 +216,9 @@ def render_summary(results: RunResults) -> str:
     fixes = Counter(f.kind for f in results.dataset.fixes_applied)
     lines += ["", "## Dataset fixes applied while loading", ""]
     lines.append(", ".join(f"{k} x{n}" for k, n in sorted(fixes.items())) if fixes else "None.")
+    if results.stats.samples_resumed:
+        lines += ["", f"Resumed: {results.stats.samples_resumed} of {len(results.samples)} samples were finished by an "
+                      "earlier run of the same command that stopped (read back from `samples/`)."]
     if results.usage is not None:
         u = results.usage.total
         lines += ["", f"Tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion sent live "

@@ -476,7 +476,8 @@ def evaluate(
     if advice:
         console.print(f"[yellow]{advice}[/yellow]", soft_wrap=True)
     if regrade is None:
-        console.print(f"{len(results.samples)} samples; {len(results.broken_task_ids)} broken task(s) excluded; "
+        resumed = f" ({results.stats.samples_resumed} finished by an earlier run)" if results.stats.samples_resumed else ""
+        console.print(f"{len(results.samples)} samples{resumed}; {len(results.broken_task_ids)} broken task(s) excluded; "
                       f"{results.stats.sandbox_runs} sandbox runs, {results.stats.executions_reused} reused.")
     else:
         console.print(f"regraded {len(results.samples)} stored samples offline.")

@@ -135,6 +135,8 @@ def test_an_interrupted_run_resumes_from_its_finished_samples(tmp_path, caplog):
     expected = {f"# sample {i}" for i in range(8)} - finished - {marker(broken["program"])}
     assert ran == expected and len(backend.programs) == len(expected)
     assert resumed.results.stats.executions_reused == 2  # the reference (one program for the three tasks), the cut sample
+    assert resumed.results.stats.samples_resumed == len(kept) - 1
+    assert f"Resumed: {len(kept) - 1} of 9 samples were finished by an earlier run" in resumed.summary
     assert scores(resumed) == scores(whole)
     assert [s.model_dump(exclude={"execution"}) for s in resumed.results.samples] == \
         [s.model_dump(exclude={"execution"}) for s in whole.results.samples]
