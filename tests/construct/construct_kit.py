@@ -15,7 +15,9 @@ from pipeline.config import Config, CostConfig, EndpointConfig
 from pipeline.construct.build import BuildResult, build_tasks
 from pipeline.construct.gate import GateOutcome
 from pipeline.harvest.candidates import list_candidates, to_record
-from pipeline.llm import LLMClient, ResponseCache, UsageLedger
+from pipeline.llm.client import LLMClient
+from pipeline.llm.cache import ResponseCache
+from pipeline.llm.ledger import UsageLedger
 from pipeline.llm.fake_server import FakeOpenAIServer, Text, messages_text
 from pipeline.core.records import HarvestedClass, RepoRef
 
