@@ -222,10 +222,30 @@ class PairingConfig(Section):
     )
 
 
+class MutationConfig(Section):
+    """Mutation testing of a task's reference solution: how strong its tests are (the score is
+    killed / (mutants - equivalent)), the gate on it and one round of test strengthening."""
+
+    enabled: bool = Field(True, description="compute each task's mutation report and gate on it")
+    max_mutants_per_method: int = Field(10, ge=1, description="a method with more sites gets a seeded sample of them")
+    seed: int = Field(0, description="seed of that sample")
+    # ClassEval's own hand-written suites: lower quartile 86.1% (README, benchmarks/classeval_mutation.py).
+    min_score: float = Field(0.86, ge=0, le=1, description="gate: tasks whose tests kill fewer mutants are strengthened, then dropped")
+    strengthen: bool = Field(True, description="give the test writer the surviving mutants once before dropping a task")
+    max_surviving_in_prompt: int = Field(20, ge=1, description="surviving mutants shown to the test writer")
+    timeout_factor: float = Field(10.0, gt=0, description="a mutant's wall limit: factor x the reference run, at least the floor")
+    timeout_floor_s: float = Field(5.0, gt=0)
+    timeouts_count_as: Literal["killed", "survived", "excluded"] = Field(
+        "killed", description="a mutant that runs past its limit: the tests noticed something (the usual convention)"
+    )
+    workers: int | None = Field(None, ge=1, description="mutants run in parallel; default: sandbox.workers, else the cores")
+
+
 class ConstructConfig(Section):
     """The LLM construction stages: pairing, composition, tests, judges, solution."""
 
     pairing: PairingConfig = Field(default_factory=PairingConfig)
+    mutation: MutationConfig = Field(default_factory=MutationConfig)
     output_root: Path = Field(Path("built"), description="a build of snapshot S is written to <output_root>/S")
     min_methods: int = Field(5, ge=1, description="methods a fused skeleton needs, the constructor not counted")
     compose_repairs: int = Field(1, ge=0, le=3, description="repair requests for a skeleton that fails its checks")

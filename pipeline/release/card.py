@@ -89,7 +89,18 @@ def build_facts(config: dict[str, Any]) -> dict[str, Any]:
         "judge_min": _dig(config, "construct.judge_min_full_marks", 2),
         "coverage": _dig(config, "sandbox.min_line_coverage", 90),
         "wall": _dig(config, "sandbox.wall_limit_s", 60),
+        "mutation": _dig(config, "construction.mutation.enabled", False),
+        "min_score": _dig(config, "construction.mutation.min_score", None),
     }
+
+
+def _mutation_note(f: dict[str, Any]) -> str:
+    """The mutation gate's sentence, when the release's build ran it."""
+    if not f["mutation"] or not isinstance(f["min_score"], (int, float)):
+        return ""
+    return (f"\nIts tests must then kill at least {100 * f['min_score']:g}% of the non-equivalent mutants of the "
+            "solution (mutation score; below that the test writer gets the surviving mutants once, and the "
+            "strengthened suite must pass the same sandbox gate and reach the threshold).")
 
 
 def render_card(*, version: str, stats: DatasetStats, funnel: FunnelReport, cutoff: str | None,
@@ -126,7 +137,7 @@ repository, path, commit, first-seen date and licence kept for each; deduplicate
 other, public benchmarks and earlier releases; compose pairs of them (intra-domain and cross-domain)
 into one class skeleton with an LLM; have an LLM write tests; keep a task only if at least
 {f['judge_min']} of {f['judges']} LLM judges give the tests full marks; have a separate LLM write the solution and keep
-the task only if it passes every test with at least {f['coverage']}% line coverage within {f['wall']} s in a sandbox.
+the task only if it passes every test with at least {f['coverage']}% line coverage within {f['wall']} s in a sandbox.{_mutation_note(f)}
 Every LLM call is cached by content, so the build can be replayed exactly. The full configuration
 (secrets removed) is in `manifest.json`.
 

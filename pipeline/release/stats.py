@@ -34,6 +34,8 @@ DEFINITIONS = {
     "methods_to_generate": "entries of methods_info (the constructor excluded)",
     "dependency_depth": "class_analysis.dependency_depth of the solution class (1 = no intra-class calls)",
     "methods": "def statements in the solution class body, __init__ included",
+    "mutation_score": "percent of the solution's non-equivalent mutants its tests kill (pipeline.quality; "
+                      "timeouts count as killed); tasks without a measured score are left out",
 }
 
 
@@ -63,6 +65,7 @@ class TaskStats(BaseModel):
     dependency_depth: int
     methods: int
     methods_to_generate: int
+    mutation_score: float | None = Field(None, description="percent; None when the task carries none")
 
 
 class DatasetStats(BaseModel):
@@ -74,6 +77,7 @@ class DatasetStats(BaseModel):
     dependency_depth: Summary | None
     methods: Summary | None
     methods_to_generate: Summary | None
+    mutation_score: Summary | None = None
     per_task: list[TaskStats]
     definitions: dict[str, str] = Field(default_factory=lambda: dict(DEFINITIONS))
 
@@ -104,10 +108,15 @@ def task_stats(task: Mapping[str, Any]) -> TaskStats:
         dependency_depth=depth,
         methods=len(class_methods(cls)),
         methods_to_generate=len(task.get("methods_info") or []),
+        mutation_score=_percent(task.get("mutation_score")),
     )
 
 
-def summarize(values: list[int]) -> Summary | None:
+def _percent(score: object) -> float | None:
+    return round(100 * float(score), 2) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+
+
+def summarize(values: list[float]) -> Summary | None:
     if not values:
         return None
     return Summary(mean=round(statistics.fmean(values), 2), median=float(statistics.median(values)),
@@ -143,5 +152,6 @@ def compute_stats(tasks: Iterable[Mapping[str, Any]]) -> DatasetStats:
         dependency_depth=summarize([m.dependency_depth for m in metrics]),
         methods=summarize([m.methods for m in metrics]),
         methods_to_generate=summarize([m.methods_to_generate for m in metrics]),
+        mutation_score=summarize([m.mutation_score for m in metrics if m.mutation_score is not None]),
         per_task=metrics,
     )
