@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -167,13 +168,21 @@ def test_five_strategies_with_scripted_faults_then_a_free_resume(classeval_path,
             assert (first.run_dir / name).is_file(), name
         assert "| top_down | fake-coder | 66.7 |" in first.summary
 
-        # the same command again: every answer from the cache, every execution from the store
+        # the same command again: every sample read back from its file, nothing asked or run
         second = evaluate(request(classeval_path), cfg, env={})
         assert len(server.chat_requests) == sent
         assert second.run_dir == first.run_dir
-        assert second.results.stats.sandbox_runs == 0 and second.results.stats.executions_reused > 0
-        assert all(st.cached for s in second.results.samples for st in s.steps)
+        assert second.results.stats.sandbox_runs == 0 and second.results.stats.samples_resumed == 15
+        assert second.results.samples == r.samples
         assert [g.metrics for g in second.results.scores] == [g.metrics for g in r.scores]
+        # without the sample files: every answer from the LLM cache, every execution from the store
+        shutil.rmtree(first.run_dir / "samples")
+        third = evaluate(request(classeval_path), cfg, env={})
+        assert len(server.chat_requests) == sent
+        assert third.results.stats.sandbox_runs == 0 and third.results.stats.executions_reused > 0
+        assert third.results.stats.samples_resumed == 0
+        assert all(st.cached for s in third.results.samples for st in s.steps)
+        assert [g.metrics for g in third.results.scores] == [g.metrics for g in r.scores]
 
 
 def test_failed_generation_is_reported_unscored_and_retried_on_resume(classeval_path, tasks, tmp_path):
