@@ -26,9 +26,12 @@ ARG SANDBOX_EXTRAS=""
 COPY ${SANDBOX_REQUIREMENTS} /opt/classforge/requirements.txt
 # A Debian-packaged base (how images are made where none can be pulled) has only `python3`.
 # netifaces (ClassEval 48) ships no wheels: a compiler is there for the install only.
-RUN command -v python >/dev/null || ln -s "$(command -v python3)" /usr/local/bin/python \
- && apt-get update \
- && apt-get install -y --no-install-recommends gcc libc6-dev \
+# libfaketime at a fixed path: the environment checks preload it to move the clock.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libfaketime gcc libc6-dev \
+ && mkdir -p /opt/classforge \
+ && ln -s "$(ls /usr/lib/*/faketime/libfaketime.so.1 | head -n 1)" /opt/classforge/libfaketime.so.1 \
+ && (command -v python >/dev/null || ln -s "$(command -v python3)" /usr/local/bin/python) \
  && (python -c "import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_paths()['include'] + '/Python.h'))" \
      || apt-get install -y --no-install-recommends python3-dev) \
  && pip install "coverage>=7.4,<8" -r /opt/classforge/requirements.txt \

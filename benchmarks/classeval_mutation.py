@@ -39,7 +39,7 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
 
 def measure(tasks, config, sandbox, cache: Path) -> tuple[list[dict], list[dict]]:
     from benchmark.strategies import reference_program
-    from pipeline.quality import MutationError, measure_mutation
+    from pipeline.quality.mutation import MutationError, measure_mutation
 
     rows, skipped = [], []
     for task in tasks:

@@ -65,7 +65,7 @@ def fixed_cost(sandbox, runs: int = 10) -> float:
 
 
 def measure_one(task, config, sandbox, cache_root: Path) -> dict:
-    from pipeline.quality import measure_mutation
+    from pipeline.quality.mutation import measure_mutation
     from pipeline.sandbox import verify
 
     task_id, solution, tests, classes = task

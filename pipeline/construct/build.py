@@ -146,7 +146,7 @@ def build_fingerprint(config: Config, prompts: Prompts) -> str:
         "construct": config.construction.model_dump(
             mode="json", exclude={"pairing": True, "output_root": True, "mutation": {"workers"}}),
         "prompts": prompts.fingerprint(),
-        "gate": config.sandbox.model_dump(mode="json", include={"min_line_coverage", "wall_limit_s"}),
+        "gate": config.sandbox.model_dump(mode="json", include={"min_line_coverage", "wall_limit_s", "environment_checks"}),
     }
     return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()[:16]
 
@@ -256,6 +256,8 @@ def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageCon
         )
     except (RecordError, ValidationError) as exc:
         return stop(StageOutcome.drop(R.TASK, R.RECORD_INVALID, str(exc)[:2000]))
+    if solved.gate.environment is not None:
+        result.task = result.task.model_copy(update={"environment_checks": solved.gate.environment})
     result.status = "built"
     return stop(StageOutcome.kept(R.TASK))
 

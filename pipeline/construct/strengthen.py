@@ -31,7 +31,7 @@ from pipeline.core.extraction import extract_code
 from pipeline.construct.gate import Gate, GateOutcome, GateUnavailable
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.suite_checks import check_tests
-from pipeline.llm import Completion
+from pipeline.llm.client import Completion
 from pipeline.core.task import MutationReport
 
 ROLE = "test_writer"
@@ -50,7 +50,7 @@ class SandboxMutator:
 
     def __call__(self, solution: str, tests: str, test_classes: list[str], *, item_id: str,
                  reference_wall_s: float | None) -> MutationReport:
-        from pipeline.quality import MutationUnavailable, measure_mutation
+        from pipeline.quality.mutation import MutationUnavailable, measure_mutation
 
         try:
             run = measure_mutation(solution, tests, test_classes, config=self.config, sandbox=self.sandbox,

@@ -93,6 +93,7 @@ SOLUTION_MISSING_CLASS: Final = _code("solution-missing-class", 'solution missin
 SOLUTION_MISSING_METHOD: Final = _code("solution-missing-method", 'solution missing method')
 SOLUTION_SIGNATURE_CHANGED: Final = _code("solution-signature-changed", 'solution signature changed')
 GATE_ERROR: Final = _code("gate-error", 'the gate itself failed (sandbox unavailable, ...)')
+ENVIRONMENT_DEPENDENT: Final = _code("environment-dependent", "a test's verdict changed under a perturbed environment (the detail names the perturbation and tests)")
 
 # -- mutation and strengthening (pipeline.quality; pipeline/construct/strengthen.py) ------------
 WEAK_TESTS: Final = _code("weak-tests", "the tests kill fewer mutants than construction.mutation.min_score")

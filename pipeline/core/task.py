@@ -205,6 +205,8 @@ class Task(BaseModel):
     mutation_score: float | None = Field(
         None, description="share of the solution's non-equivalent mutants the tests kill, in [0, 1]")
     mutation: MutationReport | None = Field(None, description="mutation counts and the surviving mutants' diffs")
+    environment_checks: dict[str, Any] | None = Field(
+        None, description="environment checks the solution passed: applied, skipped (with why), isolation")
     judge_scores: list[int | None] | None = Field(None, description="one per judge, None for a failed vote")
     judge_votes: list[JudgeVote] | None = None
     source_class_ids: list[str] | None = None

@@ -10,6 +10,7 @@ from pipeline.core.formats.release_rows import DATA_GLOB, SPLIT
 from pipeline.core.task import CORE_COLUMNS, column_origin
 from pipeline.release.stats import DatasetStats
 from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
+from pipeline.release.validity import ValidityFacts, validity_section
 
 TAGS = ["code", "code-generation", "python", "class-level", "benchmark", "classeval", "post-cutoff"]
 
@@ -107,7 +108,7 @@ def render_card(*, version: str, stats: DatasetStats, funnel: FunnelReport, cuto
                 pipeline_version: str, models: dict[str, Any], prompt_versions: dict[str, Any],
                 sources: list[dict[str, Any]], columns: dict[str, str], json_columns: list[str],
                 config: dict[str, Any] | None = None, license: str | None = None,
-                hub_repo_id: str | None = None) -> str:
+                hub_repo_id: str | None = None, validity: ValidityFacts | None = None) -> str:
     cut = cutoff or "the configured cutoff"
     repo = hub_repo_id or REPO_PLACEHOLDER
     f = build_facts(config or {})
@@ -166,6 +167,8 @@ generate do not):
 {_plots_section()}
 
 Full statistics: `stats.json`.
+
+{_validity(validity)}
 
 ## Funnel
 
@@ -246,6 +249,14 @@ If you use this dataset, cite the release (its version tag pins the exact data) 
   year    = {{2023}}
 }}
 ```"""
+
+
+def _validity(validity: ValidityFacts | None) -> str:
+    if validity is None:
+        return "## Validity\n\nNot computed for this card."
+    return validity_section(validity) + (
+        "\n\nComputed from this release's tasks (`coverage`, `branch_coverage`, `mutation_score`, "
+        "`environment_checks`, `sources[].first_seen_date`) and `manifest.json`; `classforge report` prints the same.")
 
 
 def _plots_section() -> str:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import MutationConfig, SandboxConfig
-from pipeline.quality import MutantOutcome, MutationError, MutationReport, measure_mutation
+from pipeline.quality.mutation import MutantOutcome, MutationError, MutationReport, measure_mutation
 from pipeline.quality.mutation import build_report, score_of
 from pipeline.quality.mutants import generate_mutants
 from pipeline.sandbox import get_backend
