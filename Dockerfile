@@ -2,11 +2,13 @@
 # Two images from one file:
 #   docker build --target sandbox -t classforge-sandbox:latest .   # what untrusted code runs in
 #   docker build --target app     -t classforge:latest .           # the classforge CLI / a Prefect worker
-# The sandbox image holds Python, coverage and the harness only; the docker backend
+# The sandbox image holds Python, coverage, the declared environment below and the harness; the docker backend
 # (pipeline/sandbox/docker_backend.py) starts one throw-away container per run with no network,
 # a read-only root, tmpfs work dir, all capabilities dropped and the non-root user below.
-# ClassEval's own tasks import a few third-party packages; add them to the sandbox with
-#   --build-arg SANDBOX_EXTRAS="numpy pandas python-docx openpyxl beautifulsoup4 gensim pillow nltk PyPDF2 reportlab"
+# The sandbox image carries the declared environment of ClassEval evaluations: the list in
+# benchmark/requirements/classeval.txt, the same file benchmark/environment.py builds the local
+# backend's environment from (another list: --build-arg SANDBOX_REQUIREMENTS=path/in/the/repo.txt;
+# more packages: --build-arg SANDBOX_EXTRAS="pkg1 pkg2"). The results name it.
 
 ARG PYTHON_IMAGE=python:3.11-slim
 
@@ -19,17 +21,24 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 
 FROM base AS sandbox
+ARG SANDBOX_REQUIREMENTS=benchmark/requirements/classeval.txt
 ARG SANDBOX_EXTRAS=""
+COPY ${SANDBOX_REQUIREMENTS} /opt/classforge/requirements.txt
 # A Debian-packaged base (how images are made where none can be pulled) has only `python3`.
+# netifaces (ClassEval 48) ships no wheels: a compiler is there for the install only.
 # libfaketime at a fixed path: the environment checks preload it to move the clock.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends libfaketime \
- && rm -rf /var/lib/apt/lists/* \
+ && apt-get install -y --no-install-recommends libfaketime gcc libc6-dev \
  && mkdir -p /opt/classforge \
  && ln -s "$(ls /usr/lib/*/faketime/libfaketime.so.1 | head -n 1)" /opt/classforge/libfaketime.so.1 \
  && (command -v python >/dev/null || ln -s "$(command -v python3)" /usr/local/bin/python) \
- && pip install "coverage>=7.4,<8" \
+ && (python -c "import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_paths()['include'] + '/Python.h'))" \
+     || apt-get install -y --no-install-recommends python3-dev) \
+ && pip install "coverage>=7.4,<8" -r /opt/classforge/requirements.txt \
  && if [ -n "$SANDBOX_EXTRAS" ]; then pip install $SANDBOX_EXTRAS; fi \
+ && pip freeze --all > /opt/classforge/installed.txt \
+ && apt-get purge -y --auto-remove gcc libc6-dev python3-dev \
+ && rm -rf /var/lib/apt/lists/* \
  && groupadd --gid 10001 sandbox \
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /work --shell /usr/sbin/nologin sandbox
 # The backend sends the harness with every run (so it always matches the host's version); the

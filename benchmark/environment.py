@@ -5,11 +5,16 @@ in by PyGithub) makes a ClassEval task pass that fails where only the dataset's 
 installed. With `evaluate.environment = "dataset"` the sandbox runs a virtual environment of its
 own instead, holding exactly:
 
-- the dataset's requirements: for every third-party module the selected tasks import (in their
+- the dataset's requirements: for a ClassEval dataset, the list in
+  `benchmark/requirements/classeval.txt` (the one file the docker backend's image installs too);
+  for any other dataset, for every third-party module the selected tasks import (in their
   solutions, tests, skeletons and import statements), its distribution (`_DISTRIBUTIONS` maps
-  import names that differ, e.g. `jwt` -> PyJWT, `PIL` -> pillow); ClassEval declares no versions,
-  so pip resolves the newest, and the versions it installed are recorded;
+  import names that differ, e.g. `jwt` -> PyJWT, `PIL` -> pillow). No versions are declared, so
+  pip resolves the newest, and the versions it installed are recorded;
 - the sandbox harness's own needs (`coverage`).
+
+With the docker backend the environment is the sandbox image itself: the `Dockerfile`'s `sandbox`
+target installs the same requirements file, and the results name the image (`image_environment`).
 
 It is built once per (requirements, Python version) under `evaluate.environment_root`, by
 `python -m venv` and pip (which reuses its download cache), in a temporary folder renamed into
@@ -21,6 +26,7 @@ from __future__ import annotations
 
 import ast
 import hashlib
+import importlib.resources
 import json
 import logging
 import os
@@ -32,7 +38,9 @@ import venv
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from pydantic import BaseModel, ConfigDict
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core.source import parse
 from pipeline.core.task import Task
@@ -43,6 +51,10 @@ log = logging.getLogger(__name__)
 
 HARNESS_REQUIREMENTS = ("coverage",)
 MARKER = "classforge-environment.json"
+# the datasets whose requirements are declared in a file of benchmark/requirements/ (format -> file)
+DECLARED = {"classeval": "classeval.txt"}
+IMAGE_REQUIREMENTS = "classeval.txt"  # what the Dockerfile's sandbox target installs (ARG SANDBOX_REQUIREMENTS)
+IMAGE_PYTHON = "python"  # the image's interpreter, where the requirements are installed
 # import name -> distribution, where they differ (the rest install under their import name)
 _DISTRIBUTIONS = {
     "PIL": "pillow", "docx": "python-docx", "bs4": "beautifulsoup4", "jwt": "PyJWT", "cv2": "opencv-python",
@@ -63,6 +75,8 @@ class EnvironmentInfo(BaseModel):
     python: str
     requirements: list[str]
     installed: list[str]  # `pip freeze` of the environment
+    kind: Literal["venv", "image"] = Field("venv", description="a virtual environment (local backend) or the docker image")
+    declared_in: str | None = Field(None, description="the requirements file the list comes from; None: the tasks' imports")
 
 
 def imported_modules(task: Task) -> set[str]:
@@ -87,6 +101,44 @@ def dataset_requirements(tasks: Iterable[Task]) -> list[str]:
     return sorted({_DISTRIBUTIONS.get(name, name) for name in third_party}, key=str.lower)
 
 
+def requirements_file(name: str) -> Path:
+    return Path(str(importlib.resources.files("benchmark").joinpath("requirements", name)))
+
+
+def read_requirements(path: Path) -> list[str]:
+    """Requirement lines of a requirements file (comments and blank lines dropped)."""
+    lines = (line.split("#", 1)[0].strip() for line in Path(path).read_text(encoding="utf-8").splitlines())
+    return [line for line in lines if line]
+
+
+def declared_requirements(dataset_format: str, tasks: Iterable[Task]) -> tuple[list[str], str | None]:
+    """The dataset's requirements and the file they are declared in: a ClassEval dataset's file,
+    plus any import of its tasks the file misses (a modified dataset); otherwise the imports."""
+    derived = dataset_requirements(tasks)
+    if dataset_format not in DECLARED:
+        return derived, None
+    path = requirements_file(DECLARED[dataset_format])
+    declared = read_requirements(path)
+    known = {r.lower() for r in declared}
+    return declared + [r for r in derived if r.lower() not in known], f"benchmark/requirements/{path.name}"
+
+
+def image_environment(requirements: list[str], image: str) -> EnvironmentInfo:
+    """The docker backend's environment: its image, which installs `IMAGE_REQUIREMENTS` (see the
+    Dockerfile). Requirements the image does not carry are an error naming them."""
+    carried = read_requirements(requirements_file(IMAGE_REQUIREMENTS))
+    known = {r.lower() for r in carried} | set(HARNESS_REQUIREMENTS)
+    missing = [r for r in requirements if r.lower() not in known]
+    if missing:
+        raise EnvironmentBuildError(
+            f"the docker image {image} carries benchmark/requirements/{IMAGE_REQUIREMENTS} only, not {', '.join(missing)}: "
+            f"build it with --build-arg SANDBOX_EXTRAS=\"{' '.join(missing)}\", or use the local backend")
+    wanted = sorted(set(carried) | set(HARNESS_REQUIREMENTS), key=str.lower)
+    digest = hashlib.sha256(json.dumps(wanted).encode()).hexdigest()[:12]
+    return EnvironmentInfo(name=f"image-{digest}", path=f"docker image {image}", python=IMAGE_PYTHON, requirements=wanted,
+                           installed=[], kind="image", declared_in=f"benchmark/requirements/{IMAGE_REQUIREMENTS}")
+
+
 def environment_name(requirements: list[str]) -> str:
     material = json.dumps({"requirements": sorted(requirements, key=str.lower), "python": platform.python_version()})
     return "env-" + hashlib.sha256(material.encode()).hexdigest()[:12]
@@ -96,7 +148,7 @@ Runner = Callable[..., subprocess.CompletedProcess]
 
 
 def ensure_environment(requirements: list[str], root: Path, *, base_python: str | None = None,
-                       run: Runner = subprocess.run) -> EnvironmentInfo:
+                       run: Runner = subprocess.run, declared_in: str | None = None) -> EnvironmentInfo:
     """The environment for `requirements` (plus the harness's), built now if it does not exist."""
     wanted = sorted(set(requirements) | set(HARNESS_REQUIREMENTS), key=str.lower)
     name = environment_name(wanted)
@@ -104,7 +156,8 @@ def ensure_environment(requirements: list[str], root: Path, *, base_python: str 
     folder = root / name
     marker = folder / MARKER
     if marker.is_file():
-        return EnvironmentInfo.model_validate_json(marker.read_text(encoding="utf-8"))
+        found = EnvironmentInfo.model_validate_json(marker.read_text(encoding="utf-8"))
+        return found.model_copy(update={"declared_in": declared_in})
     partial = root / f".{name}.partial-{os.getpid()}"
     shutil.rmtree(partial, ignore_errors=True)
     root.mkdir(parents=True, exist_ok=True)
@@ -115,7 +168,8 @@ def ensure_environment(requirements: list[str], root: Path, *, base_python: str 
         freeze = run([str(partial / "bin" / "python"), "-m", "pip", "freeze", "--all"], capture_output=True, text=True,
                      check=True)
         info = EnvironmentInfo(name=name, path=str(folder), python=str(python), requirements=wanted,
-                               installed=sorted(line for line in freeze.stdout.splitlines() if line.strip()))
+                               installed=sorted(line for line in freeze.stdout.splitlines() if line.strip()),
+                               declared_in=declared_in)
         (partial / MARKER).write_text(info.model_dump_json(indent=2), encoding="utf-8")
         try:
             partial.rename(folder)

@@ -11,12 +11,18 @@ per-class answers as ClassEval, at a third of the cost of a process per class.
 
 What one process cannot keep apart is a run that ends abnormally: a test that loops until the
 time limit, kills the interpreter or exhausts memory takes every class not yet finished with it.
-ClassEval's per-class timeout exists for exactly that, so here such a run (TIMEOUT, CRASHED,
-RESOURCE_EXCEEDED) is followed by one sandbox run per test class, each with the full limit, and
-the sample's outcome is built from those: the runaway class is marked timed out (or errored) and
-every other class keeps its own result. When the whole-file run never got as far as collecting
-the tests (the program hangs or crashes while it is imported), every class would fail the same
-way, so no per-class runs are made and the sample keeps the whole-run status.
+So the sample's one limit is shared among its test classes (`ExecutionJob.class_floors`, enforced
+by the harness's supervisor): a class that runs past its share of the time left (at least its
+floor, a multiple of the reference's time in it) is stopped as a timeout. A run that ends
+abnormally (TIMEOUT, CRASHED, RESOURCE_EXCEEDED) is then accounted per test class: the classes it
+finished (every test the host expects from the test source reported) keep their outcomes, the
+class it was in when it ended gets that end (timed out, crashed, out of memory), and the classes
+it never reached run again, together, with what is left of the limit, as often as runs end
+abnormally and time is left; a class no run reached counts as timed out. A timed-out sample thus
+costs its limit (plus the grace), never more. (ClassEval gives each class its own thread timeout,
+but its abandoned threads keep running beside the next classes.) When the whole-file run never
+got as far as collecting the tests (the program hangs or crashes while it is imported), every
+class would fail the same way, so the sample keeps the whole-run status.
 
 Executions are stored by content (program, tests, classes, limit and sandbox settings), so an
 interrupted evaluation resumes without re-running anything finished, and identical programs (the
@@ -52,20 +58,23 @@ from pipeline.sandbox import (
     get_backend,
     run_suites,
 )
+from pipeline.sandbox.expectations import static_expectations
 from pipeline.core.store import write_json
 
 log = logging.getLogger(__name__)
 
-EXEC_PROTOCOL = 2  # bump when what a stored execution means changes; old entries are then ignored
+EXEC_PROTOCOL = 3  # bump when what a stored execution means changes; old entries are then ignored
 _ABNORMAL = (SuiteStatus.TIMEOUT, SuiteStatus.CRASHED, SuiteStatus.RESOURCE_EXCEEDED)
+_NORMAL = (SuiteStatus.PASSED, SuiteStatus.FAILED, SuiteStatus.ZERO_TESTS)
+MIN_RERUN_S = 0.5  # what is left of a limit below this runs nothing: a sandbox start alone takes ~0.1 s
 _EXC_IN_DETAIL = re.compile(r"(?P<type>[A-Za-z_][\w.]*): (?P<message>.*)", re.DOTALL)
 
 
-def job_for(task: Task, program: str, limit_s: float) -> ExecutionJob:
+def job_for(task: Task, program: str, limit_s: float, class_floors: dict[str, float] | None = None) -> ExecutionJob:
     # Runs are reproducible without touching the tests: the harness seeds `random` with the
     # sandbox's hash seed before the program is imported (ClassEval_58 places mines at random).
     return ExecutionJob(task_id=task.task_id, program=program, tests=task.test,
-                        test_classes=tuple(task.test_classes), limit_s=limit_s)
+                        test_classes=tuple(task.test_classes), limit_s=limit_s, class_floors=class_floors)
 
 
 class ExecutionJob(BaseModel):
@@ -79,6 +88,8 @@ class ExecutionJob(BaseModel):
     test_classes: tuple[str, ...]
     limit_s: float = Field(gt=0)
     repeat: int = Field(0, ge=0, description="> 0: the same run again (re-timing), stored under its own key")
+    class_floors: dict[str, float] | None = Field(
+        None, description="share the limit among the test classes, each getting at least this (pipeline.sandbox)")
 
     def key(self, config: SandboxConfig) -> str:
         material = {
@@ -88,7 +99,8 @@ class ExecutionJob(BaseModel):
             "sandbox": config.model_dump(mode="json", include={
                 "backend", "memory_mb", "max_processes", "max_file_mb", "hash_seed", "isolation", "python", "env",
                 "docker_image", "tmp_size_mb", "grace_s"}),
-        } | ({"repeat": self.repeat} if self.repeat else {})  # keys of first runs stay as they were
+        } | ({"repeat": self.repeat} if self.repeat else {}) | (  # keys of first runs stay as they were
+            {"class_floors": self.class_floors} if self.class_floors is not None else {})
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -103,12 +115,21 @@ class StoredExecution(BaseModel):
     limit_s: float
     program: str
     whole: SuiteResult
-    per_class: dict[str, SuiteResult] = Field(default_factory=dict)
+    apart: bool = Field(False, description="an abnormal whole-file run accounted per test class")
+    expected: dict[str, list[str]] = Field(default_factory=dict, description="apart: the tests the host expects per class")
+    reruns: list[SuiteResult] = Field(default_factory=list, description="apart: later runs of the classes not reached")
+
+    @property
+    def runs(self) -> list[SuiteResult]:
+        return [self.whole, *self.reruns]
+
+    @property
+    def wall_s(self) -> float:
+        return sum(r.wall_s for r in self.runs)
 
     @property
     def infrastructure_failure(self) -> bool:
-        return self.whole.status is SuiteStatus.SANDBOX_ERROR or any(
-            r.status is SuiteStatus.SANDBOX_ERROR for r in self.per_class.values())
+        return any(r.status is SuiteStatus.SANDBOX_ERROR for r in self.runs)
 
 
 class ExecutionStore:
@@ -209,11 +230,67 @@ def collected_anything(result: SuiteResult) -> bool:
     return any(c.methods or c.error != "not run" for c in result.classes)
 
 
-def to_outcome(task_id: str, sample_index: int, stored: StoredExecution) -> SampleOutcome:
-    """The sample's outcome from its stored execution (see the module docstring for the rules)."""
+def finished_classes(run: SuiteResult, expected: dict[str, list[str]]) -> list[str]:
+    """The classes a run took to their end: all of them when it ended normally; after an abnormal
+    end, those missing from the tests or stopped by a fixture, and those whose every expected test
+    was reported."""
+    if run.status in _NORMAL:
+        return [c.name for c in run.classes]
+    done = []
+    for c in run.classes:
+        reported = {m.name for m in c.methods}
+        if c.status in (ClassStatus.MISSING, ClassStatus.FIXTURE_ERROR) or (
+                c.name in expected and set(expected[c.name]) <= reported):
+            done.append(c.name)
+    return done
+
+
+def _ended_in(run: SuiteResult, finished: list[str]) -> str | None:
+    """The class an abnormal run was in when it ended: the first (in run order) it did not finish."""
+    return next((c.name for c in run.classes if c.name not in finished), None)
+
+
+def classes_left(test_classes: Sequence[str], runs: Sequence[SuiteResult], expected: dict[str, list[str]]) -> list[str]:
+    """Listed classes no run has decided yet (neither finished nor ended in), in listed order."""
+    decided: set[str] = set()
+    for run in runs:
+        finished = finished_classes(run, expected)
+        decided.update(finished)
+        if run.status not in _NORMAL and (ended := _ended_in(run, finished)) is not None:
+            decided.add(ended)
+    return [c for c in test_classes if c not in decided]
+
+
+def _apart_outcome(task_id: str, sample_index: int, stored: StoredExecution,
+                   test_classes: Sequence[str]) -> SampleOutcome:
+    """Per class: the first run that finished it or ended in it decides; classes no run reached
+    count as timed out (the limit was spent before they could run)."""
+    classes: dict[str, TestClassOutcome] = {}
+    for run in stored.runs:
+        if run.status is SuiteStatus.TAMPERED:
+            return SampleOutcome(task_id=task_id, sample_index=sample_index, status="tampered",
+                                 error=ExceptionInfo(type="Tampered", message=run.detail))
+        finished = finished_classes(run, stored.expected)
+        by_name = {c.name: c for c in run.classes}
+        for name in finished:
+            classes.setdefault(name, class_outcome(by_name[name]))
+        ended = None if run.status in _NORMAL else _ended_in(run, finished)
+        if ended is not None and ended not in classes:
+            classes[ended] = _abnormal_class_outcome(run, ended)
+    for name in test_classes:
+        if name not in classes:
+            problem = TestProblem(test=name, kind="error", exception=ExceptionInfo(
+                type="NotRun", message="not reached: the sample's time limit was spent before this class ran"))
+            classes[name] = TestClassOutcome(tests_run=0, timed_out=True, problems=[problem])
+    return SampleOutcome(task_id=task_id, sample_index=sample_index, test_classes=classes)
+
+
+def to_outcome(task_id: str, sample_index: int, stored: StoredExecution, test_classes: Sequence[str] = ()) -> SampleOutcome:
+    """The sample's outcome from its stored execution (see the module docstring for the rules).
+    `test_classes`: the task's listed classes, so that classes no run reached are counted."""
     whole = stored.whole
     status = whole.status
-    if status in (SuiteStatus.PASSED, SuiteStatus.FAILED, SuiteStatus.ZERO_TESTS):
+    if status in _NORMAL:
         return SampleOutcome(task_id=task_id, sample_index=sample_index, test_classes=_completed_classes(whole))
     if status is SuiteStatus.ERROR:
         return SampleOutcome(task_id=task_id, sample_index=sample_index, status="load_error",
@@ -221,17 +298,8 @@ def to_outcome(task_id: str, sample_index: int, stored: StoredExecution) -> Samp
     if status is SuiteStatus.TAMPERED:
         return SampleOutcome(task_id=task_id, sample_index=sample_index, status="tampered",
                              error=ExceptionInfo(type="Tampered", message=whole.detail))
-    if status in _ABNORMAL and stored.per_class:
-        classes: dict[str, TestClassOutcome] = {}
-        for name, result in stored.per_class.items():
-            if result.status is SuiteStatus.TAMPERED:
-                return SampleOutcome(task_id=task_id, sample_index=sample_index, status="tampered",
-                                     error=ExceptionInfo(type="Tampered", message=f"{name}: {result.detail}"))
-            if result.status in (SuiteStatus.PASSED, SuiteStatus.FAILED, SuiteStatus.ZERO_TESTS):
-                classes.update(_completed_classes(result))
-            else:
-                classes[name] = _abnormal_class_outcome(result, name)
-        return SampleOutcome(task_id=task_id, sample_index=sample_index, test_classes=classes)
+    if status in _ABNORMAL and stored.apart:
+        return _apart_outcome(task_id, sample_index, stored, test_classes or [c.name for c in whole.classes])
     bucket = {SuiteStatus.TIMEOUT: "timeout", SuiteStatus.RESOURCE_EXCEEDED: "resource_limit",
               SuiteStatus.CRASHED: "crashed"}.get(status)
     if bucket is None:
@@ -285,9 +353,11 @@ class Executor:
             self.sandbox_runs += runs
         return results
 
-    def run(self, jobs: Sequence[ExecutionJob], on_done: Callable[[str], None] | None = None) -> dict[str, StoredExecution]:
+    def run(self, jobs: Sequence[ExecutionJob],
+            on_done: Callable[[StoredExecution], None] | None = None) -> dict[str, StoredExecution]:
         """Execute every distinct job (by key); returns key -> stored execution, including sandbox
-        failures (those are returned but not stored, so a later run tries again)."""
+        failures (those are returned but not stored, so a later run tries again). `on_done` sees
+        each execution as soon as it is final (and stored)."""
         by_key: dict[str, ExecutionJob] = {}
         for job in jobs:
             by_key.setdefault(job.key(self.config), job)
@@ -299,63 +369,75 @@ class Executor:
                 done[key] = stored
                 self.reused += 1
                 if on_done:
-                    on_done(key)
+                    on_done(stored)
             else:
                 todo.append((key, job))
         requests = [SuiteRequest(item_id=f"{job.task_id}#{key[:10]}", solution=job.program, tests=job.tests,
-                                 test_classes=list(job.test_classes), limit_s=job.limit_s, coverage=False)
+                                 test_classes=list(job.test_classes), limit_s=job.limit_s, coverage=False,
+                                 class_floors=self._floors(job))
                     for key, job in todo]
-        persisted: set[str] = set()
 
         def finished(i: int, result: SuiteResult) -> None:
-            # Persist each finished run at once, so an interrupted evaluation keeps it.
+            # Keep each finished run at once, so an interrupted evaluation keeps it.
             key, job = todo[i]
-            if result.status is SuiteStatus.SANDBOX_ERROR or self._needs_per_class(job, result):
+            if result.status is SuiteStatus.SANDBOX_ERROR or self._needs_apart(job, result):
                 return
-            self.store.put(StoredExecution(key=key, task_id=job.task_id, limit_s=job.limit_s, program=job.program, whole=result))
-            with self._lock:
-                persisted.add(key)
-            if on_done:
-                on_done(key)
+            self._keep(StoredExecution(key=key, task_id=job.task_id, limit_s=job.limit_s, program=job.program,
+                                       whole=result), done, on_done)
 
         abnormal: list[tuple[str, ExecutionJob, SuiteResult]] = []
         for (key, job), result in zip(todo, self._run(requests, finished), strict=True):
-            if self._needs_per_class(job, result):
+            if self._needs_apart(job, result):
                 abnormal.append((key, job, result))
-                continue
-            stored = StoredExecution(key=key, task_id=job.task_id, limit_s=job.limit_s, program=job.program, whole=result)
-            done[key] = stored
-            if key not in persisted:  # succeeded on a retry, or failed for good (then not stored)
-                self._keep(stored, done)
-                if on_done:
-                    on_done(key)
+            elif key not in done:  # succeeded on a retry, or failed for good (then not stored)
+                self._keep(StoredExecution(key=key, task_id=job.task_id, limit_s=job.limit_s, program=job.program,
+                                           whole=result), done, on_done)
         if abnormal:
-            self._per_class(abnormal, done, on_done)
+            self._apart(abnormal, done, on_done)
         return done
 
-    def _needs_per_class(self, job: ExecutionJob, result: SuiteResult) -> bool:
+    def _floors(self, job: ExecutionJob) -> dict[str, float] | None:
+        """Share the limit among the classes only where the classes a stop leaves run again."""
+        return job.class_floors if self.rerun_classes and len(job.test_classes) > 1 else None
+
+    def _needs_apart(self, job: ExecutionJob, result: SuiteResult) -> bool:
         return (self.rerun_classes and result.status in _ABNORMAL and len(job.test_classes) > 1
                 and collected_anything(result))
 
-    def _per_class(self, abnormal: list[tuple[str, ExecutionJob, SuiteResult]], done: dict[str, StoredExecution],
-                   on_done: Callable[[str], None] | None) -> None:
-        units = [(key, job, whole, name) for key, job, whole in abnormal for name in job.test_classes]
-        requests = [SuiteRequest(item_id=f"{job.task_id}#{key[:10]}:{name}", solution=job.program, tests=job.tests,
-                                 test_classes=[name], limit_s=job.limit_s, coverage=False)
-                    for key, job, _, name in units]
-        results = self._run(requests)
-        per_key: dict[str, dict[str, SuiteResult]] = {}
-        for (key, _, _, name), result in zip(units, results, strict=True):
-            per_key.setdefault(key, {})[name] = result
-        for key, job, whole in abnormal:
-            stored = StoredExecution(key=key, task_id=job.task_id, limit_s=job.limit_s, program=job.program,
-                                     whole=whole, per_class=per_key.get(key, {}))
-            self._keep(stored, done)
-            if on_done:
-                on_done(key)
+    def _apart(self, abnormal: list[tuple[str, ExecutionJob, SuiteResult]], done: dict[str, StoredExecution],
+               on_done: Callable[[StoredExecution], None] | None) -> None:
+        """Account abnormal runs per test class (module docstring): the classes not reached run
+        again together, within what is left of the sample's limit, until none is left or the time is."""
+        jobs = {key: job for key, job, _ in abnormal}
+        pending = [StoredExecution(key=key, task_id=job.task_id, limit_s=job.limit_s, program=job.program, whole=whole,
+                                   apart=True, expected=_expected(job)) for key, job, whole in abnormal]
+        while pending:
+            asked: list[tuple[StoredExecution, list[str], float]] = []
+            for stored in pending:
+                left = classes_left(jobs[stored.key].test_classes, stored.runs, stored.expected)
+                budget = stored.limit_s - stored.wall_s
+                if left and budget >= MIN_RERUN_S and not stored.infrastructure_failure:
+                    asked.append((stored, left, budget))
+                else:
+                    self._keep(stored, done, on_done)
+            requests = [SuiteRequest(item_id=f"{s.task_id}#{s.key[:10]}:rerun{len(s.reruns) + 1}", solution=s.program,
+                                     tests=jobs[s.key].tests, test_classes=left, limit_s=budget, coverage=False,
+                                     class_floors=self._floors(jobs[s.key])) for s, left, budget in asked]
+            pending = []
+            for (stored, _, _), result in zip(asked, self._run(requests) if requests else [], strict=True):
+                stored.reruns.append(result)
+                pending.append(stored)
 
-    def _keep(self, stored: StoredExecution, done: dict[str, StoredExecution]) -> None:
+    def _keep(self, stored: StoredExecution, done: dict[str, StoredExecution],
+              on_done: Callable[[StoredExecution], None] | None) -> None:
         with self._lock:
             done[stored.key] = stored
         if not stored.infrastructure_failure:
             self.store.put(stored)
+        if on_done:
+            on_done(stored)
+
+
+def _expected(job: ExecutionJob) -> dict[str, list[str]]:
+    """The tests the host expects each listed class to report (its own reading of the test source)."""
+    return {name: e.methods for name, e in static_expectations(job.tests, list(job.test_classes)).items()}

@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core.extraction import Extraction, extract_code
 from benchmark.levels import model_levels
-from benchmark.results import DIRECT, Bucket, LevelsRecord, SampleSource, StepRecord
+from benchmark.results import DIRECT, Bucket, LevelsRecord, SampleSource, StepRecord, cause_of
 from benchmark.samples_file import NumberedSample, PregeneratedStep
 from benchmark.strategies import (
     GenerationStep,
@@ -68,6 +68,7 @@ class Generated(BaseModel):
     program: str | None = None
     bucket: Bucket | None = None
     reason: str = ""
+    cause: str | None = Field(None, description="generation_error: why, as a code (benchmark.results.UNSCORED_CAUSES)")
 
     @property
     def prompt_tokens(self) -> int:
@@ -209,7 +210,7 @@ class LLMGenerator:
         except LLMError as exc:
             done = len(steps)
             return Generated(unit=unit, source="llm", steps=steps, levels=levels, bucket="generation_error",
-                             reason=f"task {task.task_id}: step {done + 1} failed: {exc}")
+                             reason=f"task {task.task_id}: step {done + 1} failed: {exc}", cause=cause_of(exc))
         return finish_sample(unit, "llm", task, steps, levels, generated, class_code,
                              holistic=any(s.kind == "class" for s in steps))
 

@@ -5,19 +5,24 @@ A run folder holds everything needed to re-grade it offline (`classforge evaluat
 scores, usage, and the list of sample files), and one file per sample under `samples/` (the raw
 and extracted text of every step, the prompt versions, the program, its per-test-class outcomes,
 its bucket and error category, and its tokens). Scores are derived from those records and
-nothing else. Schema version 1 (everything in `results.json`) is still read.
+nothing else. Each sample's file is written as soon as the sample is final, so it is also the unit a
+killed run resumes from (`SampleFiles`); `results.json` is written once, at the end. Schema version
+3 adds why an unscored sample is unscored (`cause`, `repeats`) and how an abnormal run was
+accounted (`ExecutionRecord.reruns`); versions 1 (everything in `results.json`) and 2 are still read.
 
 Buckets: every sample lands in exactly one. The scored buckets are `SampleOutcome.status`'s
 values; the unscored ones say why a sample could not be judged (`generation_error`: the model
 call failed for good; `sandbox_error`: the sandbox itself failed; `task_broken`: a pre-generated
 sample of a task whose reference solution fails). Unscored samples are counted and listed, never
-silently dropped; a resumed run retries the first two.
+silently dropped; a resumed run retries the first two. `cause` names why in one code
+(`UNSCORED_CAUSES`), and `repeats` says whether running again would fail the same way.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -31,12 +36,15 @@ from benchmark.outcomes import SampleOutcome, SampleStatus
 from pipeline.core.formats.quirks import QuirkFix
 from pipeline.core.task import Task
 from benchmark.taxonomy import Category
+from pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, LLMError, PromptTooLong
 from pipeline.llm.ledger import UsageSummary
 from pipeline.core.store import write_json
 from pipeline.core.errors import InputError
 
-SCHEMA_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 RESULTS_FILE = "results.json"
 SAMPLES_DIR = "samples"
 
@@ -45,6 +53,16 @@ Bucket = Literal[SampleStatus, UnscoredBucket]
 SCORED_BUCKETS: tuple[str, ...] = get_args(SampleStatus)
 BUCKETS: tuple[str, ...] = SCORED_BUCKETS + get_args(UnscoredBucket)
 SampleSource = Literal["llm", "reference", "empty", "samples_file"]
+# why a sample is unscored, and whether running again repeats it
+UNSCORED_CAUSES: dict[str, tuple[str, bool]] = {
+    "prompt-too-long": ("the prompt does not fit the model's context window", True),
+    "request-refused": ("the server refused the request itself (a 4xx, or the same 5xx twice)", True),
+    "replay-miss": ("replay mode has no recorded answer for the request", True),
+    "budget-reached": ("the run's LLM budget was spent", True),
+    "llm-unavailable": ("the model could not be reached or kept failing (outage, timeout, rate limit, key)", False),
+    "sandbox-failed": ("the sandbox itself failed", False),
+    "task-broken": ("the task's reference solution fails", True),
+}
 SPECIAL_MODELS: tuple[str, ...] = ("reference", "empty")
 DIRECT = "direct"  # the strategy label of samples that were not generated step by step (special models)
 
@@ -96,7 +114,9 @@ class ExecutionRecord(Record):
     limit_s: float
     wall_s: float
     isolation: str = ""
-    per_class: bool = Field(False, description="the test classes were re-run one by one after an abnormal end")
+    per_class: bool = Field(False, description="an abnormal end was accounted per test class")
+    reruns: int = Field(0, description="later runs of the test classes an abnormal end did not reach, within the limit")
+    runs_wall_s: float | None = Field(None, description="wall time of every run of the sample together")
 
 
 class SampleRecord(Record):
@@ -107,6 +127,8 @@ class SampleRecord(Record):
     source: SampleSource
     bucket: Bucket
     reason: str = Field("", description="why the sample is not `completed`, in words")
+    cause: str | None = Field(None, description="unscored samples: why, as a code of UNSCORED_CAUSES")
+    repeats: bool | None = Field(None, description="unscored samples: running again fails the same way")
     levels: LevelsRecord | None = None
     steps: list[StepRecord] = Field(default_factory=list)
     program: str | None = None
@@ -203,11 +225,12 @@ class RunStats(Record):
     sandbox_runs: int = Field(0, description="sandbox runs made by this invocation (reruns and retries included)")
     executions_reused: int = Field(0, description="executions served from the run's content store")
     llm_requests: int = 0
+    samples_resumed: int = Field(0, description="samples read back from their files, finished by an earlier run that stopped")
     seconds: dict[str, float] = Field(default_factory=dict, description="wall time per phase")
 
 
 class RunResults(Record):
-    schema_version: Literal[1, 2] = SCHEMA_VERSION
+    schema_version: Literal[1, 2, 3] = SCHEMA_VERSION
     run_id: str
     created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
     classforge_version: str
@@ -240,14 +263,65 @@ def sample_file(record: SampleRecord) -> str:
             f"{_slug(record.task_id, 80)}__{record.sample_index}__{tag}.json")
 
 
-def save_results(run_dir: Path, results: RunResults) -> Path:
-    """One file per sample and the summary that lists them (schema version 2)."""
-    run_dir = Path(run_dir)
-    names = []
-    for record in results.samples:
+def cause_of(error: LLMError) -> str:
+    """The unscored cause of a model call that failed for good."""
+    if isinstance(error, PromptTooLong):
+        return "prompt-too-long"
+    if isinstance(error, CacheMiss):
+        return "replay-miss"
+    if isinstance(error, BudgetExceeded):
+        return "budget-reached"
+    if isinstance(error, LLMCallFailed) and not error.transient:
+        return "request-refused"
+    return "llm-unavailable"
+
+
+def sample_key(record: SampleRecord) -> tuple[str, str, str, int]:
+    return record.model, record.strategy, record.task_id, record.sample_index
+
+
+class SampleFiles:
+    """The run folder's `samples/`: one file per sample, written when the sample is final, read
+    back when a run resumes. A file that cannot be read or does not hold the sample its name says
+    is ignored with a warning naming it, and the sample is done again."""
+
+    # a resumed run does these again: the model or the sandbox failed, or the task was broken
+    # (its reference is judged again by every run; a sandbox failure there may be gone)
+    REDONE = ("generation_error", "sandbox_error", "task_broken")
+
+    def __init__(self, run_dir: Path) -> None:
+        self.run_dir = Path(run_dir)
+
+    def write(self, record: SampleRecord) -> str:
         name = sample_file(record)
-        write_json(run_dir / name, record.model_dump(mode="json"))
-        names.append(name)
+        write_json(self.run_dir / name, record.model_dump(mode="json"))
+        return name
+
+    def finished(self) -> dict[tuple[str, str, str, int], SampleRecord]:
+        """Samples a resumed run need not do again."""
+        out = {}
+        root = self.run_dir / SAMPLES_DIR
+        for path in sorted(root.rglob("*.json")) if root.is_dir() else []:
+            try:
+                record = SampleRecord.model_validate_json(path.read_bytes())
+            except (ValueError, OSError) as e:
+                log.warning("%s: unreadable sample file, the sample is done again (%s)", path,
+                            str(e).splitlines()[0][:200])
+                continue
+            if self.run_dir / sample_file(record) != path:
+                log.warning("%s: holds another sample (%s), the sample is done again", path, sample_file(record))
+                continue
+            if record.bucket not in self.REDONE:
+                out[sample_key(record)] = record
+        return out
+
+
+def save_results(run_dir: Path, results: RunResults, *, write_samples: bool = True) -> Path:
+    """The summary that lists the sample files (and, with `write_samples`, every sample's file;
+    a run that wrote them as they finished passes False)."""
+    run_dir = Path(run_dir)
+    files = SampleFiles(run_dir)
+    names = [files.write(r) if write_samples else sample_file(r) for r in results.samples]
     summary = results.model_dump(mode="json", exclude={"samples"}) | {"schema_version": SCHEMA_VERSION, "sample_files": names}
     path = run_dir / RESULTS_FILE
     write_json(path, summary)
@@ -274,7 +348,7 @@ def load_results(run_dir_or_file: Path) -> RunResults:
     if version not in READABLE_VERSIONS:
         raise ResultsError(f"{path}: results schema version {version!r}; this classforge reads versions "
                            f"{', '.join(map(str, READABLE_VERSIONS))}")
-    if version == 2:
+    if version in (2, 3):
         names = data.pop("sample_files", None)
         if not isinstance(names, list):
             raise ResultsError(f"{path}: no list of sample files")

@@ -11,26 +11,36 @@ Phases (each resumable; see `results/<run-id>/`):
 3. Generation, per (model, strategy, sample index, task), through the one LLM client and its
    cache (special models and pre-generated samples need none).
 4. Execution: syntax errors are found without running; everything else runs in the sandbox,
-   stored by content in `executions/`.
+   stored by content in `executions/`. Each sample's record goes to its own file under
+   `samples/` as soon as it is final.
 5. Scoring (pass@k, taxonomy, DEP with bootstrap intervals) and the outputs: `results.json`,
    `summary.md`, `passk.png`, `taxonomy.png`.
 
 The run folder's name comes from the dataset's hash, the models and every setting that changes
-the samples, so running the same command again resumes in the same folder: generation answers
-come from the LLM cache and executions from the content store, and nothing finished is redone.
+the samples, so running the same command again resumes in the same folder: a sample with a
+readable file is not done again (a killed run resumes from its finished samples; an unreadable
+file is named in a warning and its sample redone, as are samples that failed for want of the
+model or the sandbox), and what an unfinished sample had already paid for comes back from the LLM
+cache and the execution store.
 """
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core.formats.loader import LoadedDataset, load_dataset
-from benchmark.environment import EnvironmentBuildError, dataset_requirements, ensure_environment
+from benchmark.environment import (
+    EnvironmentBuildError,
+    EnvironmentInfo,
+    declared_requirements,
+    ensure_environment,
+    image_environment,
+)
 from benchmark.execution import ExecutionJob, ExecutionStore, Executor, StoredExecution, job_for, to_outcome
 from benchmark.generation import Generated, LLMGenerator, SampleUnit, direct_unit, pregenerated_sample, special_sample
 from benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
@@ -43,8 +53,11 @@ from benchmark.results import (
     ReferenceRecord,
     RunResults,
     RunSettings,
+    UNSCORED_CAUSES,
     RunStats,
+    SampleFiles,
     SampleRecord,
+    cause_of,
     file_sha256,
     load_results,
     run_id_for,
@@ -156,7 +169,7 @@ def reference_prerun(tasks: list[Task], executor: Executor, config: Config,
     limit = config.sandbox.wall_limit_s
     jobs = {t.task_id: job_for(t, reference_program(t), limit) for t in tasks}
     counter = _Counter("reference", len(jobs), progress)
-    done = executor.run(list(jobs.values()), on_done=lambda _key: counter.tick())
+    done = executor.run(list(jobs.values()), on_done=lambda _stored: counter.tick())
     whole = {t.task_id: done[jobs[t.task_id].key(executor.config)].whole for t in tasks}
     sb = config.sandbox
     slow = [t.task_id for t in tasks
@@ -217,7 +230,8 @@ def _generate(units: list[tuple[SampleUnit, Task]], generator: LLMGenerator | No
         for (u, t), result in zip(llm, client.map(one, llm), strict=True):
             if result.error is not None:
                 if isinstance(result.error, LLMError):  # already handled inside; kept for safety
-                    out[u] = Generated(unit=u, source="llm", bucket="generation_error", reason=str(result.error))
+                    out[u] = Generated(unit=u, source="llm", bucket="generation_error", reason=str(result.error),
+                                       cause=cause_of(result.error))
                     continue
                 raise EvaluationError(f"task {t.task_id}: generating {u.model}/{u.strategy} sample {u.sample_index} "
                                       f"failed: {type(result.error).__name__}: {result.error}") from result.error
@@ -226,16 +240,20 @@ def _generate(units: list[tuple[SampleUnit, Task]], generator: LLMGenerator | No
 
 
 def _record(gen: Generated, *, outcome: SampleOutcome | None = None, stored: StoredExecution | None = None,
-            bucket: str | None = None, reason: str = "") -> SampleRecord:
+            bucket: str | None = None, reason: str = "", cause: str | None = None) -> SampleRecord:
     u = gen.unit
     execution = None
     if stored is not None:
         w = stored.whole
         execution = ExecutionRecord(key=stored.key, suite_status=w.status.value, detail=w.detail, limit_s=stored.limit_s,
-                                    wall_s=w.wall_s, isolation=w.isolation, per_class=bool(stored.per_class))
+                                    wall_s=w.wall_s, isolation=w.isolation, per_class=stored.apart,
+                                    reruns=len(stored.reruns), runs_wall_s=round(stored.wall_s, 4))
+    bucket = bucket or (outcome.status if outcome else gen.bucket)
+    cause = cause or gen.cause
     return SampleRecord(
         model=u.model, strategy=u.strategy, task_id=u.task_id, sample_index=u.sample_index, source=gen.source,
-        bucket=bucket or (outcome.status if outcome else gen.bucket), reason=reason or gen.reason, levels=gen.levels,
+        bucket=bucket, reason=reason or gen.reason, levels=gen.levels,
+        cause=cause, repeats=UNSCORED_CAUSES[cause][1] if cause in UNSCORED_CAUSES else None,
         steps=gen.steps, program=gen.program, outcome=outcome, execution=execution,
         prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens)
 
@@ -246,24 +264,56 @@ def _outcome_reason(outcome: SampleOutcome) -> str:
     return f"{outcome.error.type}: {outcome.error.message}"[:500]
 
 
+def _unexecuted(gen: Generated) -> SampleRecord:
+    """A sample generation already decided: nothing to run."""
+    u = gen.unit
+    if gen.bucket == "no_code":
+        return _record(gen, outcome=SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="no_code"))
+    if gen.bucket == "compile_error":  # found before assembly could give a program to compile
+        return _record(gen, outcome=SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="compile_error",
+                                                  error=ExceptionInfo(type="UnicodeEncodeError", message=gen.reason)))
+    return _record(gen)
+
+
+def _executed(gen: Generated, task: Task, stored: StoredExecution) -> SampleRecord:
+    if stored.infrastructure_failure:
+        return _record(gen, stored=stored, bucket="sandbox_error", cause="sandbox-failed",
+                       reason=f"task {gen.unit.task_id}: the sandbox failed: {stored.runs[-1].detail}")
+    outcome = to_outcome(gen.unit.task_id, gen.unit.sample_index, stored, task.test_classes)
+    return _record(gen, outcome=outcome, stored=stored, reason=_outcome_reason(outcome))
+
+
+def _class_floors(executor: Executor, ref: ReferenceRecord) -> dict[str, float]:
+    """What each test class may use of a sample's limit at least: the limit's factor times the
+    reference's time in it (its tests' own times, from the stored pre-run)."""
+    stored = executor.store.get(ref.execution_key)
+    if stored is None:
+        return {}
+    factor = executor.config.scale_factor
+    return {c.name: round(factor * sum(m.duration_s or 0.0 for m in c.methods), 2) for c in stored.whole.classes}
+
+
+Sink = Callable[[SampleRecord], object]
+
+
 def execute_samples(generated: list[Generated], tasks: dict[str, Task], refs: dict[str, ReferenceRecord],
-                    executor: Executor, progress: Progress | None = None) -> list[SampleRecord]:
-    """Every generated sample to one record in one bucket (see `benchmark.results`)."""
+                    executor: Executor, progress: Progress | None = None, sink: Sink | None = None) -> list[SampleRecord]:
+    """Every generated sample to one record in one bucket (see `benchmark.results`); `sink` gets
+    each record as soon as it is final (the run folder's sample files)."""
     jobs: dict[int, ExecutionJob] = {}
     reused: dict[int, str] = {}  # sample -> the reference pre-run's execution key
     records: dict[int, SampleRecord] = {}
+    floors: dict[str, dict[str, float]] = {}  # task -> its classes' floors (see _class_floors)
+
+    def final(i: int, record: SampleRecord) -> None:
+        records[i] = categorise(tasks[record.task_id], record)
+        if sink is not None:
+            sink(records[i])
+
     for i, gen in enumerate(generated):
         u = gen.unit
         if gen.bucket is not None:
-            if gen.bucket == "no_code":
-                outcome = SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="no_code")
-                records[i] = _record(gen, outcome=outcome)
-            elif gen.bucket == "compile_error":  # found before assembly could give a program to compile
-                outcome = SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="compile_error",
-                                        error=ExceptionInfo(type="UnicodeEncodeError", message=gen.reason))
-                records[i] = _record(gen, outcome=outcome)
-            else:
-                records[i] = _record(gen)
+            final(i, _unexecuted(gen))
             continue
         assert gen.program is not None  # a sample without a bucket has a program (generation's contract)
         ref = refs[u.task_id]
@@ -275,27 +325,28 @@ def execute_samples(generated: list[Generated], tasks: dict[str, Task], refs: di
         syntax = syntax_error_of(gen.program)
         if syntax is not None:
             outcome = SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="compile_error", error=syntax)
-            records[i] = _record(gen, outcome=outcome, reason=f"{syntax.type}: {syntax.message}")
+            final(i, _record(gen, outcome=outcome, reason=f"{syntax.type}: {syntax.message}"))
             continue
-        jobs[i] = job_for(tasks[u.task_id], gen.program, refs[u.task_id].limit_s)
-    keys = {i: job.key(executor.config) for i, job in jobs.items()}
-    counter = _Counter("execution", len(set(keys.values())), progress)
-    done = executor.run(list(jobs.values()), on_done=lambda _key: counter.tick())
+        if u.task_id not in floors:
+            floors[u.task_id] = _class_floors(executor, ref)
+        jobs[i] = job_for(tasks[u.task_id], gen.program, ref.limit_s, floors[u.task_id])
     for i, key in reused.items():
         stored = executor.store.get(key)
         if stored is None:  # the pre-run result is always stored when the reference passed
             raise EvaluationError(f"task {generated[i].unit.task_id}: the reference pre-run's execution {key} is missing")
-        done[key] = stored
-        keys[i] = key
-    for i, key in keys.items():
-        gen, stored = generated[i], done[key]
-        if stored.infrastructure_failure:
-            records[i] = _record(gen, stored=stored, bucket="sandbox_error",
-                                 reason=f"task {gen.unit.task_id}: the sandbox failed: {stored.whole.detail}")
-            continue
-        outcome = to_outcome(gen.unit.task_id, gen.unit.sample_index, stored)
-        records[i] = _record(gen, outcome=outcome, stored=stored, reason=_outcome_reason(outcome))
-    return [categorise(tasks[records[i].task_id], records[i]) for i in range(len(generated))]
+        final(i, _executed(generated[i], tasks[generated[i].unit.task_id], stored))
+    samples_of: dict[str, list[int]] = {}
+    for i, job in jobs.items():
+        samples_of.setdefault(job.key(executor.config), []).append(i)
+    counter = _Counter("execution", len(samples_of), progress)
+
+    def executed(stored: StoredExecution) -> None:
+        for i in samples_of.get(stored.key, []):
+            final(i, _executed(generated[i], tasks[generated[i].unit.task_id], stored))
+        counter.tick()
+
+    executor.run(list(jobs.values()), on_done=executed)
+    return [records[i] for i in range(len(generated))]
 
 
 def _units(request: EvaluationRequest, cfg: EvaluateConfig, tasks: list[Task],
@@ -318,25 +369,37 @@ class _Generation(BaseModel):
 
     generated: list[Generated]
     broken_samples: list[Generated] = Field(default_factory=list, description="pre-generated samples of broken tasks")
+    order: list[tuple[str, str, str, int]] = Field(default_factory=list, description="every sample of the run, in order")
     models: list[str]
     strategies: list[str]
     usage: UsageSummary | None = None
 
 
+def _key(u: SampleUnit) -> tuple[str, str, str, int]:
+    return u.model, u.strategy, u.task_id, u.sample_index
+
+
 def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Task], broken: set[str],
                       samples: list[NumberedSample] | None, client: LLMClient | None, env: Mapping[str, str] | None,
-                      progress: Progress | None) -> _Generation:
-    """Pre-generated samples, or every (model, strategy, task, index) of the non-broken tasks."""
+                      progress: Progress | None, done: Collection[tuple[str, str, str, int]] = ()) -> _Generation:
+    """Pre-generated samples, or every (model, strategy, task, index) of the non-broken tasks;
+    the samples in `done` (finished by an earlier, interrupted run) are left out but keep their place in `order`."""
     cfg = config.evaluate
     by_id = {t.task_id: t for t in tasks}
     if samples is not None:
-        generated = [pregenerated_sample(s, by_id[s.task_id]) for s in samples]
+        units = [SampleUnit(model=s.model, strategy=s.strategy, task_id=s.task_id, sample_index=s.sample_index)
+                 for s in samples]
+        generated = [pregenerated_sample(s, by_id[s.task_id]) for s, u in zip(samples, units, strict=True)
+                     if _key(u) not in done]
         return _Generation(generated=[g for g in generated if g.unit.task_id not in broken],
                            broken_samples=[g for g in generated if g.unit.task_id in broken],
+                           order=[_key(u) for u in units],
                            models=list(dict.fromkeys(s.model for s in samples)),
                            strategies=list(dict.fromkeys(s.strategy for s in samples)))
-    units = _units(request, cfg, tasks, broken)
-    needs_llm = any(m not in SPECIAL_MODELS for m in request.models)
+    all_units = _units(request, cfg, tasks, broken)
+    units = [(u, t) for u, t in all_units if _key(u) not in done]
+    llm_models = any(m not in SPECIAL_MODELS for m in request.models)
+    needs_llm = any(u.model not in SPECIAL_MODELS for u, _ in units)  # not when every LLM sample is already done
     own_client = needs_llm and client is None
     if own_client:
         client = LLMClient.from_config(config.llm, env or {})
@@ -350,11 +413,24 @@ def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Ta
             if own_client:
                 client.close()
     special = [DIRECT] if any(m in SPECIAL_MODELS for m in request.models) else []
-    return _Generation(generated=generated, models=list(request.models),
-                       strategies=(list(cfg.strategies) if needs_llm else []) + special, usage=usage)
+    return _Generation(generated=generated, order=[_key(u) for u, _ in all_units], models=list(request.models),
+                       strategies=(list(cfg.strategies) if llm_models else []) + special, usage=usage)
 
 
 # -- the run ----------------------------------------------------------------------------------------
+
+def _environment(dataset_format: str, tasks: list[Task], config: Config) -> EnvironmentInfo:
+    """The declared environment: a virtual environment for the local backend (built once, reused),
+    the sandbox image for the docker backend; either way from the same requirements list."""
+    requirements, declared_in = declared_requirements(dataset_format, tasks)
+    requirements += config.evaluate.environment_extra
+    try:
+        if config.sandbox.backend == "docker":
+            return image_environment(requirements, config.sandbox.docker_image)
+        return ensure_environment(requirements, config.evaluate.environment_root, declared_in=declared_in)
+    except EnvironmentBuildError as e:
+        raise EvaluationError(str(e)) from e
+
 
 def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, str] | None = None,
              client: LLMClient | None = None, backend: SandboxBackend | None = None,
@@ -387,14 +463,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
 
     environment = None
     if cfg.environment == "dataset":
-        if config.sandbox.backend != "local":
-            # the docker image would need the same environment baked in; until it is, say so
-            raise EvaluationError(f"evaluate.environment = 'dataset' needs the local sandbox backend, "
-                                  f"not {config.sandbox.backend!r}")
-        try:
-            environment = ensure_environment(dataset_requirements(tasks) + cfg.environment_extra, cfg.environment_root)
-        except EnvironmentBuildError as e:
-            raise EvaluationError(str(e)) from e
+        environment = _environment(dataset.format, tasks, config)
         config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
     executor = Executor(config.sandbox, ExecutionStore(run_dir / EXECUTIONS_DIR), workers=cfg.workers,
                         retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend)
@@ -404,14 +473,23 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     broken = {r.task_id for r in references if r.broken}
     clock["reference"] = time.perf_counter() - t0
 
+    files = SampleFiles(run_dir)
+    finished = files.finished()  # a killed run's finished samples: not done again
     t0 = time.perf_counter()
-    phase = _generation_phase(request, config, tasks, broken, samples, client, env, progress)
+    phase = _generation_phase(request, config, tasks, broken, samples, client, env, progress, done=finished)
     clock["generation"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    records = execute_samples(phase.generated, by_id, refs, executor, progress)
-    records += [_record(g, bucket="task_broken", reason=f"task {g.unit.task_id} is broken: {refs[g.unit.task_id].cause}")
-                for g in phase.broken_samples]
+    records = execute_samples(phase.generated, by_id, refs, executor, progress, sink=files.write)
+    for g in phase.broken_samples:
+        ref = refs[g.unit.task_id]
+        records.append(_record(g, bucket="task_broken", cause="sandbox-failed" if ref.infrastructure else "task-broken",
+                               reason=f"task {g.unit.task_id} is broken: {ref.cause}"))
+        files.write(records[-1])
+    fresh = {(r.model, r.strategy, r.task_id, r.sample_index): r for r in records}
+    by_key = finished | fresh
+    records = [by_key[k] for k in phase.order if k in by_key]
+    resumed = sum(1 for k in phase.order if k in finished and k not in fresh)
     clock["execution"] = time.perf_counter() - t0
 
     settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
@@ -424,14 +502,14 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
                             fixes_applied=[f for f in dataset.fixes_applied if f.task_id in by_id],
                             notices=[n for n in dataset.notices if n.task_id in by_id]),
         settings=settings, tasks=tasks, reference=references, samples=records, usage=usage,
-        stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused,
+        stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused, samples_resumed=resumed,
                        llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0),
     )
-    return _score_and_write(run_dir, results, progress, clock)
+    return _score_and_write(run_dir, results, progress, clock, samples_written=True)
 
 
 def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | None,
-                     clock: dict[str, float] | None = None) -> RunOutcome:
+                     clock: dict[str, float] | None = None, samples_written: bool = False) -> RunOutcome:
     """Score, then write results.json, summary.md and the plots, each once, at the end."""
     t0 = time.perf_counter()
     if progress:
@@ -439,7 +517,7 @@ def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | No
     results.scores = score_run(results.tasks, set(results.broken_task_ids), results.samples, results.settings)
     timing = dict(clock or results.stats.seconds) | {"scoring": time.perf_counter() - t0}
     results.stats.seconds = {k: round(v, 3) for k, v in timing.items()}
-    save_results(run_dir, results)
+    save_results(run_dir, results, write_samples=not samples_written)
     summary = render_summary(results)
     write_text(run_dir / SUMMARY_FILE, summary)
     write_plots(results, run_dir)

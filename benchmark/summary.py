@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections import Counter
 
 from benchmark.metrics import Estimate
-from benchmark.results import BUCKETS, SPECIAL_MODELS, GroupScores, RunResults, RunSettings
+from benchmark.results import BUCKETS, SPECIAL_MODELS, UNSCORED_CAUSES, GroupScores, RunResults, RunSettings
 from benchmark.taxonomy import CATEGORIES
 
 LEVELS = (("class_level", "Class"), ("method_level", "Method"))
@@ -98,7 +98,18 @@ def _limits(s: RunSettings) -> str:
     text += "."
     if s.hash_seed is not None:
         text += f" Every run has PYTHONHASHSEED={s.hash_seed} and `random` seeded with it."
-    return text
+    return text + " " + _environment(s)
+
+
+def _environment(s: RunSettings) -> str:
+    env = s.environment
+    if env is None:
+        return "Code under test ran with classforge's own interpreter and packages (`evaluate.environment = \"host\"`)."
+    source = f"`{env.declared_in}`" if env.declared_in else "the tasks' imports"
+    if env.kind == "image":
+        return f"Code under test ran in the {env.path} (`{env.name}`), which installs {source}."
+    return (f"Code under test ran in the virtual environment `{env.name}` built from {source} "
+            f"({len(env.requirements)} requirements; installed versions in results.json).")
 
 
 def _how(results: RunResults) -> str:
@@ -111,6 +122,50 @@ def _how(results: RunResults) -> str:
         if any(x in s.strategies for x in ("bottom_up", "top_down")):
             text += f"; bottom-up/top-down levels from the {s.levels_source}"
     return text + "." + _limits(s)
+
+
+def _cell(text: str, limit: int = 200) -> str:
+    return text.replace("|", "\\|").replace("\n", " ")[:limit]
+
+
+def _unscored_causes(results: RunResults) -> list[str]:
+    """Why the unscored samples are unscored: per group and cause, the count, whether running
+    again repeats it, and the first sample's reason in full."""
+    groups: dict[tuple[str, str, str], list] = {}
+    for r in results.samples:
+        if not r.scored:
+            groups.setdefault((r.strategy, r.model, r.cause or "unknown"), []).append(r)
+    if not groups:
+        return []
+    rows = []
+    for (strategy, model, cause), records in groups.items():
+        repeats = {r.repeats for r in records}
+        again = "yes" if repeats == {True} else "no" if repeats == {False} else "unknown (written before causes were recorded)"
+        what = UNSCORED_CAUSES.get(cause, ("not recorded", False))[0]
+        first = records[0]
+        rows.append([strategy, model, f"{cause}: {what}", str(len(records)), again,
+                     f"{first.task_id} #{first.sample_index}: {_cell(first.reason, 300)}"])
+    return ["", "### Why samples are unscored", "",
+            *_md_table(["Strategy", "Model", "cause", "samples", "a re-run repeats it", "first sample's reason"], rows)]
+
+
+def unscored_advice(results: RunResults) -> str | None:
+    """One line for the terminal about unscored samples: how many, why, and whether running the
+    same command again can help (it retries only what a re-run can change)."""
+    unscored = [r for r in results.samples if not r.scored]
+    if not unscored:
+        return None
+    causes = Counter(r.cause or "unknown" for r in unscored)
+    why = ", ".join(f"{n} {cause}" for cause, n in causes.most_common())
+    retried = sum(1 for r in unscored if r.repeats is not True)
+    if retried == len(unscored):
+        advice = "run the same command again to retry them"
+    elif retried:
+        advice = (f"running the same command again retries {retried}; the other {len(unscored) - retried} "
+                  "would fail the same way until their cause is fixed")
+    else:
+        advice = "a re-run would fail the same way: fix the cause first (see summary.md)"
+    return f"{len(unscored)} sample(s) could not be scored ({why}); {advice}."
 
 
 def render_summary(results: RunResults) -> str:
@@ -145,6 +200,7 @@ def render_summary(results: RunResults) -> str:
     lines += _md_table(["Strategy", "Model", "samples", "scored", *used],
                        [[g.strategy, g.model, str(g.n_samples), str(g.n_scored), *(str(g.buckets.get(b, 0)) for b in used)]
                         for g in results.scores])
+    lines += _unscored_causes(results)
     unscored = [(g, t) for g in results.scores for t in g.tasks_unscored]
     if unscored:
         lines += ["", "Tasks with no scored sample (left out of that row's scores): "
@@ -160,6 +216,9 @@ def render_summary(results: RunResults) -> str:
     fixes = Counter(f.kind for f in results.dataset.fixes_applied)
     lines += ["", "## Dataset fixes applied while loading", ""]
     lines.append(", ".join(f"{k} x{n}" for k, n in sorted(fixes.items())) if fixes else "None.")
+    if results.stats.samples_resumed:
+        lines += ["", f"Resumed: {results.stats.samples_resumed} of {len(results.samples)} samples were finished by an "
+                      "earlier run of the same command that stopped (read back from `samples/`)."]
     if results.usage is not None:
         u = results.usage.total
         lines += ["", f"Tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion sent live "

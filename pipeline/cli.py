@@ -465,24 +465,18 @@ def evaluate(
                  "and the results folder)", 130)
     results = outcome.results
     console.print(_evaluation_table(results))
-    unscored = sum(g.n_samples - g.n_scored for g in results.scores)
-    if unscored:
-        final = sum(1 for s in results.samples if _is_final_generation_error(getattr(s, "reason", None)))
-        retry = "run again to retry them" if final < unscored else "a re-run will fail the same way"
-        why = f"; {final} of them for a reason a re-run repeats (prompt too long, request refused)" if final else ""
-        console.print(f"[yellow]{unscored} sample(s) could not be scored (see summary.md){why}; {retry}.[/yellow]",
-                      soft_wrap=True)
+    from benchmark.summary import unscored_advice
+
+    advice = unscored_advice(results)
+    if advice:
+        console.print(f"[yellow]{advice}[/yellow]", soft_wrap=True)
     if regrade is None:
-        console.print(f"{len(results.samples)} samples; {len(results.broken_task_ids)} broken task(s) excluded; "
+        resumed = f" ({results.stats.samples_resumed} finished by an earlier run)" if results.stats.samples_resumed else ""
+        console.print(f"{len(results.samples)} samples{resumed}; {len(results.broken_task_ids)} broken task(s) excluded; "
                       f"{results.stats.sandbox_runs} sandbox runs, {results.stats.executions_reused} reused.")
     else:
         console.print(f"regraded {len(results.samples)} stored samples offline.")
     console.print(f"written to {outcome.run_dir}/ (results.json, samples/, summary.md, passk.png, taxonomy.png)")
-
-
-def _is_final_generation_error(reason: str | None) -> bool:
-    """A generation error a re-run repeats: the prompt does not fit, or the server refuses the request."""
-    return bool(reason) and ("PromptTooLong" in reason or "(not retryable)" in reason or "not retried" in reason)
 
 
 if __name__ == "__main__":

@@ -123,10 +123,12 @@ class DockerBackend:
     isolation = "docker"
     isolates_processes = True  # a container per run: its own PID namespace
 
-    def __init__(self, config: SandboxConfig, client=None, python: str = "python") -> None:
+    def __init__(self, config: SandboxConfig, client=None, python: str | None = None) -> None:
         self._config = config
         self._client = client
-        self._python = python
+        # the interpreter inside the image: an evaluation's declared environment names it in
+        # `config.python` (benchmark/environment.py); otherwise the image's `python`
+        self._python = python or config.python or "python"
 
     @property
     def python(self) -> str:

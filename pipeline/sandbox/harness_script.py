@@ -165,8 +165,63 @@ class _Channel:
             self.noise_samples.append(line[:200].decode("utf-8", "replace"))
 
 
-def _watch(pid: int, rfd: int, deadline: float, channel: _Channel) -> tuple:
-    """Read events until the runner exits or the deadline passes: (exited, wait status or None)."""
+class _Shares:
+    """With `share` in the spec, the run's limit is shared among the listed test classes: the class
+    the runner is in may use the time left divided by the classes not yet finished (at least its
+    floor from the spec, e.g. a multiple of the reference's time for it). A class past its share is
+    stopped like a timeout, so the host can run the classes after it with the time that is left.
+    The runner's events only ever make the stop earlier, never later than the run's own deadline."""
+
+    def __init__(self, spec: dict, deadline: float) -> None:
+        self.on = bool(spec.get("share"))
+        self.floors = dict(spec.get("class_floors") or {})
+        self.deadline = deadline
+        self.order = []  # listed unittest classes, in the order collected
+        self.reported = {}
+        self.expected = {}
+        self.current = None
+        self.since = None
+        self.left = 0
+        self.seen = 0
+
+    def update(self, events: list, now: float) -> None:
+        for event in events[self.seen:]:
+            kind = event.get("e")
+            # the events come from the runner: anything malformed is passed over, never trusted
+            if kind == "collect" and not self.order and isinstance(event.get("classes"), list):
+                for c in event["classes"]:
+                    if (isinstance(c, dict) and c.get("kind") == "unittest" and isinstance(c.get("name"), str)
+                            and isinstance(c.get("tests"), list) and c["name"] not in self.reported):
+                        self.order.append(c["name"])
+                        self.expected[c["name"]] = len(c["tests"])
+                        self.reported[c["name"]] = 0
+                self._advance(now)
+            elif kind == "test" and isinstance(event.get("cls"), str) and event["cls"] in self.reported:
+                name = event["cls"]
+                self.reported[name] += 1
+                for earlier in self.order[:self.order.index(name)]:  # a later class ran: the earlier ones are over
+                    self.reported[earlier] = max(self.reported[earlier], self.expected[earlier])
+                self._advance(now)
+        self.seen = len(events)
+
+    def _advance(self, now: float) -> None:
+        left = [c for c in self.order if self.reported[c] < self.expected[c]]
+        first = left[0] if left else None
+        if first != self.current:
+            self.current, self.since = first, now
+            self.left = len(left)
+
+    def limit(self) -> tuple:
+        """(when the run must stop, the class that stop is for or None)."""
+        if not self.on or self.current is None:
+            return self.deadline, None
+        share = max((self.deadline - self.since) / max(self.left, 1), float(self.floors.get(self.current, 0.0)))
+        until = self.since + share
+        return (until, self.current) if until < self.deadline else (self.deadline, None)
+
+
+def _watch(pid: int, rfd: int, deadline: float, channel: _Channel, shares: _Shares) -> tuple:
+    """Read events until the runner exits or its time is up: (exited, wait status or None)."""
     try:
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):
@@ -174,7 +229,8 @@ def _watch(pid: int, rfd: int, deadline: float, channel: _Channel) -> tuple:
     fds = [rfd] + ([pidfd] if pidfd is not None else [])
     try:
         while True:
-            remaining = deadline - time.monotonic()
+            shares.update(channel.events, time.monotonic())
+            remaining = shares.limit()[0] - time.monotonic()
             if remaining <= 0:
                 return False, None
             ready, _, _ = select.select(fds, [], [], remaining if pidfd is not None else min(remaining, 0.05))
@@ -301,7 +357,8 @@ def supervise(spec_path: str) -> int:
         pass  # the runner already did it, or is already gone
     channel = _Channel()
     deadline = started + float(spec["timeout_s"])
-    exited, reaped_status = _watch(pid, rfd, deadline, channel)
+    shares = _Shares(spec, deadline)
+    exited, reaped_status = _watch(pid, rfd, deadline, channel, shares)
     if exited:
         _drain(rfd, channel)
     _kill_group(pid)  # descendants left in the runner's group; the runner itself if it timed out
@@ -320,7 +377,8 @@ def supervise(spec_path: str) -> int:
         "noise": channel.noise,
         "noise_samples": channel.noise_samples,
         "overflow": channel.overflow,
-        "runner": _runner_summary(started, exited, reaped_status),
+        "runner": _runner_summary(started, exited, reaped_status) | {
+            "timed_out_class": None if exited else shares.limit()[1]},
         "canaries": context["canaries"],
         "integrity": {
             "solution": _digest(spec["solution_file"]) == digests["solution"],

@@ -339,6 +339,9 @@ def _decide(found: _Findings, report: HarnessReport, run: ExecResult, classes: l
         return SuiteStatus.TAMPERED, "; ".join(found.evidence[:5])
     if runner.timed_out:
         done = sum(1 for key in found.tests)
+        if runner.timed_out_class:
+            return SuiteStatus.TIMEOUT, (f"{runner.timed_out_class.strip()} ran past its share of the {limit_s:.1f}s limit "
+                                         f"after {done} test outcome(s)")
         return SuiteStatus.TIMEOUT, f"exceeded the {limit_s:.1f}s limit after {done} test outcome(s)"
     resource = _resource_problem(found, report, run, limit_s)
     if resource:

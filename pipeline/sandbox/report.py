@@ -118,6 +118,7 @@ _EVENT = TypeAdapter(Event)
 class RunnerFacts(BaseModel):
     model_config = ConfigDict(extra="ignore")
     timed_out: bool
+    timed_out_class: str | None = None  # stopped when this class ran past its share of the limit
     wall_s: float
     cpu_s: float | None = None
     max_rss_kb: int | None = None

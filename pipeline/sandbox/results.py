@@ -114,6 +114,10 @@ class SuiteRequest(BaseModel):
     hash_seed: int | None = Field(
         None, ge=0, le=4294967295, description="PYTHONHASHSEED and the random module's seed; default: SandboxConfig.hash_seed"
     )
+    class_floors: dict[str, float] | None = Field(
+        None, description="share the limit among the test classes (a class past its share of the time left is stopped "
+                          "as a timeout), each getting at least its floor here; None: one limit for the whole run"
+    )
 
     @field_validator("module_name")
     @classmethod

@@ -81,6 +81,8 @@ def _spec(request: SuiteRequest, run_id: str, limit_s: float, config: SandboxCon
         "preimport": machinery_imports(request.tests),
         "report_file": REPORT_FILE,
         "key_file": KEY_FILE,
+        "share": request.class_floors is not None,
+        "class_floors": request.class_floors or {},
     }
 
 

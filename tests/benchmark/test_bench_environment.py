@@ -7,6 +7,7 @@ download cache (PyJWT and coverage are small); the first build took about 15-40 
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -15,10 +16,16 @@ import pytest
 
 from benchmark.environment import (
     HARNESS_REQUIREMENTS,
+    IMAGE_PYTHON,
+    IMAGE_REQUIREMENTS,
     EnvironmentBuildError,
     dataset_requirements,
+    declared_requirements,
     ensure_environment,
     environment_name,
+    image_environment,
+    read_requirements,
+    requirements_file,
 )
 from benchmark.runner import EvaluationRequest, evaluate
 from pipeline.config import Config, EvaluateConfig
@@ -97,12 +104,50 @@ def test_code_under_test_runs_in_the_dataset_environment_named_in_the_results(jw
     assert host.samples[0].outcome.test_class_status("TokenTestEncode") == "success"
 
 
-def test_dataset_environment_with_the_docker_backend_is_refused_clearly(tmp_path):
+def test_the_docker_backend_needs_an_image_that_carries_the_requirements(tmp_path):
     from benchmark.runner import EvaluationError
 
     cfg = Config()
     cfg.sandbox.backend = "docker"
     cfg.evaluate = EvaluateConfig(output_root=tmp_path / "results", environment="dataset", environment_root=tmp_path / "envs")
-    with pytest.raises(EvaluationError, match="environment = 'dataset' needs the local sandbox backend, not 'docker'"):
+    # the task imports jwt: the image installs ClassEval's list, which has no PyJWT
+    with pytest.raises(EvaluationError, match=r"the docker image classforge-sandbox:latest carries "
+                                              r"benchmark/requirements/classeval.txt only, not PyJWT: build it with "
+                                              r"--build-arg SANDBOX_EXTRAS=\"PyJWT\""):
         evaluate(EvaluationRequest(dataset=_dataset(tmp_path, SOLUTION), models=["reference"]), cfg, env={})
-    assert not (tmp_path / "envs").exists()
+    assert not (tmp_path / "envs").exists()  # nothing was built on the host
+
+
+# -- one list for both backends ------------------------------------------------------------------------
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def test_classeval_declares_its_requirements_in_the_one_file(classeval):
+    path = requirements_file("classeval.txt")
+    assert path.resolve() == (REPO / "benchmark" / "requirements" / "classeval.txt").resolve()
+    # the file holds exactly what ClassEval's tasks import (cross-checked against the data)
+    assert read_requirements(path) == dataset_requirements(classeval.tasks)
+    assert declared_requirements("classeval", classeval.tasks[:2]) == (read_requirements(path),
+                                                                       "benchmark/requirements/classeval.txt")
+    # a dataset of another format declares nothing: its tasks' imports are its requirements
+    assert declared_requirements("classforge-release", classeval.tasks[:2]) == (dataset_requirements(classeval.tasks[:2]), None)
+
+
+def test_the_dockerfile_sandbox_image_installs_that_same_file():
+    dockerfile = (REPO / "Dockerfile").read_text(encoding="utf-8")
+    sandbox = dockerfile.split("FROM base AS sandbox", 1)[1].split("\nFROM ", 1)[0]
+    default = re.search(r"^ARG SANDBOX_REQUIREMENTS=(\S+)$", sandbox, re.MULTILINE)
+    assert default and (REPO / default[1]).resolve() == requirements_file(IMAGE_REQUIREMENTS).resolve()
+    assert "COPY ${SANDBOX_REQUIREMENTS} /opt/classforge/requirements.txt" in sandbox
+    assert re.search(r"pip install [^\n]*-r /opt/classforge/requirements.txt", sandbox)
+
+
+def test_the_image_environment_is_named_from_the_file():
+    image = image_environment(["numpy", "PyPDF2", "coverage"], "classforge-sandbox:latest")
+    carried = read_requirements(requirements_file(IMAGE_REQUIREMENTS))
+    assert image.kind == "image" and image.python == IMAGE_PYTHON and image.path == "docker image classforge-sandbox:latest"
+    assert image.requirements == sorted([*carried, "coverage"], key=str.lower)
+    assert image.declared_in == "benchmark/requirements/classeval.txt" and image.name.startswith("image-")
+    with pytest.raises(EnvironmentBuildError, match="not PyYAML, torch"):
+        image_environment(["numpy", "PyYAML", "torch"], "img")

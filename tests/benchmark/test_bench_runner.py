@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 from pathlib import Path
 
 import pytest
@@ -167,13 +168,21 @@ def test_five_strategies_with_scripted_faults_then_a_free_resume(classeval_path,
             assert (first.run_dir / name).is_file(), name
         assert "| top_down | fake-coder | 66.7 |" in first.summary
 
-        # the same command again: every answer from the cache, every execution from the store
+        # the same command again: every sample read back from its file, nothing asked or run
         second = evaluate(request(classeval_path), cfg, env={})
         assert len(server.chat_requests) == sent
         assert second.run_dir == first.run_dir
-        assert second.results.stats.sandbox_runs == 0 and second.results.stats.executions_reused > 0
-        assert all(st.cached for s in second.results.samples for st in s.steps)
+        assert second.results.stats.sandbox_runs == 0 and second.results.stats.samples_resumed == 15
+        assert second.results.samples == r.samples
         assert [g.metrics for g in second.results.scores] == [g.metrics for g in r.scores]
+        # without the sample files: every answer from the LLM cache, every execution from the store
+        shutil.rmtree(first.run_dir / "samples")
+        third = evaluate(request(classeval_path), cfg, env={})
+        assert len(server.chat_requests) == sent
+        assert third.results.stats.sandbox_runs == 0 and third.results.stats.executions_reused > 0
+        assert third.results.stats.samples_resumed == 0
+        assert all(st.cached for s in third.results.samples for st in s.steps)
+        assert [g.metrics for g in third.results.scores] == [g.metrics for g in r.scores]
 
 
 def test_failed_generation_is_reported_unscored_and_retried_on_resume(classeval_path, tasks, tmp_path):
@@ -246,7 +255,7 @@ def test_results_json_round_trips_and_carries_what_regrading_needs(classeval_pat
         out = evaluate(request(classeval_path, tasks=["ClassEval_8"]), cfg, env={})
     loaded = load_results(out.run_dir)
     assert loaded.model_dump(mode="json") == out.results.model_dump(mode="json")
-    assert loaded.schema_version == 2 and [t.task_id for t in loaded.tasks] == ["ClassEval_8"]
+    assert loaded.schema_version == 3 and [t.task_id for t in loaded.tasks] == ["ClassEval_8"]
     s = sample(loaded, "compositional", "ClassEval_8")
     assert s.program and ast.parse(s.program)
     assert set(s.outcome.test_classes) == set(tasks[0].test_classes)

@@ -1,5 +1,6 @@
-"""Pre-generated samples (`--samples`): scored without any LLM, every sample in one bucket; runaway
-test classes re-run alone so they cannot mask the others; regrading reproduces the scores."""
+"""Pre-generated samples (`--samples`): scored without any LLM, every sample in one bucket; a runaway
+test class is stopped at its share of the sample's limit so it cannot mask the others, and the
+sample costs no more than its limit; regrading reproduces the scores."""
 
 from __future__ import annotations
 
@@ -38,7 +39,7 @@ def lines(classeval) -> list[dict]:
         {"task_id": BANK, "completion": "I am sorry, I cannot help with that.", "model": "m1"},
         # 2: a syntax error -> compile_error, never run
         {"task_id": BANK, "completion": fence(bank.replace("def view_balance(self):", "def view_balance(self)")), "model": "m1"},
-        # 3: withdraw loops forever -> the whole-file run times out; per-class runs keep the other classes
+        # 3: withdraw loops forever -> stopped at its share of the limit; the other classes keep their outcomes
         {"task_id": BANK, "completion": fence(bank_variant(bank, "        while True:\n            pass")), "model": "m1"},
         # 4: the module hangs while it is imported -> timeout (no per-class runs: they would all hang)
         {"task_id": BANK, "completion": fence("while True:\n    pass\n\n" + bank), "model": "m1"},
@@ -83,13 +84,18 @@ def test_pregenerated_samples_land_in_one_bucket_each_and_regrade_reproduces(cla
     assert ext[1].error_category == "other" and ext[1].execution is None
     assert ext[2].error_category == "syntax" and ext[2].execution is None
 
-    # the runaway withdraw: only its own class and the class-level one (transfer calls withdraw) time out
+    # the runaway withdraw: it is stopped at its share of the limit, and the classes after it run
+    # again with what is left, so only it and the ones calling it (transfer, the class-level
+    # test) time out; all of it within the sample's one limit
     loop = ext[3]
-    assert loop.execution.suite_status == "timeout" and loop.execution.per_class
+    assert loop.execution.suite_status == "timeout" and loop.execution.per_class and loop.execution.reruns >= 1
+    assert "BankAccountTestWithdraw ran past its share of the 2.0s limit" in loop.execution.detail
+    assert loop.execution.runs_wall_s <= loop.execution.limit_s + 2.0 + 1.0  # limit + grace + start-ups
     statuses = {tc: loop.outcome.test_class_status(tc) for tc in loop.outcome.test_classes}
     assert statuses["BankAccountTestDeposit"] == statuses["BankAccountTestViewBalance"] == "success"
-    assert loop.outcome.test_classes["BankAccountTestWithdraw"].timed_out
-    assert statuses["BankAccountTestWithdraw"] == "error"
+    for runaway in ("BankAccountTestWithdraw", "BankAccountTestTransfer", "BankAccountTest"):
+        assert loop.outcome.test_classes[runaway].timed_out and statuses[runaway] == "error"
+    assert loop.outcome.test_classes["BankAccountTestWithdraw"].problems[0].exception.type != "NotRun"
     assert loop.error_category == "timeout_resource"
 
     hang = ext[4]
@@ -191,7 +197,7 @@ def test_results_and_plots_are_written_once_per_run(classeval_path, tmp_path, mo
 
     calls: list[str] = []
     real_save, real_plots = runner.save_results, runner.write_plots
-    monkeypatch.setattr(runner, "save_results", lambda *a: (calls.append("results"), real_save(*a))[1])
+    monkeypatch.setattr(runner, "save_results", lambda *a, **k: (calls.append("results"), real_save(*a, **k))[1])
     monkeypatch.setattr(runner, "write_plots", lambda *a: (calls.append("plots"), real_plots(*a))[1])
     out = evaluate(EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=[BANK]), config(tmp_path), env={})
     assert calls == ["results", "plots"]
@@ -203,7 +209,7 @@ def test_one_file_per_sample_a_small_summary_and_old_results_still_regrade(class
     samples = write_samples(tmp_path / "samples.jsonl", lines[:3])
     out = evaluate(EvaluationRequest(dataset=classeval_path, samples_file=samples, task_ids=[BANK]), config(tmp_path), env={})
     summary = json.loads((out.run_dir / "results.json").read_text(encoding="utf-8"))
-    assert summary["schema_version"] == 2 and "samples" not in summary and len(summary["sample_files"]) == 3
+    assert summary["schema_version"] == 3 and "samples" not in summary and len(summary["sample_files"]) == 3
     files = sorted((out.run_dir / "samples").rglob("*.json"))
     assert [str(f.relative_to(out.run_dir)) for f in files] == sorted(summary["sample_files"])
     first = json.loads((out.run_dir / summary["sample_files"][0]).read_text(encoding="utf-8"))
@@ -217,7 +223,23 @@ def test_one_file_per_sample_a_small_summary_and_old_results_still_regrade(class
     (old / "results.json").write_text(json.dumps(v1), encoding="utf-8")
     again = regrade(old)
     assert [g.metrics for g in again.results.scores] == [g.metrics for g in out.results.scores]
-    assert json.loads((old / "results.json").read_text(encoding="utf-8"))["schema_version"] == 2
+    assert json.loads((old / "results.json").read_text(encoding="utf-8"))["schema_version"] == 3
+
+    # so is one written by schema version 2 (sample files without `cause`, `repeats`, `reruns`)
+    v2 = tmp_path / "v2"
+    (v2 / "samples").mkdir(parents=True)
+    (v2 / "results.json").write_text(json.dumps(summary | {"schema_version": 2}), encoding="utf-8")
+    for name in summary["sample_files"]:
+        record = json.loads((out.run_dir / name).read_text(encoding="utf-8"))
+        for key in ("cause", "repeats"):
+            record.pop(key)
+        if record["execution"]:
+            record["execution"].pop("reruns")
+            record["execution"].pop("runs_wall_s")
+        (v2 / name).parent.mkdir(parents=True, exist_ok=True)
+        (v2 / name).write_text(json.dumps(record), encoding="utf-8")
+    assert load_results(v2).schema_version == 2
+    assert [g.metrics for g in regrade(v2).results.scores] == [g.metrics for g in out.results.scores]
 
     (out.run_dir / summary["sample_files"][1]).unlink()
     with pytest.raises(ResultsError, match=r"samples/.*__1__.*\.json: cannot read"):

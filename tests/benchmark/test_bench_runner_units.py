@@ -9,7 +9,14 @@ from typing import get_args
 
 import pytest
 
-from benchmark.execution import StoredExecution, class_outcome, collected_anything, to_outcome
+from benchmark.execution import (
+    StoredExecution,
+    class_outcome,
+    classes_left,
+    collected_anything,
+    finished_classes,
+    to_outcome,
+)
 from benchmark.levels import levels_schema, parse_levels
 from benchmark.results import run_id_for
 from benchmark.samples_file import SamplesFileError, read_samples_file
@@ -26,8 +33,10 @@ def suite(status: SuiteStatus, classes: list[ClassResult], detail: str = "") -> 
     return SuiteResult(status=status, classes=classes, detail=detail, limit_s=10.0, wall_s=0.1)
 
 
-def stored(whole: SuiteResult, per_class: dict[str, SuiteResult] | None = None) -> StoredExecution:
-    return StoredExecution(key="k", task_id="T", limit_s=10.0, program="", whole=whole, per_class=per_class or {})
+def stored(whole: SuiteResult, reruns: list[SuiteResult] | None = None, expected: dict[str, list[str]] | None = None,
+           ) -> StoredExecution:
+    return StoredExecution(key="k", task_id="T", limit_s=10.0, program="", whole=whole, apart=expected is not None,
+                           expected=expected or {}, reruns=reruns or [])
 
 
 # -- per test class ------------------------------------------------------------------------------------
@@ -88,19 +97,57 @@ def test_sandbox_statuses_map_to_sample_buckets():
         to_outcome("T", 0, stored(suite(SuiteStatus.SANDBOX_ERROR, [], "bwrap: cannot start")))
 
 
-def test_per_class_runs_replace_an_abnormal_whole_run():
-    whole = suite(SuiteStatus.TIMEOUT, [passed("A"), ClassResult(name="B", status=ClassStatus.ZERO_TESTS),
-                                        ClassResult(name="C", status=ClassStatus.ZERO_TESTS)], "exceeded the 1.0s limit")
-    per_class = {
-        "A": suite(SuiteStatus.PASSED, [passed("A")]),
-        "B": suite(SuiteStatus.TIMEOUT, [ClassResult(name="B", status=ClassStatus.ZERO_TESTS)], "exceeded the 1.0s limit"),
-        "C": suite(SuiteStatus.CRASHED, [ClassResult(name="C", status=ClassStatus.ZERO_TESTS)], "killed by SIGSEGV"),
-    }
-    out = to_outcome("T", 0, stored(whole, per_class))
+def test_an_abnormal_run_is_accounted_per_class_within_the_limit():
+    expected = {"A": ["test_1"], "B": ["test_1"], "C": ["test_1", "test_2"], "D": ["test_1"], "E": ["test_1"]}
+    # the whole run finished A, crashed in B (C, D, E never reached); the rerun of C, D, E finished
+    # C's first test and timed out in its second, with no time left for D and E
+    whole = suite(SuiteStatus.CRASHED, [passed("A"), ClassResult(name="B", status=ClassStatus.ZERO_TESTS),
+                                        ClassResult(name="C", status=ClassStatus.ZERO_TESTS),
+                                        ClassResult(name="D", status=ClassStatus.ZERO_TESTS),
+                                        ClassResult(name="E", status=ClassStatus.ZERO_TESTS)], "killed by SIGSEGV")
+    assert finished_classes(whole, expected) == ["A"]
+    assert classes_left("ABCDE", [whole], expected) == ["C", "D", "E"]
+    rerun = suite(SuiteStatus.TIMEOUT, [passed("C"), ClassResult(name="D", status=ClassStatus.ZERO_TESTS),
+                                        ClassResult(name="E", status=ClassStatus.ZERO_TESTS)], "exceeded the 1.0s limit")
+    assert classes_left("ABCDE", [whole, rerun], expected) == ["D", "E"]  # C ended in the timeout: decided
+    out = to_outcome("T", 0, stored(whole, [rerun], expected), list("ABCDE"))
     assert out.status == "completed"
     assert out.test_class_status("A") == "success"
-    assert out.test_classes["B"].timed_out and out.test_class_status("B") == "error"
-    assert out.test_classes["C"].problems[-1].exception.type == "Crashed"
+    assert out.test_classes["B"].problems[-1].exception.type == "Crashed" and not out.test_classes["B"].timed_out
+    assert out.test_classes["C"].timed_out and out.test_classes["C"].tests_run == 1
+    for name in "DE":
+        assert out.test_classes[name].timed_out and out.test_class_status(name) == "error"
+        assert out.test_classes[name].problems[0].exception.type == "NotRun"
+    # the same whole run without accounting apart (one test class, or reruns off) keeps its bucket
+    assert to_outcome("T", 0, stored(whole)).status == "crashed"
+
+
+def test_class_floors_scale_the_references_own_time_in_each_class(tmp_path):
+    from benchmark.execution import ExecutionJob, ExecutionStore, Executor
+    from benchmark.results import ReferenceRecord
+    from benchmark.runner import _class_floors
+
+    timed = [MethodResult(name="t1", outcome=TestOutcome.PASSED, duration_s=0.2),
+             MethodResult(name="t2", outcome=TestOutcome.PASSED, duration_s=0.05)]
+    whole = suite(SuiteStatus.PASSED, [ClassResult(name="A", status=ClassStatus.PASSED, methods=timed), passed("B")])
+    cfg = Config().sandbox
+    executor = Executor(cfg, ExecutionStore(tmp_path))
+    executor.store.put(StoredExecution(key="refkey", task_id="T", limit_s=60.0, program="", whole=whole))
+    ref = ReferenceRecord(task_id="T", broken=False, suite_status="passed", wall_s=0.3, limit_s=10.0, execution_key="refkey")
+    assert _class_floors(executor, ref) == {"A": round(cfg.scale_factor * 0.25, 2), "B": 0.0}
+    assert _class_floors(executor, ref.model_copy(update={"execution_key": "gone"})) == {}
+    # the floors are part of what a sample's execution is stored under
+    job = ExecutionJob(task_id="T", program="p", tests="t", test_classes=("A", "B"), limit_s=10.0)
+    assert job.key(cfg) != job.model_copy(update={"class_floors": {"A": 2.5}}).key(cfg)
+
+
+def test_a_class_is_finished_only_when_every_expected_test_reported():
+    half = ClassResult(name="A", status=ClassStatus.PASSED, methods=[method("test_1", TestOutcome.PASSED)])
+    timeout = suite(SuiteStatus.TIMEOUT, [half, ClassResult(name="B", status=ClassStatus.FIXTURE_ERROR, error="x")])
+    assert finished_classes(timeout, {"A": ["test_1", "test_2"], "B": ["test_1"]}) == ["B"]
+    assert finished_classes(timeout, {"A": ["test_1"], "B": ["test_1"]}) == ["A", "B"]
+    # a run that ended normally finished every class, whatever was expected
+    assert finished_classes(suite(SuiteStatus.FAILED, [half]), {"A": ["test_1", "test_2"]}) == ["A"]
 
 
 def test_collection_is_told_apart_from_a_load_that_never_finished():

@@ -95,3 +95,52 @@ def test_harness_runs_through_the_docker_code_path(backend):
     assert result.isolation == "docker" and result.line_coverage == 100.0
     failing = run_suite(solution.replace("b, a", "a, b"), tests, ["PairTest"], config=make_config(), backend=backend)
     assert failing.status is SuiteStatus.FAILED
+
+
+def test_the_interpreter_inside_the_image_comes_from_the_config(client):
+    # the evaluator's declared environment names it there; without it, the image's `python`
+    assert DockerBackend(make_config(backend="docker"), client=client).python == "python"
+    backend = DockerBackend(make_config(backend="docker", python=sys.executable), client=client)
+    backend.isolates_processes = False
+    assert backend.run({"main.py": "print('hi')"}, [backend.python, "main.py"], LIMITS).stdout == "hi\n"
+    assert client.containers.created[-1].options["command"][0] == sys.executable
+
+
+def test_an_evaluation_in_the_declared_environment_runs_the_images_interpreter(client, tmp_path, monkeypatch):
+    """environment = "dataset" with the docker backend: the environment is the image (named in the
+    results), and every container runs the environment's interpreter."""
+    import json
+
+    import benchmark.environment
+    from benchmark.runner import EvaluationRequest, evaluate
+    from pipeline.config import Config, EvaluateConfig
+    from pipeline.sandbox import registry
+
+    # the fake engine runs containers as host processes: the image's interpreter is this one
+    monkeypatch.setattr(benchmark.environment, "IMAGE_PYTHON", sys.executable)
+
+    def fake_docker(config):
+        backend = DockerBackend(config, client=client)
+        backend.isolates_processes = False
+        return backend
+
+    monkeypatch.setitem(registry._factories, "docker", fake_docker)
+    monkeypatch.setattr(registry, "_instances", {})
+    solution = "class Pair:\n    def swap(self, a, b):\n        return b, a\n"
+    tests = "import unittest\nclass PairTestSwap(unittest.TestCase):\n    def test_swap(self):\n        self.assertEqual(Pair().swap(1, 2), (2, 1))\n"
+    dataset = tmp_path / "pairs.jsonl"
+    dataset.write_text(json.dumps({"task_id": "P0", "class_name": "Pair", "test": tests, "test_classes": ["PairTestSwap"],
+                                   "skeleton": "class Pair:\n    def swap(self, a, b):\n        \"\"\"Swap.\"\"\"\n",
+                                   "solution_code": solution}) + "\n", encoding="utf-8")
+    cfg = Config()
+    cfg.sandbox = make_config(backend="docker")
+    cfg.evaluate = EvaluateConfig(output_root=tmp_path / "results", environment="dataset", n_samples=1,
+                                  bootstrap_resamples=20, environment_root=tmp_path / "envs")
+    out = evaluate(EvaluationRequest(dataset=dataset, models=["reference"]), cfg, env={})
+    env = out.results.settings.environment
+    assert env.kind == "image" and env.path == f"docker image {cfg.sandbox.docker_image}"
+    assert env.declared_in == "benchmark/requirements/classeval.txt" and "numpy" in env.requirements
+    assert out.results.samples[0].bucket == "completed" and out.results.broken_task_ids == []
+    assert client.containers.created and {c.options["command"][0] for c in client.containers.created} == {sys.executable}
+    assert not (tmp_path / "envs").exists()  # no virtual environment on the host
+    assert "docker image" in out.summary

@@ -286,3 +286,70 @@ def test_run_suites_runs_in_parallel_and_keeps_order(config):
     assert [r.status for r in results] == [SuiteStatus.PASSED, SuiteStatus.FAILED] * 2
     assert sorted(done) == [0, 1, 2, 3]
     assert all(r.coverage is None for r in results)
+
+
+SHARED_TESTS = textwrap.dedent(
+    """
+    import time, unittest
+
+    class First(unittest.TestCase):
+        def test_a(self):
+            self.assertEqual(Shapes().kind(3), "triangle")
+
+    class Loops(unittest.TestCase):
+        def test_forever(self):
+            while True:
+                pass
+
+    class Slow(unittest.TestCase):
+        def test_slow(self):
+            time.sleep(1.2)
+
+    class Last(unittest.TestCase):
+        def test_b(self):
+            self.assertEqual(Shapes().kind(4), "square")
+    """
+)
+
+
+def _shared(config, classes, limit_s, floors):
+    from pipeline.sandbox import get_backend
+    from pipeline.sandbox.suite import execute
+
+    request = SuiteRequest(solution=SOLUTION, tests=SHARED_TESTS, test_classes=classes, limit_s=limit_s, coverage=False,
+                           class_floors=floors)
+    return execute(request, get_backend(config), config)
+
+
+def test_a_shared_limit_stops_a_runaway_class_at_its_share(config):
+    # 4 s for 3 classes: First takes no time, so Loops may use 4/2 = 2 s of what is left
+    result = _shared(config, ["First", "Loops", "Last"], 4.0, {})
+    assert result.status is SuiteStatus.TIMEOUT
+    assert result.detail.startswith("Loops ran past its share of the 4.0s limit")
+    assert result.classes[0].passed and not result.classes[2].methods  # Last is left for the caller to run again
+    assert 1.9 < result.wall_s < 2.0 + 1.0, result.wall_s
+    # without sharing, the same run uses the whole limit
+    whole = _shared(config, ["First", "Loops", "Last"], 3.0, None)
+    assert whole.status is SuiteStatus.TIMEOUT and "exceeded the 3.0s limit" in whole.detail and whole.wall_s >= 3.0
+
+
+def test_a_class_floor_keeps_a_slow_class_from_being_stopped(config):
+    # Slow needs 1.2 s; its share of 2.4 s among 3 classes would be 0.8 s, its floor is 2 s
+    result = _shared(config, ["Slow", "First", "Last"], 2.4, {"Slow": 2.0})
+    assert result.status is SuiteStatus.PASSED, result.detail
+    stopped = _shared(config, ["Slow", "First", "Last"], 2.4, {})
+    assert stopped.status is SuiteStatus.TIMEOUT and stopped.detail.startswith("Slow ran past its share")
+
+
+def test_shares_ignore_malformed_events_from_the_runner():
+    from pipeline.sandbox import harness_script
+
+    shares = harness_script._Shares({"share": True, "class_floors": {}}, deadline=10.0)
+    events = [{"e": "collect", "classes": [{"kind": "unittest", "name": ["x"], "tests": []}, "junk",
+                                           {"kind": "unittest", "name": "A", "tests": ["t1", "t2"]},
+                                           {"kind": "unittest", "name": "B", "tests": ["t"]}]},
+              {"e": "test", "cls": {"not": "hashable"}}, {"e": "test", "cls": "Nope"}, {"e": "test", "cls": "A"}]
+    shares.update(events, now=2.0)
+    assert shares.order == ["A", "B"] and shares.limit() == (2.0 + 8.0 / 2, "A")
+    shares.update(events + [{"e": "test", "cls": "B"}], now=3.0)  # B ran: A is over; B was the last class
+    assert shares.limit() == (10.0, None)

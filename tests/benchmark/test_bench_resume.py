@@ -1,0 +1,221 @@
+"""One file per sample is the resume unit, and a timed-out sample costs its limit (issue 15, item 4).
+
+A small synthetic dataset (a counter class, two test classes) and a samples file whose programs
+are all different, so that which programs the sandbox ran says which samples were done.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from benchmark.results import load_results
+from benchmark.runner import EvaluationRequest, evaluate
+from pipeline.config import Config, EvaluateConfig
+from pipeline.sandbox import get_backend
+
+REPO = Path(__file__).resolve().parents[2]
+SOLUTION = ("class Counter:\n    def __init__(self):\n        self.n = 0\n\n"
+            "    def add(self, k):\n        self.n += k\n        return self.n\n\n"
+            "    def reset(self):\n        self.n = 0\n        return self.n\n")
+TESTS = ("import unittest\n\n"
+         "class CounterTestAdd(unittest.TestCase):\n"
+         "    def test_add(self):\n        self.assertEqual(Counter().add(2), 2)\n\n"
+         "class CounterTestReset(unittest.TestCase):\n"
+         "    def test_reset(self):\n        c = Counter()\n        c.add(3)\n        self.assertEqual(c.reset(), 0)\n")
+SKELETON = ("class Counter:\n    def __init__(self):\n        pass\n\n"
+            "    def add(self, k):\n        \"\"\"Add k.\"\"\"\n\n    def reset(self):\n        \"\"\"Back to 0.\"\"\"\n")
+N_TASKS = 3
+
+
+def dataset(tmp_path: Path) -> Path:
+    path = tmp_path / "counters.jsonl"
+    rows = [{"task_id": f"T{i}", "class_name": "Counter", "skeleton": SKELETON, "test": TESTS,
+             "test_classes": ["CounterTestAdd", "CounterTestReset"], "solution_code": SOLUTION} for i in range(N_TASKS)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    return path
+
+
+def variant(i: int, *, wrong: bool = False, slow: float = 0.0) -> str:
+    """The solution, told apart by a marker; `wrong`: reset forgets to reset; `slow`: add sleeps."""
+    code = SOLUTION.replace("self.n = 0\n        return self.n", "return self.n") if wrong else SOLUTION
+    if slow:
+        code = "import time\n" + code.replace("self.n += k", f"time.sleep({slow})\n        self.n += k")
+    return f"# sample {i}\n{code}"
+
+
+def samples(tmp_path: Path, *, slow: float = 0.0) -> Path:
+    lines = []
+    for i in range(8):
+        program = variant(i, wrong=i % 3 == 1, slow=slow if i >= 3 else 0.0)
+        lines.append({"task_id": f"T{i % N_TASKS}", "model": "m", "completion": f"```python\n{program}```"})
+    lines.append({"task_id": "T0", "model": "m", "completion": "no code here"})  # no_code: never run
+    path = tmp_path / "samples.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+def config(root: Path, workers: int = 2) -> Config:
+    cfg = Config()
+    cfg.evaluate = EvaluateConfig(output_root=root, bootstrap_resamples=200, workers=workers)
+    cfg.sandbox.scale_floor_s = 2.0
+    cfg.sandbox.scale_factor = 4.0
+    cfg.sandbox.grace_s = 1.0
+    return cfg
+
+
+class Counting:
+    """The real backend, recording the program of every run."""
+
+    def __init__(self, inner) -> None:
+        self._inner = inner
+        self.programs: list[str] = []
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def run(self, files, *args, **kwargs):
+        self.programs.append(files["solution.py"] if isinstance(files["solution.py"], str) else files["solution.py"].decode())
+        return self._inner.run(files, *args, **kwargs)
+
+
+def marker(program: str) -> str:
+    return program.splitlines()[0]
+
+
+def sample_files(run_dir: Path) -> list[Path]:
+    return sorted((run_dir / "samples").rglob("*.json"))
+
+
+def scores(out) -> list:
+    return [(g.model, g.strategy, g.buckets, g.metrics, g.taxonomy) for g in out.results.scores]
+
+
+class Killed(Exception):
+    pass
+
+
+def test_an_interrupted_run_resumes_from_its_finished_samples(tmp_path, caplog):
+    data, file = dataset(tmp_path), samples(tmp_path)
+    request = EvaluationRequest(dataset=data, samples_file=file)
+    whole = evaluate(request, config(tmp_path / "whole"), env={})
+    assert len(whole.results.samples) == 9 and len(sample_files(whole.run_dir)) == 9
+
+    def kill_after_three(phase: str, done: int, total: int) -> None:
+        if phase == "execution" and done == 3:
+            raise Killed
+
+    with pytest.raises(Killed):
+        evaluate(request, config(tmp_path / "cut", workers=1), env={}, progress=kill_after_three)
+    run_dir = next((tmp_path / "cut").iterdir())
+    assert not (run_dir / "results.json").exists()  # written once, at the end
+    kept = sample_files(run_dir)
+    assert len(kept) == 4  # the no_code sample, then three executed ones
+    # a sample file cut short (a disk that filled, a hand edit) is redone, and named
+    broken_path = next(p for p in kept if json.loads(p.read_text())["program"])
+    broken = json.loads(broken_path.read_text())
+    broken_path.write_text(broken_path.read_text()[:100])
+
+    backend = Counting(get_backend(config(tmp_path).sandbox))
+    with caplog.at_level(logging.WARNING, logger="benchmark.results"):
+        resumed = evaluate(request, config(tmp_path / "cut"), env={}, backend=backend)
+    assert f"{broken_path}: unreadable sample file" in caplog.text
+    finished = {marker(json.loads(p.read_text())["program"] or "-") for p in kept if p != broken_path}
+    ran = {marker(p) for p in backend.programs}
+    # only the missing samples ran, once each; the cut file's sample is redone from its stored execution
+    expected = {f"# sample {i}" for i in range(8)} - finished - {marker(broken["program"])}
+    assert ran == expected and len(backend.programs) == len(expected)
+    assert resumed.results.stats.executions_reused == 2  # the reference (one program for the three tasks), the cut sample
+    assert resumed.results.stats.samples_resumed == len(kept) - 1
+    assert f"Resumed: {len(kept) - 1} of 9 samples were finished by an earlier run" in resumed.summary
+    assert scores(resumed) == scores(whole)
+    assert [s.model_dump(exclude={"execution"}) for s in resumed.results.samples] == \
+        [s.model_dump(exclude={"execution"}) for s in whole.results.samples]
+    assert load_results(resumed.run_dir).scores == resumed.results.scores
+
+
+_KILLABLE = textwrap.dedent("""
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, sys.argv[1])
+    from tests.benchmark.test_bench_resume import config
+    from benchmark.runner import EvaluationRequest, evaluate
+    evaluate(EvaluationRequest(dataset=Path(sys.argv[2]), samples_file=Path(sys.argv[3])), config(Path(sys.argv[4]), workers=1), env={})
+""")
+
+
+def test_a_run_killed_with_sigkill_resumes_and_scores_as_an_uninterrupted_one(tmp_path):
+    data, file = dataset(tmp_path), samples(tmp_path, slow=0.4)  # samples 3-7 take 0.4 s each: time to kill
+    root = tmp_path / "killed"
+    proc = subprocess.Popen([sys.executable, "-c", _KILLABLE, str(REPO), str(data), str(file), str(root)], cwd=tmp_path,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline and proc.poll() is None:
+        if root.is_dir() and any(len(sample_files(d)) >= 5 for d in root.iterdir()):
+            break
+        time.sleep(0.02)
+    assert proc.poll() is None, f"the run ended before it could be killed: {proc.stderr.read().decode()[-2000:]}"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait(30)
+    proc.stderr.close()
+    run_dir = next(root.iterdir())
+    done = {marker(json.loads(p.read_text())["program"] or "-") for p in sample_files(run_dir)}
+    assert 5 <= len(done) < 9 and not (run_dir / "results.json").exists()
+
+    backend = Counting(get_backend(config(tmp_path).sandbox))
+    resumed = evaluate(EvaluationRequest(dataset=data, samples_file=file), config(root), env={}, backend=backend)
+    ran = {marker(p) for p in backend.programs}
+    assert ran == {f"# sample {i}" for i in range(8)} - done and len(backend.programs) == len(ran)
+    whole = evaluate(EvaluationRequest(dataset=data, samples_file=file), config(tmp_path / "whole"), env={})
+    assert scores(resumed) == scores(whole)
+
+
+def test_a_sample_that_loops_forever_costs_its_limit_plus_grace(tmp_path):
+    data = dataset(tmp_path)
+    looping = SOLUTION.replace("self.n += k", "while True:\n            pass")
+    one_class = tmp_path / "one_class.jsonl"  # a single test class: the sample's bucket is the timeout
+    row = json.loads(data.read_text().splitlines()[0]) | {"test_classes": ["CounterTestAdd"]}
+    one_class.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    for path, bucket in ((one_class, "timeout"), (data, "completed")):
+        file = tmp_path / f"loop-{bucket}.jsonl"
+        file.write_text(json.dumps({"task_id": "T0", "model": "m", "completion": f"```python\n{looping}```"}) + "\n")
+        cfg = config(tmp_path / bucket)
+        t0 = time.perf_counter()
+        out = evaluate(EvaluationRequest(dataset=path, samples_file=file, task_ids=["T0"]), cfg, env={})
+        total = time.perf_counter() - t0
+        s = out.results.samples[0]
+        limit, grace = s.execution.limit_s, cfg.sandbox.grace_s
+        assert limit == cfg.sandbox.scale_floor_s
+        assert s.bucket == bucket and s.error_category == "timeout_resource"
+        assert s.execution.suite_status == "timeout"
+        # measured: the sample's runs together, and the whole evaluation's execution phase
+        assert s.execution.runs_wall_s <= limit + grace, s.execution
+        assert out.results.stats.seconds["execution"] <= limit + grace + 0.5, out.results.stats.seconds
+        assert total < 3 * limit  # reference pre-run and scoring included
+        if bucket == "completed":  # two classes, both calling the looping add: each stopped within its share
+            assert "CounterTestAdd ran past its share of the 2.0s limit" in s.execution.detail
+            assert s.outcome.test_classes["CounterTestAdd"].timed_out
+            assert s.outcome.test_classes["CounterTestReset"].timed_out
+
+
+def test_a_crash_reruns_the_classes_it_did_not_reach_within_what_is_left(tmp_path):
+    data = dataset(tmp_path)
+    # add(2) (CounterTestAdd's call) kills the interpreter; CounterTestReset calls add(3)
+    crashing = SOLUTION.replace("self.n += k", "if k == 2:\n            import os\n            os._exit(3)\n        self.n += k")
+    file = tmp_path / "crash.jsonl"
+    file.write_text(json.dumps({"task_id": "T0", "model": "m", "completion": f"```python\n{crashing}```"}) + "\n")
+    out = evaluate(EvaluationRequest(dataset=data, samples_file=file, task_ids=["T0"]), config(tmp_path / "r"), env={})
+    s = out.results.samples[0]
+    assert s.execution.suite_status == "crashed" and s.execution.reruns == 1
+    assert s.execution.runs_wall_s <= s.execution.limit_s + 1.0
+    assert s.outcome.test_classes["CounterTestAdd"].problems[-1].exception.type == "Crashed"
+    assert s.outcome.test_class_status("CounterTestReset") == "success"  # from the rerun
