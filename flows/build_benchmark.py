@@ -74,8 +74,9 @@ def harvest_repository(ref: RepoRef, cfg: HarvestConfig) -> dict:
 
 
 @task(name="dedup-and-assemble")
-def dedup_and_assemble(cfg: HarvestConfig, refs: list[RepoRef], github: GitHubSearchResult | None) -> harvest_lib.HarvestSummary:
-    index = harvest_lib.build_dedup_index(cfg)
+def dedup_and_assemble(cfg: HarvestConfig, refs: list[RepoRef], github: GitHubSearchResult | None,
+                       release_root: Path | None = None) -> harvest_lib.HarvestSummary:
+    index = harvest_lib.build_dedup_index(cfg, [release_root] if release_root is not None else [])
     return harvest_lib.assemble_snapshot(cfg, refs, index, harvest_lib.snapshot_dir(cfg), github)
 
 
@@ -281,7 +282,7 @@ def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] 
     github = search_github_task(cfg.harvest)
     refs = gather_repositories(cfg.harvest, github)
     harvested = harvest_repository.map(refs, cfg=unmapped(cfg.harvest)).result()
-    summary = dedup_and_assemble(cfg.harvest, refs, github)
+    summary = dedup_and_assemble(cfg.harvest, refs, github, cfg.release.output_root)
     logger.info("harvest: %d classes kept from %d repositories (%d reused)", summary.classes, summary.repos,
                 sum(h["reused"] for h in harvested))
 

@@ -212,7 +212,8 @@ def harvest(
             bar.update(task, advance=1, total=total, description=repo)
 
         try:
-            summary = run_harvest(hcfg, github_search=search, progress=progress)
+            summary = run_harvest(hcfg, github_search=search, progress=progress,
+                                  release_roots=[cfg.release.output_root])
         except ValueError as exc:
             fail(exc)
     console.print(funnel_table(summary.funnel, f"Harvest funnel ({hcfg.snapshot})"))
