@@ -171,7 +171,7 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
                 counts["rejects"] += 1
             for cls in shard.classes:
                 item_id = f"{cls.repo}:{cls.path}::{cls.class_name}"
-                verdict = index.check_and_add(cls.source, Origin("harvest", item_id))
+                verdict = index.check_and_add(cls.source, Origin("harvest", item_id), cls.id)
                 if not dedup_funnel.record("dedup", cls.id, verdict):
                     rej = Rejection(item_id=item_id, stage="dedup", reason=verdict.reason, detail=verdict.detail)
                     rejects_fh.write(rej.model_dump_json() + "\n")

@@ -34,12 +34,13 @@ def solution_digest(code: str) -> str:
     return hashlib.sha256(code.encode("utf-8")).hexdigest()
 
 
-def release_solutions(root: Path) -> Iterator[tuple[str, str, str]]:
-    """(version, task id, solution code) of every task of every release under `root`, oldest first;
-    the harvest's decontamination checks new classes against them."""
+def release_solutions(root: Path) -> Iterator[tuple[str, str, str, frozenset[str]]]:
+    """(version, task id, solution code, source class ids) of every task of every release under
+    `root`, oldest first; the harvest's decontamination checks new classes against them."""
     for version in list_releases(root):
         for task in _tasks(Path(root), version):
-            yield version, task["task_id"], task.get("solution_code") or ""
+            yield (version, task["task_id"], task.get("solution_code") or "",
+                   frozenset(task.get("source_class_ids") or []))
 
 
 def _tasks(root: Path, version: str) -> Iterator[dict]:

@@ -32,10 +32,11 @@ def _composed(first: str, second: str) -> str:
     return renamed.rstrip() + "\n\n" + second_methods
 
 
-def _release(root: Path, solution: str, task_id: str = "classforge_0001") -> None:
+def _release(root: Path, solution: str, task_id: str = "classforge_0001", built_from: list[str] = ()) -> None:
     folder = root / VERSION
     folder.mkdir(parents=True)
-    (folder / "tasks.jsonl").write_text(json.dumps({"task_id": task_id, "solution_code": solution}) + "\n")
+    task = {"task_id": task_id, "solution_code": solution, "source_class_ids": list(built_from)}
+    (folder / "tasks.jsonl").write_text(json.dumps(task) + "\n")
 
 
 def _harvest(tmp_path: Path, make_repo, releases: Path):
@@ -85,3 +86,24 @@ def test_an_unrelated_released_solution_drops_nothing(make_repo, tmp_path):
                                             "b.py": make_class("Partner2", methods=6)})], root)
     cfg = _config(tmp_path, [root])
     assert run_harvest(cfg, release_roots=[releases]).classes == 2
+
+
+def test_the_snapshot_a_release_was_built_from_harvests_the_same_again(make_repo, tmp_path):
+    """A re-run of the same harvest keeps the classes its own release used (publishing leaves that
+    release's tasks out, as it does for any class with the same normalised source); a renamed copy
+    elsewhere is still an earlier-release copy."""
+    empty = tmp_path / "releases"
+    _, classes, _, _ = _harvest(tmp_path, make_repo, empty)
+    snap = tmp_path / "harvested" / "snap"
+    stock_id = next(c.id for c in read_jsonl(snap / "classes.jsonl", HarvestedClass) if c.class_name == "Stock")
+    _release(empty, _composed(make_class("Stock", methods=7), make_class("Partner", methods=6)), built_from=[stock_id])
+    cfg = _config(tmp_path, [tmp_path / "repos"])
+    assert run_harvest(cfg, release_roots=[empty]).classes == 2
+
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    make_repo("gamma__three", [("2025-08-01", {"copy.py": make_class("Stock", methods=7).replace("self.items", "self.stash")})], other / "repos")
+    again = _config(other, [other / "repos"])
+    run_harvest(again, release_roots=[empty])
+    rejects = list(read_jsonl(again.output_root / again.snapshot / "rejects.jsonl", Rejection))
+    assert [r.reason for r in rejects if r.stage == "dedup"] == ["earlier-release"]
