@@ -34,9 +34,10 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict
 
-from benchmark.source import parse
-from benchmark.tasks import EvalTask
-from pipeline.class_analysis import is_stdlib_module
+from pipeline.core.source import parse
+from pipeline.core.task import Task
+from pipeline.core.class_analysis import is_stdlib_module
+from pipeline.core.errors import InfrastructureError
 
 log = logging.getLogger(__name__)
 
@@ -50,7 +51,7 @@ _DISTRIBUTIONS = {
 }
 
 
-class EnvironmentBuildError(RuntimeError):
+class EnvironmentBuildError(InfrastructureError):
     """The environment could not be built; the message names the requirement set and why."""
 
 
@@ -64,7 +65,7 @@ class EnvironmentInfo(BaseModel):
     installed: list[str]  # `pip freeze` of the environment
 
 
-def imported_modules(task: EvalTask) -> set[str]:
+def imported_modules(task: Task) -> set[str]:
     """Top-level names of the absolute imports in a task's code (sources that do not parse are skipped)."""
     names: set[str] = set()
     for source in (task.solution_code, task.test, task.skeleton, "\n".join(task.import_statement)):
@@ -80,7 +81,7 @@ def imported_modules(task: EvalTask) -> set[str]:
     return names
 
 
-def dataset_requirements(tasks: Iterable[EvalTask]) -> list[str]:
+def dataset_requirements(tasks: Iterable[Task]) -> list[str]:
     """The distributions the tasks need beyond the standard library, sorted."""
     third_party = {name for t in tasks for name in imported_modules(t) if not is_stdlib_module(name)}
     return sorted({_DISTRIBUTIONS.get(name, name) for name in third_party}, key=str.lower)

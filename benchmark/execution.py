@@ -38,7 +38,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchmark.outcomes import ExceptionInfo, SampleOutcome, TestClassOutcome, TestProblem, exception_from_traceback
-from benchmark.tasks import EvalTask
+from pipeline.core.task import Task
 from pipeline.config import SandboxConfig
 from pipeline.sandbox import (
     ClassResult,
@@ -52,7 +52,7 @@ from pipeline.sandbox import (
     get_backend,
     run_suites,
 )
-from pipeline.store import write_json
+from pipeline.core.store import write_json
 
 log = logging.getLogger(__name__)
 
@@ -61,7 +61,7 @@ _ABNORMAL = (SuiteStatus.TIMEOUT, SuiteStatus.CRASHED, SuiteStatus.RESOURCE_EXCE
 _EXC_IN_DETAIL = re.compile(r"(?P<type>[A-Za-z_][\w.]*): (?P<message>.*)", re.DOTALL)
 
 
-def job_for(task: EvalTask, program: str, limit_s: float) -> ExecutionJob:
+def job_for(task: Task, program: str, limit_s: float) -> ExecutionJob:
     # Runs are reproducible without touching the tests: the harness seeds `random` with the
     # sandbox's hash seed before the program is imported (ClassEval_58 places mines at random).
     return ExecutionJob(task_id=task.task_id, program=program, tests=task.test,

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark.extraction import Extraction, extract_code
+from pipeline.core.extraction import Extraction, extract_code
 from benchmark.levels import model_levels
 from benchmark.results import DIRECT, Bucket, LevelsRecord, SampleSource, StepRecord
 from benchmark.samples_file import NumberedSample, PregeneratedStep
@@ -36,7 +36,7 @@ from benchmark.strategies import (
     reference_program,
     render_step,
 )
-from benchmark.tasks import EvalTask
+from pipeline.core.task import Task
 from pipeline.config import EndpointConfig
 from pipeline.core.textfiles import lone_surrogate
 from pipeline.llm import LLMClient, LLMError
@@ -77,7 +77,7 @@ class Generated(BaseModel):
         return sum(s.completion_tokens for s in self.steps) + (self.levels.completion_tokens if self.levels else 0)
 
 
-def special_sample(unit: SampleUnit, task: EvalTask) -> Generated:
+def special_sample(unit: SampleUnit, task: Task) -> Generated:
     """The `reference` or `empty` model's program."""
     if unit.model == "reference":
         return Generated(unit=unit, source="reference", program=reference_program(task))
@@ -86,7 +86,7 @@ def special_sample(unit: SampleUnit, task: EvalTask) -> Generated:
     raise ValueError(f"task {task.task_id}: {unit.model!r} is not a special model")
 
 
-def completion_sample(unit: SampleUnit, task: EvalTask, completion: str) -> Generated:
+def completion_sample(unit: SampleUnit, task: Task, completion: str) -> Generated:
     """A pre-generated whole-class completion, extracted and assembled like a holistic answer."""
     ex = extract_code(completion, class_name=task.class_name)
     step = StepRecord(index=0, kind="completion", targets=task.method_names, raw=completion, extracted=ex.code,
@@ -103,7 +103,7 @@ def step_record(step: GenerationStep, out: StepOutput, raw: str) -> StepRecord:
                       extracted=extracted or "", extraction_how=code_how, method_how=method_how)
 
 
-def pregenerated_sample(sample: NumberedSample, task: EvalTask) -> Generated:
+def pregenerated_sample(sample: NumberedSample, task: Task) -> Generated:
     """One line of a samples file as a generated sample."""
     unit = SampleUnit(model=sample.model, strategy=sample.strategy, task_id=sample.task_id, sample_index=sample.sample_index)
     if sample.steps is not None:
@@ -112,7 +112,7 @@ def pregenerated_sample(sample: NumberedSample, task: EvalTask) -> Generated:
     return completion_sample(unit, task, sample.completion)
 
 
-def steps_sample(unit: SampleUnit, task: EvalTask, answers: Sequence[PregeneratedStep]) -> Generated:
+def steps_sample(unit: SampleUnit, task: Task, answers: Sequence[PregeneratedStep]) -> Generated:
     """Pre-generated answers of a per-method strategy, read and assembled exactly as live answers
     are: each answer goes through its step's `read_step_output`, the methods through `assemble`.
     Answers name their method, or follow the strategy's order (`plan`)."""
@@ -130,7 +130,7 @@ def steps_sample(unit: SampleUnit, task: EvalTask, answers: Sequence[Pregenerate
     return finish_sample(unit, "samples_file", task, records, levels, generated, None, holistic=False)
 
 
-def finish_sample(unit: SampleUnit, source: SampleSource, task: EvalTask, steps: list[StepRecord],
+def finish_sample(unit: SampleUnit, source: SampleSource, task: Task, steps: list[StepRecord],
                   levels: LevelsRecord | None, generated: Mapping[str, str], class_code: str | None,
                   *, holistic: bool) -> Generated:
     """The program of a sample from what its steps produced, or `no_code` when there is nothing of
@@ -170,7 +170,7 @@ class LLMGenerator:
     def endpoint_for(self, model: str) -> EndpointConfig:
         return self.endpoint if self.endpoint.model == model else self.endpoint.model_copy(update={"model": model})
 
-    def levels(self, model: str, task: EvalTask) -> LevelsRecord:
+    def levels(self, model: str, task: Task) -> LevelsRecord:
         """Once per (model, task); concurrent callers wait for the first (the client coalesces too)."""
         if self.levels_source != "model":
             return LevelsRecord(source="labels", levels=levels_from_labels(task))
@@ -183,7 +183,7 @@ class LLMGenerator:
                 found = self._levels.setdefault(key, found)
         return found
 
-    def generate(self, unit: SampleUnit, task: EvalTask) -> Generated:
+    def generate(self, unit: SampleUnit, task: Task) -> Generated:
         endpoint = self.endpoint_for(unit.model)
         levels: LevelsRecord | None = None
         steps: list[StepRecord] = []

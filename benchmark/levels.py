@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 
-from benchmark.extraction import fenced_blocks, strip_reasoning
+from pipeline.core.extraction import fenced_blocks, strip_reasoning
 from benchmark.results import LevelsRecord
 from benchmark.strategies import levels_from_labels
-from benchmark.tasks import EvalTask
+from pipeline.core.task import Task
 from pipeline.config import EndpointConfig
 from pipeline.llm import LLMClient
 from pipeline.llm.prompts import load_prompt
@@ -22,7 +22,7 @@ LEVELS_PROMPT = "eval_levels"
 LEVELS_ROLE = "eval_levels"
 
 
-def levels_schema(task: EvalTask) -> dict:
+def levels_schema(task: Task) -> dict:
     """Structured-output schema (OpenAI `json_schema`, strict): one integer per target method."""
     props = {name: {"type": "integer"} for name in task.method_names}
     return {
@@ -41,7 +41,7 @@ def levels_schema(task: EvalTask) -> dict:
     }
 
 
-def parse_levels(task: EvalTask, text: str) -> tuple[dict[str, int] | None, str]:
+def parse_levels(task: Task, text: str) -> tuple[dict[str, int] | None, str]:
     """(levels, note): levels None with the reason when the answer is unusable."""
     body, _ = strip_reasoning(text or "")
     blocks = fenced_blocks(body)
@@ -69,7 +69,7 @@ def parse_levels(task: EvalTask, text: str) -> tuple[dict[str, int] | None, str]
     return {m: levels[m] for m in task.method_names}, note
 
 
-def model_levels(client: LLMClient, endpoint: EndpointConfig, task: EvalTask) -> LevelsRecord:
+def model_levels(client: LLMClient, endpoint: EndpointConfig, task: Task) -> LevelsRecord:
     """Ask the model; fall back to the labels (recorded) if the answer is unusable. Call errors
     (`LLMError`) propagate: a failed call is not an answer."""
     template = load_prompt(LEVELS_PROMPT)

@@ -29,7 +29,7 @@ over every generated method i of every sample. S_i is the number of method (fiel
 method i in the canonical solution; G_i how many of those the generated method i also uses (the
 GUIDE's reading: "the share of the canonical solution's dependencies that a generated method also
 uses", so a generated method cannot score above its canonical one). Both sides are measured by the
-same analysis, `pipeline.class_analysis.analyse_class`, so the reference solution scores exactly
+same analysis, `pipeline.core.class_analysis.analyse_class`, so the reference solution scores exactly
 1.0; `canonical="labels"` takes S_i from the dataset's labels instead. A reference `self.m` in
 the generated method counts for method m even when the generated class lacks m. A sample whose
 program does not parse, or lacks the method, keeps its denominator and scores 0 for it.
@@ -44,9 +44,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark.outcomes import SampleOutcome
 from benchmark.passk import bootstrap_ci, pass_at_k
-from benchmark.source import find_class, parse
-from benchmark.tasks import EvalTask
-from pipeline.class_analysis import analyse_class, import_aliases
+from pipeline.core.source import find_class, parse
+from pipeline.core.task import Task
+from pipeline.core.class_analysis import analyse_class, import_aliases
 
 Level = Literal["success", "partial", "fail"]
 DEFAULT_KS = (1, 3, 5)
@@ -54,7 +54,7 @@ DEFAULT_KS = (1, 3, 5)
 
 # -- per sample --------------------------------------------------------------------------------
 
-def class_level_status(task: EvalTask, sample: SampleOutcome) -> Level:
+def class_level_status(task: Task, sample: SampleOutcome) -> Level:
     statuses = [sample.test_class_status(tc) for tc in task.test_classes]
     if all(s == "success" for s in statuses):
         return "success"
@@ -63,7 +63,7 @@ def class_level_status(task: EvalTask, sample: SampleOutcome) -> Level:
     return "fail"
 
 
-def method_level_status(task: EvalTask, sample: SampleOutcome, method: str) -> Level | None:
+def method_level_status(task: Task, sample: SampleOutcome, method: str) -> Level | None:
     """None when the method has no test class of its own."""
     test_class = task.method(method).test_class
     if test_class is None:
@@ -93,7 +93,7 @@ class TaskCounts(BaseModel):
     methods_without_test_class: list[str] = Field(default_factory=list)
 
 
-def count_task(task: EvalTask, samples: Sequence[SampleOutcome]) -> TaskCounts:
+def count_task(task: Task, samples: Sequence[SampleOutcome]) -> TaskCounts:
     indices = [s.sample_index for s in samples]
     if len(set(indices)) != len(indices):
         raise ValueError(f"task {task.task_id}: duplicate sample indices {sorted(indices)}")
@@ -149,7 +149,7 @@ def _pooled_mean(groups: Sequence[Sequence[float]]) -> float:
     return sum(flat) / len(flat)
 
 
-def compute_metrics(tasks: Sequence[EvalTask], outcomes: Mapping[str, Sequence[SampleOutcome]], *,
+def compute_metrics(tasks: Sequence[Task], outcomes: Mapping[str, Sequence[SampleOutcome]], *,
                     ks: Iterable[int] = DEFAULT_KS, n_resamples: int = 10_000, seed: int = 0,
                     confidence: float = 0.95) -> MetricsReport:
     """Scores of one (model, strategy) over `tasks`; every task needs at least one sample.
@@ -239,18 +239,18 @@ def _analyse(source: str, class_name: str) -> Dependencies | None:
     return {name: (set(d.method_calls), set(d.fields)) for name, d in analyse_class(cls, import_aliases(module)).items()}
 
 
-def canonical_dependencies(task: EvalTask, canonical: Literal["solution", "labels"] = "solution") -> Dependencies:
+def canonical_dependencies(task: Task, canonical: Literal["solution", "labels"] = "solution") -> Dependencies:
     """S_i per method: from the reference solution's analysis (default) or from the dataset's labels."""
     if canonical == "labels":
         return {m.method_name: (set(m.dependencies.method_dependencies), set(m.dependencies.field_names))
-                for m in task.methods}
+                for m in task.methods_info}
     analysed = _analyse(task.solution_code, task.class_name)
     if analysed is None:
         raise ValueError(f"task {task.task_id}: the reference solution cannot be analysed")
     return {m: analysed.get(m, (set(), set())) for m in task.method_names}
 
 
-def dep_counts(task: EvalTask, program: str, canonical: Dependencies | None = None) -> DepCounts:
+def dep_counts(task: Task, program: str, canonical: Dependencies | None = None) -> DepCounts:
     """DEP numerators/denominators of one generated program (one sample) of `task`."""
     reference = canonical if canonical is not None else canonical_dependencies(task)
     generated = _analyse(program, task.class_name) or {}

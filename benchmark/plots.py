@@ -11,7 +11,7 @@ from pathlib import Path
 
 from benchmark.results import RunResults
 from benchmark.taxonomy import CATEGORIES
-from pipeline.plotting import integer_axis, legend_outside, new_figure, save_png
+from pipeline.core.plotting import integer_axis, legend_outside, new_figure, save_png
 
 PASSK_PNG = "passk.png"
 TAXONOMY_PNG = "taxonomy.png"

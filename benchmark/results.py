@@ -28,11 +28,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchmark.environment import EnvironmentInfo
 from benchmark.metrics import Estimate, MetricsReport
 from benchmark.outcomes import SampleOutcome, SampleStatus
-from benchmark.quirks import QuirkFix
-from benchmark.tasks import EvalTask
+from pipeline.core.formats.quirks import QuirkFix
+from pipeline.core.task import Task
 from benchmark.taxonomy import Category
 from pipeline.llm.ledger import UsageSummary
-from pipeline.store import write_json
+from pipeline.core.store import write_json
+from pipeline.core.errors import InputError
 
 SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
@@ -212,7 +213,7 @@ class RunResults(Record):
     classforge_version: str
     dataset: DatasetInfo
     settings: RunSettings
-    tasks: list[EvalTask] = Field(description="the selected tasks, as scored (quirk fixes applied)")
+    tasks: list[Task] = Field(description="the selected tasks, as scored (quirk fixes applied)")
     reference: list[ReferenceRecord]
     samples: list[SampleRecord]
     scores: list[GroupScores] = Field(default_factory=list)
@@ -226,7 +227,7 @@ class RunResults(Record):
 
 # -- files -----------------------------------------------------------------------------------------
 
-class ResultsError(ValueError):
+class ResultsError(InputError):
     """A results folder or file that cannot be read; the message says which and why."""
 
 

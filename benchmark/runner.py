@@ -29,7 +29,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark.datasets import LoadedDataset, load_dataset
+from pipeline.core.formats.loader import LoadedDataset, load_dataset
 from benchmark.environment import EnvironmentBuildError, dataset_requirements, ensure_environment
 from benchmark.execution import ExecutionJob, ExecutionStore, Executor, StoredExecution, job_for, to_outcome
 from benchmark.generation import Generated, LLMGenerator, SampleUnit, direct_unit, pregenerated_sample, special_sample
@@ -54,12 +54,13 @@ from benchmark.samples_file import NumberedSample, read_samples_file
 from benchmark.scoring import categorise, score_run
 from benchmark.strategies import STRATEGIES, reference_program
 from benchmark.summary import render_summary
-from benchmark.tasks import EvalTask
+from pipeline.core.task import Task
 from pipeline import __version__
 from pipeline.config import Config, EvaluateConfig
 from pipeline.llm import LLMClient, LLMError, UsageSummary
 from pipeline.sandbox import SandboxBackend, SuiteStatus, scaled_limit
-from pipeline.store import write_text
+from pipeline.core.store import write_text
+from pipeline.core.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -70,7 +71,7 @@ Progress = Callable[[str, int, int], None]
 """progress(phase, done, total): phases "reference", "generation", "execution", "scoring"."""
 
 
-class EvaluationError(ValueError):
+class EvaluationError(InputError):
     """The evaluation cannot start or go on; the message says why (and which task, if one)."""
 
 
@@ -96,7 +97,7 @@ class RunOutcome(BaseModel):
 
 # -- small steps -------------------------------------------------------------------------------------
 
-def select_tasks(dataset: LoadedDataset, task_ids: list[str] | None, max_tasks: int | None) -> list[EvalTask]:
+def select_tasks(dataset: LoadedDataset, task_ids: list[str] | None, max_tasks: int | None) -> list[Task]:
     tasks = dataset.tasks
     if task_ids:
         known = dataset.by_id()
@@ -108,7 +109,7 @@ def select_tasks(dataset: LoadedDataset, task_ids: list[str] | None, max_tasks: 
     return tasks[:max_tasks] if max_tasks else tasks
 
 
-def _identity(dataset_sha: str, request: EvaluationRequest, ev: Config, tasks: list[EvalTask], samples_sha: str | None,
+def _identity(dataset_sha: str, request: EvaluationRequest, ev: Config, tasks: list[Task], samples_sha: str | None,
               models: list[str]) -> dict:
     """Everything that changes which samples exist or how they are run (not ks or the bootstrap,
     which only change the scoring, so a different k re-scores the same run)."""
@@ -127,7 +128,7 @@ def _identity(dataset_sha: str, request: EvaluationRequest, ev: Config, tasks: l
 
 
 def _settings(request: EvaluationRequest, config: Config, models: list[str], strategies: list[str],
-              samples_sha: str | None, tasks: list[EvalTask]) -> RunSettings:
+              samples_sha: str | None, tasks: list[Task]) -> RunSettings:
     cfg = config.evaluate
     return RunSettings(
         models=models, strategies=strategies, n_samples=cfg.n_samples if samples_sha is None else None, ks=cfg.ks,
@@ -143,7 +144,7 @@ def _settings(request: EvaluationRequest, config: Config, models: list[str], str
     )
 
 
-def reference_prerun(tasks: list[EvalTask], executor: Executor, config: Config,
+def reference_prerun(tasks: list[Task], executor: Executor, config: Config,
                      progress: Progress | None = None) -> list[ReferenceRecord]:
     """Run every task's reference once; broken = anything but a pass (see the module docstring).
 
@@ -193,7 +194,7 @@ class _Counter:
             self.progress(self.phase, self.done, self.total)
 
 
-def _generate(units: list[tuple[SampleUnit, EvalTask]], generator: LLMGenerator | None, client: LLMClient | None,
+def _generate(units: list[tuple[SampleUnit, Task]], generator: LLMGenerator | None, client: LLMClient | None,
               progress: Progress | None) -> list[Generated]:
     counter = _Counter("generation", len(units), progress)
     special = [(u, t) for u, t in units if u.model in SPECIAL_MODELS]
@@ -205,7 +206,7 @@ def _generate(units: list[tuple[SampleUnit, EvalTask]], generator: LLMGenerator 
     if llm:
         assert generator is not None and client is not None  # evaluate() creates both when any LLM model is asked for
 
-        def one(item: tuple[SampleUnit, EvalTask]) -> Generated:
+        def one(item: tuple[SampleUnit, Task]) -> Generated:
             try:
                 return generator.generate(*item)
             finally:
@@ -243,7 +244,7 @@ def _outcome_reason(outcome: SampleOutcome) -> str:
     return f"{outcome.error.type}: {outcome.error.message}"[:500]
 
 
-def execute_samples(generated: list[Generated], tasks: dict[str, EvalTask], refs: dict[str, ReferenceRecord],
+def execute_samples(generated: list[Generated], tasks: dict[str, Task], refs: dict[str, ReferenceRecord],
                     executor: Executor, progress: Progress | None = None) -> list[SampleRecord]:
     """Every generated sample to one record in one bucket (see `benchmark.results`)."""
     jobs: dict[int, ExecutionJob] = {}
@@ -295,8 +296,8 @@ def execute_samples(generated: list[Generated], tasks: dict[str, EvalTask], refs
     return [categorise(tasks[records[i].task_id], records[i]) for i in range(len(generated))]
 
 
-def _units(request: EvaluationRequest, cfg: EvaluateConfig, tasks: list[EvalTask],
-           broken: set[str]) -> list[tuple[SampleUnit, EvalTask]]:
+def _units(request: EvaluationRequest, cfg: EvaluateConfig, tasks: list[Task],
+           broken: set[str]) -> list[tuple[SampleUnit, Task]]:
     units = []
     for model in request.models:
         strategies = [DIRECT] if model in SPECIAL_MODELS else cfg.strategies
@@ -320,7 +321,7 @@ class _Generation(BaseModel):
     usage: UsageSummary | None = None
 
 
-def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[EvalTask], broken: set[str],
+def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Task], broken: set[str],
                       samples: list[NumberedSample] | None, client: LLMClient | None, env: Mapping[str, str] | None,
                       progress: Progress | None) -> _Generation:
     """Pre-generated samples, or every (model, strategy, task, index) of the non-broken tasks."""

@@ -38,6 +38,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from pipeline.core.textfiles import utf8_lines
+from pipeline.core.errors import InputError
 
 log = logging.getLogger(__name__)
 
@@ -45,7 +46,7 @@ EXTERNAL = "external"
 _LABEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.:/+-]*$")
 
 
-class SamplesFileError(ValueError):
+class SamplesFileError(InputError):
     """A samples file that cannot be used as it is; the message names the file, line and fault."""
 
 

@@ -12,11 +12,11 @@ from collections.abc import Sequence
 from benchmark.metrics import DepCounts, Estimate, canonical_dependencies, compute_metrics, dep_counts
 from benchmark.passk import bootstrap_ci
 from benchmark.results import BUCKETS, DepScores, GroupScores, RunSettings, SampleRecord
-from benchmark.tasks import EvalTask
+from pipeline.core.task import Task
 from benchmark.taxonomy import classify, summarise
 
 
-def categorise(task: EvalTask, record: SampleRecord) -> SampleRecord:
+def categorise(task: Task, record: SampleRecord) -> SampleRecord:
     """Fill in the error category of a scored sample (None when it passes every test class)."""
     if not record.scored or record.outcome is None:
         return record.model_copy(update={"error_category": None, "error_reason": None})
@@ -46,7 +46,7 @@ def _dep_scores(per_task: list[DepCounts], resamples: int, seed: int) -> DepScor
                      field_hits=total.field_hits, field_total=total.field_total)
 
 
-def score_group(model: str, strategy: str, tasks: Sequence[EvalTask], broken: set[str],
+def score_group(model: str, strategy: str, tasks: Sequence[Task], broken: set[str],
                 records: Sequence[SampleRecord], settings: RunSettings) -> GroupScores:
     """One (model, strategy); `tasks` are the selected tasks, `broken` those excluded."""
     buckets = Counter(r.bucket for r in records)
@@ -80,7 +80,7 @@ def score_group(model: str, strategy: str, tasks: Sequence[EvalTask], broken: se
     )
 
 
-def score_run(tasks: Sequence[EvalTask], broken: set[str], samples: Sequence[SampleRecord],
+def score_run(tasks: Sequence[Task], broken: set[str], samples: Sequence[SampleRecord],
               settings: RunSettings) -> list[GroupScores]:
     """Every (model, strategy) that has samples, in first-seen order."""
     groups: dict[tuple[str, str], list[SampleRecord]] = {}

@@ -35,10 +35,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark.extraction import Extraction, MethodExtraction, extract_code, extract_method
-from benchmark.source import docstring_node, find_class, methods_of, parse, reindent_def, slice_lines, span
-from benchmark.tasks import EvalTask
-from pipeline.class_analysis import MethodDeps, analyse_class, dependency_levels, import_aliases
+from pipeline.core.extraction import Extraction, MethodExtraction, extract_code, extract_method
+from pipeline.core.source import docstring_node, find_class, methods_of, parse, reindent_def, slice_lines, span
+from pipeline.core.task import Task
+from pipeline.core.class_analysis import MethodDeps, analyse_class, dependency_levels, import_aliases
 from pipeline.llm.prompts import load_prompt
 
 Strategy = Literal["holistic", "incremental", "compositional", "bottom_up", "top_down"]
@@ -98,17 +98,17 @@ class StepOutput(BaseModel):
 
 # -- dependency levels ---------------------------------------------------------------------------
 
-def levels_from_labels(task: EvalTask) -> dict[str, int]:
+def levels_from_labels(task: Task) -> dict[str, int]:
     """Levels from the dataset's `method_dependencies` labels, computed by the project's one
     `dependency_levels` (calls to names that are not target methods are ignored)."""
     names = set(task.method_names)
     deps = {m.method_name: MethodDeps(m.method_name, method_calls=[c for c in m.dependencies.method_dependencies
                                                                       if c in names and c != m.method_name])
-            for m in task.methods}
+            for m in task.methods_info}
     return dependency_levels(deps)
 
 
-def levels_from_solution(task: EvalTask) -> dict[str, int]:
+def levels_from_solution(task: Task) -> dict[str, int]:
     """Levels from the reference solution's own call graph (`analyse_class`)."""
     module = parse(task.solution_code)
     cls = find_class(module, task.class_name)
@@ -123,7 +123,7 @@ def levels_from_solution(task: EvalTask) -> dict[str, int]:
 
 # -- planning --------------------------------------------------------------------------------------
 
-def plan(task: EvalTask, strategy: Strategy, levels: Mapping[str, int] | None = None) -> list[GenerationStep]:
+def plan(task: Task, strategy: Strategy, levels: Mapping[str, int] | None = None) -> list[GenerationStep]:
     """The ordered steps of `strategy` on `task` (see the module docstring)."""
     name = f"eval_{strategy}"
     if strategy == "holistic":
@@ -149,7 +149,7 @@ def plan(task: EvalTask, strategy: Strategy, levels: Mapping[str, int] | None = 
 class _Skeleton:
     """The skeleton cut into the pieces prompts are made of; slices of its text, never regenerated."""
 
-    def __init__(self, task: EvalTask):
+    def __init__(self, task: Task):
         self.task = task
         self.text = task.skeleton
         self.module = parse(self.text)
@@ -207,7 +207,7 @@ def _generated_listing(sk: _Skeleton, names: list[str], generated: Mapping[str, 
     return "\n\n".join(chunks) if chunks else f"{sk.indent}# (none yet)"
 
 
-def step_variables(task: EvalTask, step: GenerationStep, generated: Mapping[str, str]) -> dict[str, str]:
+def step_variables(task: Task, step: GenerationStep, generated: Mapping[str, str]) -> dict[str, str]:
     """The `$placeholder` values of `step`'s template, given the methods generated so far."""
     sk = _Skeleton(task)
     base = {"class_name": task.class_name}
@@ -232,7 +232,7 @@ def step_variables(task: EvalTask, step: GenerationStep, generated: Mapping[str,
     }
 
 
-def render_step(task: EvalTask, step: GenerationStep, generated: Mapping[str, str],
+def render_step(task: Task, step: GenerationStep, generated: Mapping[str, str],
                 prompt_dir: Path | None = None) -> RenderedPrompt:
     """Render `step`'s prompt with the project's prompt loader (`pipeline/prompts/<name>.v<N>.md`)."""
     template = load_prompt(step.prompt_name, step.prompt_version, prompt_dir)
@@ -240,7 +240,7 @@ def render_step(task: EvalTask, step: GenerationStep, generated: Mapping[str, st
                           messages=template.messages(**step_variables(task, step, generated)))
 
 
-def read_step_output(task: EvalTask, step: GenerationStep, raw: str) -> StepOutput:
+def read_step_output(task: Task, step: GenerationStep, raw: str) -> StepOutput:
     """Extract the code a step produced from its raw output."""
     if step.kind == "class":
         ex = extract_code(raw, class_name=task.class_name)
@@ -284,7 +284,7 @@ def takes_skeleton_decorators(fn: ast.FunctionDef | ast.AsyncFunctionDef, code: 
     return bool(fn.decorator_list) and not _has_decorators(code) and _first_param(code) == _skeleton_first_param(fn)
 
 
-def assemble(task: EvalTask, generated: Mapping[str, str]) -> str:
+def assemble(task: Task, generated: Mapping[str, str]) -> str:
     """Put generated methods into the skeleton; the result is the program to test.
 
     Imports, module-level code and class-level code of the skeleton are kept as they are, and the
@@ -325,7 +325,7 @@ def defines_class(code: str | None, class_name: str) -> bool:
     return bool(code and re.search(rf"(?m)^[ \t]*class[ \t]+{re.escape(class_name)}\b", code))
 
 
-def assemble_holistic(task: EvalTask, class_code: str | None) -> str:
+def assemble_holistic(task: Task, class_code: str | None) -> str:
     """The program for a holistic sample: the model's whole module, as ClassEval does it (its
     evaluator prepends the task's import statements to the model's code; so do we, as duplicate
     imports are harmless). Output that defines no class is not a program: the caller makes it a
@@ -336,11 +336,11 @@ def assemble_holistic(task: EvalTask, class_code: str | None) -> str:
     return "\n".join(task.import_statement + [class_code.strip("\n")]) + "\n"
 
 
-def reference_program(task: EvalTask) -> str:
+def reference_program(task: Task) -> str:
     """The program of the special model `reference`: the dataset's canonical solution."""
     return assemble_holistic(task, task.solution_code)
 
 
-def empty_program(task: EvalTask) -> str:
+def empty_program(task: Task) -> str:
     """The program of the special model `empty`: the skeleton, no method implemented."""
     return assemble(task, {})

@@ -31,7 +31,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark.outcomes import ExceptionInfo, SampleOutcome
-from benchmark.tasks import EvalTask
+from pipeline.core.task import Task
 
 Category = Literal["syntax", "dependency", "logic", "integration", "timeout_resource", "other"]
 CATEGORIES: tuple[Category, ...] = ("syntax", "dependency", "logic", "integration", "timeout_resource", "other")
@@ -74,7 +74,7 @@ def dependency_reason(exc: ExceptionInfo, class_name: str) -> str | None:
     return None
 
 
-def classify(task: EvalTask, sample: SampleOutcome) -> Classification | None:
+def classify(task: Task, sample: SampleOutcome) -> Classification | None:
     """The category of a failed sample; None when the sample passes every test class."""
     statuses = {tc: sample.test_class_status(tc) for tc in task.test_classes}
     if sample.status == "completed" and all(s == "success" for s in statuses.values()):

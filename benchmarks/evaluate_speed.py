@@ -152,7 +152,7 @@ def main() -> None:
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
 
-    from benchmark.datasets import load_dataset
+    from pipeline.core.formats.loader import load_dataset
     from pipeline.config import Config
     from pipeline.sandbox import pool_size
 

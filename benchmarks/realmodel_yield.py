@@ -27,7 +27,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pipeline.construct.reasons import STAGES  # noqa: E402 - the pipeline's stage order
+from pipeline.core.reasons import STAGES  # noqa: E402 - the pipeline's stage order
 from tests.realmodel.realmodel_config import EXAMPLE_PAIRS, build_config  # noqa: E402
 
 # Which role's requests belong to which stage (several requests for one candidate = repairs or re-asks).

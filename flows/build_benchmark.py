@@ -35,7 +35,7 @@ from prefect.task_runners import ThreadPoolTaskRunner
 
 from pipeline.config import Config, HarvestConfig, load_config
 from pipeline.construct import build as construct_lib
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.gate import SandboxGate
 from pipeline.construct.pairing import Pair
 from pipeline.construct.run import import_caches, build_dir, snapshot_classes_path
@@ -48,9 +48,10 @@ from pipeline.llm.preflight import (
     PROBE_ROLE, EndpointReport, apply_reports, check_endpoints, endpoints_of_build, probe_ledger_entries,
     require_usable,
 )
-from pipeline.records import HarvestedClass, RepoRef
+from pipeline.core.records import HarvestedClass, RepoRef
 from pipeline.release.publish import PublishResult, publish
-from pipeline.store import read_jsonl, write_json
+from pipeline.core.store import read_jsonl, write_json
+from pipeline.core.errors import InfrastructureError
 
 
 @task(name="search-github", tags=["github-search"], retries=2, retry_delay_seconds=30)
@@ -143,7 +144,7 @@ def plan_build(cfg: Config, run_key: str) -> list[Pair]:
     return list(_construction(_config_json(cfg), run_key).plan.pairing.pairs)
 
 
-class InfrastructureFault(RuntimeError):
+class InfrastructureFault(InfrastructureError):
     """Raised only to have Prefect retry a candidate whose model calls or sandbox failed."""
 
 

@@ -13,7 +13,7 @@ from rich.table import Table
 from pipeline.cli_support import OneLineErrorGroup, cutoff_option, fail, print_error, validation_message
 from pipeline.config import ConfigError, EvalStrategy, load_config
 from pipeline.core import parsing
-from pipeline.funnel import FunnelReport
+from pipeline.core.funnel import FunnelReport
 
 app = typer.Typer(help="Build fresh, post-cutoff class-level code-generation benchmarks and score models on them.",
                   cls=OneLineErrorGroup, no_args_is_help=True, add_completion=False,
@@ -107,7 +107,7 @@ def _evaluate_with_probes(run_evaluation, request, cfg, env: dict, reports: list
 
 
 def write_reports(path: Path, reports: list) -> None:
-    from pipeline.store import write_json
+    from pipeline.core.store import write_json
 
     write_json(path, [r.model_dump(mode="json") for r in reports])
 
@@ -352,7 +352,7 @@ def export(
 
     from pipeline.release.errors import ExportError
     from pipeline.release.export import export_release
-    from pipeline.store import write_json
+    from pipeline.core.store import write_json
 
     # huggingface_hub's own lookup: HF_TOKEN, else the token `hf auth login` saved. Read at the edge
     # only; passed down, never printed.
@@ -422,8 +422,8 @@ def evaluate(
     from pydantic import ValidationError
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from benchmark.datasets import DatasetError
-    from benchmark.hub import resolve_dataset
+    from pipeline.core.formats.loader import DatasetError
+    from pipeline.core.formats.hub import resolve_dataset
     from benchmark.results import ResultsError
     from benchmark.runner import EvaluationError, EvaluationRequest
     from benchmark.runner import evaluate as run_evaluation

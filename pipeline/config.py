@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pipeline.core.errors import InputError
 
 DOMAINS: tuple[str, ...] = (
     "Finance & E-commerce",
@@ -308,7 +309,7 @@ class Config(Section):
     evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
 
 
-class ConfigError(ValueError):
+class ConfigError(InputError):
     """A configuration file or value is wrong; the message says where."""
 
 

@@ -7,14 +7,19 @@ small local model needs (a model whose skeletons pass only after repair pays twi
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import Any, Protocol
 
 from pydantic import BaseModel
 
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 
-if TYPE_CHECKING:
-    from pipeline.construct.build import CandidateResult
+
+class FinishedCandidate(Protocol):
+    """What the counts read of a finished candidate (build.CandidateResult has it)."""
+
+    compose: Any
+    judges: Any
+    solution: Any
 
 
 class StageAttempts(BaseModel):
@@ -31,7 +36,7 @@ class StageAttempts(BaseModel):
             self.after_repair += 1
 
 
-def attempt_counts(results: Iterable[CandidateResult]) -> dict[str, StageAttempts]:
+def attempt_counts(results: Iterable[FinishedCandidate]) -> dict[str, StageAttempts]:
     """Counts for compose (skeletons), judges (one per vote) and solution, over finished candidates.
     An attempt that never got an answer (a failed call) counts as failed, not as an attempt."""
     counts = {stage: StageAttempts() for stage in (R.COMPOSE, R.JUDGES, R.SOLUTION)}

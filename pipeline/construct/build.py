@@ -42,7 +42,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.config import Config
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.attempts import StageAttempts, attempt_counts
 from pipeline.construct.common import Prompts, StageContext, StageOutcome
 from pipeline.construct.compose import ComposeResult, compose
@@ -52,15 +52,16 @@ from pipeline.construct.judges import JudgesResult, judge
 from pipeline.construct.pairing import Pair, PairingResult, make_pairs
 from pipeline.construct.solve import SolveResult, solve
 from pipeline.construct.spec import SpecError, build_spec
-from pipeline.construct.task import BuiltTask, RecordError, build_record
+from pipeline.construct.task import RecordError, build_record
+from pipeline.core.task import Task
 from pipeline.construct.tests_stage import TestsResult, write_tests
-from pipeline.funnel import Funnel, FunnelReport
+from pipeline.core.funnel import Funnel, FunnelReport
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
 from pipeline.llm import BudgetExceeded, CacheMiss, LedgerEntry, LLMClient, UnpricedModel, UsageLedger, UsageSummary, canonical_json
 from pipeline.llm.pool import map_concurrently
-from pipeline.records import HarvestedClass, Rejection
-from pipeline.store import atomic_open, read_jsonl, write_json, write_jsonl
+from pipeline.core.records import HarvestedClass, Rejection
+from pipeline.core.store import atomic_open, read_jsonl, write_json, write_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +83,7 @@ class CandidateResult(BaseModel):
     tests: TestsResult | None = None
     judges: JudgesResult | None = None
     solution: SolveResult | None = None
-    task: BuiltTask | None = None
+    task: Task | None = None
 
     def rejection(self) -> Rejection | None:
         last = self.outcomes[-1]
@@ -105,7 +106,7 @@ class BuildResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     out_dir: Path
-    tasks: list[BuiltTask]
+    tasks: list[Task]
     rejections: list[Rejection]
     funnel: FunnelReport
     pairing: PairingResult
@@ -362,7 +363,7 @@ def recorded_usage(out_dir: Path, config: Config, run_id: str) -> tuple[UsageSum
 def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | BaseException]]) -> BuildResult:
     """Fold candidate outcomes, in pairing order, into the funnel and the build's files; the usage
     comes from what every candidate stored, so no process's ledger can be lost."""
-    tasks: list[BuiltTask] = []
+    tasks: list[Task] = []
     incomplete: list[Incomplete] = []
     finished: list[CandidateResult] = []
     resumed = 0

@@ -14,8 +14,8 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from pipeline.config import ConstructConfig, EndpointConfig, LLMConfig
-from pipeline.construct import reasons as R
-from pipeline.funnel import Verdict
+from pipeline.core import reasons as R
+from pipeline.core.funnel import Verdict
 from pipeline.llm import Completion, LLMCallFailed, LLMClient, PromptTemplate, load_prompt
 from pipeline.llm.errors import PromptTooLong
 

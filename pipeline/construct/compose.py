@@ -15,7 +15,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
 from pipeline.construct.extract import extract_code
 from pipeline.construct.pairing import Pair

@@ -1,4 +1,4 @@
-"""Code out of a model's reply, through the project's one extractor (`benchmark.extraction`).
+"""Code out of a model's reply, through the project's one extractor (`pipeline.core.extraction`).
 
 The evaluator and the construction stages must read model output the same way (closed and
 unclosed fences, several blocks, reasoning tags, prose around the code, no code line ever dropped),
@@ -10,14 +10,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict
 
-from benchmark.extraction import extract_code as _extract
+from pipeline.core.extraction import extract_code as _extract
 
 
 class Extraction(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     code: str
-    how: str  # fenced | unclosed_fence | unfenced | empty (benchmark.extraction's names)
+    how: str  # fenced | unclosed_fence | unfenced | empty (pipeline.core.extraction's names)
 
     @property
     def found(self) -> bool:

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import SandboxConfig
+from pipeline.core.errors import InfrastructureError
 
 if TYPE_CHECKING:  # the sandbox package is imported only when a gate runs
     from pipeline.sandbox import GateVerdict
@@ -35,7 +36,7 @@ class Gate(Protocol):
     def __call__(self, solution: str, tests: str, test_classes: list[str], *, item_id: str) -> GateOutcome: ...
 
 
-class GateUnavailable(RuntimeError):
+class GateUnavailable(InfrastructureError):
     """The sandbox itself failed; says nothing about the candidate, which is retried next run."""
 
 

@@ -11,7 +11,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.class_analysis import assigned_fields, class_methods
+from pipeline.core.class_analysis import assigned_fields, class_methods
 from pipeline.core import parsing
 
 MethodKind = Literal["method", "static", "class", "property"]

@@ -14,13 +14,13 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, conversation, cut_detail
 from pipeline.llm import Completion
+from pipeline.core.task import JudgeVote
 
 JUDGE_SCHEMA: dict = {
     "type": "object",
@@ -39,7 +39,6 @@ JUDGE_RESPONSE_FORMAT: dict = {
     "json_schema": {"name": "test_alignment_verdict", "strict": True, "schema": JUDGE_SCHEMA},
 }
 
-VoteStatus = Literal["scored", "malformed", "call-failed"]
 _JSON_FENCE = re.compile(r"^\s*```(?:json)?\s*\n(?P<body>.*?)\n\s*```\s*$", re.DOTALL)
 
 
@@ -49,25 +48,6 @@ class JudgeAnswer(BaseModel):
     score: int = Field(ge=0, le=10)
     reasons: str
     problems: list[str] = Field(default_factory=list)
-
-
-class JudgeVote(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    judge: int = Field(description="1-based position in config.llm.judges")
-    role: str
-    model: str
-    status: VoteStatus
-    score: int | None = None
-    reasons: str = ""
-    problems: list[str] = Field(default_factory=list)
-    attempts: int = 0
-    errors: list[str] = Field(default_factory=list, description="why earlier answers were rejected")
-    infrastructure: bool = Field(False, description="the call failed for an endpoint fault, not the answer")
-
-    @property
-    def valid(self) -> bool:
-        return self.status == "scored"
 
 
 class JudgesResult(BaseModel):

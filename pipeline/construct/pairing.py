@@ -13,18 +13,16 @@ from __future__ import annotations
 import random
 from collections import deque
 from collections.abc import Iterable
-from datetime import datetime
-from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import DOMAINS, PairingConfig
-from pipeline.construct import reasons as R
-from pipeline.core.urls import public_clone_url
-from pipeline.funnel import Funnel, Verdict
-from pipeline.records import HarvestedClass, content_id
+from pipeline.core import reasons as R
+from pipeline.core.funnel import Funnel, Verdict
+from pipeline.core.records import HarvestedClass, content_id
+from pipeline.core.task import CompositionType, SourceRef
+from pipeline.core.errors import InputError
 
-CompositionType = Literal["intra-domain", "cross-domain"]
 
 # Cross-domain pairs whose classes can be fused into one coherent class, with the reason. The
 # reason is also given to the composer as the theme of the fusion. Every domain composes with
@@ -98,36 +96,6 @@ def composition_theme(domain1: str, domain2: str) -> str | None:
     if domain1 == domain2:
         return f"both classes belong to {domain1}; fuse them into one richer {domain1} component"
     return COMPOSABLE.get(frozenset((domain1, domain2)))
-
-
-class SourceRef(BaseModel):
-    """A harvested class a task was built from, with the provenance a release must keep."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    class_id: str
-    class_name: str
-    domain: str
-    repo: str
-    clone_url: str | None = Field(None, description="a public URL; None for a local source (its path is not published)")
-    path: str
-    commit: str
-    first_seen_commit: str | None = None
-    first_seen_date: datetime | None = None
-    license_spdx: str | None = None
-
-    @field_validator("clone_url", mode="before")
-    @classmethod
-    def _publishable(cls, v: str | None) -> str | None:
-        return public_clone_url(v)
-
-    @classmethod
-    def of(cls, hc: HarvestedClass, domain: str) -> SourceRef:
-        return cls(
-            class_id=hc.id, class_name=hc.class_name, domain=domain, repo=hc.repo, clone_url=hc.clone_url,
-            path=hc.path, commit=hc.commit, first_seen_commit=hc.first_seen_commit,
-            first_seen_date=hc.first_seen_date, license_spdx=hc.license_spdx,
-        )
 
 
 class Pair(BaseModel):
@@ -275,7 +243,7 @@ def make_pairs(
     )
 
 
-class PairingError(ValueError):
+class PairingError(InputError):
     """A pinned pair that cannot be built as asked (unknown class, domains that do not compose, ...)."""
 
 

@@ -16,8 +16,8 @@ from pipeline.config import Config
 from pipeline.construct.build import BuildResult, Progress, build_tasks
 from pipeline.construct.gate import Gate, SandboxGate
 from pipeline.llm import LLMClient, ResponseCache, UsageLedger
-from pipeline.records import HarvestedClass
-from pipeline.store import read_jsonl
+from pipeline.core.records import HarvestedClass
+from pipeline.core.store import read_jsonl
 
 log = logging.getLogger(__name__)
 

@@ -19,9 +19,9 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.class_analysis import is_stdlib_module
-from pipeline.construct import reasons as R
-from pipeline.funnel import Verdict
+from pipeline.core.class_analysis import is_stdlib_module
+from pipeline.core import reasons as R
+from pipeline.core.funnel import Verdict
 
 
 # The order in which reasons are reported when several checks fail.

@@ -14,13 +14,13 @@ import ast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.class_analysis import is_stdlib_module
-from pipeline.construct import reasons as R
+from pipeline.core.class_analysis import is_stdlib_module
+from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, conversation, cut_detail
 from pipeline.construct.extract import extract_code
 from pipeline.construct.gate import Gate, GateOutcome
 from pipeline.construct.interface import ClassInterface, interface_from_source
-from pipeline.funnel import Verdict
+from pipeline.core.funnel import Verdict
 from pipeline.llm import Completion
 from pipeline.core import parsing
 

@@ -12,12 +12,13 @@ import ast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.class_analysis import analyse_class, import_aliases
-from pipeline.records import HarvestedClass
+from pipeline.core.class_analysis import analyse_class, import_aliases
+from pipeline.core.records import HarvestedClass
 from pipeline.core import parsing
+from pipeline.core.errors import InputError
 
 
-class SpecError(ValueError):
+class SpecError(InputError):
     """A harvested class whose source no longer parses or no longer defines the class."""
 
 

@@ -1,9 +1,9 @@
-"""Stage 6, the task record: ClassEval's columns plus composition, provenance, judges and models.
+"""Stage 6, the task record: the core `Task` filled from the stage outputs.
 
 Everything is derived from the three sources with `ast` line spans (never regenerated text), so a
 record reads like ClassEval's release: `method_description` is the method's signature and docstring
 from the skeleton with its first line unindented, `solution_code` the method from the solution,
-`test_code` its test class. Dependencies come from `pipeline.class_analysis` over the solution, the
+`test_code` its test class. Dependencies come from `pipeline.core.class_analysis` over the solution, the
 project's one dependency analysis. Nothing time- or run-dependent is stored, so replaying a build
 reproduces its records byte for byte.
 """
@@ -12,82 +12,17 @@ from __future__ import annotations
 
 import ast
 
-from pydantic import BaseModel, ConfigDict, Field
-
-from pipeline.class_analysis import analyse_class, dependency_depth, import_aliases
+from pipeline.core.class_analysis import analyse_class, dependency_depth, import_aliases
 from pipeline.construct.interface import find_top_class, init_fields
-from pipeline.construct.judges import JudgeVote
-from pipeline.construct.pairing import CompositionType, Pair, SourceRef
-from pipeline.records import SCHEMA_VERSION
+from pipeline.construct.pairing import Pair
+from pipeline.core.records import SCHEMA_VERSION
+from pipeline.core.task import Dependencies, JudgeVote, Method, Task, TaskMetrics
 from pipeline.core import parsing
+from pipeline.core.errors import IntegrityError
 
 
-class RecordError(ValueError):
+class RecordError(IntegrityError):
     """The stage outputs do not fit together into a task (should not happen after the checks)."""
-
-
-class Dependencies(BaseModel):
-    """ClassEval's per-method dependency labels, with its key spelling (`Standalone`)."""
-
-    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
-
-    standalone: bool = Field(alias="Standalone")
-    lib_dependencies: list[str] = Field(default_factory=list)
-    field_dependencies: list[str] = Field(default_factory=list, description="as `self.x`, like ClassEval")
-    method_dependencies: list[str] = Field(default_factory=list)
-
-
-class MethodRecord(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    method_name: str
-    method_description: str
-    test_class: str | None
-    test_code: str
-    solution_code: str
-    dependencies: Dependencies
-
-
-class TaskMetrics(BaseModel):
-    """The paper's Table 3 figures for this task, from the solution."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    loc: int = Field(description="physical lines of the solution's class statement")
-    method_count: int = Field(description="methods to generate (the constructor not counted), as ClassEval counts")
-    dependency_depth: int = Field(description="longest chain of intra-class calls, 1 = no method calls another")
-
-
-class BuiltTask(BaseModel):
-    """One verified task. Keys up to `methods_info` are ClassEval's; the rest is ClassEval-Pro's and ours."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    task_id: str
-    class_name: str
-    skeleton: str
-    test: str
-    test_classes: list[str]
-    solution_code: str
-    import_statement: list[str]
-    class_description: str
-    class_constructor: str
-    fields: list[str]
-    methods_info: list[MethodRecord]
-    composition_type: CompositionType
-    domain1: str
-    domain2: str
-    coverage: float = Field(description="line coverage of the solution by the tests, percent")
-    branch_coverage: float | None = None
-    judge_scores: list[int | None] = Field(description="one per judge, None for a failed vote")
-    judge_votes: list[JudgeVote]
-    source_class_ids: list[str]
-    sources: list[SourceRef]
-    models: dict[str, str] = Field(description="role -> model")
-    prompt_versions: dict[str, str] = Field(description="stage -> prompt version(s) used")
-    metrics: TaskMetrics
-    candidate_id: str
-    schema_version: int = SCHEMA_VERSION
 
 
 def task_id_for(candidate_id: str) -> str:
@@ -138,7 +73,7 @@ def build_record(
     votes: list[JudgeVote],
     models: dict[str, str],
     prompt_versions: dict[str, str],
-) -> BuiltTask:
+) -> Task:
     try:
         skel_mod, sol_mod, test_mod = parsing.parse(skeleton), parsing.parse(solution), parsing.parse(tests)
     except SyntaxError as exc:
@@ -151,7 +86,7 @@ def build_record(
     deps = analyse_class(sol_cls, import_aliases(sol_mod))
     skel_methods, sol_methods = _methods(skel_cls), _methods(sol_cls)
 
-    methods: list[MethodRecord] = []
+    methods: list[Method] = []
     for name, fn in skel_methods.items():
         if name == "__init__":
             continue
@@ -159,7 +94,7 @@ def build_record(
             raise RecordError(f"candidate {pair.candidate_id}: method {name} missing from the solution")
         d = deps[name]
         tc = method_test_classes.get(name)
-        methods.append(MethodRecord(
+        methods.append(Method(
             method_name=name,
             method_description=_classeval_form(_header_and_doc(skeleton, fn)),
             test_class=tc,
@@ -175,7 +110,7 @@ def build_record(
     doc = skel_cls.body[0] if skel_cls.body and isinstance(skel_cls.body[0], ast.Expr) else None
     imports = [_slice(skeleton, n).strip() for n in skel_mod.body if isinstance(n, (ast.Import, ast.ImportFrom))]
     first, last = _span(sol_cls)
-    return BuiltTask(
+    return Task(
         task_id=task_id_for(pair.candidate_id),
         class_name=class_name,
         skeleton=skeleton,
@@ -202,4 +137,5 @@ def build_record(
         metrics=TaskMetrics(loc=last - first + 1, method_count=len(methods),
                             dependency_depth=dependency_depth(deps)),
         candidate_id=pair.candidate_id,
+        schema_version=SCHEMA_VERSION,
     )

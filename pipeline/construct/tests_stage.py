@@ -1,6 +1,6 @@
 """Stage 3, tests: the test writer turns the skeleton and test-case outlines into a unittest suite.
 
-The suite is checked statically (test_checks.py) and the method -> test class map is recorded. No
+The suite is checked statically (suite_checks.py) and the method -> test class map is recorded. No
 repair turn here (the issue asks for none): a suite that fails its checks drops the candidate.
 """
 
@@ -8,13 +8,13 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
 from pipeline.construct.extract import extract_code
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.outlines import case_outlines
 from pipeline.construct.skeleton_checks import Problem
-from pipeline.construct.test_checks import check_tests
+from pipeline.construct.suite_checks import check_tests
 from pipeline.llm import Completion
 
 ROLE = "test_writer"

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from pipeline.store import StoreWriteError
+from pipeline.core.store import StoreWriteError
+from pipeline.core.errors import InfrastructureError
 
 LOCK_NAME = ".classforge.lock"
 
@@ -28,7 +29,7 @@ _held: dict[tuple[str, int], int] = {}
 _held_guard = threading.Lock()
 
 
-class FolderBusy(RuntimeError):
+class FolderBusy(InfrastructureError):
     """Another process holds the folder's lock; the message names it."""
 
 

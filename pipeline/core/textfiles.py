@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from pipeline.core.errors import InputError
 
 
-class TextFileError(ValueError):
+class TextFileError(InputError):
     """A file that is not the text it should be; the message names the file and line."""
 
 

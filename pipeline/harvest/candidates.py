@@ -7,11 +7,11 @@ import textwrap
 from dataclasses import dataclass
 from functools import cached_property
 
-from pipeline.class_analysis import analyse_class, assigned_fields, dependency_depth, import_aliases
+from pipeline.core.class_analysis import analyse_class, assigned_fields, dependency_depth, import_aliases
 from pipeline.harvest.files import ModuleIndex, index_module
 from pipeline.harvest.resolver import ModuleAnalysis, Resolution, UnresolvedName
 from pipeline.harvest.runtime_imports import executed_imports, stdlib_public_names
-from pipeline.records import ClassMetrics, FieldInfo, HarvestedClass, MethodInfo, Parameter, RepoRef, content_id
+from pipeline.core.records import ClassMetrics, FieldInfo, HarvestedClass, MethodInfo, Parameter, RepoRef, content_id
 from pipeline.core import parsing
 
 

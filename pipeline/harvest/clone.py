@@ -16,12 +16,13 @@ from pathlib import Path
 import git
 
 from pipeline.config import CloneConfig
+from pipeline.core.errors import InfrastructureError
 
 # Never let git ask for a password or read the user's config: a prompt would hang the harvest.
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "/bin/false", "GCM_INTERACTIVE": "never"}
 
 
-class CloneFailure(Exception):
+class CloneFailure(InfrastructureError):
     def __init__(self, repo: str, reason: str, detail: str = ""):
         super().__init__(f"{repo}: {reason}: {detail}")
         self.repo, self.reason, self.detail = repo, reason, detail

@@ -32,10 +32,10 @@ from pathlib import Path
 from datasketch import MinHash, MinHashLSH
 
 from pipeline.config import DedupConfig
-from pipeline.funnel import KEEP, Verdict
+from pipeline.core.funnel import KEEP, Verdict
 from pipeline.harvest.candidates import normalised_source
-from pipeline.records import HarvestedClass, content_id
-from pipeline.store import read_jsonl
+from pipeline.core.records import HarvestedClass, content_id
+from pipeline.core.store import read_jsonl
 from pipeline.core import parsing
 
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from pipeline.config import FilterConfig
-from pipeline.funnel import KEEP, Verdict
+from pipeline.core.funnel import KEEP, Verdict
 from pipeline.core import parsing
 
 _TEST_DIRS = {"test", "tests", "testing", "__tests__", "unittests"}

@@ -6,9 +6,9 @@ import ast
 import re
 from dataclasses import dataclass
 
-from pipeline.class_analysis import is_stdlib_module
+from pipeline.core.class_analysis import is_stdlib_module
 from pipeline.config import FilterConfig
-from pipeline.funnel import KEEP, Verdict
+from pipeline.core.funnel import KEEP, Verdict
 from pipeline.harvest.candidates import Candidate
 from pipeline.harvest.resolver import ResolutionError
 

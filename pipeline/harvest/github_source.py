@@ -30,9 +30,10 @@ from github.Requester import Requester
 from pydantic import BaseModel, Field
 
 from pipeline.config import DOMAINS, GitHubConfig
-from pipeline.funnel import FunnelReport, StageCounts
+from pipeline.core.funnel import FunnelReport, StageCounts
 from pipeline.harvest.domains import DOMAIN_KEYWORDS, search_query
-from pipeline.records import Rejection, RepoRef
+from pipeline.core.records import Rejection, RepoRef
+from pipeline.core.errors import InfrastructureError
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
@@ -206,7 +207,7 @@ class _Collector:
 # Errors, rate limits and retries
 
 
-class QueryFailed(Exception):
+class QueryFailed(InfrastructureError):
     """A query gave up; `reason` is a stable code, `detail` says why for humans."""
 
     def __init__(self, reason: str, detail: str) -> None:
@@ -429,7 +430,7 @@ def _github_client(cfg: GitHubConfig) -> Github:
     )
 
 
-class GitHubUnavailable(ValueError):
+class GitHubUnavailable(InfrastructureError):
     """GitHub cannot be searched at all (no token, unreachable, token refused): one line saying why."""
 
 

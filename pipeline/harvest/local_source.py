@@ -16,7 +16,8 @@ from urllib.request import url2pathname
 import git
 
 from pipeline.harvest.clone import GIT_ENV, clone_url_for
-from pipeline.records import RepoRef
+from pipeline.core.records import RepoRef
+from pipeline.core.errors import InputError
 
 _LICENSE_FILES = ("LICENSE", "LICENSE.md", "LICENSE.txt", "LICENCE", "COPYING")
 _LICENSE_PATTERNS = (
@@ -33,7 +34,7 @@ _LICENSE_PATTERNS = (
 )
 
 
-class SourceError(ValueError):
+class SourceError(InputError):
     """A configured local source does not exist or holds no git repository."""
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import git
 
-from pipeline.funnel import KEEP, Verdict
+from pipeline.core.funnel import KEEP, Verdict
 from pipeline.harvest.clone import GIT_ENV
 
 

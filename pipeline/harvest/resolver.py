@@ -76,6 +76,7 @@ from functools import cache
 from typing import Literal
 from pipeline.core import parsing
 from pipeline.harvest.runtime_imports import is_type_checking
+from pipeline.core.errors import ClassforgeError
 
 __all__ = [
     "ModuleAnalysis",
@@ -128,7 +129,7 @@ class Resolution:
         return not self.unresolved
 
 
-class ResolutionError(Exception):
+class ResolutionError(ClassforgeError):
     """The class (or a statement it needs) is too deeply nested to analyse."""
 
     def __init__(self, class_name: str, reason: str) -> None:

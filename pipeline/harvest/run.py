@@ -19,7 +19,7 @@ from datetime import date
 from pathlib import Path
 
 from pipeline.config import HarvestConfig
-from pipeline.funnel import KEEP, Funnel, FunnelReport, Verdict
+from pipeline.core.funnel import KEEP, Funnel, FunnelReport, Verdict
 from pipeline.harvest.clone import CloneFailure, clone_for_scan, remote_head
 from pipeline.harvest.dedup import DedupIndex, Origin, load_earlier_harvest, load_earlier_releases, load_reference_corpus
 from pipeline.harvest.domains import label_domains
@@ -27,8 +27,8 @@ from pipeline.harvest.github_source import GitHubSearchResult
 from pipeline.harvest.local_source import expand_local_sources, local_repo_ref
 from pipeline.harvest.repo_builder import materialise_corpus
 from pipeline.harvest.scan import RepoShard, scan_checkout
-from pipeline.records import Rejection, RepoRef
-from pipeline.store import atomic_open, write_json, write_jsonl
+from pipeline.core.records import Rejection, RepoRef
+from pipeline.core.store import atomic_open, write_json, write_jsonl
 
 ProgressFn = Callable[[str, int | None], None]  # (what just happened, total if known)
 
@@ -115,7 +115,7 @@ def harvest_repo(ref: RepoRef, cfg: HarvestConfig, snap: Path, on_file: Callable
 def build_dedup_index(cfg: HarvestConfig, release_roots: Sequence[Path] = ()) -> DedupIndex:
     """`release_roots`: folders of the project's earlier releases (`release.output_root`), whose
     solution classes the new classes must not copy."""
-    from benchmark.hub import cached_dataset
+    from pipeline.core.formats.hub import cached_dataset
 
     index = DedupIndex(cfg.dedup)
     for corpus in cfg.dedup.reference_corpora:

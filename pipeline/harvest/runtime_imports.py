@@ -18,7 +18,7 @@ import warnings
 from collections.abc import Iterator
 from functools import cache
 
-from pipeline.class_analysis import is_stdlib_module
+from pipeline.core.class_analysis import is_stdlib_module
 
 ImportNode = ast.Import | ast.ImportFrom
 

@@ -9,12 +9,12 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from pipeline.config import FilterConfig
-from pipeline.funnel import Funnel, FunnelReport, Verdict
+from pipeline.core.funnel import Funnel, FunnelReport, Verdict
 from pipeline.harvest import files
 from pipeline.harvest.candidates import list_candidates, to_record
 from pipeline.harvest.filters import ImportPurity, ReferenceCompleteness, Structure, Testability
 from pipeline.harvest.provenance import History, PostCutoff
-from pipeline.records import HarvestedClass, Rejection, RepoRef
+from pipeline.core.records import HarvestedClass, Rejection, RepoRef
 
 
 class RepoShard(BaseModel):

@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.llm.errors import CacheCorrupt, CacheImportError, CacheWriteError
-from pipeline.store import atomic_open
+from pipeline.core.store import atomic_open
 
 log = logging.getLogger(__name__)
 

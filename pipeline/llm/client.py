@@ -40,6 +40,7 @@ from pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, Prompt
 from pipeline.llm.ledger import UsageLedger
 from pipeline.llm.pool import Outcome, map_concurrently
 from pipeline.llm.tokens import estimate_prompt_tokens, estimate_tokens
+from pipeline.core.errors import ClassforgeError
 
 log = logging.getLogger(__name__)
 
@@ -128,7 +129,7 @@ class _Answer(BaseModel):
     completion_tokens: int | None
 
 
-class _FormatRefused(Exception):
+class _FormatRefused(ClassforgeError):
     def __init__(self, failure: _Attempt, attempts: int) -> None:
         super().__init__(failure.reason)
         self.failure = failure

@@ -7,8 +7,10 @@ survive pickling across process boundaries (Prefect task runners, process pools)
 
 from __future__ import annotations
 
+from pipeline.core.errors import ClassforgeError, InfrastructureError, InputError, IntegrityError
 
-class LLMError(Exception):
+
+class LLMError(ClassforgeError):
     """Base of every error raised by the LLM client."""
 
     def __init__(self, role: str, task_id: str, reason: str) -> None:
@@ -24,7 +26,7 @@ class LLMError(Exception):
         return (type(self), self.args)
 
 
-class LLMCallFailed(LLMError):
+class LLMCallFailed(LLMError, InfrastructureError):
     """A live call failed for good: a non-retryable error, or retries exhausted.
 
     `attempts` is how many requests were sent; `status` the last HTTP status, if any.
@@ -43,7 +45,7 @@ class LLMCallFailed(LLMError):
         self.transient = transient
 
 
-class PromptTooLong(LLMError):
+class PromptTooLong(LLMError, InputError):
     """The prompt cannot fit the role's context window with room for an answer: not sent, or refused
     by the server (`context_length_exceeded`). A verdict on this request: a re-run fails the same way."""
 
@@ -83,7 +85,7 @@ class BudgetExceeded(LLMError):
         self.budget_usd = budget_usd
 
 
-class UnpricedModel(LLMError):
+class UnpricedModel(LLMError, InputError):
     """A budget is set but the model has no entry in `llm.costs`, so its spend could not be counted."""
 
     def __init__(self, role: str, task_id: str, model: str) -> None:
@@ -94,19 +96,19 @@ class UnpricedModel(LLMError):
         self.model = model
 
 
-class PromptError(ValueError):
+class PromptError(InputError):
     """A prompt template is missing, malformed, or was rendered with wrong fields."""
 
 
-class CacheImportError(ValueError):
+class CacheImportError(InputError):
     """A cache export file is malformed or an entry does not hash to its key."""
 
 
-class CacheCorrupt(ValueError):
+class CacheCorrupt(IntegrityError):
     """A stored cache row cannot be read back (written by an incompatible version, or edited by hand)."""
 
 
-class CacheWriteError(OSError):
+class CacheWriteError(InfrastructureError, OSError):
     """Paid answers could not be written to the LLM cache (disk full, I/O error). One line, naming
     the cache and where the answers were saved instead (import them with `llm.cache_imports`)."""
 

@@ -31,6 +31,7 @@ import openai
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import Config, EndpointConfig, MissingAPIKey, resolve_api_key
+from pipeline.core.errors import InfrastructureError
 from pipeline.llm.ledger import LedgerEntry
 from pipeline.llm.tokens import estimate_prompt_tokens, estimate_tokens
 
@@ -78,7 +79,7 @@ class EndpointReport(BaseModel):
         return f"{where}: {'; '.join(self.problems)}" if self.problems else f"{where}: ok"
 
 
-class EndpointUnusable(Exception):
+class EndpointUnusable(InfrastructureError):
     """One or more endpoints failed the pre-flight check; the message lists each, one line each."""
 
     def __init__(self, reports: list[EndpointReport]) -> None:

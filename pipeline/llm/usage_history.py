@@ -17,7 +17,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pipeline.llm.ledger import Usage, UsageSummary
-from pipeline.store import write_json
+from pipeline.core.store import write_json
 
 log = logging.getLogger(__name__)
 

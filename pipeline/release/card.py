@@ -5,8 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from pipeline.funnel import FunnelReport
-from pipeline.release.schema import CORE_COLUMNS, DATA_GLOB, SPLIT, column_origin
+from pipeline.core.funnel import FunnelReport
+from pipeline.core.formats.release_rows import DATA_GLOB, SPLIT
+from pipeline.core.task import CORE_COLUMNS, column_origin
 from pipeline.release.stats import DatasetStats
 from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
 

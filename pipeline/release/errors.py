@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+from pipeline.core.errors import ReleaseError
 
-class ReleaseError(ValueError):
-    """A release cannot be written, read or exported as asked."""
+__all__ = ["ExportError", "ReleaseError", "ReleaseExistsError"]
 
 
 class ReleaseExistsError(ReleaseError):

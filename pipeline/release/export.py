@@ -30,7 +30,7 @@ from pydantic import BaseModel, ConfigDict
 from pipeline.release.errors import ExportError
 from pipeline.release.verify import verify_release
 from pipeline.release.versions import is_version
-from pipeline.release.writer import FileEntry, file_entries
+from pipeline.release.manifest import FileEntry, file_entries
 
 REPO_TYPE = "dataset"
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -108,8 +108,8 @@ def stage_for_repo(folder: Path, repo_id: str, staging: Path) -> Path:
     import shutil
 
     from pipeline.release.card import REPO_PLACEHOLDER
-    from pipeline.release.writer import MANIFEST, sha256_file
-    from pipeline.store import write_json, write_text
+    from pipeline.release.manifest import MANIFEST, sha256_file
+    from pipeline.core.store import write_json, write_text
 
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     named = ((manifest.get("config") or {}).get("release") or {}).get("hub_repo_id") or REPO_PLACEHOLDER

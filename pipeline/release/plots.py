@@ -1,6 +1,6 @@
 """PNG plots of a release: the funnel, the domains, and the size distributions.
 
-Each plot has a `*_figure` builder (tests inspect its axes) and is saved through `pipeline.plotting`
+Each plot has a `*_figure` builder (tests inspect its axes) and is saved through `pipeline.core.plotting`
 (Agg canvas, no pyplot, deterministic bytes). Counts get integer axes; legends sit outside the
 axes so they never cover data.
 """
@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.funnel import FunnelReport
-from pipeline.plotting import integer_axis, legend_outside, new_figure, save_png
+from pipeline.core.funnel import FunnelReport
+from pipeline.core.plotting import integer_axis, legend_outside, new_figure, save_png
 from pipeline.release.stats import DatasetStats
 from pipeline.release.tables import ordered_stages, stage_unit
 

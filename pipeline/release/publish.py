@@ -14,7 +14,7 @@ from pathlib import Path
 from pipeline import __version__
 from pipeline.config import Config
 from pipeline.core.folder_lock import FolderLock
-from pipeline.funnel import KEEP, Funnel, FunnelReport, Verdict
+from pipeline.core.funnel import KEEP, Funnel, FunnelReport, Verdict
 from pipeline.release.history import ReleaseIndex, release_index, solution_digest
 from pipeline.release.versions import next_version
 from pipeline.release.writer import write_release

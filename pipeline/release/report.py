@@ -12,14 +12,14 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from pipeline.funnel import FunnelReport
+from pipeline.core.funnel import FunnelReport
 from pipeline.release.errors import ReleaseError
 from pipeline.release.plots import write_plots
-from pipeline.release.schema import read_release_tasks
+from pipeline.core.formats.release_rows import read_release_rows
 from pipeline.release.stats import DatasetStats, compute_stats
 from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
-from pipeline.release.writer import MANIFEST, Manifest
-from pipeline.store import write_text
+from pipeline.release.manifest import MANIFEST, Manifest
+from pipeline.core.store import write_text
 
 
 class ReportResult(BaseModel):
@@ -57,7 +57,7 @@ def load_release_summary(folder: Path) -> tuple[Manifest, DatasetStats, FunnelRe
         if (folder / "stats.json").is_file():
             stats = DatasetStats.model_validate(_read_json(folder, "stats.json"))
         else:
-            stats = compute_stats(read_release_tasks(folder))
+            stats = compute_stats(read_release_rows(folder))
     except ValidationError as exc:
         raise ReleaseError(f"release {folder.name}: unexpected content: {exc}") from exc
     return manifest, stats, funnel

@@ -22,10 +22,10 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from pipeline.class_analysis import analyse_class, class_methods, dependency_depth, import_aliases
+from pipeline.core.class_analysis import analyse_class, class_methods, dependency_depth, import_aliases
 from pipeline.config import DOMAINS
 from pipeline.release.errors import ReleaseError
-from pipeline.release.schema import composition_kind
+from pipeline.core.formats.release_rows import composition_kind
 from pipeline.core import parsing
 
 DEFINITIONS = {
@@ -137,10 +137,3 @@ def compute_stats(tasks: Iterable[Mapping[str, Any]]) -> DatasetStats:
         methods_to_generate=summarize([m.methods_to_generate for m in metrics]),
         per_task=metrics,
     )
-
-
-def write_plots(stats: DatasetStats, out_dir, funnel=None):
-    """PNG plots of the statistics and the funnel (see `plots`); returns {name: path}."""
-    from pipeline.release.plots import write_plots as _write
-
-    return _write(stats, out_dir, funnel)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from pipeline.funnel import FunnelReport, StageCounts
+from pipeline.core.funnel import FunnelReport, StageCounts
 from pipeline.release.stats import DatasetStats, Summary
 
 

@@ -16,8 +16,9 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.release.schema import CORE_COLUMNS, DATA_GLOB, SPLIT, core_arrow_schema
-from pipeline.release.writer import MANIFEST, Manifest, file_entries, sha256_file
+from pipeline.core.formats.release_rows import DATA_GLOB, SPLIT, core_arrow_schema
+from pipeline.core.task import CORE_COLUMNS
+from pipeline.release.manifest import MANIFEST, Manifest, file_entries, sha256_file
 
 
 def read_front_matter(text: str) -> dict[str, Any]:

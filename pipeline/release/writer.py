@@ -2,7 +2,7 @@
 
 Layout of `<output_root>/<version>/`:
     README.md                          dataset card (YAML front matter + prose)
-    data/test-00000-of-00001.parquet   the tasks (split "test"); schema in `schema.py`
+    data/test-00000-of-00001.parquet   the tasks (split "test"); schema in `pipeline/core/formats/release_rows.py`
     tasks.jsonl                        the same tasks, one JSON object per line, nested fields decoded
     funnel.json  stats.json            per-stage counts; Table 2/3 statistics
     plots/funnel.png domains.png loc.png methods.png
@@ -15,7 +15,6 @@ leaves no `<version>` folder (at most a hidden partial one, which nothing lists 
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import shutil
@@ -25,99 +24,26 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel
 
 from pipeline.config import Config, map_paths
 from pipeline.core.folder_lock import FolderLock
-from pipeline.core.urls import public_clone_url
-from pipeline.funnel import FunnelReport
+from pipeline.core.funnel import FunnelReport
 from pipeline.release.card import card_metadata, render_card, render_card_file
+from pipeline.release.manifest import MANIFEST, Manifest, SourceRepo, file_entries
 from pipeline.release.errors import ReleaseError, ReleaseExistsError
-from pipeline.release.schema import DATA_FILE, FORMAT, normalize_tasks, short_type, to_arrow_table
-from pipeline.release.stats import compute_stats, write_plots
+from pipeline.core.formats.release_rows import DATA_FILE, release_rows, short_type, to_arrow_table
+from pipeline.release.plots import write_plots
+from pipeline.release.stats import compute_stats
 from pipeline.release.versions import validate_version
-from pipeline.store import atomic_open, write_json, write_jsonl, write_text
+from pipeline.core.store import atomic_open, write_json, write_jsonl, write_text
 
-MANIFEST = "manifest.json"
 PARTIAL_MARK = ".partial-"
 
 log = logging.getLogger(__name__)
 DEFAULT_ROOT = Path("benchmark/releases")
 PROVENANCE_KEYS = ("source_classes", "sources")   # where a task record may list the classes it came from
 _SECRET_KEYS = {"token", "api_key", "password", "secret"}
-
-
-class SourceRepo(BaseModel):
-    """A repository the release's tasks derive from: the commits used and its licence."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    repo: str = Field(min_length=1, description="owner/name (or a local name)")
-    commits: list[str] = Field(default_factory=list)
-    license: str | None = Field(None, description="SPDX id, None when the repository declares none")
-    url: str | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _accept_record_spellings(cls, data: Any) -> Any:
-        # Accept the spellings of HarvestedClass / RepoRef so provenance can be passed as it is stored.
-        if isinstance(data, Mapping):
-            data = dict(data)
-            if "repo" not in data and "full_name" in data:
-                data["repo"] = data.pop("full_name")
-            if "commit" in data:
-                commit = data.pop("commit")
-                data.setdefault("commits", [commit] if commit else [])
-            if "license_spdx" in data:
-                data.setdefault("license", data.pop("license_spdx"))
-            if "clone_url" in data:
-                data.setdefault("url", data.pop("clone_url"))
-            data["url"] = public_clone_url(data.get("url"))
-        return data
-
-
-class FileEntry(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    path: str
-    bytes: int
-    sha256: str
-
-
-class Manifest(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    format: str = FORMAT
-    version: str
-    created_at: datetime
-    pipeline_version: str
-    row_count: int
-    splits: dict[str, int]
-    columns: dict[str, str] = Field(description="column -> Arrow type")
-    json_columns: list[str] = Field(description="columns holding JSON text; decode with json.loads")
-    cutoff: str | None
-    config: dict[str, Any]
-    models: dict[str, Any]
-    prompt_versions: dict[str, Any]
-    sources: list[SourceRepo]
-    files: list[FileEntry] = Field(description="every file of the folder except manifest.json")
-
-
-def sha256_file(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
-
-
-def file_entries(folder: Path, *, exclude: tuple[str, ...] = (MANIFEST,)) -> list[FileEntry]:
-    """Every regular file under `folder` (POSIX relative paths, sorted), with size and sha256."""
-    entries = []
-    for path in sorted(p for p in Path(folder).rglob("*") if p.is_file()):
-        rel = path.relative_to(folder).as_posix()
-        if rel not in exclude:
-            entries.append(FileEntry(path=rel, bytes=path.stat().st_size, sha256=sha256_file(path)))
-    return entries
 
 
 def redact(value: Any) -> Any:
@@ -230,7 +156,7 @@ def write_release(
     if dest.exists():
         raise ReleaseExistsError(f"release {version} already exists at {dest}; a version is written once, "
                                  "choose a new one (see next_version)")
-    records = normalize_tasks(tasks)
+    records = release_rows(tasks)
     if not records:
         raise ReleaseError(f"release {version}: no tasks to publish")
     funnel_report = funnel if isinstance(funnel, FunnelReport) else FunnelReport.model_validate(funnel)

@@ -14,9 +14,10 @@ from typing import Protocol, runtime_checkable
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import SandboxConfig
+from pipeline.core.errors import InfrastructureError
 
 
-class SandboxError(RuntimeError):
+class SandboxError(InfrastructureError):
     """The sandbox itself failed (could not start, bad request); never a verdict on the code run."""
 
     def __init__(self, message: str, item_id: str = "") -> None:

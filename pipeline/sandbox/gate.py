@@ -14,7 +14,7 @@ from enum import Enum
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import SandboxConfig
-from pipeline.funnel import Verdict
+from pipeline.core.funnel import Verdict
 from pipeline.sandbox.base import SandboxBackend
 from pipeline.sandbox.registry import get_backend
 from pipeline.sandbox.results import ClassStatus, SuiteMode, SuiteRequest, SuiteResult, SuiteStatus

@@ -15,11 +15,12 @@ from typing import Annotated, Literal, Union
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from pipeline.sandbox.results import TestOutcome
+from pipeline.core.errors import IntegrityError
 
 PROTOCOL = 1
 
 
-class ReportError(ValueError):
+class ReportError(IntegrityError):
     """The report is missing, forged, or not from this run. `reason` is a stable code."""
 
     def __init__(self, reason: str, detail: str) -> None:

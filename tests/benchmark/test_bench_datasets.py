@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from benchmark.datasets import DatasetError, load_dataset
-from benchmark.source import find_class, parse
+from pipeline.core.formats.loader import DatasetError, load_dataset
+from pipeline.core.source import find_class, parse
 
 # -- the real ClassEval release ---------------------------------------------------------------------
 
@@ -18,7 +18,7 @@ from benchmark.source import find_class, parse
 def test_classeval_counts(classeval):
     assert classeval.format == "classeval"
     assert len(classeval.tasks) == 100
-    assert sum(len(t.methods) for t in classeval.tasks) == 410
+    assert sum(len(t.methods_info) for t in classeval.tasks) == 410
     assert sum(len(t.test_classes) for t in classeval.tasks) == 502
     assert sum(len(t.class_level_test_classes) for t in classeval.tasks) == 92
 
@@ -50,7 +50,7 @@ def test_classeval_skeleton_repairs_reported_and_every_skeleton_parses(classeval
 
 def test_classeval_method_test_classes_are_runnable(classeval):
     for task in classeval.tasks:
-        for m in task.methods:
+        for m in task.methods_info:
             assert m.test_class in task.test_classes, (task.task_id, m.method_name)
 
 
@@ -308,17 +308,18 @@ def test_release_folder_parquet(tmp_path, classeval_path, classeval):
     pq.write_table(pa.Table.from_pylist(rows[:2]), tmp_path / "data" / "test-00000-of-00002.parquet")
     pq.write_table(pa.Table.from_pylist(rows[2:]), tmp_path / "data" / "test-00001-of-00002.parquet")
     (tmp_path / "README.md").write_text("---\nconfigs:\n- config_name: default\n---\n")
-    (tmp_path / "manifest.json").write_text("{}")  # what tells a release from a Hub snapshot of ClassEval
+    (tmp_path / "manifest.json").write_text("{}")  # a manifest alone does not make it classforge's
 
     ds = load_dataset(tmp_path)
-    assert ds.format == "classforge-release"
+    # Not written by classforge (no format key in the Parquet metadata): converted like any dataset.
+    assert ds.format == "classeval-pro"
     assert [t.task_id for t in ds.tasks] == ["ClassEval_0", "ClassEval_1", "ClassEval_2", "Pro_2"]
     for task in ds.tasks[:3]:
         reference = classeval.by_id()[task.task_id]
-        assert task.methods == reference.methods
+        assert task.methods_info == reference.methods_info
         assert task.test_classes == reference.test_classes
         assert task.extras == {"repo": "octo/cat", "commit": "a" * 40, "license": "MIT"}
-        assert task.source == "classforge-release"
+        assert task.source == "classeval-pro"
     assert ds.tasks[3].method_names == ["__init__", "increment"]
     assert ds.tasks[3].extras["license"] == "Apache-2.0"
 

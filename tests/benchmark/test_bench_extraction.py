@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from benchmark.extraction import extract_code, extract_method, fenced_blocks, strip_reasoning
-from benchmark.source import parse
+from pipeline.core.extraction import extract_code, extract_method, fenced_blocks, strip_reasoning
+from pipeline.core.source import parse
 
 CLASS_CODE = '''import math
 

@@ -13,20 +13,20 @@ from benchmark.metrics import (
     method_level_status,
 )
 from benchmark.outcomes import ExceptionInfo, SampleOutcome, TestClassOutcome
-from benchmark.tasks import EvalMethod, EvalTask, MethodDependencies
+from pipeline.core.task import Method, Task, Dependencies
 
 
-def _method(name: str, test_class: str | None, methods: list[str] | None = None, fields: list[str] | None = None) -> EvalMethod:
-    return EvalMethod(method_name=name, method_description=f"def {name}(self):", test_class=test_class,
+def _method(name: str, test_class: str | None, methods: list[str] | None = None, fields: list[str] | None = None) -> Method:
+    return Method(method_name=name, method_description=f"def {name}(self):", test_class=test_class,
                       solution_code=f"def {name}(self):\n        pass",
-                      dependencies=MethodDependencies(standalone=not (methods or fields),
+                      dependencies=Dependencies(standalone=not (methods or fields),
                                                       method_dependencies=methods or [], field_dependencies=fields or []))
 
 
-def _task(task_id: str = "T1") -> EvalTask:
-    return EvalTask(task_id=task_id, class_name="Box", skeleton="class Box:\n    pass\n", test="", solution_code="",
+def _task(task_id: str = "T1") -> Task:
+    return Task(task_id=task_id, class_name="Box", skeleton="class Box:\n    pass\n", test="import unittest\n", solution_code="class Box:\n    pass\n",
                     test_classes=["BoxTestA", "BoxTestB", "BoxTest"],
-                    methods=[_method("a", "BoxTestA"), _method("b", "BoxTestB"), _method("c", None)])
+                    methods_info=[_method("a", "BoxTestA"), _method("b", "BoxTestB"), _method("c", None)])
 
 
 OK3 = TestClassOutcome(tests_run=3)
@@ -161,10 +161,10 @@ SHOP_GENERATED = '''class Shop:
 '''
 
 
-def _shop() -> EvalTask:
-    return EvalTask(task_id="Shop", class_name="Shop", skeleton="class Shop:\n    pass\n", test="",
+def _shop() -> Task:
+    return Task(task_id="Shop", class_name="Shop", skeleton="class Shop:\n    pass\n", test="import unittest\n",
                     solution_code=SHOP_SOLUTION, test_classes=["ShopTestAdd"],
-                    methods=[_method("add", "ShopTestAdd", fields=["self.items"]),
+                    methods_info=[_method("add", "ShopTestAdd", fields=["self.items"]),
                              _method("subtotal", None, fields=["self.items"]),
                              _method("total", None, methods=["subtotal"], fields=["self.discount", "self.items"]),
                              _method("_fee", None)])

@@ -15,9 +15,9 @@ import pytest
 
 from benchmark.results import RunResults, load_results
 from benchmark.runner import EvaluationRequest, evaluate
-from benchmark.source import find_class, methods_of, parse, slice_lines, span
+from pipeline.core.source import find_class, methods_of, parse, slice_lines, span
 from benchmark.strategies import STRATEGIES
-from benchmark.tasks import EvalTask
+from pipeline.core.task import Task
 from pipeline.config import Config, EndpointConfig, EvaluateConfig, EvalStrategy, LLMConfig
 from pipeline.llm.fake_server import Delay, FakeOpenAIServer, HTTPError, Truncated, messages_text
 
@@ -28,7 +28,7 @@ def fence(code: str) -> str:
     return f"```python\n{code}\n```"
 
 
-def method_source(task: EvalTask, name: str) -> str:
+def method_source(task: Task, name: str) -> str:
     module = parse(task.solution_code)
     fn = methods_of(find_class(module, task.class_name))[name]
     return slice_lines(task.solution_code, *span(fn))
@@ -37,7 +37,7 @@ def method_source(task: EvalTask, name: str) -> str:
 class Oracle:
     """Answers every evaluation prompt with the canonical code it asks for."""
 
-    def __init__(self, tasks: list[EvalTask]) -> None:
+    def __init__(self, tasks: list[Task]) -> None:
         self.by_class = {t.class_name: t for t in tasks}
 
     def __call__(self, body: dict) -> str:
@@ -79,7 +79,7 @@ def class_pass1(results: RunResults, strategy: str) -> float:
 
 
 @pytest.fixture
-def tasks(classeval) -> list[EvalTask]:
+def tasks(classeval) -> list[Task]:
     by_id = classeval.by_id()
     return [by_id[t] for t in TASKS]
 
@@ -112,7 +112,7 @@ def test_five_strategies_with_scripted_faults_then_a_free_resume(classeval_path,
 
         assert not server.unmatched
         # requests: 3 holistic + 3 x 11 method steps for each of 4 method strategies, plus 2 + 1 retries
-        steps = sum(len(t.methods) for t in tasks)
+        steps = sum(len(t.methods_info) for t in tasks)
         assert sent == 3 + 4 * steps + 3
         assert r.reference and not r.broken_task_ids
         assert [g.strategy for g in r.scores] == list(STRATEGIES)

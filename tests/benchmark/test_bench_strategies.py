@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from benchmark.source import find_class, methods_of, parse
+from pipeline.core.source import find_class, methods_of, parse
 from benchmark.strategies import (
     STRATEGIES,
     GenerationStep,
@@ -38,7 +38,7 @@ def test_bottom_up_and_top_down_follow_the_labels(classeval):
     # cos -> taylor, taylor -> factorial, tan -> cos + sin. Levels: factorial 0, sin 0, taylor 1, cos 2, tan 3.
     task = classeval.by_id()["ClassEval_88"]
     assert task.method_names == ["cos", "factorial", "taylor", "sin", "tan"]
-    assert {m.method_name: m.dependencies.method_dependencies for m in task.methods} == \
+    assert {m.method_name: m.dependencies.method_dependencies for m in task.methods_info} == \
         {"cos": ["taylor"], "factorial": [], "taylor": ["factorial"], "sin": [], "tan": ["cos", "sin"]}
     assert levels_from_labels(task) == {"factorial": 0, "sin": 0, "taylor": 1, "cos": 2, "tan": 3}
     bottom_up, top_down = plan(task, "bottom_up"), plan(task, "top_down")
@@ -53,8 +53,8 @@ def test_level_orders_respect_every_labelled_dependency(classeval):
         levels = levels_from_labels(task)
         for strategy in ("bottom_up", "top_down"):
             position = {name: i for i, name in enumerate(_order(plan(task, strategy)))}
-            labels = {m.method_name: m.dependencies.method_dependencies for m in task.methods}
-            for m in task.methods:
+            labels = {m.method_name: m.dependencies.method_dependencies for m in task.methods_info}
+            for m in task.methods_info:
                 for dep in m.dependencies.method_dependencies:
                     if dep == m.method_name or m.method_name in labels[dep] or levels[dep] == levels[m.method_name]:
                         continue  # mutual recursion (ClassEval_23, _58) has no order to respect
@@ -88,7 +88,7 @@ def _body_lines(code: str) -> list[str]:
 
 def test_compositional_prompts_show_other_methods_as_signatures_only(classeval):
     task = classeval.by_id()["ClassEval_0"]
-    solutions = {m.method_name: m.solution_code for m in task.methods}
+    solutions = {m.method_name: m.solution_code for m in task.methods_info}
     for step in plan(task, "compositional"):
         prompt = render_step(task, step, solutions)  # even with everything generated, nothing leaks
         text = prompt.system + prompt.user
@@ -170,7 +170,7 @@ def _same_method(a: ast.FunctionDef, b: ast.FunctionDef) -> bool:
 @QUIET_COMPILE
 def test_assemble_round_trips_every_reference_solution(classeval):
     for task in classeval.tasks:
-        program = assemble(task, {m.method_name: m.solution_code for m in task.methods})
+        program = assemble(task, {m.method_name: m.solution_code for m in task.methods_info})
         compile(program, task.task_id, "exec")
         module = parse(program)
         got = methods_of(find_class(module, task.class_name))
@@ -189,20 +189,20 @@ def test_assemble_round_trips_every_reference_solution(classeval):
 @QUIET_COMPILE
 def test_assemble_keeps_skeleton_body_for_missing_methods_and_decorators(classeval):
     task = classeval.by_id()["ClassEval_46"]  # Interpolation: static methods; reference bodies lack the decorator
-    first = task.methods[0]
+    first = task.methods_info[0]
     assert not first.solution_code.startswith("@")
-    program = assemble(task, {first.method_name: first.solution_code, task.methods[1].method_name: "   \n"})
+    program = assemble(task, {first.method_name: first.solution_code, task.methods_info[1].method_name: "   \n"})
     compile(program, "x", "exec")
     cls = find_class(parse(program), task.class_name)
     methods = methods_of(cls)
     assert [ast.unparse(d) for d in methods[first.method_name].decorator_list] == ["staticmethod"]
-    skeleton_fn = methods_of(find_class(parse(task.skeleton), task.class_name))[task.methods[1].method_name]
-    assert ast.dump(methods[task.methods[1].method_name]) == ast.dump(skeleton_fn)  # untouched
+    skeleton_fn = methods_of(find_class(parse(task.skeleton), task.class_name))[task.methods_info[1].method_name]
+    assert ast.dump(methods[task.methods_info[1].method_name]) == ast.dump(skeleton_fn)  # untouched
 
 
 def test_assemble_appends_helpers_the_model_wrote(classeval):
     task = classeval.by_id()["ClassEval_0"]
-    gen = {m.method_name: m.solution_code for m in task.methods}
+    gen = {m.method_name: m.solution_code for m in task.methods_info}
     gen["_helper"] = "def _helper(self):\n    return 42"
     program = assemble(task, gen)
     names = list(methods_of(find_class(parse(program), task.class_name)))
@@ -237,7 +237,7 @@ def test_special_models_reference_and_empty(classeval):
         compile(empty, task.task_id, "exec")
         compile(reference, task.task_id, "exec")
         assert task.solution_code.strip() in reference
-        for m in task.methods:
+        for m in task.methods_info:
             for line in _body_lines(m.solution_code):
                 if line not in task.skeleton and line not in task.import_statement:
                     assert line not in empty, (task.task_id, m.method_name)

@@ -12,16 +12,16 @@ from benchmark.outcomes import (
     exception_from_traceback,
     syntax_error_of,
 )
-from benchmark.tasks import EvalMethod, EvalTask, MethodDependencies
+from pipeline.core.task import Method, Task, Dependencies
 from benchmark.taxonomy import CATEGORIES, classify, dependency_reason, summarise
 
 
-def _task() -> EvalTask:
+def _task() -> Task:
     def m(name, tc):
-        return EvalMethod(method_name=name, method_description=f"def {name}(self):", test_class=tc,
-                          solution_code=f"def {name}(self):\n        pass", dependencies=MethodDependencies(standalone=True))
-    return EvalTask(task_id="T", class_name="Box", skeleton="class Box:\n    pass\n", test="", solution_code="",
-                    test_classes=["BoxTestA", "BoxTestB", "BoxTest"], methods=[m("a", "BoxTestA"), m("b", "BoxTestB")])
+        return Method(method_name=name, method_description=f"def {name}(self):", test_class=tc,
+                          solution_code=f"def {name}(self):\n        pass", dependencies=Dependencies(standalone=True))
+    return Task(task_id="T", class_name="Box", skeleton="class Box:\n    pass\n", test="import unittest\n", solution_code="class Box:\n    pass\n",
+                    test_classes=["BoxTestA", "BoxTestB", "BoxTest"], methods_info=[m("a", "BoxTestA"), m("b", "BoxTestB")])
 
 
 OK = TestClassOutcome(tests_run=2)

@@ -17,7 +17,7 @@ from pipeline.construct.gate import GateOutcome
 from pipeline.harvest.candidates import list_candidates, to_record
 from pipeline.llm import LLMClient, ResponseCache, UsageLedger
 from pipeline.llm.fake_server import FakeOpenAIServer, Text, messages_text
-from pipeline.records import HarvestedClass, RepoRef
+from pipeline.core.records import HarvestedClass, RepoRef
 
 import construct_fixtures as fx
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from construct_kit import MODELS, Run, judge_json, make_config, scripted_server, three_pairs
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.llm import ResponseCache
 from pipeline.llm.fake_server import HTTPError
 

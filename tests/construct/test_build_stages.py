@@ -14,7 +14,7 @@ import construct_fixtures as fx
 from construct_kit import (
     MODELS, Run, ScriptedGate, as_class, funnel_rows, intra_pair, judge_json, make_config, scripted_server,
 )
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.build import BuildResult, CandidateResult
 from pipeline.construct.gate import GateOutcome
 from pipeline.llm.fake_server import HTTPError, Malformed, Truncated
@@ -109,7 +109,7 @@ def test_good_path_builds_a_complete_record(server, tmp_path):
 
 
 def test_record_loads_in_the_evaluator(server, tmp_path):
-    datasets = pytest.importorskip("benchmark.datasets")
+    datasets = pytest.importorskip("pipeline.core.formats.loader")
     result = build(server, tmp_path)
     loaded = datasets.load_dataset(result.out_dir / "tasks.jsonl")
     (task,) = loaded.tasks

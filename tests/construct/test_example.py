@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.run import run_build
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -63,6 +63,6 @@ def test_example_build_replays_offline(tmp_path, monkeypatch):
     assert (names["CachingRouter"].domain1, names["CachingRouter"].domain2) == ("Network & Web", "Database Operations")
     assert names["CachingRouter"].judge_scores == [10, 10, 9]
 
-    datasets = pytest.importorskip("benchmark.datasets")
+    datasets = pytest.importorskip("pipeline.core.formats.loader")
     loaded = datasets.load_dataset(result.out_dir / "tasks.jsonl")
     assert sorted(t.class_name for t in loaded.tasks) == sorted(names)

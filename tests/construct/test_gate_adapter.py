@@ -8,7 +8,7 @@ import construct_fixtures as fx
 from pipeline.config import SandboxConfig
 from pipeline.construct.gate import GateUnavailable, SandboxGate
 from pipeline.construct.interface import interface_from_source
-from pipeline.construct.test_checks import check_tests
+from pipeline.construct.suite_checks import check_tests
 
 sandbox = pytest.importorskip("pipeline.sandbox")
 CLASSES = check_tests(fx.TESTS, interface_from_source(fx.SKELETON)).test_classes
@@ -51,7 +51,7 @@ def test_sandbox_failure_is_not_a_verdict(monkeypatch):
 ])
 def test_build_with_the_real_gate_rejects_bad_solutions(tmp_path, mutate, reason):
     from construct_kit import MODELS, Run, as_class, intra_pair, make_config, scripted_server
-    from pipeline.construct import reasons as R
+    from pipeline.core import reasons as R
 
     with scripted_server() as server:
         bad = mutate(as_class(fx.SOLUTION, "FusedTallyCounterBoundedStack"))

@@ -12,9 +12,9 @@ import pytest
 import construct_fixtures as fx
 from construct_kit import harvested, renamed
 from pipeline.config import DOMAINS, PairingConfig
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.pairing import COMPOSABLE, candidate_id, composition_theme, make_pairs
-from pipeline.funnel import Funnel
+from pipeline.core.funnel import Funnel
 
 
 def classes(spec: list[tuple[str, str]]):

@@ -7,7 +7,7 @@ import pytest
 
 import construct_fixtures as fx
 from construct_kit import MODELS, Run, intra_pair, make_config, scripted_server
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.build import CandidateResult
 from pipeline.construct.compose import problem_feedback
 from pipeline.construct.skeleton_checks import check_skeleton

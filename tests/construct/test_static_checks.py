@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 import construct_fixtures as fx
-from pipeline.construct import reasons as R
+from pipeline.core import reasons as R
 from pipeline.construct.extract import extract_code
 from pipeline.construct.interface import interface_from_source
 from pipeline.construct.judges import parse_answer
 from pipeline.construct.outlines import case_outlines
 from pipeline.construct.skeleton_checks import check_skeleton
-from pipeline.construct.test_checks import check_tests
+from pipeline.construct.suite_checks import check_tests
 
 IFACE = interface_from_source(fx.SKELETON, "TallyStack")
 

@@ -9,8 +9,8 @@ import pytest
 
 from pipeline.config import CloneConfig, HarvestConfig, DedupConfig
 from pipeline.harvest.run import run_harvest
-from pipeline.records import HarvestedClass, Rejection
-from pipeline.store import read_jsonl
+from pipeline.core.records import HarvestedClass, Rejection
+from pipeline.core.store import read_jsonl
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSEVAL = ROOT.parent / "shared" / "data" / "classeval" / "ClassEval_data.json"

@@ -12,8 +12,8 @@ from classgen import make_class
 from pipeline.config import CloneConfig, DedupConfig, HarvestConfig
 from pipeline.harvest import run as run_mod
 from pipeline.harvest.run import run_harvest
-from pipeline.records import HarvestedClass, Rejection, RepoRef
-from pipeline.store import read_jsonl
+from pipeline.core.records import HarvestedClass, Rejection, RepoRef
+from pipeline.core.store import read_jsonl
 
 CLASSEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "classeval" / "ClassEval_data.json"
 

@@ -21,7 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from pipeline.config import Config
-from pipeline.funnel import FunnelReport, StageCounts
+from pipeline.core.funnel import FunnelReport, StageCounts
 
 LINKED_STACK = '''class LinkedStack:
     """A stack stored as a singly linked list of (value, next) pairs."""

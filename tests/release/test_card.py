@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config import Config
-from pipeline.funnel import FunnelReport, StageCounts
+from pipeline.core.funnel import FunnelReport, StageCounts
 from pipeline.release.report import write_report
-from pipeline.release.schema import task_license
+from pipeline.core.task import task_license
 from pipeline.release.tables import funnel_rows, overall_yield
 
 
@@ -85,7 +85,7 @@ def test_every_stage_the_pipeline_records_has_a_place_and_a_unit():
     """A stage missing from the order table would be listed last, after the release, counted in 'items'."""
     import inspect
 
-    from pipeline.construct import reasons as R
+    from pipeline.core import reasons as R
     from pipeline.harvest import filters, scan
     from pipeline.release.tables import STAGE_UNITS
 

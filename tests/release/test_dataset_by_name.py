@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 from release_taskgen import VERSION, make_tasks
 
-from benchmark.datasets import DatasetError, load_dataset
-from benchmark.hub import CLASSEVAL_REPO, parse_spec, resolve_dataset
+from pipeline.core.formats.loader import DatasetError, load_dataset
+from pipeline.core.formats.hub import CLASSEVAL_REPO, parse_spec, resolve_dataset
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 CLASSEVAL_JSON = Path("/work/shared/data/classeval/ClassEval_data.json")   # cross-check only, when present
@@ -153,7 +153,7 @@ def test_decontamination_uses_classeval_only_when_cached(tmp_path: Path, monkeyp
                                                          offline: None) -> None:
     """The build checks against ClassEval from the local cache when it is there, and says so when it is not."""
     from pipeline.config import DedupConfig, HarvestConfig
-    from pipeline.funnel import KEEP
+    from pipeline.core.funnel import KEEP
     from pipeline.harvest.dedup import Origin
     from pipeline.harvest.run import build_dedup_index
 

@@ -16,7 +16,7 @@ from release_taskgen import make_tasks
 from benchmark.plots import passk_figure, taxonomy_figure, write_plots as write_run_plots
 from benchmark.runner import EvaluationRequest, evaluate
 from pipeline.config import Config, EvaluateConfig
-from pipeline.funnel import FunnelReport, StageCounts
+from pipeline.core.funnel import FunnelReport, StageCounts
 from pipeline.release.plots import PLOT_FILES, domain_figure, funnel_figure, histogram_figure
 from pipeline.release.stats import compute_stats
 

@@ -13,7 +13,8 @@ from pipeline.config import Config
 from pipeline.core.folder_lock import LOCK_NAME
 from pipeline.release import writer as writer_mod
 from pipeline.release.errors import ReleaseError, ReleaseExistsError
-from pipeline.release.schema import CORE_COLUMNS, JSON_COLUMNS_KEY, normalize_tasks, read_release_tasks
+from pipeline.core.formats.release_rows import JSON_COLUMNS_KEY, read_release_rows as read_release_tasks, release_rows as normalize_tasks
+from pipeline.core.task import CORE_COLUMNS, Task
 from pipeline.release.verify import read_front_matter, verify_release
 
 EXPECTED_FILES = {
@@ -102,7 +103,7 @@ def test_datasets_load_dataset_reads_the_folder(release: Path, tmp_path: Path) -
 
 
 def test_evaluator_loads_the_release(release: Path) -> None:
-    from benchmark.datasets import load_dataset
+    from pipeline.core.formats.loader import load_dataset
 
     loaded = load_dataset(release)
     assert loaded.format == "classforge-release"
@@ -118,14 +119,12 @@ def test_pydantic_models_are_accepted(write) -> None:
     assert read_release_tasks(folder) == normalize_tasks(make_tasks())
 
 
-def test_construct_built_task_is_accepted(write) -> None:
-    task_mod = pytest.importorskip("pipeline.construct.task")
+def test_core_tasks_publish_one_composition_spelling(write) -> None:
     tasks = make_tasks()
-    for t in tasks:
-        t["composition_type"] += "-domain"         # construct's spelling
-    built = [task_mod.BuiltTask.model_validate(t) for t in tasks]
-    folder = write(built)
+    tasks[1]["composition_type"] += "-domain"         # either published spelling is read ...
+    folder = write([Task.from_row(t) for t in tasks])
     rows = read_release_tasks(folder)
+    # ... and one is written
     assert [r["composition_type"] for r in rows] == ["intra-domain", "cross-domain", "cross-domain"]
     assert rows[0]["methods_info"][0]["dependencies"]["Standalone"] is False
     stats = json.loads((folder / "stats.json").read_text())

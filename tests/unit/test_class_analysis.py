@@ -1,6 +1,6 @@
 import ast
 
-from pipeline.class_analysis import analyse_class, dependency_depth, dependency_levels, import_aliases
+from pipeline.core.class_analysis import analyse_class, dependency_depth, dependency_levels, import_aliases
 
 SOURCE = '''
 import math

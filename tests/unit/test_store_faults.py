@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from pipeline import store
+from pipeline.core import store
 from pipeline.core.folder_lock import FolderLock
-from pipeline.store import StoreWriteError, write_json
+from pipeline.core.store import StoreWriteError, write_json
 
 
 def test_disk_full_names_the_file_and_keeps_the_old_content(tmp_path, monkeypatch):

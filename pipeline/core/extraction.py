@@ -30,7 +30,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from benchmark.source import (
+from pipeline.core.source import (
     decorator_line_match,
     def_line_match,
     dedent_code,

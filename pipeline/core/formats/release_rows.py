@@ -12,7 +12,7 @@ Schema decision (documented in every dataset card):
   text, because such fields are irregular (judge votes with free-text reasons, per-role dicts,
   provenance records that grow fields) and an inferred struct type would differ between releases.
   JSON columns are listed in the Parquet schema metadata (`classforge.json_columns`), the manifest
-  and the card; `read_release_tasks` decodes them.
+  and the card; `read_release_rows` decodes them.
 """
 
 from __future__ import annotations
@@ -22,10 +22,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ValidationError
 from pydantic_core import to_jsonable_python
 
-from pipeline.release.errors import ReleaseError
+from pipeline.core.errors import ReleaseFormatError
+from pipeline.core.task import CORE_COLUMNS, Task, composition_type
 
 FORMAT = "classforge-release/1"
 JSON_COLUMNS_KEY = b"classforge.json_columns"
@@ -35,74 +36,9 @@ DATA_GLOB = "data/test-*.parquet"
 SPLIT = "test"
 
 
-class ReleaseDependencies(BaseModel):
-    """ClassEval's per-method dependency labels (`Standalone` keeps ClassEval's capital S)."""
-
-    model_config = ConfigDict(extra="forbid", populate_by_name=True)
-
-    Standalone: bool = Field(validation_alias=AliasChoices("Standalone", "standalone"))
-    lib_dependencies: list[str] = Field(default_factory=list)
-    field_dependencies: list[str] = Field(default_factory=list)
-    method_dependencies: list[str] = Field(default_factory=list)
-
-
-class ReleaseMethod(BaseModel):
-    # extra="forbid" because the evaluator's EvalMethod forbids unknown keys: fail here, not there.
-    model_config = ConfigDict(extra="forbid")
-
-    method_name: str
-    method_description: str
-    test_class: str | None
-    test_code: str = ""
-    solution_code: str
-    dependencies: ReleaseDependencies
-
-
-class ReleaseTask(BaseModel):
-    """The minimum a task must carry to be published; any other field is kept as an extra column."""
-
-    model_config = ConfigDict(extra="allow")
-
-    task_id: str = Field(min_length=1)
-    class_name: str = Field(min_length=1)
-    skeleton: str = Field(min_length=1)
-    test: str = Field(min_length=1)
-    test_classes: list[str] = Field(min_length=1)
-    solution_code: str = Field(min_length=1)
-    import_statement: list[str]
-    class_description: str
-    class_constructor: str
-    fields: list[str]
-    methods_info: list[ReleaseMethod] = Field(min_length=1)
-    # Both spellings are accepted and published as given: "intra"/"cross" (ClassEval-Pro style) and
-    # "intra-domain"/"cross-domain" (construct.pairing.CompositionType). Statistics treat them alike.
-    composition_type: Literal["intra", "cross", "intra-domain", "cross-domain"]
-    domain1: str = Field(min_length=1)
-    domain2: str = Field(min_length=1)
-
-    @field_validator("task_id")
-    @classmethod
-    def _plain_id(cls, v: str) -> str:
-        if v != v.strip() or "\n" in v:
-            raise ValueError(f"task_id {v!r} has surrounding whitespace or a newline")
-        return v
-
-
 def composition_kind(value: str) -> Literal["intra", "cross"]:
     """'intra' or 'cross' for either accepted spelling of composition_type."""
-    kind = value.removesuffix("-domain")
-    if kind not in ("intra", "cross"):
-        raise ValueError(f"unknown composition_type {value!r}")
-    return kind  # type: ignore[return-value]
-
-
-CORE_COLUMNS: tuple[str, ...] = tuple(ReleaseTask.model_fields)
-CLASSEVAL_COLUMNS: tuple[str, ...] = CORE_COLUMNS[:11]   # ClassEval's own keys
-PRO_COLUMNS: tuple[str, ...] = CORE_COLUMNS[11:]         # added by ClassEval-Pro
-
-
-def column_origin(name: str) -> str:
-    return "ClassEval" if name in CLASSEVAL_COLUMNS else "ClassEval-Pro" if name in PRO_COLUMNS else "classforge"
+    return composition_type(value).removesuffix("-domain")  # type: ignore[return-value]
 
 
 def core_arrow_schema():
@@ -131,49 +67,31 @@ def core_arrow_schema():
     return pa.schema([(name, types.get(name, pa.string())) for name in CORE_COLUMNS])
 
 
-def task_license(sources: list[Any]) -> str:
-    """The task's licence as an SPDX expression over its source repositories ("MIT", "Apache-2.0 AND MIT").
+def release_rows(tasks: Iterable[BaseModel | Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Validate every task against the task model and return its release row (JSON-able).
 
-    A composed class carries code from every source, so every source's licence applies at once (AND).
-    A source without a recorded licence makes the whole NOASSERTION: nobody may assume it is free to use.
-    """
-    found = [s.get("license_spdx") or s.get("license") if isinstance(s, Mapping) else None for s in sources]
-    if not found or any(not lic or lic == "NOASSERTION" for lic in found):
-        return "NOASSERTION"
-    unique = sorted(set(found))
-    return unique[0] if len(unique) == 1 else " AND ".join(f"({x})" if " " in x else x for x in unique)
-
-
-def normalize_tasks(tasks: Iterable[BaseModel | Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Validate every task against `ReleaseTask` and return plain JSON-able dicts.
-
-    Core keys come first in schema order, extras after in sorted order, so output is deterministic.
+    Core columns come first in schema order, the rest after in sorted order, so output is deterministic.
     """
     out: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
     for i, item in enumerate(tasks):
-        if isinstance(item, BaseModel):
-            raw = item.model_dump(mode="json", by_alias=True)
-        elif isinstance(item, Mapping):
-            raw = to_jsonable_python(dict(item))
+        if isinstance(item, Task):
+            task = item
+        elif isinstance(item, (BaseModel, Mapping)):
+            raw = item.model_dump(mode="json", by_alias=True) if isinstance(item, BaseModel) else dict(item)
+            tid = raw.get("task_id", f"#{i}")
+            try:
+                task = Task.from_row(to_jsonable_python(raw))
+            except ValidationError as exc:
+                problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
+                raise ReleaseFormatError(f"task {tid!r} (item {i}) is not publishable: {problems}") from exc
         else:
-            raise ReleaseError(f"task #{i}: expected a pydantic model or a mapping, got {type(item).__name__}")
-        tid = raw.get("task_id", f"#{i}")
-        try:
-            task = ReleaseTask.model_validate(raw)
-        except ValidationError as exc:
-            problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-            raise ReleaseError(f"task {tid!r} (item {i}) is not publishable: {problems}") from exc
+            raise ReleaseFormatError(f"task #{i}: expected a Task or a mapping, got {type(item).__name__}")
         if task.task_id in seen:
-            raise ReleaseError(f"task id {task.task_id!r} appears twice (items {seen[task.task_id]} and {i})")
+            raise ReleaseFormatError(f"task id {task.task_id!r} appears twice (items {seen[task.task_id]} and {i})")
         seen[task.task_id] = i
-        record = task.model_dump(mode="json", by_alias=True, exclude=set(task.model_extra or {}))
-        extras = dict(task.model_extra or {})
-        if "license" not in extras and isinstance(extras.get("sources"), list):
-            extras["license"] = task_license(extras["sources"])
-        for key in sorted(extras):
-            record[key] = to_jsonable_python(extras[key])
-        out.append(record)
+        row = task.to_row()
+        out.append({**{k: row[k] for k in CORE_COLUMNS}, **{k: row[k] for k in sorted(row) if k not in CORE_COLUMNS}})
     return out
 
 
@@ -226,11 +144,24 @@ def to_arrow_table(records: list[dict[str, Any]]):
     try:
         table = pa.table([pa.array(columns[f.name], type=f.type) for f in fields], schema=schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:
-        raise ReleaseError(f"tasks do not fit the release schema: {exc}") from exc
+        raise ReleaseFormatError(f"tasks do not fit the release schema: {exc}") from exc
     return table, json_columns
 
 
-def read_release_tasks(folder: Path) -> list[dict[str, Any]]:
+def is_classforge_release(folder: Path) -> bool:
+    """Whether a folder's Parquet files were written by classforge (its format key in the schema metadata).
+
+    A Hub snapshot of another dataset has the same `data/*.parquet` layout but not this key."""
+    import pyarrow.parquet as pq
+
+    files = sorted(Path(folder).glob(DATA_GLOB))
+    try:
+        return bool(files) and FORMAT_KEY in (pq.read_schema(files[0]).metadata or {})
+    except OSError:
+        return False
+
+
+def read_release_rows(folder: Path) -> list[dict[str, Any]]:
     """Read a release's Parquet rows back as the dicts that were written (JSON columns decoded)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
@@ -238,13 +169,13 @@ def read_release_tasks(folder: Path) -> list[dict[str, Any]]:
     folder = Path(folder)
     files = sorted(folder.glob(DATA_GLOB))
     if not files:
-        raise ReleaseError(f"release {folder.name}: no {DATA_GLOB} files in {folder}")
+        raise ReleaseFormatError(f"release {folder.name}: no {DATA_GLOB} files in {folder}")
     rows: list[dict[str, Any]] = []
     for file in files:
         try:
             table = pq.read_table(file)
         except (pa.ArrowException, OSError) as exc:
-            raise ReleaseError(f"release {folder.name}: cannot read {file.relative_to(folder)}: {exc}") from exc
+            raise ReleaseFormatError(f"release {folder.name}: cannot read {file.relative_to(folder)}: {exc}") from exc
         meta = table.schema.metadata or {}
         json_columns = json.loads(meta.get(JSON_COLUMNS_KEY, b"[]"))
         for row in table.to_pylist():

@@ -11,7 +11,7 @@ from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
-from pipeline.records import Rejection
+from pipeline.core.records import Rejection
 
 T = TypeVar("T")
 T_contra = TypeVar("T_contra", contravariant=True)

@@ -18,8 +18,8 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from pipeline.class_analysis import is_stdlib_module
-from pipeline.construct import reasons as R
+from pipeline.core.class_analysis import is_stdlib_module
+from pipeline.core import reasons as R
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.skeleton_checks import CheckReport, Problem
 from pipeline.core import parsing

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.store import atomic_open
+from pipeline.core.store import atomic_open
 
 
 def new_figure(width: float = 7.0, height: float = 4.0):

@@ -2,20 +2,21 @@
 
 ClassEval-Pro-style records carry no `methods_info`; classforge's own releases may omit parts of
 it. Everything here comes from `ast` over the three sources, and the dependency labels from
-`pipeline.class_analysis`, the project's one dependency analysis, run on the reference solution.
+`pipeline.core.class_analysis`, the project's one dependency analysis, run on the reference solution.
 """
 
 from __future__ import annotations
 
 import ast
 
-from benchmark.quirks import QuirkFix
-from benchmark.source import docstring_node, find_class, is_placeholder_body, methods_of, parse, slice_lines, span
-from benchmark.tasks import EvalMethod, MethodDependencies
-from pipeline.class_analysis import assigned_fields, analyse_class, import_aliases
+from pipeline.core.formats.quirks import QuirkFix
+from pipeline.core.source import docstring_node, find_class, is_placeholder_body, methods_of, parse, slice_lines, span
+from pipeline.core.task import Method, Dependencies
+from pipeline.core.class_analysis import assigned_fields, analyse_class, import_aliases
+from pipeline.core.errors import InputError
 
 
-class DeriveError(ValueError):
+class DeriveError(InputError):
     """The sources do not fit together (a method of the skeleton missing from the solution, ...)."""
 
 
@@ -79,7 +80,7 @@ def class_level_fields(skeleton: str, skeleton_cls: ast.ClassDef, solution_cls: 
 
 
 def derive_methods(task_id: str, class_name: str, skeleton: str, solution: str, test: str,
-                   test_classes: list[str]) -> tuple[list[EvalMethod], list[QuirkFix]]:
+                   test_classes: list[str]) -> tuple[list[Method], list[QuirkFix]]:
     """Per-method records (ClassEval's `methods_info`) and notices for methods with no test class."""
     skel_mod, sol_mod, test_mod = parse(skeleton), parse(solution), parse(test)
     skel_cls, sol_cls = find_class(skel_mod, class_name), find_class(sol_mod, class_name)
@@ -88,7 +89,7 @@ def derive_methods(task_id: str, class_name: str, skeleton: str, solution: str, 
     deps = analyse_class(sol_cls, import_aliases(sol_mod))
     skel_methods, sol_methods = methods_of(skel_cls), methods_of(sol_cls)
     test_nodes = {n.name: n for n in test_mod.body if isinstance(n, ast.ClassDef)}
-    methods: list[EvalMethod] = []
+    methods: list[Method] = []
     notices: list[QuirkFix] = []
     for name in target_methods(skel_cls, sol_cls):
         if name not in sol_methods:
@@ -99,13 +100,13 @@ def derive_methods(task_id: str, class_name: str, skeleton: str, solution: str, 
                                     detail=f"no test class named like {class_name}Test<{name}>; "
                                            "the method counts at class level only"))
         d = deps[name]
-        methods.append(EvalMethod(
+        methods.append(Method(
             method_name=name,
             method_description=_classeval_form(slice_lines(skeleton, *span(skel_methods[name]))),
             test_class=test_class,
             test_code=slice_lines(test, *span(test_nodes[test_class])) if test_class in test_nodes else "",
             solution_code=_classeval_form(slice_lines(solution, *span(sol_methods[name]))),
-            dependencies=MethodDependencies(
+            dependencies=Dependencies(
                 standalone=d.standalone,
                 lib_dependencies=list(d.libs),
                 field_dependencies=[f"self.{f}" for f in d.fields],

@@ -11,11 +11,12 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 from pydantic import BaseModel
+from pipeline.core.errors import InfrastructureError
 
 M = TypeVar("M", bound=BaseModel)
 
 
-class StoreWriteError(OSError):
+class StoreWriteError(InfrastructureError, OSError):
     """A file could not be written (disk full, read-only, permissions); the message names it."""
 
     def __str__(self) -> str:

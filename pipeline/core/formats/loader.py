@@ -1,4 +1,4 @@
-"""Load ClassEval-style datasets into `EvalTask`s, fixing known quirks openly.
+"""Load ClassEval-style datasets into `Task`s, fixing known quirks openly.
 
 Formats (detected from the path):
 - ClassEval JSON: a JSON list of tasks with `methods_info` (ClassEval_data.json).
@@ -7,7 +7,7 @@ Formats (detected from the path):
   even `test_classes` may be missing and are then derived from the sources.
 - A classforge release folder: Parquet files under `data/` with ClassEval's columns plus extras;
   a Hub snapshot of ClassEval itself has the same layout. A single Parquet file works too.
-  (Datasets by name, `classeval` or `hf:ORG/NAME@REV`, are resolved to such a folder by `benchmark.hub`.)
+  (Datasets by name, `classeval` or `hf:ORG/NAME@REV`, are resolved to such a folder by `pipeline.core.formats.hub`.)
 
 Every record is checked; a bad one raises `DatasetError` naming the file, the task and the fault.
 Nothing is dropped silently: a task is either loaded (with its fixes listed) or the load fails.
@@ -23,10 +23,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from benchmark.derive import DeriveError, class_level_fields, derive_methods, test_name_key
-from benchmark.quirks import QuirkFix, defined_test_classes, fix_test_classes, repair_source, unwrap_string_skeleton
-from benchmark.source import find_class, methods_of, parse
-from benchmark.tasks import EvalMethod, EvalTask
+from pipeline.core.formats.derive import DeriveError, class_level_fields, derive_methods, test_name_key
+from pipeline.core.formats.quirks import QuirkFix, defined_test_classes, fix_test_classes, repair_source, unwrap_string_skeleton
+from pipeline.core.source import find_class, methods_of, parse
+from pipeline.core.errors import InputError, ReleaseFormatError
+from pipeline.core.formats.release_rows import is_classforge_release, read_release_rows
+from pipeline.core.task import Method, Task, composition_type
 from pipeline.core.textfiles import TextFileError, read_utf8, utf8_lines
 
 DatasetFormat = Literal["classeval", "classeval-pro", "classforge-release"]
@@ -36,7 +38,7 @@ CLASS_LEVEL = ("import_statement", "class_description", "class_constructor", "fi
 KNOWN = set(REQUIRED) | set(CLASS_LEVEL) | {"test_classes", "methods_info", "composition_type", "domain1", "domain2", "source"}
 
 
-class DatasetError(ValueError):
+class DatasetError(InputError):
     """A dataset that cannot be loaded as it is; the message names file, task and fault."""
 
 
@@ -45,11 +47,11 @@ class LoadedDataset(BaseModel):
 
     path: str
     format: DatasetFormat
-    tasks: list[EvalTask]
+    tasks: list[Task]
     fixes_applied: list[QuirkFix] = Field(default_factory=list)
     notices: list[QuirkFix] = Field(default_factory=list, description="defects seen and deliberately left as published")
 
-    def by_id(self) -> dict[str, EvalTask]:
+    def by_id(self) -> dict[str, Task]:
         return {t.task_id: t for t in self.tasks}
 
 
@@ -60,10 +62,11 @@ def load_dataset(path: str | Path, task_ids: Collection[str] | None = None) -> L
     path = Path(path)
     if not path.exists():
         raise DatasetError(f"{path}: no such file or directory")
+    if path.is_dir() and is_classforge_release(path):
+        return _load_classforge_release(path, task_ids)
     if path.is_dir():
-        records = _read_release(path)
-        # A Hub snapshot of ClassEval has data/*.parquet too, but no classforge manifest.
-        fmt = "classforge-release" if (path / "manifest.json").is_file() else None
+        # A Hub snapshot of ClassEval (or any other dataset) has data/*.parquet too, without our format key.
+        records, fmt = _read_release(path), None
     elif path.suffix == ".parquet":
         records, fmt = _read_parquet(path), None
     elif path.suffix == ".jsonl":
@@ -78,7 +81,7 @@ def load_dataset(path: str | Path, task_ids: Collection[str] | None = None) -> L
     if task_ids is not None:
         wanted = set(task_ids)
         records = [(where, r) for where, r in records if r.get("task_id") in wanted]
-    tasks: list[EvalTask] = []
+    tasks: list[Task] = []
     fixes: list[QuirkFix] = []
     notices: list[QuirkFix] = []
     for where, record in records:
@@ -87,6 +90,26 @@ def load_dataset(path: str | Path, task_ids: Collection[str] | None = None) -> L
         fixes += task_fixes
         notices += task_notices
     return LoadedDataset(path=str(path), format=fmt, tasks=tasks, fixes_applied=fixes, notices=notices)
+
+
+def _load_classforge_release(folder: Path, task_ids: Collection[str] | None) -> LoadedDataset:
+    """A classforge release is read as written: rows are `Task.to_row()`, so no quirk repair applies."""
+    try:
+        rows = read_release_rows(folder)
+    except ReleaseFormatError as e:
+        raise DatasetError(str(e)) from e
+    located = [(f"{folder} [row {i}]", row) for i, row in enumerate(rows)]
+    _check_unique_ids(folder, located)
+    tasks = []
+    for where, row in located:
+        if task_ids is not None and row.get("task_id") not in task_ids:
+            continue
+        try:
+            tasks.append(Task.from_row(row, source="classforge-release"))
+        except ValidationError as e:
+            raise DatasetError(f"{where}: task {row.get('task_id')}: {e.errors()[0]['msg']} "
+                               f"at {'.'.join(str(p) for p in e.errors()[0]['loc'])}") from e
+    return LoadedDataset(path=str(folder), format="classforge-release", tasks=tasks)
 
 
 # -- reading -----------------------------------------------------------------------------------
@@ -166,8 +189,8 @@ def _parse(where: str, tid: str, field: str, text: str) -> ast.Module:
         raise DatasetError(f"{where}: task {tid}: {field} does not parse: {e.msg} (line {e.lineno})") from e
 
 
-def task_from_record(record: dict[str, Any], where: str, default_source: str) -> tuple[EvalTask, list[QuirkFix], list[QuirkFix]]:
-    """Map one raw record to an `EvalTask`, returning (task, fixes applied, notices)."""
+def task_from_record(record: dict[str, Any], where: str, default_source: str) -> tuple[Task, list[QuirkFix], list[QuirkFix]]:
+    """Map one raw record to an `Task`, returning (task, fixes applied, notices)."""
     tid = record.get("task_id")
     if not isinstance(tid, str) or not tid:
         raise DatasetError(f"{where}: task_id missing or not a string")
@@ -220,13 +243,22 @@ def task_from_record(record: dict[str, Any], where: str, default_source: str) ->
     extras = {k: v for k, v in record.items() if k not in KNOWN}
     if "source" in record and not isinstance(record["source"], str):
         extras["source"] = record["source"]
+    kind = record.get("composition_type")
+    if kind is not None:
+        try:
+            kind = composition_type(kind)
+        except ValueError:
+            # Another dataset's own labels are kept as published, outside the one spelling.
+            notices.append(QuirkFix(task_id=tid, kind="composition_type_unknown", field="composition_type",
+                                    detail=f"{kind!r} is neither intra- nor cross-domain; kept as an extra column"))
+            extras["composition_type"], kind = kind, None
     try:
-        task = EvalTask(
+        task = Task(
             task_id=tid, class_name=class_name, skeleton=skeleton, test=record["test"],
             test_classes=test_classes, solution_code=record["solution_code"],
             **{k: record[k] if record.get(k) is not None else derived[k] for k in CLASS_LEVEL},
-            methods=methods,
-            composition_type=record.get("composition_type"), domain1=record.get("domain1"),
+            methods_info=methods,
+            composition_type=kind, domain1=record.get("domain1"),
             domain2=record.get("domain2"), source=source, extras=extras,
         )
     except ValidationError as e:
@@ -235,7 +267,7 @@ def task_from_record(record: dict[str, Any], where: str, default_source: str) ->
 
 
 def _methods_from_info(record: dict[str, Any], tid: str, skel_cls: ast.ClassDef,
-                       test_classes: list[str]) -> tuple[list[EvalMethod], list[QuirkFix], list[QuirkFix]]:
+                       test_classes: list[str]) -> tuple[list[Method], list[QuirkFix], list[QuirkFix]]:
     """ClassEval's own `methods_info`, checked against the skeleton and the cleaned test classes."""
     info = record["methods_info"]
     if not isinstance(info, list):
@@ -266,7 +298,7 @@ def _methods_from_info(record: dict[str, Any], tid: str, skel_cls: ast.ClassDef,
                 fixes.append(QuirkFix(task_id=tid, kind="method_test_class_missing", field=f"methods[{name}].test_class",
                                       detail=f"{tc!r} is not a runnable test class; the method counts at class level only"))
                 item["test_class"] = None
-        methods.append(EvalMethod.model_validate(item))
+        methods.append(Method.model_validate(item))
         convention[test_name_key(f"{record['class_name']}Test{name}")] = name
     position = {name: i for i, name in enumerate(skeleton_methods)}
     in_order = sorted(methods, key=lambda m: position[m.method_name])

@@ -19,7 +19,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
-from benchmark.source import decorator_line_match, def_line_match, parse
+from pipeline.core.source import decorator_line_match, def_line_match, parse
 
 _CURLY_TRIPLE = re.compile(r"[“”]{3}")
 _WRAPPED = re.compile(r"^\s*(?P<q>'''|\"\"\")(?P<inner>.*)(?P=q)\s*$", re.DOTALL)

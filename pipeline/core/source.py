@@ -11,7 +11,7 @@ import io
 import re
 import tokenize
 
-from pipeline.class_analysis import class_methods
+from pipeline.core.class_analysis import class_methods
 from pipeline.core import parsing
 from pipeline.core.textfiles import lone_surrogate
 
