@@ -11,8 +11,8 @@ from pathlib import Path
 from classgen import make_class
 from pipeline.config import CloneConfig, DedupConfig, HarvestConfig
 from pipeline.harvest.run import run_harvest
-from pipeline.records import HarvestedClass, Rejection
-from pipeline.store import read_jsonl
+from pipeline.core.records import HarvestedClass, Rejection
+from pipeline.core.store import read_jsonl
 
 VERSION = "2025.06.01"
 
