@@ -119,3 +119,11 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
     assert funnel["stages"]["compose"]["seen"] == 3 and funnel["stages"]["dedup"]["kept"] > 0
     assert f"release: released 3 task(s) as {release.name}" in proc.stdout
     assert _git("status", "--porcelain", "--untracked-files=no", cwd=fresh) == ""
+
+    # Again: the harvest checks the new release and still keeps the classes it was built from.
+    again = subprocess.run(["make", "run"], cwd=fresh, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    harvest_line = [line for line in proc.stdout.splitlines() if line.startswith("harvest: ")]
+    assert harvest_line and harvest_line == [line for line in again.stdout.splitlines() if line.startswith("harvest: ")]
+    assert f"release {release.name} (3 solution classes)" in again.stdout
+    assert "release: nothing new to release: all 3 task(s) are in release" in again.stdout, again.stdout[-2000:]
