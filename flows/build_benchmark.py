@@ -49,6 +49,7 @@ from pipeline.llm.preflight import (
     require_usable,
 )
 from pipeline.core.records import HarvestedClass, RepoRef
+from pipeline.release.history import release_solutions
 from pipeline.release.publish import PublishResult, publish
 from pipeline.core.store import read_jsonl, write_json
 from pipeline.core.errors import InfrastructureError
@@ -77,7 +78,8 @@ def harvest_repository(ref: RepoRef, cfg: HarvestConfig) -> dict:
 @task(name="dedup-and-assemble")
 def dedup_and_assemble(cfg: HarvestConfig, refs: list[RepoRef], github: GitHubSearchResult | None,
                        release_root: Path | None = None) -> harvest_lib.HarvestSummary:
-    index = harvest_lib.build_dedup_index(cfg, [release_root] if release_root is not None else [])
+    releases = {str(release_root): release_solutions(release_root)} if release_root is not None else None
+    index = harvest_lib.build_dedup_index(cfg, releases)
     return harvest_lib.assemble_snapshot(cfg, refs, index, harvest_lib.snapshot_dir(cfg), github)
 
 

@@ -180,6 +180,7 @@ def harvest(
 
     from pipeline.config import harvest_overrides
     from pipeline.harvest.run import run_harvest
+    from pipeline.release.history import release_solutions
 
     cfg = _load(config)
     try:
@@ -212,8 +213,9 @@ def harvest(
             bar.update(task, advance=1, total=total, description=repo)
 
         try:
+            root = cfg.release.output_root
             summary = run_harvest(hcfg, github_search=search, progress=progress,
-                                  release_roots=[cfg.release.output_root])
+                                  releases={str(root): release_solutions(root)})
         except ValueError as exc:
             fail(exc)
     console.print(funnel_table(summary.funnel, f"Harvest funnel ({hcfg.snapshot})"))

@@ -25,7 +25,7 @@ import io
 import keyword
 import json
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -43,6 +43,9 @@ _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, token
 REASONS = {"harvest": ("exact-duplicate", "near-duplicate"), "earlier": ("earlier-harvest", "earlier-harvest"),
            "release": ("earlier-release", "earlier-release"), "reference": ("reference-corpus", "reference-corpus")}
 
+
+# (version, task id, solution code, ids of the harvested classes the task was built from)
+ReleasedSolution = tuple[str, str, str, frozenset[str]]
 
 _KEPT_NAMES = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | {"self", "cls"}
 
@@ -219,12 +222,12 @@ def load_earlier_harvest(index: DedupIndex, classes_jsonl: Path, snapshot: str) 
     return n
 
 
-def load_earlier_releases(index: DedupIndex, root: Path) -> dict[str, int]:
-    """Add every solution class of every release under `root`; returns classes per version."""
-    from pipeline.release.history import release_solutions
-
+def load_earlier_releases(index: DedupIndex, solutions: Iterable[ReleasedSolution]) -> dict[str, int]:
+    """Add every solution class of the given release tasks (`pipeline.release.history.release_solutions`
+    reads them; the edge passes them in, as the harvest does not depend on the release package);
+    returns classes per version."""
     counts: dict[str, int] = {}
-    for version, task_id, solution, built_from in release_solutions(root):
+    for version, task_id, solution, built_from in solutions:
         counts.setdefault(version, 0)
         for name, src in classes_in(solution):
             index.add_release(src, Origin("release", f"release {version} task {task_id} ({name})"), built_from)

@@ -11,6 +11,7 @@ from pathlib import Path
 from classgen import make_class
 from pipeline.config import CloneConfig, DedupConfig, HarvestConfig
 from pipeline.harvest.run import run_harvest
+from pipeline.release.history import release_solutions
 from pipeline.core.records import HarvestedClass, Rejection
 from pipeline.core.store import read_jsonl
 
@@ -39,12 +40,16 @@ def _release(root: Path, solution: str, task_id: str = "classforge_0001", built_
     (folder / "tasks.jsonl").write_text(json.dumps(task) + "\n")
 
 
+def _releases(root: Path) -> dict:
+    return {str(root): release_solutions(root)}
+
+
 def _harvest(tmp_path: Path, make_repo, releases: Path):
     root = tmp_path / "repos"
     make_repo("alpha__one", [("2025-07-01", {"stock.py": make_class("Stock", methods=7),
                                              "fresh.py": make_class("Unrelated", methods=6)})], root)
     cfg = _config(tmp_path, [root])
-    summary = run_harvest(cfg, release_roots=[releases])
+    summary = run_harvest(cfg, releases=_releases(releases))
     snap = cfg.output_root / cfg.snapshot
     classes = [c.class_name for c in read_jsonl(snap / "classes.jsonl", HarvestedClass)]
     rejects = [r for r in read_jsonl(snap / "rejects.jsonl", Rejection) if r.stage == "dedup"]
@@ -85,7 +90,7 @@ def test_an_unrelated_released_solution_drops_nothing(make_repo, tmp_path):
     make_repo("beta__two", [("2025-07-01", {"a.py": make_class("Ledger", methods=7),
                                             "b.py": make_class("Partner2", methods=6)})], root)
     cfg = _config(tmp_path, [root])
-    assert run_harvest(cfg, release_roots=[releases]).classes == 2
+    assert run_harvest(cfg, releases=_releases(releases)).classes == 2
 
 
 def test_the_snapshot_a_release_was_built_from_harvests_the_same_again(make_repo, tmp_path):
@@ -98,12 +103,12 @@ def test_the_snapshot_a_release_was_built_from_harvests_the_same_again(make_repo
     stock_id = next(c.id for c in read_jsonl(snap / "classes.jsonl", HarvestedClass) if c.class_name == "Stock")
     _release(empty, _composed(make_class("Stock", methods=7), make_class("Partner", methods=6)), built_from=[stock_id])
     cfg = _config(tmp_path, [tmp_path / "repos"])
-    assert run_harvest(cfg, release_roots=[empty]).classes == 2
+    assert run_harvest(cfg, releases=_releases(empty)).classes == 2
 
     other = tmp_path / "elsewhere"
     other.mkdir()
     make_repo("gamma__three", [("2025-08-01", {"copy.py": make_class("Stock", methods=7).replace("self.items", "self.stash")})], other / "repos")
     again = _config(other, [other / "repos"])
-    run_harvest(again, release_roots=[empty])
+    run_harvest(again, releases=_releases(empty))
     rejects = list(read_jsonl(again.output_root / again.snapshot / "rejects.jsonl", Rejection))
     assert [r.reason for r in rejects if r.stage == "dedup"] == ["earlier-release"]
