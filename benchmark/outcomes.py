@@ -90,15 +90,6 @@ class TestClassOutcome(BaseModel):
             return "partial"
         return "fail"
 
-    @classmethod
-    def all_passed(cls, tests: int = 1) -> "TestClassOutcome":
-        return cls(tests_run=tests)
-
-    @classmethod
-    def all_failed(cls, tests: int = 1) -> "TestClassOutcome":
-        return cls(tests_run=tests, failures=tests)
-
-
 class SampleOutcome(BaseModel):
     """Everything known about running one sample (one generated program) of one task."""
 

@@ -32,13 +32,6 @@ def pass_at_k(n: int, c: int, k: int) -> float:
     return 1.0 - float(np.prod(1.0 - k / np.arange(n - c + 1, n + 1)))
 
 
-def mean_pass_at_k(counts: Sequence[tuple[int, int]], k: int) -> float:
-    """Average pass@k over units (tasks or methods), each given as (n, c)."""
-    if not counts:
-        raise ValueError("mean pass@k over no units")
-    return fmean(pass_at_k(n, c, k) for n, c in counts)
-
-
 def _mean(values: Sequence[Any]) -> float:
     return fmean(values)
 

@@ -22,7 +22,6 @@ import os
 import threading
 import uuid
 from datetime import date
-from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
@@ -36,22 +35,20 @@ from prefect.task_runners import ThreadPoolTaskRunner
 from pipeline.config import Config, HarvestConfig, load_config
 from pipeline.construct import build as construct_lib
 from pipeline.core import reasons as R
-from pipeline.construct.gate import SandboxGate
 from pipeline.construct.pairing import Pair
-from pipeline.construct.run import import_caches, build_dir, snapshot_classes_path
+from pipeline.construct.run import Construction, build_dir, open_construction
 from pipeline.harvest import run as harvest_lib
 from pipeline.harvest.github_source import GitHubSearchResult, preflight, search_github
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
-from pipeline.llm import LLMClient, ResponseCache, UsageLedger
 from pipeline.llm.preflight import (
     PROBE_ROLE, EndpointReport, apply_reports, check_endpoints, endpoints_of_build, probe_ledger_entries,
     require_usable,
 )
-from pipeline.core.records import HarvestedClass, RepoRef
+from pipeline.core.records import RepoRef
 from pipeline.release.history import release_solutions
 from pipeline.release.publish import PublishResult, publish
-from pipeline.core.store import read_jsonl, write_json
+from pipeline.core.store import write_json, write_jsonl
 from pipeline.core.errors import InfrastructureError
 
 
@@ -83,19 +80,11 @@ def dedup_and_assemble(cfg: HarvestConfig, refs: list[RepoRef], github: GitHubSe
     return harvest_lib.assemble_snapshot(cfg, refs, index, harvest_lib.snapshot_dir(cfg), github)
 
 
-@dataclass
-class _Construction:
-    plan: construct_lib.BuildPlan
-    client: LLMClient
-    gate: SandboxGate
-    cache: ResponseCache
-
-
-_constructions: dict[tuple[str, str], _Construction] = {}
+_constructions: dict[tuple[str, str], Construction] = {}
 _constructions_guard = threading.Lock()
 
 
-def _construction(config_json: str, run_key: str) -> _Construction:
+def _construction(config_json: str, run_key: str) -> Construction:
     """This process's plan, LLM client, gate and response cache for one flow run.
 
     Built where a task runs: in-process with the thread runner (one shared set, so the budget stop
@@ -107,13 +96,8 @@ def _construction(config_json: str, run_key: str) -> _Construction:
         found = _constructions.get((config_json, run_key))
         if found is None:
             cfg = Config.model_validate_json(config_json)
-            classes: list[HarvestedClass] = list(read_jsonl(snapshot_classes_path(cfg), HarvestedClass))
-            plan = construct_lib.BuildPlan(classes, cfg, build_dir(cfg), run_id=run_key)
-            cache = ResponseCache(cfg.llm.cache_path)
-            import_caches(cache, cfg.llm.cache_imports)
             # The secret is read here, at the edge; the library gets it in a mapping.
-            client = LLMClient(cfg.llm, dict(os.environ), cache, UsageLedger(cfg.llm.costs))
-            found = _constructions[(config_json, run_key)] = _Construction(plan, client, SandboxGate(cfg.sandbox), cache)
+            found = _constructions[(config_json, run_key)] = open_construction(cfg, dict(os.environ), run_id=run_key)
         return found
 
 
@@ -123,10 +107,7 @@ def _close_construction(config_json: str, run_key: str) -> None:
     with _constructions_guard:
         found = _constructions.pop((config_json, run_key), None)
     if found is not None:
-        try:
-            found.client.close()
-        finally:
-            found.cache.close()
+        found.close()
 
 
 @lru_cache(maxsize=2)
@@ -156,7 +137,7 @@ def _retries_left() -> bool:
 
 
 @task(name="build-candidate", tags=["llm", "sandbox"], cache_policy=NO_CACHE,
-      task_run_name="candidate {pair.first.class_name}+{pair.second.class_name} ({pair.candidate_id})")
+      task_run_name="candidate {pair.label}")
 def build_candidate(pair: Pair, cfg: Config, run_key: str) -> construct_lib.CandidateOutcome:
     """Composition, tests, judges, solution and verification for one pair.
 
@@ -170,7 +151,7 @@ def build_candidate(pair: Pair, cfg: Config, run_key: str) -> construct_lib.Cand
         with _llm_slots(run_key, cfg.llm.concurrency):
             status, value = construct_lib.build_candidate(plan, pair, client, gate)
     except Exception as exc:  # noqa: BLE001 - a bug in one candidate is reported with it, never fatal to the others
-        get_run_logger().exception("candidate %s failed", pair.candidate_id)
+        get_run_logger().exception("candidate %s failed", pair.label)
         return "incomplete", construct_lib.Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_ERROR,
                                                       detail=f"{type(exc).__name__}: {exc}")
     if isinstance(value, construct_lib.Incomplete) and value.reason == R.INCOMPLETE_INFRASTRUCTURE and _retries_left():
@@ -189,7 +170,10 @@ def release(cfg: Config, result: construct_lib.BuildResult, harvest_funnel, vers
         # A partial build is resumable; publishing it would freeze an arbitrary subset as a version.
         return PublishResult(None, None, 0, 0, harvest_funnel.merge(result.funnel),
                              f"not released: {len(result.incomplete)} candidate(s) unfinished ({result.stopped or 'see build.json'}); run again to resume")
-    return publish(result.tasks, cfg, harvest_funnel.merge(result.funnel), construct_lib.models_by_role(cfg), version)
+    published = publish(result.tasks, cfg, harvest_funnel.merge(result.funnel), construct_lib.models_by_role(cfg), version)
+    # Like the harvest's and the build's drops, the release stage's are written down with their reasons.
+    write_jsonl(build_dir(cfg) / "release-rejects.jsonl", published.rejections)
+    return published
 
 
 def configure(config_path: str | None, cutoff: str | None, snapshot: str | None) -> Config:

@@ -13,6 +13,7 @@ from rich.table import Table
 from pipeline.cli_support import OneLineErrorGroup, cutoff_option, fail, print_error, validation_message
 from pipeline.config import ConfigError, EvalStrategy, load_config
 from pipeline.core import parsing
+from pipeline.core.errors import ClassforgeError
 from pipeline.core.funnel import FunnelReport
 
 app = typer.Typer(help="Build fresh, post-cutoff class-level code-generation benchmarks and score models on them.",
@@ -216,7 +217,7 @@ def harvest(
             root = cfg.release.output_root
             summary = run_harvest(hcfg, github_search=search, progress=progress,
                                   releases={str(root): release_solutions(root)})
-        except ValueError as exc:
+        except ClassforgeError as exc:
             fail(exc)
     console.print(funnel_table(summary.funnel, f"Harvest funnel ({hcfg.snapshot})"))
     console.print(f"{summary.classes} classes kept from {summary.repos} repositories "
@@ -424,15 +425,10 @@ def evaluate(
     from pydantic import ValidationError
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from pipeline.core.formats.loader import DatasetError
     from pipeline.core.formats.hub import resolve_dataset
-    from benchmark.results import ResultsError
-    from benchmark.runner import EvaluationError, EvaluationRequest
+    from benchmark.runner import EvaluationRequest
     from benchmark.runner import evaluate as run_evaluation
     from benchmark.runner import regrade as run_regrade
-    from benchmark.samples_file import SamplesFileError
-    from pipeline.llm import LLMError
-    from pipeline.llm.errors import CacheWriteError
 
     labels = {"reference": "reference pre-run", "generation": "generation", "execution": "execution", "scoring": "scoring"}
     with Progress(TextColumn("[bold]evaluate[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -478,8 +474,7 @@ def evaluate(
                     write_reports(outcome.run_dir / "endpoints.json", reports)
         except ValidationError as exc:
             fail(validation_message(exc))
-        except (DatasetError, EvaluationError, SamplesFileError, ResultsError, LLMError, ConfigError,
-                CacheWriteError) as exc:
+        except ClassforgeError as exc:
             fail(exc)
         except KeyboardInterrupt:
             fail("interrupted; run the same command to resume (finished samples are kept in the LLM cache "

@@ -14,6 +14,8 @@ from typing import Any, NoReturn
 import typer
 from typer.core import TyperGroup
 
+from pipeline.core.errors import ClassforgeError
+
 
 def one_line(message: object) -> str:
     """Collapse a (possibly multi-line) message into one line; list items become '; '-separated."""
@@ -72,5 +74,8 @@ class OneLineErrorGroup(TyperGroup):
         except typer.Abort:
             print_error("aborted")
             sys.exit(1)
+        except ClassforgeError as exc:   # every deliberate error is one line naming the item and the reason
+            print_error(exc)
+            sys.exit(2)
         # Non-standalone mode returns typer.Exit's code, or the command's return value (None).
         sys.exit(rv if isinstance(rv, int) else 0)

@@ -55,11 +55,11 @@ from pipeline.construct.spec import SpecError, build_spec
 from pipeline.construct.task import RecordError, build_record
 from pipeline.core.task import Task
 from pipeline.construct.tests_stage import TestsResult, write_tests
-from pipeline.core.funnel import Funnel, FunnelReport
+from pipeline.core.funnel import Funnel, FunnelReport, RejectionList
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
 from pipeline.llm import BudgetExceeded, CacheMiss, LedgerEntry, LLMClient, UnpricedModel, UsageLedger, UsageSummary, canonical_json
-from pipeline.llm.pool import map_concurrently
+from pipeline.core.pool import map_concurrently
 from pipeline.core.records import HarvestedClass, Rejection
 from pipeline.core.store import atomic_open, read_jsonl, write_json, write_jsonl
 
@@ -121,14 +121,6 @@ class BuildResult(BaseModel):
     @property
     def complete(self) -> bool:
         return not self.incomplete
-
-
-class _Collect:
-    def __init__(self) -> None:
-        self.rejections: list[Rejection] = []
-
-    def reject(self, rejection: Rejection) -> None:
-        self.rejections.append(rejection)
 
 
 def models_by_role(config: Config) -> dict[str, str]:
@@ -248,23 +240,23 @@ def infrastructure_fault(result: CandidateResult) -> str | None:
     return f"{last.stage}: {last.reason}: {last.detail}"
 
 
-def load_finished(out_dir: Path, candidate_id: str, fingerprint: str) -> CandidateResult | None:
+def load_finished(out_dir: Path, pair: Pair, fingerprint: str) -> CandidateResult | None:
     """A finished candidate from an earlier run, if it was built with the same settings."""
-    path = _candidate_path(out_dir, candidate_id)
+    path = _candidate_path(out_dir, pair.candidate_id)
     if not path.exists():
         return None
     try:
         done = CandidateResult.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
-        log.warning("candidate %s: unreadable result file %s (%s); rebuilding it", candidate_id, path, exc.errors()[0]["msg"])
+        log.warning("candidate %s: unreadable result file %s (%s); rebuilding it", pair.label, path, exc.errors()[0]["msg"])
         return None
     if done.fingerprint != fingerprint:
-        log.info("candidate %s: settings changed since it was built; rebuilding it", candidate_id)
+        log.info("candidate %s: settings changed since it was built; rebuilding it", pair.label)
         return None
     fault = infrastructure_fault(done)
     if fault is not None:
         # Written by an earlier version that stored infrastructure faults as verdicts.
-        log.info("candidate %s: stopped on an infrastructure fault last time (%s); retrying it", candidate_id, fault)
+        log.info("candidate %s: stopped on an infrastructure fault last time (%s); retrying it", pair.label, fault)
         return None
     return done
 
@@ -289,7 +281,7 @@ class BuildPlan:
         self.out_dir = Path(out_dir)
         classes = list(classes)
         self.by_id = {hc.id: hc for hc in classes}
-        self.collect = _Collect()
+        self.collect = RejectionList()
         self.funnel: Funnel = Funnel(sink=self.collect)
         self.pairing = make_pairs(classes, config.construction.pairing, self.funnel)
         self.prompts = Prompts(config.construction, prompt_dir)
@@ -303,7 +295,7 @@ CandidateOutcome = tuple[str, "CandidateResult | Incomplete"]
 
 def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) -> CandidateOutcome:
     """One candidate: loaded when finished earlier, else stages 2-6 and its result file."""
-    done = load_finished(plan.out_dir, pair.candidate_id, plan.fingerprint)
+    done = load_finished(plan.out_dir, pair, plan.fingerprint)
     if done is not None:
         return "resumed", done
     if plan.stop.is_set():
@@ -371,7 +363,7 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
         if isinstance(outcome, BaseException):
             # A bug or an infrastructure failure (e.g. the sandbox could not start): reported, not
             # persisted, so the candidate is retried once it is fixed.
-            log.error("candidate %s failed: %s: %s", pair.candidate_id, type(outcome).__name__, outcome, exc_info=outcome)
+            log.error("candidate %s failed: %s: %s", pair.label, type(outcome).__name__, outcome, exc_info=outcome)
             incomplete.append(Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_ERROR,
                                          detail=f"{type(outcome).__name__}: {outcome}"))
             continue

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
-from pipeline.construct.extract import extract_code
+from pipeline.core.extraction import extract_code
 from pipeline.construct.pairing import Pair
 from pipeline.construct.skeleton_checks import Problem, SkeletonReport, check_skeleton
 from pipeline.construct.spec import ClassSpec, interface_constraints, render_spec
@@ -69,10 +69,10 @@ def _check(reply: Completion, min_methods: int) -> tuple[SkeletonAttempt, Skelet
     if not extraction.found:
         report = SkeletonReport(problems=[Problem(reason=R.NO_CODE, detail="the reply holds no Python code")])
     else:
-        report = check_skeleton(extraction.code, min_methods)
+        report = check_skeleton(extraction.source_file, min_methods)
     attempt = SkeletonAttempt(
         reply=reply.text, finish_reason=reply.finish_reason, cache_key=reply.cache_key,
-        extracted_how=extraction.how, code=extraction.code, problems=report.problems,
+        extracted_how=extraction.how, code=extraction.source_file, problems=report.problems,
     )
     return attempt, report
 

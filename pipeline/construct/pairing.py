@@ -112,6 +112,11 @@ class Pair(BaseModel):
     second: SourceRef
 
     @property
+    def label(self) -> str:
+        """How people read a candidate in logs and the Prefect UI: its two classes, then its id."""
+        return f"{self.first.class_name}+{self.second.class_name} ({self.candidate_id})"
+
+    @property
     def class_ids(self) -> tuple[str, str]:
         return self.first.class_id, self.second.class_id
 

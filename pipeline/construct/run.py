@@ -1,19 +1,23 @@
 """The edge of the construction stages: a `Config` and the environment in, a finished build out.
 
-The CLI (`classforge build`) and the Prefect flow call `run_build`; everything below it takes
-what it needs as arguments. It opens the response cache, loads any shipped cache exports into it
-(`llm.cache_imports`, how the offline example replays), makes the client and the sandbox gate,
-reads the harvest snapshot and runs `build_tasks`.
+`open_construction` is the one place that wires a build: it reads the harvest snapshot, opens the
+response cache, loads any shipped cache exports into it (`llm.cache_imports`, how the offline example
+replays), and makes the plan, the LLM client and the sandbox gate; `Construction.close` closes the
+client and the cache. The Prefect flow (`classforge build`) opens one per flow run and process and
+maps the candidates as tasks of its own; `run_build` (scripts, benchmarks, the example recorder)
+runs all candidates in-process through `build_tasks`.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import Config
-from pipeline.construct.build import BuildResult, Progress, build_tasks
+from pipeline.construct.build import BuildPlan, BuildResult, Progress, build_tasks
+from pipeline.core.errors import InputError
 from pipeline.construct.gate import Gate, SandboxGate
 from pipeline.llm import LLMClient, ResponseCache, UsageLedger
 from pipeline.core.records import HarvestedClass
@@ -35,11 +39,51 @@ def import_caches(cache: ResponseCache, paths: list[Path]) -> int:
     added = 0
     for path in paths:
         if not Path(path).exists():
-            raise FileNotFoundError(f"llm.cache_imports: {path} does not exist")
+            raise InputError(f"llm.cache_imports: {path} does not exist")
         added += cache.import_jsonl(Path(path))
     if added:
         log.info("loaded %d recorded response(s) into %s", added, cache.path)
     return added
+
+
+@dataclass
+class Construction:
+    """What one build's candidates share in one process; close it when the build ends."""
+
+    plan: BuildPlan
+    client: LLMClient
+    gate: Gate
+    cache: ResponseCache
+
+    def close(self) -> None:
+        """A cache that could not store paid answers (a full disk) spills them to an importable
+        file here and raises a one-line CacheWriteError; the client is closed first either way."""
+        try:
+            self.client.close()
+        finally:
+            self.cache.close()
+
+
+def read_snapshot(config: Config, classes_path: Path | None = None) -> list[HarvestedClass]:
+    classes_path = classes_path or snapshot_classes_path(config)
+    if not classes_path.exists():
+        raise InputError(f"{classes_path}: no harvested classes; run `classforge harvest` for this snapshot first")
+    return list(read_jsonl(classes_path, HarvestedClass))
+
+
+def open_construction(config: Config, env: Mapping[str, str], *, run_id: str | None = None,
+                      classes_path: Path | None = None, out_dir: Path | None = None,
+                      gate: Gate | None = None) -> Construction:
+    """Plan, client, gate and cache for one build (see the module docstring)."""
+    plan = BuildPlan(read_snapshot(config, classes_path), config, out_dir or build_dir(config), run_id=run_id)
+    cache = ResponseCache(config.llm.cache_path)
+    try:
+        import_caches(cache, config.llm.cache_imports)
+        client = LLMClient(config.llm, env, cache, UsageLedger(config.llm.costs))
+    except BaseException:
+        cache.close()
+        raise
+    return Construction(plan, client, gate or SandboxGate(config.sandbox), cache)
 
 
 def run_build(
@@ -51,10 +95,8 @@ def run_build(
     gate: Gate | None = None,
     progress: Progress | None = None,
 ) -> BuildResult:
-    classes_path = classes_path or snapshot_classes_path(config)
-    if not classes_path.exists():
-        raise FileNotFoundError(f"{classes_path}: no harvested classes; run `classforge harvest` for this snapshot first")
-    classes: list[HarvestedClass] = list(read_jsonl(classes_path, HarvestedClass))
+    """Every candidate in-process (`build_tasks`), with the cache and client closed at the end."""
+    classes = read_snapshot(config, classes_path)
     with ResponseCache(config.llm.cache_path) as cache:
         import_caches(cache, config.llm.cache_imports)
         with LLMClient(config.llm, env, cache, UsageLedger(config.llm.costs)) as client:

@@ -63,10 +63,6 @@ class SkeletonReport(CheckReport):
     class_name: str | None = None
     methods: list[str] = Field(default_factory=list, description="methods other than __init__, in order")
 
-    def feedback(self) -> str:
-        """The problems as a bullet list, for the repair prompt."""
-        return "\n".join(f"- [{p.reason}] {p.detail}" for p in self.problems)
-
 
 def import_problems(module: cst.Module) -> list[str]:
     """Imports anywhere in the module that are relative or outside the standard library."""
@@ -191,19 +187,8 @@ def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
-def check_skeleton(code: str, min_methods: int) -> SkeletonReport:
-    report = SkeletonReport()
-    problems = report.problems
-
-    def add(reason: str, detail: str) -> None:
-        problems.append(Problem(reason=reason, detail=detail))
-
-    try:
-        module = cst.parse_module(code)
-    except cst.ParserSyntaxError as exc:
-        add(R.SKELETON_SYNTAX, f"does not parse: {str(exc).splitlines()[0]} (line {exc.raw_line})")
-        return report
-
+def _module_problems(module: cst.Module, add) -> list[cst.ClassDef]:
+    """One class, nothing else at top level but imports and a docstring, standard-library imports only."""
     classes = [s for s in module.body if isinstance(s, cst.ClassDef)]
     if len(classes) != 1:
         names = ", ".join(c.name.value for c in classes) or "none"
@@ -215,26 +200,11 @@ def check_skeleton(code: str, min_methods: int) -> SkeletonReport:
     bad_imports = import_problems(module)
     if bad_imports:
         add(R.NON_STDLIB_IMPORT, "not standard library: " + ", ".join(bad_imports))
-    if not classes:
-        return report
+    return classes
 
-    cls = classes[0]
-    report.class_name = cls.name.value
-    if not cls.get_docstring():
-        add(R.NO_CLASS_DOCSTRING, f"class {cls.name.value} has no docstring")
-    body = list(cls.body.body) if isinstance(cls.body, cst.IndentedBlock) else []
-    functions = [s for s in body if isinstance(s, cst.FunctionDef)]
-    names = [f.name.value for f in functions]
-    report.methods = [n for n in names if n != "__init__"]
-    init = next((f for f in functions if f.name.value == "__init__"), None)
-    if init is None:
-        add(R.NO_CONSTRUCTOR, f"class {cls.name.value} has no __init__")
-    if len(report.methods) < min_methods:
-        add(R.TOO_FEW_METHODS, f"{len(report.methods)} method(s) besides __init__, at least {min_methods} required")
-    private = [n for n in report.methods if n.startswith("_") and not _is_dunder(n)]
-    if private:
-        add(R.PRIVATE_METHOD, "methods must be public (they are generated and tested one by one): " + ", ".join(private))
 
+def _method_problems(functions: list[cst.FunctionDef], init: cst.FunctionDef | None, add) -> None:
+    """Every method documented; every body but the constructor's elided."""
     undocumented = []
     not_elided = []
     for fn in functions:
@@ -253,11 +223,47 @@ def check_skeleton(code: str, min_methods: int) -> SkeletonReport:
     if not_elided:
         add(R.BODY_NOT_ELIDED, "bodies must be elided (docstring only): " + ", ".join(not_elided))
 
+
+def _constructor_calls(init: cst.FunctionDef, methods: set[str], add) -> None:
+    params = [*init.params.posonly_params, *init.params.params]
+    if params:
+        visitor = _SelfCalls(params[0].name.value, methods)
+        init.visit(visitor)
+        if visitor.found:
+            add(R.CONSTRUCTOR_CALLS_METHOD, "__init__ calls " + ", ".join(f"self.{m}()" for m in visitor.found))
+
+
+def check_skeleton(code: str, min_methods: int) -> SkeletonReport:
+    """Every structural problem of a composed skeleton; the first one's reason is the verdict's."""
+    report = SkeletonReport()
+
+    def add(reason: str, detail: str) -> None:
+        report.problems.append(Problem(reason=reason, detail=detail))
+
+    try:
+        module = cst.parse_module(code)
+    except cst.ParserSyntaxError as exc:
+        add(R.SKELETON_SYNTAX, f"does not parse: {str(exc).splitlines()[0]} (line {exc.raw_line})")
+        return report
+    classes = _module_problems(module, add)
+    if not classes:
+        return report
+    cls = classes[0]
+    report.class_name = cls.name.value
+    if not cls.get_docstring():
+        add(R.NO_CLASS_DOCSTRING, f"class {cls.name.value} has no docstring")
+    body = list(cls.body.body) if isinstance(cls.body, cst.IndentedBlock) else []
+    functions = [s for s in body if isinstance(s, cst.FunctionDef)]
+    report.methods = [f.name.value for f in functions if f.name.value != "__init__"]
+    init = next((f for f in functions if f.name.value == "__init__"), None)
+    if init is None:
+        add(R.NO_CONSTRUCTOR, f"class {cls.name.value} has no __init__")
+    if len(report.methods) < min_methods:
+        add(R.TOO_FEW_METHODS, f"{len(report.methods)} method(s) besides __init__, at least {min_methods} required")
+    private = [n for n in report.methods if n.startswith("_") and not _is_dunder(n)]
+    if private:
+        add(R.PRIVATE_METHOD, "methods must be public (they are generated and tested one by one): " + ", ".join(private))
+    _method_problems(functions, init, add)
     if init is not None:
-        params = [*init.params.posonly_params, *init.params.params]
-        if params:
-            visitor = _SelfCalls(params[0].name.value, set(names) - {"__init__"})
-            init.visit(visitor)
-            if visitor.found:
-                add(R.CONSTRUCTOR_CALLS_METHOD, "__init__ calls " + ", ".join(f"self.{m}()" for m in visitor.found))
+        _constructor_calls(init, set(report.methods), add)
     return report

@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.core.class_analysis import is_stdlib_module
 from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, conversation, cut_detail
-from pipeline.construct.extract import extract_code
+from pipeline.core.extraction import extract_code
 from pipeline.construct.gate import Gate, GateOutcome
 from pipeline.construct.interface import ClassInterface, interface_from_source
 from pipeline.core.funnel import Verdict
@@ -113,7 +113,7 @@ def solve(
         if reply.truncated:
             verdict = Verdict.drop(R.TRUNCATED, cut_detail("solver", reply))
         else:
-            code = extract_code(reply.text, iface.class_name).code
+            code = extract_code(reply.text, class_name=iface.class_name).source_file
             verdict = static_check(code, iface) if code.strip() else Verdict.drop(R.NO_CODE, "the reply holds no Python code")
             if verdict.keep:
                 gate_result = gate(code, tests, test_classes, item_id=ctx.candidate_id)

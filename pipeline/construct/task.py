@@ -59,21 +59,8 @@ def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunction
     return {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def build_record(
-    pair: Pair,
-    *,
-    skeleton: str,
-    class_name: str,
-    tests: str,
-    test_classes: list[str],
-    method_test_classes: dict[str, str],
-    solution: str,
-    coverage: float,
-    branch_coverage: float | None,
-    votes: list[JudgeVote],
-    models: dict[str, str],
-    prompt_versions: dict[str, str],
-) -> Task:
+def _top_classes(pair: Pair, class_name: str, skeleton: str, solution: str, tests: str):
+    """(skeleton module, skeleton class, solution module, solution class, test module)."""
     try:
         skel_mod, sol_mod, test_mod = parsing.parse(skeleton), parsing.parse(solution), parsing.parse(tests)
     except SyntaxError as exc:
@@ -82,12 +69,16 @@ def build_record(
     if skel_cls is None or sol_cls is None:
         raise RecordError(f"candidate {pair.candidate_id}: class {class_name} missing from the "
                           f"{'skeleton' if skel_cls is None else 'solution'}")
-    test_nodes = {n.name: n for n in test_mod.body if isinstance(n, ast.ClassDef)}
-    deps = analyse_class(sol_cls, import_aliases(sol_mod))
-    skel_methods, sol_methods = _methods(skel_cls), _methods(sol_cls)
+    return skel_mod, skel_cls, sol_mod, sol_cls, test_mod
 
+
+def _method_records(pair: Pair, skeleton: str, skel_cls: ast.ClassDef, solution: str, sol_cls: ast.ClassDef,
+                    tests: str, test_mod: ast.Module, method_test_classes: dict[str, str], deps) -> list[Method]:
+    """ClassEval's per-method records, in the skeleton's order (the constructor is not one)."""
+    test_nodes = {n.name: n for n in test_mod.body if isinstance(n, ast.ClassDef)}
+    sol_methods = _methods(sol_cls)
     methods: list[Method] = []
-    for name, fn in skel_methods.items():
+    for name, fn in _methods(skel_cls).items():
         if name == "__init__":
             continue
         if name not in sol_methods:
@@ -105,10 +96,41 @@ def build_record(
                 field_dependencies=[f"self.{f}" for f in d.fields], method_dependencies=d.method_calls,
             ),
         ))
+    return methods
 
-    init = skel_methods.get("__init__")
+
+def _class_columns(class_name: str, skeleton: str, skel_mod: ast.Module, skel_cls: ast.ClassDef,
+                   sol_cls: ast.ClassDef) -> dict:
+    """ClassEval's class-level columns, sliced from the skeleton."""
+    init = _methods(skel_cls).get("__init__")
     doc = skel_cls.body[0] if skel_cls.body and isinstance(skel_cls.body[0], ast.Expr) else None
-    imports = [_slice(skeleton, n).strip() for n in skel_mod.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return {
+        "import_statement": [_slice(skeleton, n).strip() for n in skel_mod.body if isinstance(n, (ast.Import, ast.ImportFrom))],
+        "class_description": (_slice(skeleton, doc) + "\n") if doc is not None else "",
+        "class_constructor": f"class {class_name}: \n" + (_slice(skeleton, init) + "\n\n" if init is not None else ""),
+        # ClassEval lists fields sorted; an elided constructor leaves them to the solution's
+        "fields": sorted(f"self.{f}" for f in (init_fields(init) or init_fields(_methods(sol_cls).get("__init__")))),
+    }
+
+
+def build_record(
+    pair: Pair,
+    *,
+    skeleton: str,
+    class_name: str,
+    tests: str,
+    test_classes: list[str],
+    method_test_classes: dict[str, str],
+    solution: str,
+    coverage: float,
+    branch_coverage: float | None,
+    votes: list[JudgeVote],
+    models: dict[str, str],
+    prompt_versions: dict[str, str],
+) -> Task:
+    skel_mod, skel_cls, sol_mod, sol_cls, test_mod = _top_classes(pair, class_name, skeleton, solution, tests)
+    deps = analyse_class(sol_cls, import_aliases(sol_mod))
+    methods = _method_records(pair, skeleton, skel_cls, solution, sol_cls, tests, test_mod, method_test_classes, deps)
     first, last = _span(sol_cls)
     return Task(
         task_id=task_id_for(pair.candidate_id),
@@ -117,11 +139,7 @@ def build_record(
         test=tests,
         test_classes=list(test_classes),
         solution_code=solution,
-        import_statement=imports,
-        class_description=(_slice(skeleton, doc) + "\n") if doc is not None else "",
-        class_constructor=f"class {class_name}: \n" + (_slice(skeleton, init) + "\n\n" if init is not None else ""),
-        # ClassEval lists fields sorted; an elided constructor leaves them to the solution's
-        fields=sorted(f"self.{f}" for f in (init_fields(init) or init_fields(sol_methods.get("__init__")))),
+        **_class_columns(class_name, skeleton, skel_mod, skel_cls, sol_cls),
         methods_info=methods,
         composition_type=pair.composition_type,
         domain1=pair.domain1,

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
-from pipeline.construct.extract import extract_code
+from pipeline.core.extraction import extract_code
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.outlines import case_outlines
 from pipeline.construct.skeleton_checks import Problem
@@ -57,10 +57,10 @@ def write_tests(ctx: StageContext, skeleton: str, iface: ClassInterface) -> Test
     extraction = extract_code(reply.text)
     if not extraction.found:
         return TestsResult(outcome=StageOutcome.drop(stage, R.NO_CODE, "the reply holds no Python code"), **base)
-    report = check_tests(extraction.code, iface)
+    report = check_tests(extraction.source_file, iface)
     return TestsResult(
         outcome=StageOutcome.of(stage, report.verdict()),
-        tests=extraction.code if report.ok else None,
+        tests=extraction.source_file if report.ok else None,
         test_classes=report.test_classes,
         method_test_classes=report.method_test_classes,
         class_level_test_classes=report.class_level_test_classes,

@@ -78,6 +78,16 @@ class Extraction(BaseModel):
     chosen_block: int | None = None
     reason: str = ""
 
+    @property
+    def found(self) -> bool:
+        return bool(self.code.strip())
+
+    @property
+    def source_file(self) -> str:
+        """The code as a file stores it: ending with exactly one newline ('' when nothing was found)."""
+        code = self.code.strip("\n")
+        return code + "\n" if code.strip() else ""
+
 
 class MethodExtraction(BaseModel):
     """One method out of raw output, placed at class-body indentation."""

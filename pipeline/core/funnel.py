@@ -11,6 +11,7 @@ from typing import Generic, Protocol, TypeVar
 
 from pydantic import BaseModel, Field
 
+from pipeline.core import reasons
 from pipeline.core.records import Rejection
 
 T = TypeVar("T")
@@ -31,6 +32,8 @@ class Verdict:
     def drop(cls, reason: str, detail: str = "") -> "Verdict":
         if not reason:
             raise ValueError("a drop needs a reason code")
+        if not reasons.is_registered(reason):
+            raise ValueError(f"reason code {reason!r} is not registered in pipeline/core/reasons.py")
         return cls(False, reason, detail)
 
 
@@ -106,3 +109,13 @@ class Funnel(Generic[T]):
 
 class RejectionSink(Protocol):
     def reject(self, rejection: Rejection) -> None: ...
+
+
+class RejectionList:
+    """A sink that keeps every rejection in memory, for the caller to write where it belongs."""
+
+    def __init__(self) -> None:
+        self.rejections: list[Rejection] = []
+
+    def reject(self, rejection: Rejection) -> None:
+        self.rejections.append(rejection)

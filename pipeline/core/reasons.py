@@ -1,12 +1,37 @@
-"""Stage names and reason codes of the construction stages, in one place.
+"""Every reason code any stage may give for a drop, in one registry with what it means.
 
 These strings land in funnel reports, rejects files and release manifests, and people compare them
 across builds; they are part of the output format. Rename one only with a schema change.
+`Verdict.drop` accepts registered codes only, so a typo fails the first test that reaches it
+instead of splitting a funnel row in two.
 """
 
 from __future__ import annotations
 
+from enum import Enum
 from typing import Final
+
+_MEANINGS: dict[str, str] = {}
+
+
+def _code(code: str, meaning: str) -> str:
+    if code in _MEANINGS and _MEANINGS[code] != meaning:
+        raise ValueError(f"reason code {code!r} registered twice with different meanings")
+    _MEANINGS[code] = meaning
+    return code
+
+
+def is_registered(code: str) -> bool:
+    return code in _MEANINGS
+
+
+def meaning(code: str) -> str:
+    """What a reason code means, for reports and cards ('' for a code nobody registered)."""
+    return _MEANINGS.get(code, "")
+
+
+def registry() -> dict[str, str]:
+    return dict(_MEANINGS)
 
 # -- stages, in pipeline order ------------------------------------------------------------------
 PAIRING: Final = "pairing"
@@ -18,64 +43,127 @@ TASK: Final = "task"
 STAGES: Final = (PAIRING, COMPOSE, TESTS, JUDGES, SOLUTION, TASK)
 
 # -- shared by every LLM stage ------------------------------------------------------------------
-LLM_CALL_FAILED: Final = "llm-call-failed"      # infrastructure: outage, timeout, rate limit, auth (a later run may pass)
-LLM_REQUEST_REJECTED: Final = "llm-request-rejected"  # the server refuses this request every time (400, same 500 twice)
-PROMPT_TOO_LONG: Final = "prompt-too-long"      # the prompt cannot fit the role's context window with room to answer
-TRUNCATED: Final = "truncated-output"           # finish_reason "length" even after one retry with more room
-NO_CODE: Final = "no-code"                      # nothing that parses as Python could be extracted
+LLM_CALL_FAILED: Final = _code("llm-call-failed", 'infrastructure: outage, timeout, rate limit, auth (a later run may pass)')
+LLM_REQUEST_REJECTED: Final = _code("llm-request-rejected", 'the server refuses this request every time (400, same 500 twice)')
+PROMPT_TOO_LONG: Final = _code("prompt-too-long", "the prompt cannot fit the role's context window with room to answer")
+TRUNCATED: Final = _code("truncated-output", 'finish_reason "length" even after one retry with more room')
+NO_CODE: Final = _code("no-code", 'nothing that parses as Python could be extracted')
 
 # -- pairing (counted per harvested class) -----------------------------------------------------
-NO_PARTNER: Final = "no-composable-partner"     # no other class in a composable domain
-TARGETS_MET: Final = "targets-met"              # could pair, but the targets were filled without it
-NOT_PAIRED: Final = "not-paired"                # partners existed but all were at the reuse cap
-NO_DOMAIN: Final = "no-domain"                  # the class carries no known domain label
+NO_PARTNER: Final = _code("no-composable-partner", 'no other class in a composable domain')
+TARGETS_MET: Final = _code("targets-met", 'could pair, but the targets were filled without it')
+NOT_PAIRED: Final = _code("not-paired", 'partners existed but all were at the reuse cap')
+NO_DOMAIN: Final = _code("no-domain", 'the class carries no known domain label')
 
 # -- composition (skeleton checks, in the order they are applied) -------------------------------
-SPEC_ERROR: Final = "source-spec-error"          # a source class no longer parses or defines the class
-SKELETON_SYNTAX: Final = "skeleton-syntax-error"
-NOT_ONE_CLASS: Final = "not-one-class"
-EXTRA_TOP_LEVEL: Final = "extra-top-level-code"
-NON_STDLIB_IMPORT: Final = "non-stdlib-import"
-NO_CLASS_DOCSTRING: Final = "no-class-docstring"
-NO_CONSTRUCTOR: Final = "no-constructor"
-TOO_FEW_METHODS: Final = "too-few-methods"
-PRIVATE_METHOD: Final = "private-method"
-UNDOCUMENTED_METHOD: Final = "undocumented-method"
-BODY_NOT_ELIDED: Final = "body-not-elided"
-CONSTRUCTOR_CALLS_METHOD: Final = "constructor-calls-method"
+SPEC_ERROR: Final = _code("source-spec-error", 'a source class no longer parses or defines the class')
+SKELETON_SYNTAX: Final = _code("skeleton-syntax-error", 'skeleton syntax error')
+NOT_ONE_CLASS: Final = _code("not-one-class", 'not one class')
+EXTRA_TOP_LEVEL: Final = _code("extra-top-level-code", 'extra top level code')
+NON_STDLIB_IMPORT: Final = _code("non-stdlib-import", 'non stdlib import')
+NO_CLASS_DOCSTRING: Final = _code("no-class-docstring", 'no class docstring')
+NO_CONSTRUCTOR: Final = _code("no-constructor", 'no constructor')
+TOO_FEW_METHODS: Final = _code("too-few-methods", 'too few methods')
+PRIVATE_METHOD: Final = _code("private-method", 'private method')
+UNDOCUMENTED_METHOD: Final = _code("undocumented-method", 'undocumented method')
+BODY_NOT_ELIDED: Final = _code("body-not-elided", 'body not elided')
+CONSTRUCTOR_CALLS_METHOD: Final = _code("constructor-calls-method", 'constructor calls method')
 
 # -- tests (static checks) ----------------------------------------------------------------------
-TESTS_SYNTAX: Final = "tests-syntax-error"
-NO_TEST_CLASSES: Final = "no-test-classes"
-EMPTY_TEST_CLASS: Final = "empty-test-class"
-REDEFINES_CLASS: Final = "redefines-class"
-UNKNOWN_MEMBER: Final = "unknown-member"        # calls a method / reads an attribute the skeleton lacks
-PRIVATE_MEMBER: Final = "private-member"        # touches a name with a leading underscore
-SIGNATURE_MISMATCH: Final = "signature-mismatch"
-MISSING_METHOD_TEST_CLASS: Final = "missing-method-test-class"
-METHOD_TEST_NOT_CALLING: Final = "method-test-does-not-call-method"
-NO_CLASS_LEVEL_TEST: Final = "no-class-level-test"
+TESTS_SYNTAX: Final = _code("tests-syntax-error", 'tests syntax error')
+NO_TEST_CLASSES: Final = _code("no-test-classes", 'no test classes')
+EMPTY_TEST_CLASS: Final = _code("empty-test-class", 'empty test class')
+REDEFINES_CLASS: Final = _code("redefines-class", 'redefines class')
+UNKNOWN_MEMBER: Final = _code("unknown-member", 'calls a method / reads an attribute the skeleton lacks')
+PRIVATE_MEMBER: Final = _code("private-member", 'touches a name with a leading underscore')
+SIGNATURE_MISMATCH: Final = _code("signature-mismatch", 'signature mismatch')
+MISSING_METHOD_TEST_CLASS: Final = _code("missing-method-test-class", 'missing method test class')
+METHOD_TEST_NOT_CALLING: Final = _code("method-test-does-not-call-method", 'method test does not call method')
+NO_CLASS_LEVEL_TEST: Final = _code("no-class-level-test", 'no class level test')
 
 # -- judges -------------------------------------------------------------------------------------
-INSUFFICIENT_FULL_MARKS: Final = "insufficient-full-marks"  # valid votes, too few full marks
-JUDGE_VOTES_FAILED: Final = "judge-votes-failed"            # too few judges answered validly to reach the threshold
+INSUFFICIENT_FULL_MARKS: Final = _code("insufficient-full-marks", 'valid votes, too few full marks')
+JUDGE_VOTES_FAILED: Final = _code("judge-votes-failed", 'too few judges answered validly to reach the threshold')
 
 # -- solution (the gate's own reason codes pass through unchanged) -----------------------------
-SOLUTION_SYNTAX: Final = "solution-syntax-error"
-SOLUTION_MISSING_CLASS: Final = "solution-missing-class"
-SOLUTION_MISSING_METHOD: Final = "solution-missing-method"
-SOLUTION_SIGNATURE_CHANGED: Final = "solution-signature-changed"
-GATE_ERROR: Final = "gate-error"                # the gate itself failed (sandbox unavailable, ...)
+SOLUTION_SYNTAX: Final = _code("solution-syntax-error", 'solution syntax error')
+SOLUTION_MISSING_CLASS: Final = _code("solution-missing-class", 'solution missing class')
+SOLUTION_MISSING_METHOD: Final = _code("solution-missing-method", 'solution missing method')
+SOLUTION_SIGNATURE_CHANGED: Final = _code("solution-signature-changed", 'solution signature changed')
+GATE_ERROR: Final = _code("gate-error", 'the gate itself failed (sandbox unavailable, ...)')
 
 # -- task record --------------------------------------------------------------------------------
-RECORD_INVALID: Final = "record-invalid"
+RECORD_INVALID: Final = _code("record-invalid", 'record invalid')
+
+# -- harvest: files -----------------------------------------------------------------------------
+SYMLINK: Final = _code("symlink", "a linked file or folder; links are never followed")
+VENDORED: Final = _code("vendored", "inside a virtualenv, build or vendored folder")
+MIGRATION: Final = _code("migration", "a database migration script")
+TEST_FILE: Final = _code("test-file", "a test module, not library code")
+SETUP_SCRIPT: Final = _code("setup-script", "setup.py/conftest-style packaging or tooling script")
+FILE_TOO_LARGE: Final = _code("file-too-large", "the file exceeds harvest.filters.max_file_bytes")
+BINARY: Final = _code("binary", "contains NUL bytes")
+NOT_UTF8: Final = _code("not-utf8", "not decodable as UTF-8")
+BAD_ENCODING: Final = _code("bad-encoding", "declares an encoding it does not use, or an unknown one")
+EMPTY: Final = _code("empty", "no code")
+HTML_ARTEFACT: Final = _code("html-artefact", "markup in a .py file (a saved web page)")
+TOO_DEEPLY_NESTED: Final = _code("too-deeply-nested", "AST deeper than the parser and resolver handle safely")
+SYNTAX_ERROR: Final = _code("syntax-error", "does not compile")
+# -- harvest: repositories and history --------------------------------------------------------
+CLONE_TIMEOUT: Final = _code("clone-timeout", "the clone did not finish in time")
+UNREACHABLE: Final = _code("unreachable", "the remote does not answer or does not exist")
+CLONE_FAILED: Final = _code("clone-failed", "git failed for another reason (see detail)")
+EMPTY_REPOSITORY: Final = _code("empty-repository", "the remote has no HEAD commit")
+NO_POST_CUTOFF_HISTORY: Final = _code("no-post-cutoff-history", "nothing was committed after the cutoff")
+TOO_LARGE: Final = _code("too-large", "the checkout exceeds harvest.clone.max_size_mb")
+NO_HISTORY: Final = _code("no-history", "no commit adds the class; its first appearance is unknown")
+PRE_CUTOFF: Final = _code("pre-cutoff", "the class first appeared before the cutoff")
+# -- harvest: classes -------------------------------------------------------------------------
+UNRESOLVABLE: Final = _code("unresolvable", "the class's names could not be resolved")
+STAR_IMPORT: Final = _code("star-import", "a star import may provide names the class uses")
+RELATIVE_IMPORT: Final = _code("relative-import", "imports relative to its package")
+SAME_REPO_IMPORT: Final = _code("same-repo-import", "imports another module of its repository")
+THIRD_PARTY_IMPORT: Final = _code("third-party-import", "imports a package outside the standard library")
+HARVEST_TOO_FEW_METHODS: Final = TOO_FEW_METHODS  # same code and meaning as the skeleton check
+TOO_SHORT: Final = _code("too-short", "fewer lines than harvest.filters.min_lines")
+TOO_LONG: Final = _code("too-long", "more lines than harvest.filters.max_lines")
+UNRESOLVED_NAME: Final = _code("unresolved-name", "uses a name nothing defines")
+INTERACTIVE_INPUT: Final = _code("interactive-input", "reads the keyboard (input, getpass)")
+TERMINAL_CONTROL: Final = _code("terminal-control", "drives a terminal (curses, tty, ...)")
+ABSTRACT_STUBS: Final = _code("abstract-stubs", "every method besides __init__ is a stub")
+# -- harvest: decontamination -----------------------------------------------------------------
+EXACT_DUPLICATE: Final = _code("exact-duplicate", "the same code as another class of this harvest")
+NEAR_DUPLICATE: Final = _code("near-duplicate", "near-identical tokens to another class of this harvest")
+EARLIER_HARVEST: Final = _code("earlier-harvest", "the same or near-identical to a class of an earlier snapshot")
+REFERENCE_CORPUS: Final = _code("reference-corpus", "the same or near-identical to a class of a reference dataset")
+
+# -- release ------------------------------------------------------------------------------------
+ALREADY_RELEASED: Final = _code("already-released", "an earlier release has the task, its source classes or its solution")
+
+
+# -- the verification gate (sandbox), passed through by the solution stage ---------------------
+class GateReason(str, Enum):
+    COMPILE_ERROR = _code("compile-error", "the solution does not compile")
+    TESTS_COMPILE_ERROR = _code("tests-compile-error", "the tests do not compile")
+    IMPORT_ERROR = _code("import-error", "the program fails before any test runs")
+    TEST_FAILED = _code("test-failed", "a test fails or errors against the solution")
+    CLASS_WITHOUT_TESTS = _code("class-without-tests", "a listed test class runs no test")
+    ZERO_TESTS = _code("zero-tests", "no test ran at all")
+    LOW_COVERAGE = _code("low-coverage", "line coverage under sandbox.min_line_coverage")
+    TIMEOUT = _code("timeout", "the suite did not finish within the limit")
+    RESOURCE_EXCEEDED = _code("resource-exceeded", "memory, process or file limits were hit")
+    TAMPERED = _code("tampered", "the code under test interfered with the harness")
+    CRASHED = _code("crashed", "the interpreter died (signal, abort)")
+    SANDBOX_ERROR = _code("sandbox-error", "the sandbox itself failed")
+    FLAKY = _code("flaky", "two runs of the suite disagree")
+
 
 # -- not rejections: a candidate that did not finish is retried by the next run ----------------
-INCOMPLETE_BUDGET: Final = "budget-exceeded"
-INCOMPLETE_CACHE_MISS: Final = "replay-cache-miss"
-INCOMPLETE_NOT_STARTED: Final = "not-started"
-INCOMPLETE_ERROR: Final = "internal-error"
-INCOMPLETE_INFRASTRUCTURE: Final = "infrastructure-fault"  # a call or the sandbox failed: says nothing about the candidate
+INCOMPLETE_BUDGET: Final = _code("budget-exceeded", 'budget exceeded')
+INCOMPLETE_CACHE_MISS: Final = _code("replay-cache-miss", 'replay cache miss')
+INCOMPLETE_NOT_STARTED: Final = _code("not-started", 'not started')
+INCOMPLETE_ERROR: Final = _code("internal-error", 'internal error')
+INCOMPLETE_INFRASTRUCTURE: Final = _code("infrastructure-fault", 'a call or the sandbox failed: says nothing about the candidate')
 
 # Drops that describe the infrastructure, not the candidate: never stored as final, so the next
 # run retries them (after an outage, a missing key, a sandbox that would not start).

@@ -80,13 +80,3 @@ def read_jsonl(path: Path, model: type[M]) -> Iterator[M]:
                 yield model.model_validate_json(line)
             except ValueError as exc:
                 raise ValueError(f"{path}:{lineno}: not a valid {model.__name__}: {exc}") from exc
-
-
-def read_json_lines(path: Path) -> Iterator[dict]:
-    with open(path, encoding="utf-8") as fh:
-        for lineno, line in enumerate(fh, 1):
-            if line.strip():
-                try:
-                    yield json.loads(line)
-                except json.JSONDecodeError as exc:
-                    raise ValueError(f"{path}:{lineno}: invalid JSON: {exc}") from exc

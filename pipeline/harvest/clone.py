@@ -17,6 +17,7 @@ import git
 
 from pipeline.config import CloneConfig
 from pipeline.core.errors import InfrastructureError
+from pipeline.core import reasons as R
 
 # Never let git ask for a password or read the user's config: a prompt would hang the harvest.
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "/bin/false", "GCM_INTERACTIVE": "never"}
@@ -42,7 +43,7 @@ def remote_head(url: str, repo: str, timeout_s: float) -> str:
     except git.GitCommandError as exc:
         raise CloneFailure(repo, _classify(exc), _stderr(exc)) from exc
     if not out.strip():
-        raise CloneFailure(repo, "empty-repository", "remote has no HEAD commit")
+        raise CloneFailure(repo, R.EMPTY_REPOSITORY, "remote has no HEAD commit")
     return out.split()[0]
 
 
@@ -72,12 +73,12 @@ def clone_for_scan(url: str, repo: str, cfg: CloneConfig, cutoff: date, head: st
         shutil.rmtree(tmp, ignore_errors=True)
         reason = _classify(exc)
         if reason == "clone-failed" and "shallow" in _stderr(exc).lower():
-            reason = "no-post-cutoff-history"
+            reason = R.NO_POST_CUTOFF_HISTORY
         raise CloneFailure(repo, reason, _stderr(exc)) from exc
     size_mb = _tree_size(tmp) / 1e6
     if size_mb > cfg.max_size_mb:
         shutil.rmtree(tmp, ignore_errors=True)
-        raise CloneFailure(repo, "too-large", f"{size_mb:.1f} MB > {cfg.max_size_mb} MB")
+        raise CloneFailure(repo, R.TOO_LARGE, f"{size_mb:.1f} MB > {cfg.max_size_mb} MB")
     os.replace(tmp, dest)
     return dest
 
@@ -104,9 +105,9 @@ def _stderr(exc: git.GitCommandError) -> str:
 def _classify(exc: git.GitCommandError) -> str:
     text = _stderr(exc).lower()
     if exc.status is not None and isinstance(exc.status, int) and exc.status < 0:
-        return "clone-timeout"
+        return R.CLONE_TIMEOUT
     if "timed out" in text or "timeout" in text or "killed" in text:
-        return "clone-timeout"
+        return R.CLONE_TIMEOUT
     if "does not appear to be a git repository" in text or "not found" in text or "could not read" in text or "unable to" in text:
-        return "unreachable"
-    return "clone-failed"
+        return R.UNREACHABLE
+    return R.CLONE_FAILED

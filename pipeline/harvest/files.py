@@ -14,6 +14,7 @@ from pathlib import Path, PurePosixPath
 from pipeline.config import FilterConfig
 from pipeline.core.funnel import KEEP, Verdict
 from pipeline.core import parsing
+from pipeline.core import reasons as R
 
 _TEST_DIRS = {"test", "tests", "testing", "__tests__", "unittests"}
 _VENDORED_DIRS = {"venv", ".venv", "env", "site-packages", "node_modules", "vendor", "vendored", "third_party", "build", "dist", ".tox", ".eggs"}
@@ -74,16 +75,16 @@ def select(path: str, abspath: Path, checkout: Path) -> Verdict:
     name = parts[-1]
     if abspath.is_symlink() or any((checkout / Path(*parts[:i])).is_symlink() for i in range(1, len(parts))):
         what = "directory" if abspath.is_dir() else "file"
-        return Verdict.drop("symlink", f"a linked {what}; links are never followed")
+        return Verdict.drop(R.SYMLINK, f"a linked {what}; links are never followed")
     dirs = {d.lower() for d in parts[:-1]}
     if dirs & _VENDORED_DIRS:
-        return Verdict.drop("vendored", "inside a virtualenv, build or vendored folder")
+        return Verdict.drop(R.VENDORED, "inside a virtualenv, build or vendored folder")
     if "migrations" in dirs:
-        return Verdict.drop("migration")
+        return Verdict.drop(R.MIGRATION)
     if name == "conftest.py" or dirs & _TEST_DIRS or name.startswith("test_") or name.endswith("_test.py") or name == "tests.py":
-        return Verdict.drop("test-file")
+        return Verdict.drop(R.TEST_FILE)
     if name in _SETUP_SCRIPTS:
-        return Verdict.drop("setup-script")
+        return Verdict.drop(R.SETUP_SCRIPT)
     return KEEP
 
 
@@ -91,28 +92,28 @@ def read_content(f: SourceFile, cfg: FilterConfig) -> Verdict:
     """Content integrity: a bounded, decodable, non-empty text without markup artefacts."""
     size = f.abspath.stat().st_size
     if size > cfg.max_file_bytes:
-        return Verdict.drop("file-too-large", f"{size} bytes > {cfg.max_file_bytes}")
+        return Verdict.drop(R.FILE_TOO_LARGE, f"{size} bytes > {cfg.max_file_bytes}")
     data = f.abspath.read_bytes()
     if b"\x00" in data:
-        return Verdict.drop("binary", "contains NUL bytes")
+        return Verdict.drop(R.BINARY, "contains NUL bytes")
     try:
         # As Python reads source: a BOM or a PEP 263 coding declaration, else UTF-8.
         encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
     except SyntaxError as exc:
         # tokenize says "invalid or missing encoding declaration" for UTF-8 it cannot decode in
         # the first two lines, and "unknown encoding" for a declaration Python does not know.
-        return Verdict.drop("not-utf8" if "missing" in str(exc) else "bad-encoding", str(exc))
+        return Verdict.drop(R.NOT_UTF8 if "missing" in str(exc) else R.BAD_ENCODING, str(exc))
     try:
         text = data.decode(encoding)
     except UnicodeDecodeError as exc:
-        return Verdict.drop("not-utf8" if encoding in ("utf-8", "utf-8-sig") else "bad-encoding", f"{encoding}: {exc}")
+        return Verdict.drop(R.NOT_UTF8 if encoding in ("utf-8", "utf-8-sig") else R.BAD_ENCODING, f"{encoding}: {exc}")
     if not text.strip():
-        return Verdict.drop("empty")
+        return Verdict.drop(R.EMPTY)
     # Tokenising is the expensive part: only text that has markup somewhere needs it.
     match = _ARTEFACT.search(text) and _ARTEFACT.search(_without_strings(text))
     if match:
         line = text.count("\n", 0, match.start()) + 1
-        return Verdict.drop("html-artefact", f"markup at line {line}: {match.group(0).strip()[:60]}")
+        return Verdict.drop(R.HTML_ARTEFACT, f"markup at line {line}: {match.group(0).strip()[:60]}")
     f.text = text
     return KEEP
 
@@ -185,13 +186,13 @@ def parse_and_compile(f: SourceFile, cfg: FilterConfig) -> Verdict:
         index = index_module(module)
         depth = index.depth
         if depth > cfg.max_nesting_depth:
-            return Verdict.drop("too-deeply-nested", f"AST depth {depth} > {cfg.max_nesting_depth}")
+            return Verdict.drop(R.TOO_DEEPLY_NESTED, f"AST depth {depth} > {cfg.max_nesting_depth}")
         parsing.compile_code(module, f.path)
     except SyntaxError as exc:
-        return Verdict.drop("syntax-error", f"line {exc.lineno}: {exc.msg}")
+        return Verdict.drop(R.SYNTAX_ERROR, f"line {exc.lineno}: {exc.msg}")
     except (RecursionError, MemoryError) as exc:
-        return Verdict.drop("too-deeply-nested", type(exc).__name__)
+        return Verdict.drop(R.TOO_DEEPLY_NESTED, type(exc).__name__)
     except ValueError as exc:
-        return Verdict.drop("syntax-error", str(exc))
+        return Verdict.drop(R.SYNTAX_ERROR, str(exc))
     f.module, f.index = module, index
     return KEEP

@@ -11,6 +11,7 @@ from pipeline.config import FilterConfig
 from pipeline.core.funnel import KEEP, Verdict
 from pipeline.harvest.candidates import Candidate
 from pipeline.harvest.resolver import ResolutionError
+from pipeline.core import reasons as R
 
 
 
@@ -30,16 +31,16 @@ class ImportPurity:
             nodes = c.import_nodes()
             unresolved = c.unresolved
         except ResolutionError as exc:
-            return Verdict.drop("unresolvable", str(exc))
+            return Verdict.drop(R.UNRESOLVABLE, str(exc))
         opaque = c.opaque_stars()
         if opaque and unresolved:
             # A name nothing else binds can only come from a star import whose names we cannot know.
             names = ", ".join(sorted({u.name for u in unresolved})[:5])
-            return Verdict.drop("star-import", f"line {opaque[0].lineno}: {ast.unparse(opaque[0])} may provide {names}")
+            return Verdict.drop(R.STAR_IMPORT, f"line {opaque[0].lineno}: {ast.unparse(opaque[0])} may provide {names}")
         for node in nodes:
             if isinstance(node, ast.ImportFrom):
                 if node.level:
-                    return Verdict.drop("relative-import", f"line {node.lineno}: {ast.unparse(node)}")
+                    return Verdict.drop(R.RELATIVE_IMPORT, f"line {node.lineno}: {ast.unparse(node)}")
                 modules = [node.module or ""]
             else:
                 modules = [a.name for a in node.names]
@@ -48,7 +49,7 @@ class ImportPurity:
                 if is_stdlib_module(top):
                     continue
                 # A name the repo itself provides shadows the stdlib, and is not portable either.
-                reason = "same-repo-import" if top in self.repo_modules else "third-party-import"
+                reason = R.SAME_REPO_IMPORT if top in self.repo_modules else R.THIRD_PARTY_IMPORT
                 return Verdict.drop(reason, f"line {node.lineno}: {mod}")
         return KEEP
 
@@ -64,11 +65,11 @@ class Structure:
     def check(self, c: Candidate) -> Verdict:
         n = len(c.methods)
         if n < self.cfg.min_methods:
-            return Verdict.drop("too-few-methods", f"{n} < {self.cfg.min_methods}")
+            return Verdict.drop(R.TOO_FEW_METHODS, f"{n} < {self.cfg.min_methods}")
         if c.loc < self.cfg.min_lines:
-            return Verdict.drop("too-short", f"{c.loc} lines < {self.cfg.min_lines}")
+            return Verdict.drop(R.TOO_SHORT, f"{c.loc} lines < {self.cfg.min_lines}")
         if c.loc > self.cfg.max_lines:
-            return Verdict.drop("too-long", f"{c.loc} lines > {self.cfg.max_lines}")
+            return Verdict.drop(R.TOO_LONG, f"{c.loc} lines > {self.cfg.max_lines}")
         return KEEP
 
 
@@ -82,10 +83,10 @@ class ReferenceCompleteness:
         try:
             unresolved = c.unresolved
         except ResolutionError as exc:
-            return Verdict.drop("unresolvable", str(exc))
+            return Verdict.drop(R.UNRESOLVABLE, str(exc))
         if unresolved:
             shown = ", ".join(f"{u.name} (line {u.line})" for u in unresolved[:5])
-            return Verdict.drop("unresolved-name", shown)
+            return Verdict.drop(R.UNRESOLVED_NAME, shown)
         return KEEP
 
 
@@ -137,18 +138,18 @@ class Testability:
 
     def check(self, c: Candidate) -> Verdict:
         if "input" in c.resolution.builtins_used and "input" not in c.star_provided:
-            return Verdict.drop("interactive-input", "reads the keyboard with input()")
+            return Verdict.drop(R.INTERACTIVE_INPUT, "reads the keyboard with input()")
         modules = {(n.module or "") if isinstance(n, ast.ImportFrom) else a.name
                    for n in c.import_nodes() for a in n.names}
         tops = {m.split(".")[0] for m in modules}
         if "getpass" in tops:
-            return Verdict.drop("interactive-input", "reads the keyboard with getpass")
+            return Verdict.drop(R.INTERACTIVE_INPUT, "reads the keyboard with getpass")
         if tops & _TERMINAL_MODULES:
-            return Verdict.drop("terminal-control", f"imports {', '.join(sorted(tops & _TERMINAL_MODULES))}")
+            return Verdict.drop(R.TERMINAL_CONTROL, f"imports {', '.join(sorted(tops & _TERMINAL_MODULES))}")
         evidence = _clears_screen(c.nodes)
         if evidence:
-            return Verdict.drop("terminal-control", evidence)
+            return Verdict.drop(R.TERMINAL_CONTROL, evidence)
         behaviour = [m for m in c.methods if m.name != "__init__"]
         if behaviour and all(_is_stub(m) for m in behaviour):
-            return Verdict.drop("abstract-stubs", f"all {len(behaviour)} methods besides __init__ are stubs")
+            return Verdict.drop(R.ABSTRACT_STUBS, f"all {len(behaviour)} methods besides __init__ are stubs")
         return KEEP

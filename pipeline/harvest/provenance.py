@@ -22,6 +22,7 @@ import git
 
 from pipeline.core.funnel import KEEP, Verdict
 from pipeline.harvest.clone import GIT_ENV
+from pipeline.core import reasons as R
 
 
 _ADDED_CLASS = re.compile(r"^\+class\s+([A-Za-z_][A-Za-z0-9_]*)")
@@ -175,12 +176,12 @@ class PostCutoff:
     def check_first_seen(self, path: str, class_name: str, source: str) -> tuple[Verdict, FirstSeen | None]:
         seen = self.history.first_seen(path, class_name, source)
         if seen is None:
-            return Verdict.drop("no-history", f"no commit adds 'class {class_name}' to {path}"), None
+            return Verdict.drop(R.NO_HISTORY, f"no commit adds 'class {class_name}' to {path}"), None
         limit = datetime.combine(self.cutoff, time.min, tzinfo=timezone.utc)
         # Rebases keep the author date and amends keep neither honest; the earlier one is the safer claim.
         earliest = min(seen.authored, seen.committed)
         if earliest < limit:
-            return Verdict.drop("pre-cutoff", f"first seen {earliest.date()} in {seen.commit[:12]}"), seen
+            return Verdict.drop(R.PRE_CUTOFF, f"first seen {earliest.date()} in {seen.commit[:12]}"), seen
         if self.history.is_boundary(seen.commit):
-            return Verdict.drop("pre-cutoff", f"present at the history boundary {seen.commit[:12]}; older history unavailable"), seen
+            return Verdict.drop(R.PRE_CUTOFF, f"present at the history boundary {seen.commit[:12]}; older history unavailable"), seen
         return KEEP, seen

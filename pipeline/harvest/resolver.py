@@ -564,10 +564,6 @@ class ModuleAnalysis:
             self._classify(use)
 
     @property
-    def has_star_import(self) -> bool:
-        return bool(self._collector.star_imports)
-
-    @property
     def star_imports(self) -> list[ast.ImportFrom]:
         """Every `from x import *` of the module, in file order."""
         return self._collector.star_imports

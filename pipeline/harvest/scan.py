@@ -15,6 +15,7 @@ from pipeline.harvest.candidates import list_candidates, to_record
 from pipeline.harvest.filters import ImportPurity, ReferenceCompleteness, Structure, Testability
 from pipeline.harvest.provenance import History, PostCutoff
 from pipeline.core.records import HarvestedClass, Rejection, RepoRef
+from pipeline.core import reasons as R
 
 
 class RepoShard(BaseModel):
@@ -59,7 +60,7 @@ def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
             try:
                 passed = all(funnel.apply(flt, cand, cand.item_id) for flt in filters)
             except RecursionError:
-                funnel.record("references", cand.item_id, Verdict.drop("too-deeply-nested", "resolver recursion"))
+                funnel.record("references", cand.item_id, Verdict.drop(R.TOO_DEEPLY_NESTED, "resolver recursion"))
                 continue
             if not passed:
                 continue

@@ -27,7 +27,7 @@ from pipeline.llm.errors import (
     UnpricedModel,
 )
 from pipeline.llm.ledger import LedgerEntry, Usage, UsageLedger, UsageSummary
-from pipeline.llm.pool import Outcome, map_concurrently
+from pipeline.core.pool import Outcome, map_concurrently
 from pipeline.llm.prompts import PromptTemplate, default_prompt_dir, list_prompts, load_prompt
 
 __all__ = [

@@ -38,7 +38,7 @@ from pipeline.config import EndpointConfig, LLMConfig, resolve_api_key
 from pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache
 from pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, PromptTooLong, UnpricedModel
 from pipeline.llm.ledger import UsageLedger
-from pipeline.llm.pool import Outcome, map_concurrently
+from pipeline.core.pool import Outcome, map_concurrently
 from pipeline.llm.tokens import estimate_prompt_tokens, estimate_tokens
 from pipeline.core.errors import ClassforgeError
 

@@ -1,8 +1,9 @@
 """What earlier releases already published, so a scheduled refresh can leave it out.
 
-The flow (or pairing) filters candidates against this index before spending LLM calls; the
-writer itself does not drop tasks, because what counts as "the same task" (same source classes,
-same candidate, identical solution) is a policy of the build, not of the file format.
+`publish` drops built tasks an earlier release already has (same task id, same source classes,
+or an identical solution) before writing a new version. It runs after construction, so a refresh
+still pays for candidates whose pair an earlier release used; the harvest's decontamination against
+earlier releases is what keeps such classes from being paired at all.
 """
 
 from __future__ import annotations
@@ -21,14 +22,8 @@ from pipeline.release.versions import list_releases
 class ReleaseIndex(BaseModel):
     versions: list[str] = Field(default_factory=list)
     task_ids: dict[str, str] = Field(default_factory=dict, description="task id -> first version with it")
-    candidate_ids: dict[str, str] = Field(default_factory=dict)
     source_class_ids: dict[str, str] = Field(default_factory=dict)
     solution_sha256: dict[str, str] = Field(default_factory=dict)
-
-    def seen_sources(self, class_ids: list[str]) -> list[str]:
-        """The given harvested class ids that an earlier release already used."""
-        return [c for c in class_ids if c in self.source_class_ids]
-
 
 def solution_digest(code: str) -> str:
     return hashlib.sha256(code.encode("utf-8")).hexdigest()
@@ -68,8 +63,6 @@ def release_index(root: Path, *, before: str | None = None) -> ReleaseIndex:
         index.versions.append(version)
         for task in tasks:
             index.task_ids.setdefault(task["task_id"], version)
-            if task.get("candidate_id"):
-                index.candidate_ids.setdefault(task["candidate_id"], version)
             for cid in task.get("source_class_ids") or []:
                 index.source_class_ids.setdefault(cid, version)
             index.solution_sha256.setdefault(solution_digest(task["solution_code"]), version)

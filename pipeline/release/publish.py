@@ -8,13 +8,15 @@ holds them, so a resumed run never creates a duplicate version.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from pipeline import __version__
 from pipeline.config import Config
 from pipeline.core.folder_lock import FolderLock
-from pipeline.core.funnel import KEEP, Funnel, FunnelReport, Verdict
+from pipeline.core import reasons as R
+from pipeline.core.funnel import KEEP, Funnel, FunnelReport, RejectionList, Verdict
+from pipeline.core.records import Rejection
 from pipeline.release.history import ReleaseIndex, release_index, solution_digest
 from pipeline.release.versions import next_version
 from pipeline.release.writer import write_release
@@ -30,17 +32,18 @@ class PublishResult:
     already_released: int
     funnel: FunnelReport
     note: str
+    rejections: list[Rejection] = field(default_factory=list)   # the tasks left out, each with its reason
 
 
 def _already(task, index: ReleaseIndex) -> Verdict:
     if task.task_id in index.task_ids:
-        return Verdict.drop("already-released", f"task id in release {index.task_ids[task.task_id]}")
+        return Verdict.drop(R.ALREADY_RELEASED, f"task id in release {index.task_ids[task.task_id]}")
     sources = sorted(getattr(task, "source_class_ids", None) or [])
     if sources and all(s in index.source_class_ids for s in sources):
-        return Verdict.drop("already-released", f"source classes in release {index.source_class_ids[sources[0]]}")
+        return Verdict.drop(R.ALREADY_RELEASED, f"source classes in release {index.source_class_ids[sources[0]]}")
     digest = solution_digest(task.solution_code)
     if digest in index.solution_sha256:
-        return Verdict.drop("already-released", f"same solution in release {index.solution_sha256[digest]}")
+        return Verdict.drop(R.ALREADY_RELEASED, f"same solution in release {index.solution_sha256[digest]}")
     return KEEP
 
 
@@ -56,14 +59,15 @@ def publish(tasks: Sequence, config: Config, funnel: FunnelReport, models: dict[
 def _publish_locked(tasks: Sequence, config: Config, funnel: FunnelReport, models: dict[str, str],
                     version: str | None, root: Path) -> PublishResult:
     index = release_index(root) if root.is_dir() else ReleaseIndex()
-    release_funnel: Funnel = Funnel()
+    left_out = RejectionList()
+    release_funnel: Funnel = Funnel(sink=left_out)
     fresh = [t for t in tasks if release_funnel.record(STAGE, t.task_id, _already(t, index))]
     full_funnel = funnel.merge(release_funnel.report())
     if not fresh:
         latest = index.versions[-1] if index.versions else None
         note = (f"nothing new to release: all {len(tasks)} task(s) are in release {latest}" if latest and tasks
                 else "nothing to release: the build produced no tasks")
-        return PublishResult(None, None, 0, len(tasks), full_funnel, note)
+        return PublishResult(None, None, 0, len(tasks), full_funnel, note, left_out.rejections)
     version = version or next_version(root, scheme=config.release.version_scheme)
     prompt_versions: dict[str, str] = {}
     for t in fresh:
@@ -72,4 +76,4 @@ def _publish_locked(tasks: Sequence, config: Config, funnel: FunnelReport, model
                          models=models, prompt_versions=prompt_versions, pipeline_version=__version__,
                          license=config.release.license, hub_repo_id=config.release.hub_repo_id)
     return PublishResult(path, version, len(fresh), len(tasks) - len(fresh), full_funnel,
-                         f"released {len(fresh)} task(s) as {version} at {path}")
+                         f"released {len(fresh)} task(s) as {version} at {path}", left_out.rejections)

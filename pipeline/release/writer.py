@@ -128,6 +128,17 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
+def _release_sources(version: str, records: list[dict[str, Any]],
+                     sources: Iterable[SourceRepo | Mapping[str, Any]] | None) -> list[SourceRepo]:
+    """The repositories the manifest lists: from the tasks' provenance, or given and checked against it."""
+    derived = sources_from_tasks(records)
+    if sources is None:
+        return derived
+    given = [s if isinstance(s, SourceRepo) else SourceRepo.model_validate(s) for s in sources]
+    _check_sources_cover_tasks(version, given, derived)
+    return given
+
+
 def write_release(
     tasks: Iterable[BaseModel | Mapping[str, Any]],
     *,
@@ -161,12 +172,7 @@ def write_release(
         raise ReleaseError(f"release {version}: no tasks to publish")
     funnel_report = funnel if isinstance(funnel, FunnelReport) else FunnelReport.model_validate(funnel)
     config_dict = _config_dict(config)
-    derived = sources_from_tasks(records)
-    if sources is None:
-        source_list = derived
-    else:
-        source_list = [s if isinstance(s, SourceRepo) else SourceRepo.model_validate(s) for s in sources]
-        _check_sources_cover_tasks(version, source_list, derived)
+    source_list = _release_sources(version, records, sources)
     stats = compute_stats(records)   # fails on an unparsable solution before anything is written
     table, json_columns = to_arrow_table(records)
     cutoff = config_dict.get("harvest", {}).get("cutoff") if isinstance(config_dict.get("harvest"), dict) else None

@@ -15,7 +15,7 @@ Importing this package does no work: backends probe their isolation on first use
 
 from pipeline.sandbox.base import ExecResult, RunLimits, SandboxBackend, SandboxError
 from pipeline.sandbox.gate import GateReason, GateVerdict, verify
-from pipeline.sandbox.pool import WorkerPool, pool_size, run_suites
+from pipeline.sandbox.pool import pool_size, run_suites
 from pipeline.sandbox.registry import backend_names, get_backend, register_backend
 from pipeline.sandbox.results import (
     ClassResult,
@@ -47,7 +47,6 @@ __all__ = [
     "SuiteResult",
     "SuiteStatus",
     "TestOutcome",
-    "WorkerPool",
     "backend_names",
     "execute",
     "get_backend",

@@ -9,7 +9,6 @@ random module, no tracing) reproduces every outcome. Reason codes are stable str
 from __future__ import annotations
 
 from collections.abc import Sequence
-from enum import Enum
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -20,22 +19,7 @@ from pipeline.sandbox.registry import get_backend
 from pipeline.sandbox.results import ClassStatus, SuiteMode, SuiteRequest, SuiteResult, SuiteStatus
 from pipeline.sandbox.suite import execute
 from pipeline.core.parsing import compile_code
-
-
-class GateReason(str, Enum):
-    COMPILE_ERROR = "compile-error"
-    TESTS_COMPILE_ERROR = "tests-compile-error"
-    IMPORT_ERROR = "import-error"
-    TEST_FAILED = "test-failed"
-    CLASS_WITHOUT_TESTS = "class-without-tests"
-    ZERO_TESTS = "zero-tests"
-    LOW_COVERAGE = "low-coverage"
-    TIMEOUT = "timeout"
-    RESOURCE_EXCEEDED = "resource-exceeded"
-    TAMPERED = "tampered"
-    CRASHED = "crashed"
-    SANDBOX_ERROR = "sandbox-error"
-    FLAKY = "flaky"
+from pipeline.core.reasons import GateReason  # registered with every other reason code
 
 
 _BY_STATUS = {

@@ -1,45 +1,19 @@
-"""Many sandbox runs in parallel. Each run is its own process tree, so threads suffice here."""
+"""Many sandbox runs in parallel (the one pool, `pipeline.core.pool`). Each run is its own process tree, so threads suffice."""
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor, as_completed
-from typing import TypeVar
+from collections.abc import Callable, Sequence
 
 from pipeline.config import SandboxConfig
 from pipeline.sandbox.base import SandboxBackend
 from pipeline.sandbox.registry import get_backend
-from pipeline.sandbox.results import SuiteRequest, SuiteResult
+from pipeline.core.pool import Outcome, map_concurrently
+from pipeline.sandbox.results import SuiteRequest, SuiteResult, SuiteStatus
 from pipeline.sandbox.suite import execute
-
-T = TypeVar("T")
-R = TypeVar("R")
-
 
 def pool_size(config: SandboxConfig, workers: int | None = None) -> int:
     return workers or config.workers or os.cpu_count() or 1
-
-
-class WorkerPool:
-    """Ordered parallel map; `on_done(index, result)` sees each result as soon as it exists."""
-
-    def __init__(self, workers: int) -> None:
-        if workers < 1:
-            raise ValueError(f"a pool needs at least one worker, got {workers}")
-        self.workers = workers
-
-    def map(self, fn: Callable[[T], R], items: Iterable[T], on_done: Callable[[int, R], None] | None = None) -> list[R]:
-        items = list(items)
-        results: list[R | None] = [None] * len(items)
-        with ThreadPoolExecutor(max_workers=min(self.workers, max(1, len(items)))) as executor:
-            futures = {executor.submit(fn, item): i for i, item in enumerate(items)}
-            for future in as_completed(futures):
-                i = futures[future]
-                results[i] = future.result()
-                if on_done is not None:
-                    on_done(i, results[i])
-        return results
 
 
 def run_suites(
@@ -50,8 +24,22 @@ def run_suites(
     workers: int | None = None,
     on_done: Callable[[int, SuiteResult], None] | None = None,
 ) -> list[SuiteResult]:
-    """Run every request, `workers` at a time (default: the machine's cores); results in order."""
+    """Run every request, `workers` at a time (default: the machine's cores); results in order.
+
+    A request whose run raises (a bug below `execute`, which already turns sandbox failures into
+    SANDBOX_ERROR results) becomes a SANDBOX_ERROR result of its own; the others still run."""
     config = config or SandboxConfig()
     backend = backend or get_backend(config)
-    pool = WorkerPool(pool_size(config, workers))
-    return pool.map(lambda request: execute(request, backend, config), requests, on_done)
+
+    def result_of(index: int, outcome: Outcome[SuiteRequest, SuiteResult]) -> SuiteResult:
+        if outcome.error is None:
+            return outcome.unwrap()
+        request = outcome.item
+        return SuiteResult(item_id=request.item_id, status=SuiteStatus.SANDBOX_ERROR,
+                           detail=f"{type(outcome.error).__name__}: {outcome.error}",
+                           limit_s=request.limit_s or 0.0, wall_s=0.0)
+
+    done = None if on_done is None else (lambda i, outcome: on_done(i, result_of(i, outcome)))
+    outcomes = map_concurrently(lambda request: execute(request, backend, config), requests,
+                                pool_size(config, workers), on_done=done, thread_name="sandbox")
+    return [result_of(i, o) for i, o in enumerate(outcomes)]

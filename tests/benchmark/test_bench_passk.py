@@ -7,7 +7,7 @@ from math import comb
 
 import pytest
 
-from benchmark.passk import bootstrap_ci, mean_pass_at_k, pass_at_k
+from benchmark.passk import bootstrap_ci, pass_at_k
 
 
 @pytest.mark.parametrize(("n", "c", "k", "expected"), [
@@ -45,12 +45,6 @@ def test_stable_form_matches_exact_combinatorics_for_large_n():
 def test_pass_at_k_rejects_what_is_undefined(n, c, k, message):
     with pytest.raises(ValueError, match=message):
         pass_at_k(n, c, k)
-
-
-def test_mean_over_tasks():
-    assert mean_pass_at_k([(5, 2), (5, 0), (5, 5)], 1) == pytest.approx((0.4 + 0 + 1) / 3)
-    with pytest.raises(ValueError):
-        mean_pass_at_k([], 1)
 
 
 def test_bootstrap_of_a_constant_is_that_constant():

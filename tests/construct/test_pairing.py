@@ -13,7 +13,7 @@ import construct_fixtures as fx
 from construct_kit import harvested, renamed
 from pipeline.config import DOMAINS, PairingConfig
 from pipeline.core import reasons as R
-from pipeline.construct.pairing import COMPOSABLE, candidate_id, composition_theme, make_pairs
+from pipeline.construct.pairing import COMPOSABLE, PairingError, candidate_id, composition_theme, make_pairs
 from pipeline.core.funnel import Funnel
 
 
@@ -130,11 +130,11 @@ def test_pinned_pairs_come_first_and_count_against_the_targets():
 def test_pinned_pairs_that_cannot_be_built(pinned, message):
     pool = POOL + classes([("G", "Game Development"), ("M", "Management Systems")])
     cfg = PairingConfig(intra_target=1, cross_target=1, max_reuse=1, pinned=pinned)
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(PairingError, match=message):
         make_pairs(pool, cfg)
 
 
 def test_pinned_name_must_be_unique():
     twin = harvested(renamed(fx.COUNTER_SOURCE, "TallyCounter", "C1").replace("Count how", "Tally how"), "Utils")
-    with pytest.raises(ValueError, match="2 harvested classes"):
+    with pytest.raises(PairingError, match="2 harvested classes"):
         make_pairs(POOL + [twin], PairingConfig(intra_target=1, cross_target=0, pinned=[("C1", "C6")]))

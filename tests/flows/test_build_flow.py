@@ -36,6 +36,13 @@ def test_flow_runs_end_to_end_and_resumes(prefect_harness, example_config, tmp_p
     assert second["classes"] == first["classes"] and second["tasks"] == 3
     assert second["release"] is None and second["note"].startswith("nothing new to release")
     assert second["funnel"]["stages"]["release"]["dropped"] == {"already-released": 3}
+    # The release stage's drops are written down like every other stage's, with the task and the reason.
+    [left_out] = list(tmp_path.rglob("release-rejects.jsonl"))
+    rejected = [json.loads(line) for line in left_out.read_text().splitlines()]
+    assert sorted(r["item_id"] for r in rejected) == sorted(json.loads(line)["task_id"] for line in
+                                                           (release / "tasks.jsonl").read_text().splitlines())
+    assert {(r["stage"], r["reason"]) for r in rejected} == {("release", "already-released")}
+    assert all(f"in release {release.name}" in r["detail"] for r in rejected)
     visible = sorted(p.name for p in (tmp_path / "releases").iterdir() if not p.name.startswith("."))
     assert visible == [release.name], "a version is written once"
     assert not list((tmp_path / "releases").glob(".*partial*")), "no half-written version is left behind"

@@ -11,6 +11,7 @@ import pytest
 from classgen import make_class
 from pipeline.config import CloneConfig, DedupConfig, HarvestConfig
 from pipeline.harvest import run as run_mod
+from pipeline.harvest.local_source import SourceError
 from pipeline.harvest.run import run_harvest
 from pipeline.core.records import HarvestedClass, Rejection, RepoRef
 from pipeline.core.store import read_jsonl
@@ -162,7 +163,7 @@ def test_interrupted_assembly_leaves_no_half_written_file(make_repo, tmp_path, m
 
 def test_missing_local_source_is_a_clear_error(tmp_path):
     cfg = config(tmp_path, [tmp_path / "nope"])
-    with pytest.raises(ValueError, match="does not exist"):
+    with pytest.raises(SourceError, match="does not exist"):
         run_harvest(cfg)
 
 

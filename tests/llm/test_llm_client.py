@@ -399,7 +399,7 @@ def test_from_config_builds_its_own_cache_and_ledger(server, tmp_path):
 
 
 def test_an_interrupt_cancels_queued_items_instead_of_waiting_for_them():
-    from pipeline.llm.pool import map_concurrently
+    from pipeline.core.pool import map_concurrently
 
     started: list[int] = []
     gate = threading.Event()

@@ -18,14 +18,14 @@ from pipeline.sandbox import (
     SandboxError,
     SuiteRequest,
     SuiteStatus,
-    WorkerPool,
     backend_names,
     get_backend,
     pool_size,
     register_backend,
     scaled_limit,
 )
-from pipeline.sandbox import harness_script
+from pipeline.core.pool import map_concurrently
+from pipeline.sandbox import harness_script, run_suites
 from pipeline.sandbox.base import ExecResult, RunLimits, check_relative_path
 from pipeline.sandbox.env import build_env
 from pipeline.sandbox.expectations import Expectation, machinery_imports, static_expectations
@@ -130,11 +130,32 @@ def test_worker_pool_runs_in_parallel_and_keeps_order():
         return x * x
 
     seen = []
-    assert WorkerPool(3).map(work, range(6), on_done=lambda i, r: seen.append(i)) == [0, 1, 4, 9, 16, 25]
+    outcomes = map_concurrently(work, range(6), 3, on_done=lambda i, o: seen.append(i))
+    assert [o.unwrap() for o in outcomes] == [0, 1, 4, 9, 16, 25]
     assert peak[0] == 3 and sorted(seen) == list(range(6))
     assert pool_size(SandboxConfig(workers=5)) == 5 and pool_size(SandboxConfig(), workers=2) == 2
-    with pytest.raises(ValueError):
-        WorkerPool(0)
+
+
+class _BrokenForOneBackend(_NullBackend):
+    """A backend with a bug that shows on one request only (not a SandboxError: a crash below `execute`)."""
+
+    def run(self, files, command, limits, outputs=(), env=None):
+        if "boom" in files.get("solution.py", "") or any("boom" in str(v) for v in files.values()):
+            raise RuntimeError("backend bug")
+        return super().run(files, command, limits, outputs, env)
+
+
+def test_one_failing_run_does_not_sink_the_batch():
+    """Both pools once behaved differently: the sandbox's failed a whole batch on one error."""
+    requests = [SuiteRequest(item_id=f"r{i}", solution=f"x = {i}  # {'boom' if i == 1 else ''}\n",
+                             tests="import unittest\n", test_classes=["T"]) for i in range(3)]
+    done = []
+    results = run_suites(requests, SandboxConfig(), backend=_BrokenForOneBackend(SandboxConfig()), workers=2,
+                         on_done=lambda i, r: done.append((i, r.status)))
+    assert [r.item_id for r in results] == ["r0", "r1", "r2"]
+    assert results[1].status is SuiteStatus.SANDBOX_ERROR and "RuntimeError: backend bug" in results[1].detail
+    assert results[0].status is not SuiteStatus.SANDBOX_ERROR and results[2].status is not SuiteStatus.SANDBOX_ERROR
+    assert sorted(i for i, _ in done) == [0, 1, 2]
 
 
 # ---------------------------------------------------------------- report authentication

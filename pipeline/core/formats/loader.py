@@ -189,28 +189,21 @@ def _parse(where: str, tid: str, field: str, text: str) -> ast.Module:
         raise DatasetError(f"{where}: task {tid}: {field} does not parse: {e.msg} (line {e.lineno})") from e
 
 
-def task_from_record(record: dict[str, Any], where: str, default_source: str) -> tuple[Task, list[QuirkFix], list[QuirkFix]]:
-    """Map one raw record to an `Task`, returning (task, fixes applied, notices)."""
+def _required_text(record: dict[str, Any], where: str) -> str:
+    """The task id, after checking every required text column is a non-empty string."""
     tid = record.get("task_id")
     if not isinstance(tid, str) or not tid:
         raise DatasetError(f"{where}: task_id missing or not a string")
     for key in REQUIRED:
         if not isinstance(record.get(key), str) or not record[key].strip():
             raise DatasetError(f"{where}: task {tid}: {key} missing or empty")
-    class_name = record["class_name"]
-    fixes: list[QuirkFix] = []
-    notices: list[QuirkFix] = []
+    return tid
 
-    skeleton, f = unwrap_string_skeleton(record["skeleton"], class_name, tid)
-    fixes += f
-    skeleton, f = repair_source(skeleton, tid, "skeleton")
-    fixes += f
-    skel_cls = find_class(_parse(where, tid, "skeleton", skeleton), class_name)
-    sol_cls = find_class(_parse(where, tid, "solution_code", record["solution_code"]), class_name)
-    if skel_cls is None or sol_cls is None:
-        missing = "skeleton" if skel_cls is None else "solution_code"
-        raise DatasetError(f"{where}: task {tid}: {missing} defines no class {class_name!r}")
 
+def _runnable_test_classes(record: dict[str, Any], where: str, tid: str,
+                           notes: tuple[list[QuirkFix], list[QuirkFix]]) -> list[str]:
+    """The listed test classes that the test code defines and that run tests (derived when missing)."""
+    fixes, notices = notes
     defined = defined_test_classes(_parse(where, tid, "test", record["test"]))
     listed = record.get("test_classes")
     if listed is None or listed == []:
@@ -224,7 +217,39 @@ def task_from_record(record: dict[str, Any], where: str, default_source: str) ->
     notices += n
     if not test_classes:
         raise DatasetError(f"{where}: task {tid}: no runnable test class (listed: {listed!r})")
+    return test_classes
 
+
+def _composition(record: dict[str, Any], tid: str, extras: dict[str, Any], notices: list[QuirkFix]):
+    """The one spelling of the record's composition type; another dataset's own labels stay an extra."""
+    kind = record.get("composition_type")
+    if kind is None:
+        return None
+    try:
+        return composition_type(kind)
+    except ValueError:
+        notices.append(QuirkFix(task_id=tid, kind="composition_type_unknown", field="composition_type",
+                                detail=f"{kind!r} is neither intra- nor cross-domain; kept as an extra column"))
+        extras["composition_type"] = kind
+        return None
+
+
+def task_from_record(record: dict[str, Any], where: str, default_source: str) -> tuple[Task, list[QuirkFix], list[QuirkFix]]:
+    """Map one raw record to a `Task`, returning (task, fixes applied, notices)."""
+    tid = _required_text(record, where)
+    class_name = record["class_name"]
+    fixes: list[QuirkFix] = []
+    notices: list[QuirkFix] = []
+    skeleton, f = unwrap_string_skeleton(record["skeleton"], class_name, tid)
+    fixes += f
+    skeleton, f = repair_source(skeleton, tid, "skeleton")
+    fixes += f
+    skel_cls = find_class(_parse(where, tid, "skeleton", skeleton), class_name)
+    sol_cls = find_class(_parse(where, tid, "solution_code", record["solution_code"]), class_name)
+    if skel_cls is None or sol_cls is None:
+        missing = "skeleton" if skel_cls is None else "solution_code"
+        raise DatasetError(f"{where}: task {tid}: {missing} defines no class {class_name!r}")
+    test_classes = _runnable_test_classes(record, where, tid, (fixes, notices))
     try:
         if record.get("methods_info"):
             methods, f, n = _methods_from_info(record, tid, skel_cls, test_classes)
@@ -238,27 +263,17 @@ def task_from_record(record: dict[str, Any], where: str, default_source: str) ->
         raise DatasetError(f"{where}: task {tid}: {e}") from e
     if not methods:
         raise DatasetError(f"{where}: task {tid}: no method to generate (every skeleton method already has a body)")
-
     source = record.get("source") if isinstance(record.get("source"), str) else default_source
     extras = {k: v for k, v in record.items() if k not in KNOWN}
     if "source" in record and not isinstance(record["source"], str):
         extras["source"] = record["source"]
-    kind = record.get("composition_type")
-    if kind is not None:
-        try:
-            kind = composition_type(kind)
-        except ValueError:
-            # Another dataset's own labels are kept as published, outside the one spelling.
-            notices.append(QuirkFix(task_id=tid, kind="composition_type_unknown", field="composition_type",
-                                    detail=f"{kind!r} is neither intra- nor cross-domain; kept as an extra column"))
-            extras["composition_type"], kind = kind, None
+    kind = _composition(record, tid, extras, notices)
     try:
         task = Task(
             task_id=tid, class_name=class_name, skeleton=skeleton, test=record["test"],
             test_classes=test_classes, solution_code=record["solution_code"],
             **{k: record[k] if record.get(k) is not None else derived[k] for k in CLASS_LEVEL},
-            methods_info=methods,
-            composition_type=kind, domain1=record.get("domain1"),
+            methods_info=methods, composition_type=kind, domain1=record.get("domain1"),
             domain2=record.get("domain2"), source=source, extras=extras,
         )
     except ValidationError as e:

@@ -1,4 +1,8 @@
-"""Run calls concurrently and keep every outcome, so one failed candidate never sinks the batch."""
+"""The one thread pool: run calls concurrently and keep every outcome, so one failure never sinks a batch.
+
+LLM calls, candidates and sandbox runs all go through `map_concurrently`; each item's exception is
+kept in its `Outcome` for the caller to turn into that item's verdict.
+"""
 
 from __future__ import annotations
 
@@ -29,8 +33,13 @@ class Outcome(Generic[T, R]):
         return self.value  # type: ignore[return-value]
 
 
-def map_concurrently(fn: Callable[[T], R], items: Iterable[T], concurrency: int) -> list[Outcome[T, R]]:
+def map_concurrently(fn: Callable[[T], R], items: Iterable[T], concurrency: int, *,
+                     on_done: Callable[[int, Outcome[T, R]], None] | None = None,
+                     thread_name: str = "classforge") -> list[Outcome[T, R]]:
     """`fn` over `items` on up to `concurrency` threads; outcomes in input order.
+
+    `on_done(index, outcome)` sees each outcome as soon as it exists (progress bars, incremental
+    writes), from the worker thread that produced it.
 
     Exceptions are captured per item, not swallowed: each lands in its `Outcome.error` for the
     caller to turn into a rejection reason (or re-raise with `unwrap()`). BaseExceptions such as
@@ -38,17 +47,20 @@ def map_concurrently(fn: Callable[[T], R], items: Iterable[T], concurrency: int)
     """
     items = list(items)
 
-    def run(item: T) -> Outcome[T, R]:
+    def run(index: int, item: T) -> Outcome[T, R]:
         try:
-            return Outcome(item=item, value=fn(item))
+            outcome: Outcome[T, R] = Outcome(item=item, value=fn(item))
         except Exception as exc:  # noqa: BLE001 - kept in the outcome, see docstring
-            return Outcome(item=item, error=exc)
+            outcome = Outcome(item=item, error=exc)
+        if on_done is not None:
+            on_done(index, outcome)
+        return outcome
 
     if concurrency <= 1 or len(items) <= 1:
-        return [run(item) for item in items]
-    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix="llm")
+        return [run(i, item) for i, item in enumerate(items)]
+    pool = ThreadPoolExecutor(max_workers=min(concurrency, len(items)), thread_name_prefix=thread_name)
     try:
-        futures = [pool.submit(run, item) for item in items]
+        futures = [pool.submit(run, i, item) for i, item in enumerate(items)]
         return [f.result() for f in futures]
     except BaseException:
         # Ctrl-C (or a bug in the caller): queued items never start; only the calls already in
