@@ -21,7 +21,13 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 FROM base AS sandbox
 ARG SANDBOX_EXTRAS=""
 # A Debian-packaged base (how images are made where none can be pulled) has only `python3`.
-RUN command -v python >/dev/null || ln -s "$(command -v python3)" /usr/local/bin/python \
+# libfaketime at a fixed path: the environment checks preload it to move the clock.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends libfaketime \
+ && rm -rf /var/lib/apt/lists/* \
+ && mkdir -p /opt/classforge \
+ && ln -s "$(ls /usr/lib/*/faketime/libfaketime.so.1 | head -n 1)" /opt/classforge/libfaketime.so.1 \
+ && (command -v python >/dev/null || ln -s "$(command -v python3)" /usr/local/bin/python) \
  && pip install "coverage>=7.4,<8" \
  && if [ -n "$SANDBOX_EXTRAS" ]; then pip install $SANDBOX_EXTRAS; fi \
  && groupadd --gid 10001 sandbox \

@@ -39,7 +39,8 @@ from benchmark.strategies import (
 from pipeline.core.task import Task
 from pipeline.config import EndpointConfig
 from pipeline.core.textfiles import lone_surrogate
-from pipeline.llm import LLMClient, LLMError
+from pipeline.llm.client import LLMClient
+from pipeline.llm.errors import LLMError
 
 EVAL_ROLE = "evaluate"
 

@@ -15,7 +15,7 @@ from benchmark.results import LevelsRecord
 from benchmark.strategies import levels_from_labels
 from pipeline.core.task import Task
 from pipeline.config import EndpointConfig
-from pipeline.llm import LLMClient
+from pipeline.llm.client import LLMClient
 from pipeline.llm.prompts import load_prompt
 
 LEVELS_PROMPT = "eval_levels"

@@ -57,7 +57,9 @@ from benchmark.summary import render_summary
 from pipeline.core.task import Task
 from pipeline import __version__
 from pipeline.config import Config, EvaluateConfig
-from pipeline.llm import LLMClient, LLMError, UsageSummary
+from pipeline.llm.client import LLMClient
+from pipeline.llm.errors import LLMError
+from pipeline.llm.ledger import UsageSummary
 from pipeline.sandbox import SandboxBackend, SuiteStatus, scaled_limit
 from pipeline.core.store import write_text
 from pipeline.core.errors import InputError

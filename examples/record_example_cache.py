@@ -81,7 +81,7 @@ class Responder:
     """
 
     def __init__(self, tasks: list[HandWritten], judge_models: list[str]) -> None:
-        from pipeline.llm import load_prompt
+        from pipeline.llm.prompts import load_prompt
 
         self.tasks = tasks
         self.judge_models = judge_models
@@ -123,7 +123,7 @@ class Responder:
 
 
 def _blank(name: str) -> dict[str, str]:
-    from pipeline.llm import load_prompt
+    from pipeline.llm.prompts import load_prompt
 
     return {field: "" for field in load_prompt(name).fields}
 
@@ -185,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {item.model_dump_json()}", file=sys.stderr)
             return 1
 
-        from pipeline.llm import ResponseCache
+        from pipeline.llm.cache import ResponseCache
 
         with ResponseCache(live.llm.cache_path) as cache:
             entries = cache.export_jsonl(args.out)

@@ -151,6 +151,44 @@ class SandboxConfig(Section):
     hash_seed: int = Field(0, ge=0, le=4294967295, description="PYTHONHASHSEED of a run; the gate's second run uses the next one")
     docker_user: str = Field("10001:10001", description="non-root uid:gid inside the container")
     docker_base_url: str | None = Field(None, description="Docker API URL; default: the SDK's own discovery")
+    environment_checks: "EnvironmentChecksConfig" = Field(default_factory=lambda: EnvironmentChecksConfig())
+
+
+PerturbationName = Literal["hash-seed", "cwd", "timezone", "clock", "host-user", "network"]
+ALL_PERTURBATIONS: tuple[str, ...] = ("hash-seed", "cwd", "timezone", "clock", "host-user", "network")
+
+
+class EnvironmentChecksConfig(Section):
+    """Re-run a task's reference and tests under perturbed environments; a changed verdict drops it."""
+
+    enabled: bool = True
+    perturbations: list[PerturbationName] = Field(default_factory=lambda: list(ALL_PERTURBATIONS))
+    hash_seed: int = Field(1_234_567, ge=0, le=4294967295, description="the other PYTHONHASHSEED (and random seed)")
+    cwd: str = Field("cf-env/another dir", description="work-dir sub-folder the perturbed run starts in")
+    # POSIX rules, not zone names: they need no tzdata, so the shift is never silently ignored.
+    # +14 and -12 together put the local date off UTC's at every hour of the day.
+    timezones: list[str] = Field(default_factory=lambda: ["<+14>-14", "<-12>12"])
+    # Both ways: a test written now can expect a date to be upcoming (+) or already past (-).
+    clock_shifts_days: list[int] = Field(default_factory=lambda: [365, -365], description="libfaketime offsets from now, days")
+    faketime_library: str | None = Field(None, description="path of libfaketime.so.1; default: the usual library folders")
+    hostname: str = Field("cf-other-host", min_length=1, max_length=64)
+    user: str = Field("root", min_length=1, description="USER/LOGNAME of the perturbed run")
+    uid: int = Field(0, ge=0, description="uid inside a user namespace (0: root there, as in a CI container)")
+
+    @field_validator("perturbations")
+    @classmethod
+    def _unique(cls, v: list[str]) -> list[str]:
+        if len(set(v)) != len(v):
+            raise ValueError(f"perturbations listed twice: {v}")
+        return v
+
+    @field_validator("cwd")
+    @classmethod
+    def _relative(cls, v: str) -> str:
+        parts = v.split("/")
+        if not v or v.startswith("/") or any(p in ("", ".", "..") for p in parts):
+            raise ValueError(f"cwd must be a plain relative path: {v!r}")
+        return v
 
 
 class EndpointConfig(Section):
@@ -222,10 +260,30 @@ class PairingConfig(Section):
     )
 
 
+class MutationConfig(Section):
+    """Mutation testing of a task's reference solution: how strong its tests are (the score is
+    killed / (mutants - equivalent)), the gate on it and one round of test strengthening."""
+
+    enabled: bool = Field(True, description="compute each task's mutation report and gate on it")
+    max_mutants_per_method: int = Field(10, ge=1, description="a method with more sites gets a seeded sample of them")
+    seed: int = Field(0, description="seed of that sample")
+    # ClassEval's own hand-written suites: lower quartile 86.1% (README, benchmarks/classeval_mutation.py).
+    min_score: float = Field(0.86, ge=0, le=1, description="gate: tasks whose tests kill fewer mutants are strengthened, then dropped")
+    strengthen: bool = Field(True, description="give the test writer the surviving mutants once before dropping a task")
+    max_surviving_in_prompt: int = Field(20, ge=1, description="surviving mutants shown to the test writer")
+    timeout_factor: float = Field(10.0, gt=0, description="a mutant's wall limit: factor x the reference run, at least the floor")
+    timeout_floor_s: float = Field(5.0, gt=0)
+    timeouts_count_as: Literal["killed", "survived", "excluded"] = Field(
+        "killed", description="a mutant that runs past its limit: the tests noticed something (the usual convention)"
+    )
+    workers: int | None = Field(None, ge=1, description="mutants run in parallel; default: sandbox.workers, else the cores")
+
+
 class ConstructConfig(Section):
     """The LLM construction stages: pairing, composition, tests, judges, solution."""
 
     pairing: PairingConfig = Field(default_factory=PairingConfig)
+    mutation: MutationConfig = Field(default_factory=MutationConfig)
     output_root: Path = Field(Path("built"), description="a build of snapshot S is written to <output_root>/S")
     min_methods: int = Field(5, ge=1, description="methods a fused skeleton needs, the constructor not counted")
     compose_repairs: int = Field(1, ge=0, le=3, description="repair requests for a skeleton that fails its checks")

@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 need_apt=()
 command -v git >/dev/null || need_apt+=(git)
 command -v bwrap >/dev/null || need_apt+=(bubblewrap)
+# libfaketime: the environment checks move the sandbox's clock with it (skipped, and said so, without)
+compgen -G '/usr/lib/*/faketime/libfaketime.so.1' >/dev/null || need_apt+=(libfaketime)
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing system packages: ${need_apt[*]}"

@@ -52,13 +52,17 @@ from pipeline.construct.judges import JudgesResult, judge
 from pipeline.construct.pairing import Pair, PairingResult, make_pairs
 from pipeline.construct.solve import SolveResult, solve
 from pipeline.construct.spec import SpecError, build_spec
+from pipeline.construct.strengthen import MutationStageResult, Mutator, SandboxMutator, mutation_stage
 from pipeline.construct.task import RecordError, build_record
 from pipeline.core.task import Task
 from pipeline.construct.tests_stage import TestsResult, write_tests
 from pipeline.core.funnel import Funnel, FunnelReport, RejectionList
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
-from pipeline.llm import BudgetExceeded, CacheMiss, LedgerEntry, LLMClient, UnpricedModel, UsageLedger, UsageSummary, canonical_json
+from pipeline.llm.errors import BudgetExceeded, CacheMiss, UnpricedModel
+from pipeline.llm.ledger import LedgerEntry, UsageLedger, UsageSummary
+from pipeline.llm.client import LLMClient
+from pipeline.llm.cache import canonical_json
 from pipeline.core.pool import map_concurrently
 from pipeline.core.records import HarvestedClass, Rejection
 from pipeline.core.store import atomic_open, read_jsonl, write_json, write_jsonl
@@ -66,7 +70,7 @@ from pipeline.core.store import atomic_open, read_jsonl, write_json, write_jsonl
 log = logging.getLogger(__name__)
 
 # Bump when a change to the stage code changes what a finished candidate would contain.
-STAGES_VERSION = 1
+STAGES_VERSION = 2  # 2: the mutation gate and test strengthening after the solution
 
 
 class CandidateResult(BaseModel):
@@ -83,6 +87,7 @@ class CandidateResult(BaseModel):
     tests: TestsResult | None = None
     judges: JudgesResult | None = None
     solution: SolveResult | None = None
+    mutation: MutationStageResult | None = None
     task: Task | None = None
 
     def rejection(self) -> Rejection | None:
@@ -138,9 +143,10 @@ def build_fingerprint(config: Config, prompts: Prompts) -> str:
     material = {
         "stages_version": STAGES_VERSION,
         "endpoints": [e.model_dump(include={"model", "temperature", "max_tokens", "max_tokens_param"}) for e in endpoints],
-        "construct": config.construction.model_dump(mode="json", exclude={"pairing", "output_root"}),
+        "construct": config.construction.model_dump(
+            mode="json", exclude={"pairing": True, "output_root": True, "mutation": {"workers"}}),
         "prompts": prompts.fingerprint(),
-        "gate": config.sandbox.model_dump(mode="json", include={"min_line_coverage", "wall_limit_s"}),
+        "gate": config.sandbox.model_dump(mode="json", include={"min_line_coverage", "wall_limit_s", "environment_checks"}),
     }
     return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()[:16]
 
@@ -158,17 +164,19 @@ def check_build_config(config: Config) -> None:
 
 def run_candidate(
     pair: Pair, classes: dict[str, HarvestedClass], ctx: StageContext, gate: Gate, fingerprint: str, config: Config,
+    mutator: Mutator | None = None,
 ) -> CandidateResult:
     """Stages 2-6 for one pair. Raises only what is not about the candidate (budget, replay miss).
 
     Safe to call from several threads (a flow's task runner): every AST conversion goes through
     `pipeline.core.parsing`, which is what made concurrent candidates fail on CPython 3.11.7.
     """
-    return _run_stages(pair, classes, ctx, gate, fingerprint, config)
+    return _run_stages(pair, classes, ctx, gate, fingerprint, config, mutator)
 
 
 def _run_stages(
     pair: Pair, classes: dict[str, HarvestedClass], ctx: StageContext, gate: Gate, fingerprint: str, config: Config,
+    mutator: Mutator | None = None,
 ) -> CandidateResult:
     result = CandidateResult(candidate_id=pair.candidate_id, fingerprint=fingerprint, pair=pair,
                              status="rejected", outcomes=[])
@@ -207,21 +215,49 @@ def _run_stages(
         return stop(solved.outcome)
     result.outcomes.append(solved.outcome)
     assert solved.solution is not None and solved.gate is not None
+    return _test_strength_and_record(result, pair, ctx, iface, gate, config, mutator)
+
+
+def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageContext, iface, gate: Gate,
+                              config: Config, mutator: Mutator | None) -> CandidateResult:
+    """Stages 5b (mutation, strengthen) and 6 (the task record) after a verified solution."""
+    composed, tested, judged, solved = result.compose, result.tests, result.judges, result.solution
+
+    def stop(outcome: StageOutcome) -> CandidateResult:
+        result.outcomes.append(outcome)
+        return result
+
+    suite = {"tests": tested.tests, "test_classes": tested.test_classes, "method_test_classes": tested.method_test_classes}
+    verified = solved.gate
+    prompt_versions = {"compose": composed.prompt_version, "tests_writer": tested.prompt_version}
+    if mutator is not None:
+        result.mutation = mutated = mutation_stage(ctx, composed.skeleton, iface, solved.solution, tested.tests,
+                                                   tested.test_classes, gate, mutator, solved.gate.wall_s)
+        result.outcomes.extend(mutated.outcomes[:-1])
+        if not mutated.keep:
+            return stop(mutated.outcomes[-1])
+        result.outcomes.append(mutated.outcomes[-1])
+        if mutated.strengthened is not None:
+            # The strengthened suite replaces the judged one; the judges saw the original.
+            suite = mutated.strengthened.model_dump(include={"tests", "test_classes", "method_test_classes"})
+            verified = mutated.strengthened.gate
+            prompt_versions["tests_strengthen"] = mutated.prompt_version
 
     judge_version = judged.prompt_version
     if any(v.attempts > 1 for v in judged.votes):
         judge_version += "+" + ctx.prompts["judge_retry"].version
     try:
         result.task = build_record(
-            pair, skeleton=composed.skeleton, class_name=iface.class_name, tests=tested.tests,
-            test_classes=tested.test_classes, method_test_classes=tested.method_test_classes,
-            solution=solved.solution, coverage=solved.gate.line_coverage or 0.0,
-            branch_coverage=solved.gate.branch_coverage, votes=judged.votes, models=models_by_role(config),
-            prompt_versions={"compose": composed.prompt_version, "tests_writer": tested.prompt_version,
-                             "judge": judge_version, "solve": solved.prompt_version},
+            pair, skeleton=composed.skeleton, class_name=iface.class_name, **suite,
+            solution=solved.solution, coverage=verified.line_coverage or 0.0,
+            branch_coverage=verified.branch_coverage, votes=judged.votes, models=models_by_role(config),
+            prompt_versions={**prompt_versions, "judge": judge_version, "solve": solved.prompt_version},
+            mutation=result.mutation.report if result.mutation is not None else None,
         )
     except (RecordError, ValidationError) as exc:
         return stop(StageOutcome.drop(R.TASK, R.RECORD_INVALID, str(exc)[:2000]))
+    if solved.gate.environment is not None:
+        result.task = result.task.model_copy(update={"environment_checks": solved.gate.environment})
     result.status = "built"
     return stop(StageOutcome.kept(R.TASK))
 
@@ -273,7 +309,7 @@ class BuildPlan:
     """
 
     def __init__(self, classes: Iterable[HarvestedClass], config: Config, out_dir: Path, prompt_dir: Path | None = None,
-                 run_id: str | None = None):
+                 run_id: str | None = None, mutator: Mutator | None = None):
         check_build_config(config)
         # Names this run's usage folder; every process of one flow run shares it.
         self.run_id = run_id or f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
@@ -288,6 +324,10 @@ class BuildPlan:
         self.fingerprint = build_fingerprint(config, self.prompts)
         self.stop = threading.Event()
         self.stop_reason: list[str] = []
+        if mutator is None and config.construction.mutation.enabled:
+            # Mutant outcomes are cached by content in the build folder: a resumed build re-runs none.
+            mutator = SandboxMutator(config.sandbox, config.construction.mutation, self.out_dir / "mutation-cache")
+        self.mutator = mutator if config.construction.mutation.enabled else None
 
 
 CandidateOutcome = tuple[str, "CandidateResult | Incomplete"]
@@ -304,7 +344,7 @@ def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) 
     ctx = StageContext(client=client, llm=plan.config.llm, construct=plan.config.construction, prompts=plan.prompts,
                        candidate_id=pair.candidate_id)
     try:
-        result = run_candidate(pair, plan.by_id, ctx, gate, plan.fingerprint, plan.config)
+        result = run_candidate(pair, plan.by_id, ctx, gate, plan.fingerprint, plan.config, plan.mutator)
     except (BudgetExceeded, UnpricedModel) as exc:
         if not plan.stop_reason:
             plan.stop_reason.append(R.INCOMPLETE_BUDGET)
@@ -397,10 +437,11 @@ def build_tasks(
     *,
     prompt_dir: Path | None = None,
     progress: Progress | None = None,
+    mutator: Mutator | None = None,
 ) -> BuildResult:
     parsing.guard_interpreter()  # candidates run on threads; so may other code's parses
     with FolderLock(Path(out_dir), "classforge build"):
-        plan = BuildPlan(classes, config, out_dir, prompt_dir)
+        plan = BuildPlan(classes, config, out_dir, prompt_dir, mutator=mutator)
 
         def tracked(pair: Pair) -> CandidateOutcome:
             status, value = build_candidate(plan, pair, client, gate)

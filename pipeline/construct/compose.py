@@ -22,7 +22,7 @@ from pipeline.construct.pairing import Pair
 from pipeline.construct.skeleton_checks import Problem, SkeletonReport, check_skeleton
 from pipeline.construct.spec import ClassSpec, interface_constraints, render_spec
 from pipeline.core import parsing
-from pipeline.llm import Completion
+from pipeline.llm.client import Completion
 
 ROLE = "composer"
 

@@ -8,12 +8,14 @@ Only deterministic figures (coverage) go into task records; timings stay in the 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import SandboxConfig
 from pipeline.core.errors import InfrastructureError
+from pipeline.core.reasons import ENVIRONMENT_DEPENDENT
 
 if TYPE_CHECKING:  # the sandbox package is imported only when a gate runs
     from pipeline.sandbox import GateVerdict
@@ -30,6 +32,8 @@ class GateOutcome(BaseModel):
     tests_run: int | None = None
     wall_s: float | None = None
     failures: list[str] = Field(default_factory=list, description="failing tests with a short cause, for a repair turn")
+    environment: dict[str, Any] | None = Field(
+        None, description="environment checks' summary (applied, skipped, changed), when they ran")
 
 
 class Gate(Protocol):
@@ -40,12 +44,17 @@ class GateUnavailable(InfrastructureError):
     """The sandbox itself failed; says nothing about the candidate, which is retried next run."""
 
 
+ENVIRONMENT_CACHE = "environment-checks"  # under the build folder: environment reports by content
+
+
 class SandboxGate:
     """The real gate: `pipeline.sandbox.verify` (classeval mode: the tests run in the solution's
-    namespace) with the build's sandbox configuration."""
+    namespace) with the build's sandbox configuration, then, when it passed, the environment checks
+    (`sandbox.environment_checks`): a verdict that changes under a perturbation drops the task."""
 
-    def __init__(self, config: SandboxConfig) -> None:
+    def __init__(self, config: SandboxConfig, environment_cache: Path | None = None) -> None:
         self.config = config
+        self.environment_cache = environment_cache
 
     def __call__(self, solution: str, tests: str, test_classes: list[str], *, item_id: str) -> GateOutcome:
         # Imported on use: building the stages (and their tests) does not need the sandbox.
@@ -54,7 +63,28 @@ class SandboxGate:
         verdict = verify(solution, tests, test_classes, self.config, item_id=item_id)
         if verdict.reason is GateReason.SANDBOX_ERROR:
             raise GateUnavailable(f"candidate {item_id}: sandbox error: {verdict.detail}")
-        return gate_outcome(verdict)
+        outcome = gate_outcome(verdict)
+        if not outcome.passed or not self.config.environment_checks.enabled:
+            return outcome
+        return self._environment(outcome, solution, tests, test_classes, item_id)
+
+    def _environment(self, outcome: GateOutcome, solution: str, tests: str, test_classes: list[str], item_id: str) -> GateOutcome:
+        from pipeline.quality.environment_checks import check_environment
+
+        report = check_environment(solution, tests, test_classes, self.config, item_id=item_id,
+                                   cache_dir=self.environment_cache)
+        summary = report.summary()
+        if report.baseline_status == "sandbox_error" or summary.errors:
+            problems = "; ".join(f"{k}: {v}" for k, v in summary.errors.items()) or "baseline run failed in the sandbox"
+            raise GateUnavailable(f"candidate {item_id}: environment checks: sandbox error: {problems}")
+        update: dict[str, Any] = {"environment": summary.model_dump(mode="json")}
+        if report.baseline_status != "passed":
+            # The gate's two runs passed, this third one did not: not reproducible.
+            update.update(passed=False, reason="flaky",
+                          detail=f"environment checks' baseline run: {'; '.join(report.baseline_failures[:3])}")
+        elif report.environment_dependent:
+            update.update(passed=False, reason=ENVIRONMENT_DEPENDENT, detail=report.drop_detail())
+        return outcome.model_copy(update=update)
 
 
 def gate_outcome(verdict: GateVerdict) -> GateOutcome:

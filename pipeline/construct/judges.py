@@ -19,7 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, conversation, cut_detail
-from pipeline.llm import Completion
+from pipeline.llm.client import Completion
 from pipeline.core.task import JudgeVote
 
 JUDGE_SCHEMA: dict = {

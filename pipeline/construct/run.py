@@ -18,8 +18,10 @@ from pathlib import Path
 from pipeline.config import Config
 from pipeline.construct.build import BuildPlan, BuildResult, Progress, build_tasks
 from pipeline.core.errors import InputError
-from pipeline.construct.gate import Gate, SandboxGate
-from pipeline.llm import LLMClient, ResponseCache, UsageLedger
+from pipeline.construct.gate import ENVIRONMENT_CACHE, Gate, SandboxGate
+from pipeline.llm.client import LLMClient
+from pipeline.llm.cache import ResponseCache
+from pipeline.llm.ledger import UsageLedger
 from pipeline.core.records import HarvestedClass
 from pipeline.core.store import read_jsonl
 
@@ -75,7 +77,8 @@ def open_construction(config: Config, env: Mapping[str, str], *, run_id: str | N
                       classes_path: Path | None = None, out_dir: Path | None = None,
                       gate: Gate | None = None) -> Construction:
     """Plan, client, gate and cache for one build (see the module docstring)."""
-    plan = BuildPlan(read_snapshot(config, classes_path), config, out_dir or build_dir(config), run_id=run_id)
+    out_dir = out_dir or build_dir(config)
+    plan = BuildPlan(read_snapshot(config, classes_path), config, out_dir, run_id=run_id)
     cache = ResponseCache(config.llm.cache_path)
     try:
         import_caches(cache, config.llm.cache_imports)
@@ -83,7 +86,7 @@ def open_construction(config: Config, env: Mapping[str, str], *, run_id: str | N
     except BaseException:
         cache.close()
         raise
-    return Construction(plan, client, gate or SandboxGate(config.sandbox), cache)
+    return Construction(plan, client, gate or SandboxGate(config.sandbox, out_dir / ENVIRONMENT_CACHE), cache)
 
 
 def run_build(
@@ -100,5 +103,6 @@ def run_build(
     with ResponseCache(config.llm.cache_path) as cache:
         import_caches(cache, config.llm.cache_imports)
         with LLMClient(config.llm, env, cache, UsageLedger(config.llm.costs)) as client:
-            return build_tasks(classes, config, client, gate or SandboxGate(config.sandbox),
-                               out_dir or build_dir(config), progress=progress)
+            out_dir = out_dir or build_dir(config)
+            gate = gate or SandboxGate(config.sandbox, out_dir / ENVIRONMENT_CACHE)
+            return build_tasks(classes, config, client, gate, out_dir, progress=progress)

@@ -21,7 +21,7 @@ from pipeline.core.extraction import extract_code
 from pipeline.construct.gate import Gate, GateOutcome
 from pipeline.construct.interface import ClassInterface, interface_from_source
 from pipeline.core.funnel import Verdict
-from pipeline.llm import Completion
+from pipeline.llm.client import Completion
 from pipeline.core import parsing
 
 ROLE = "solver"

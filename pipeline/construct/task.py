@@ -16,7 +16,7 @@ from pipeline.core.class_analysis import analyse_class, dependency_depth, import
 from pipeline.construct.interface import find_top_class, init_fields
 from pipeline.construct.pairing import Pair
 from pipeline.core.records import SCHEMA_VERSION
-from pipeline.core.task import Dependencies, JudgeVote, Method, Task, TaskMetrics
+from pipeline.core.task import Dependencies, JudgeVote, Method, MutationReport, Task, TaskMetrics
 from pipeline.core import parsing
 from pipeline.core.errors import IntegrityError
 
@@ -127,6 +127,7 @@ def build_record(
     votes: list[JudgeVote],
     models: dict[str, str],
     prompt_versions: dict[str, str],
+    mutation: MutationReport | None = None,
 ) -> Task:
     skel_mod, skel_cls, sol_mod, sol_cls, test_mod = _top_classes(pair, class_name, skeleton, solution, tests)
     deps = analyse_class(sol_cls, import_aliases(sol_mod))
@@ -146,6 +147,8 @@ def build_record(
         domain2=pair.domain2,
         coverage=round(coverage, 2),
         branch_coverage=round(branch_coverage, 2) if branch_coverage is not None else None,
+        mutation_score=round(mutation.score, 4) if mutation is not None and mutation.score is not None else None,
+        mutation=mutation,
         judge_scores=[v.score if v.valid else None for v in votes],
         judge_votes=votes,
         source_class_ids=[pair.first.class_id, pair.second.class_id],

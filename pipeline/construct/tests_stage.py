@@ -15,7 +15,7 @@ from pipeline.construct.interface import ClassInterface
 from pipeline.construct.outlines import case_outlines
 from pipeline.construct.skeleton_checks import Problem
 from pipeline.construct.suite_checks import check_tests
-from pipeline.llm import Completion
+from pipeline.llm.client import Completion
 
 ROLE = "test_writer"
 

@@ -39,8 +39,10 @@ COMPOSE: Final = "compose"
 TESTS: Final = "tests"
 JUDGES: Final = "judges"
 SOLUTION: Final = "solution"
+MUTATION: Final = "mutation"      # test strength: the mutation score of the tests on the verified solution
+STRENGTHEN: Final = "strengthen"  # only tasks below the threshold: one strengthening round, then the verdict
 TASK: Final = "task"
-STAGES: Final = (PAIRING, COMPOSE, TESTS, JUDGES, SOLUTION, TASK)
+STAGES: Final = (PAIRING, COMPOSE, TESTS, JUDGES, SOLUTION, MUTATION, STRENGTHEN, TASK)
 
 # -- shared by every LLM stage ------------------------------------------------------------------
 LLM_CALL_FAILED: Final = _code("llm-call-failed", 'infrastructure: outage, timeout, rate limit, auth (a later run may pass)')
@@ -91,6 +93,14 @@ SOLUTION_MISSING_CLASS: Final = _code("solution-missing-class", 'solution missin
 SOLUTION_MISSING_METHOD: Final = _code("solution-missing-method", 'solution missing method')
 SOLUTION_SIGNATURE_CHANGED: Final = _code("solution-signature-changed", 'solution signature changed')
 GATE_ERROR: Final = _code("gate-error", 'the gate itself failed (sandbox unavailable, ...)')
+ENVIRONMENT_DEPENDENT: Final = _code("environment-dependent", "a test's verdict changed under a perturbed environment (the detail names the perturbation and tests)")
+
+# -- mutation and strengthening (pipeline.quality; pipeline/construct/strengthen.py) ------------
+WEAK_TESTS: Final = _code("weak-tests", "the tests kill fewer mutants than construction.mutation.min_score")
+STRENGTHENED_TESTS_INVALID: Final = _code(
+    "strengthened-tests-invalid", "the strengthened suite is cut off, holds no code or fails the static test checks")
+STRENGTHENED_TESTS_FAIL_REFERENCE: Final = _code(
+    "strengthened-tests-fail-reference", "the verified solution fails the strengthened suite (the gate's reason in the detail)")
 
 # -- task record --------------------------------------------------------------------------------
 RECORD_INVALID: Final = _code("record-invalid", 'record invalid')

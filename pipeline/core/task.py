@@ -126,6 +126,44 @@ class JudgeVote(BaseModel):
         return self.status == "scored"
 
 
+class SurvivingMutant(BaseModel):
+    """A mutant of the reference solution that every test let through (pipeline.quality)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mutant_id: str
+    method: str
+    operator: str
+    line: int
+    description: str
+    diff: str
+
+
+class MutationReport(BaseModel):
+    """How strong a task's tests are: its reference's mutants run against them (pipeline.quality).
+    Deterministic figures only (no timings), so it can live in task records."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    mutants: int = Field(description="mutants made, the equivalent ones included")
+    killed: int
+    survived: int
+    timed_out: int
+    equivalent: int = Field(description="same bytecode as the reference; excluded from the score")
+    invalid: int = Field(0, description="mutants that did not compile; not counted in `mutants`")
+    score: float | None = Field(description="detected / (mutants - equivalent), in [0, 1]; None when nothing was scored")
+    timeouts_count_as: str = "killed"
+    max_mutants_per_method: int
+    seed: int
+    by_operator: dict[str, list[int]] = Field(default_factory=dict, description="operator -> [detected, scored]")
+    surviving: list[SurvivingMutant] = Field(default_factory=list)
+
+    def summary(self) -> str:
+        shown = "n/a" if self.score is None else f"{100 * self.score:.1f}%"
+        return (f"mutation score {shown}: {self.killed} killed, {self.timed_out} timed out, {self.survived} survived "
+                f"of {self.mutants - self.equivalent} ({self.equivalent} equivalent excluded)")
+
+
 def task_license(sources: list[Any]) -> str:
     """The task's licence as an SPDX expression over its source repositories ("MIT", "Apache-2.0 AND MIT").
 
@@ -164,6 +202,11 @@ class Task(BaseModel):
     # How classforge built it (None for tasks of other datasets)
     coverage: float | None = Field(None, description="line coverage of the solution by the tests, percent")
     branch_coverage: float | None = None
+    mutation_score: float | None = Field(
+        None, description="share of the solution's non-equivalent mutants the tests kill, in [0, 1]")
+    mutation: MutationReport | None = Field(None, description="mutation counts and the surviving mutants' diffs")
+    environment_checks: dict[str, Any] | None = Field(
+        None, description="environment checks the solution passed: applied, skipped (with why), isolation")
     judge_scores: list[int | None] | None = Field(None, description="one per judge, None for a failed vote")
     judge_votes: list[JudgeVote] | None = None
     source_class_ids: list[str] | None = None
@@ -245,6 +288,6 @@ def column_origin(name: str) -> str:
 
 __all__ = [
     "CLASSEVAL_COLUMNS", "CORE_COLUMNS", "PRO_COLUMNS", "SCHEMA_VERSION", "CompositionType", "Dependencies",
-    "JudgeVote", "Method", "SourceRef", "Task", "TaskMetrics", "VoteStatus", "column_origin", "composition_type",
+    "JudgeVote", "Method", "MutationReport", "SourceRef", "SurvivingMutant", "Task", "TaskMetrics", "VoteStatus", "column_origin", "composition_type",
     "task_license",
 ]

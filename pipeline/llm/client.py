@@ -413,48 +413,10 @@ class LLMClient:
         failure = _Attempt(retryable=False, reason="no attempt made")
         previous: _Attempt | None = None
         for attempt in range(1, total + 1):
-            try:
-                sent = self._send(sdk, kwargs, endpoint.stream)
-            except openai.APITimeoutError:
-                failure = _Attempt(retryable=True, reason=f"timed out after {endpoint.timeout_s}s (timeout_s of this role)")
-            except openai.APIConnectionError as exc:
-                failure = _Attempt(retryable=True, reason=f"connection error: {exc}")
-            except openai.APIStatusError as exc:
-                failure = _status_failure(exc, material.response_format is not None)
-            except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
-                failure = _Attempt(retryable=True, reason=f"malformed response: {exc}")
-            else:
-                if isinstance(sent, _Answer):
-                    if isinstance(sent.text, str):
-                        return sent, attempt
-                    # A 200 without text (content null) was still billed: count it, then fail.
-                    p, c, est = _tokens(sent, material.messages)
-                    self.ledger.record(role=role, task_id=task_id, model=endpoint.model, prompt_tokens=p,
-                                       completion_tokens=c, cached=False, retries=attempt - 1, estimated=est)
-                    raise LLMCallFailed(role, task_id, f"response has no text content (finish_reason="
-                                        f"{sent.finish_reason}); {p + c} tokens billed", attempt, 200, transient=False)
-                failure = sent
-            if failure.format_refused:
-                self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
-                raise _FormatRefused(failure, attempt)
-            if failure.context_exceeded:
-                self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
-                said = _WINDOW_IN_MESSAGE.search(failure.reason)
-                window = int(said.group(1)) if said else endpoint.context_window
-                raise PromptTooLong(role, task_id, estimate_prompt_tokens(material.messages), window,
-                                    material.max_tokens, source=f"estimate; server said: {failure.reason}")
-            if (failure.retryable and previous is not None and failure.status in _DETERMINISTIC_5XX
-                    and failure.status == previous.status and failure.reason == previous.reason):
-                # Stop paying for retries now; but only a request the server says is invalid is a
-                # final verdict: a generic "server had an error" twice may still be an outage.
-                failure = failure.model_copy(update={
-                    "retryable": False, "transient": not _REQUEST_INVALID.search(failure.reason),
-                    "reason": f"{failure.reason} (the same error twice: deterministic, not retried)"})
-            if not failure.retryable:
-                self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
-                suffix = "" if "not retried" in failure.reason else " (not retryable)"
-                raise LLMCallFailed(role, task_id, f"{failure.reason}{suffix}", attempt, failure.status,
-                                    transient=failure.transient)
+            sent = self._attempt(sdk, kwargs, material, endpoint, task_id, attempt)
+            if isinstance(sent, _Answer):
+                return sent, attempt
+            failure = self._settle(sent, previous, material, endpoint, task_id, attempt)
             previous = failure
             if attempt == total:
                 break
@@ -467,6 +429,55 @@ class LLMClient:
         self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=total - 1)
         raise LLMCallFailed(role, task_id, f"gave up after {total} attempts; last error: {failure.reason}", total,
                             failure.status, transient=True)
+
+    def _attempt(self, sdk, kwargs: dict[str, Any], material: CacheKeyMaterial, endpoint: EndpointConfig,
+                 task_id: str, attempt: int) -> _Answer | _Attempt:
+        """One request: the answer, or what went wrong with it."""
+        try:
+            sent = self._send(sdk, kwargs, endpoint.stream)
+        except openai.APITimeoutError:
+            return _Attempt(retryable=True, reason=f"timed out after {endpoint.timeout_s}s (timeout_s of this role)")
+        except openai.APIConnectionError as exc:
+            return _Attempt(retryable=True, reason=f"connection error: {exc}")
+        except openai.APIStatusError as exc:
+            return _status_failure(exc, material.response_format is not None)
+        except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
+            return _Attempt(retryable=True, reason=f"malformed response: {exc}")
+        if isinstance(sent, _Answer) and not isinstance(sent.text, str):
+            # A 200 without text (content null) was still billed: count it, then fail.
+            p, c, est = _tokens(sent, material.messages)
+            self.ledger.record(role=material.role, task_id=task_id, model=endpoint.model, prompt_tokens=p,
+                               completion_tokens=c, cached=False, retries=attempt - 1, estimated=est)
+            raise LLMCallFailed(material.role, task_id, f"response has no text content (finish_reason="
+                                f"{sent.finish_reason}); {p + c} tokens billed", attempt, 200, transient=False)
+        return sent
+
+    def _settle(self, failure: _Attempt, previous: _Attempt | None, material: CacheKeyMaterial,
+                endpoint: EndpointConfig, task_id: str, attempt: int) -> _Attempt:
+        """Raise for a failure that retrying cannot fix; return a retryable one."""
+        role = material.role
+        if failure.format_refused:
+            self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
+            raise _FormatRefused(failure, attempt)
+        if failure.context_exceeded:
+            self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
+            said = _WINDOW_IN_MESSAGE.search(failure.reason)
+            window = int(said.group(1)) if said else endpoint.context_window
+            raise PromptTooLong(role, task_id, estimate_prompt_tokens(material.messages), window,
+                                material.max_tokens, source=f"estimate; server said: {failure.reason}")
+        if (failure.retryable and previous is not None and failure.status in _DETERMINISTIC_5XX
+                and failure.status == previous.status and failure.reason == previous.reason):
+            # Stop paying for retries now; but only a request the server says is invalid is a
+            # final verdict: a generic "server had an error" twice may still be an outage.
+            failure = failure.model_copy(update={
+                "retryable": False, "transient": not _REQUEST_INVALID.search(failure.reason),
+                "reason": f"{failure.reason} (the same error twice: deterministic, not retried)"})
+        if not failure.retryable:
+            self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
+            suffix = "" if "not retried" in failure.reason else " (not retryable)"
+            raise LLMCallFailed(role, task_id, f"{failure.reason}{suffix}", attempt, failure.status,
+                                transient=failure.transient)
+        return failure
 
     def _backoff(self, endpoint: EndpointConfig, attempt: int, retry_after_s: float | None) -> float:
         if retry_after_s is not None:

@@ -10,6 +10,7 @@ from pipeline.core.formats.release_rows import DATA_GLOB, SPLIT
 from pipeline.core.task import CORE_COLUMNS, column_origin
 from pipeline.release.stats import DatasetStats
 from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
+from pipeline.release.validity import ValidityFacts, validity_section
 
 TAGS = ["code", "code-generation", "python", "class-level", "benchmark", "classeval", "post-cutoff"]
 
@@ -89,14 +90,25 @@ def build_facts(config: dict[str, Any]) -> dict[str, Any]:
         "judge_min": _dig(config, "construct.judge_min_full_marks", 2),
         "coverage": _dig(config, "sandbox.min_line_coverage", 90),
         "wall": _dig(config, "sandbox.wall_limit_s", 60),
+        "mutation": _dig(config, "construction.mutation.enabled", False),
+        "min_score": _dig(config, "construction.mutation.min_score", None),
     }
+
+
+def _mutation_note(f: dict[str, Any]) -> str:
+    """The mutation gate's sentence, when the release's build ran it."""
+    if not f["mutation"] or not isinstance(f["min_score"], (int, float)):
+        return ""
+    return (f"\nIts tests must then kill at least {100 * f['min_score']:g}% of the non-equivalent mutants of the "
+            "solution (mutation score; below that the test writer gets the surviving mutants once, and the "
+            "strengthened suite must pass the same sandbox gate and reach the threshold).")
 
 
 def render_card(*, version: str, stats: DatasetStats, funnel: FunnelReport, cutoff: str | None,
                 pipeline_version: str, models: dict[str, Any], prompt_versions: dict[str, Any],
                 sources: list[dict[str, Any]], columns: dict[str, str], json_columns: list[str],
                 config: dict[str, Any] | None = None, license: str | None = None,
-                hub_repo_id: str | None = None) -> str:
+                hub_repo_id: str | None = None, validity: ValidityFacts | None = None) -> str:
     cut = cutoff or "the configured cutoff"
     repo = hub_repo_id or REPO_PLACEHOLDER
     f = build_facts(config or {})
@@ -126,7 +138,7 @@ repository, path, commit, first-seen date and licence kept for each; deduplicate
 other, public benchmarks and earlier releases; compose pairs of them (intra-domain and cross-domain)
 into one class skeleton with an LLM; have an LLM write tests; keep a task only if at least
 {f['judge_min']} of {f['judges']} LLM judges give the tests full marks; have a separate LLM write the solution and keep
-the task only if it passes every test with at least {f['coverage']}% line coverage within {f['wall']} s in a sandbox.
+the task only if it passes every test with at least {f['coverage']}% line coverage within {f['wall']} s in a sandbox.{_mutation_note(f)}
 Every LLM call is cached by content, so the build can be replayed exactly. The full configuration
 (secrets removed) is in `manifest.json`.
 
@@ -155,6 +167,8 @@ generate do not):
 {_plots_section()}
 
 Full statistics: `stats.json`.
+
+{_validity(validity)}
 
 ## Funnel
 
@@ -235,6 +249,14 @@ If you use this dataset, cite the release (its version tag pins the exact data) 
   year    = {{2023}}
 }}
 ```"""
+
+
+def _validity(validity: ValidityFacts | None) -> str:
+    if validity is None:
+        return "## Validity\n\nNot computed for this card."
+    return validity_section(validity) + (
+        "\n\nComputed from this release's tasks (`coverage`, `branch_coverage`, `mutation_score`, "
+        "`environment_checks`, `sources[].first_seen_date`) and `manifest.json`; `classforge report` prints the same.")
 
 
 def _plots_section() -> str:

@@ -71,6 +71,9 @@ class Manifest(BaseModel):
     models: dict[str, Any]
     prompt_versions: dict[str, Any]
     sources: list[SourceRepo]
+    decontamination: dict[str, list[str]] | None = Field(
+        None, description="the harvest's near-duplicate checks: corpora 'checked' and 'not_checked'")
+    earlier_releases: list[str] | None = Field(None, description="releases this one was deduplicated against")
     files: list[FileEntry] = Field(description="every file of the folder except manifest.json")
 
 

@@ -7,6 +7,7 @@ holds them, so a resumed run never creates a duplicate version.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,6 +18,7 @@ from pipeline.core.folder_lock import FolderLock
 from pipeline.core import reasons as R
 from pipeline.core.funnel import KEEP, Funnel, FunnelReport, RejectionList, Verdict
 from pipeline.core.records import Rejection
+from pipeline.release.errors import ReleaseError
 from pipeline.release.history import ReleaseIndex, release_index, solution_digest
 from pipeline.release.versions import next_version
 from pipeline.release.writer import write_release
@@ -47,6 +49,18 @@ def _already(task, index: ReleaseIndex) -> Verdict:
     return KEEP
 
 
+def harvest_decontamination(config: Config) -> dict[str, list[str]] | None:
+    """What the harvest's dedup checked (its snapshot's decontamination.json), or None if unrecorded."""
+    path = Path(config.harvest.output_root) / config.harvest.snapshot / "decontamination.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ReleaseError(f"cannot read the harvest's decontamination record {path}: {exc}") from exc
+    return {k: [str(x) for x in v] for k, v in data.items() if isinstance(v, list)}
+
+
 def publish(tasks: Sequence, config: Config, funnel: FunnelReport, models: dict[str, str],
             version: str | None = None) -> PublishResult:
     """Dedup against every release, choose the next version and write it, holding the release
@@ -74,6 +88,7 @@ def _publish_locked(tasks: Sequence, config: Config, funnel: FunnelReport, model
         prompt_versions.update(getattr(t, "prompt_versions", {}) or {})
     path = write_release(fresh, version=version, output_root=root, funnel=full_funnel, config=config,
                          models=models, prompt_versions=prompt_versions, pipeline_version=__version__,
-                         license=config.release.license, hub_repo_id=config.release.hub_repo_id)
+                         license=config.release.license, hub_repo_id=config.release.hub_repo_id,
+                         decontamination=harvest_decontamination(config), earlier_releases=list(index.versions))
     return PublishResult(path, version, len(fresh), len(tasks) - len(fresh), full_funnel,
                          f"released {len(fresh)} task(s) as {version} at {path}", left_out.rejections)

@@ -18,6 +18,7 @@ from pipeline.release.plots import write_plots
 from pipeline.core.formats.release_rows import read_release_rows
 from pipeline.release.stats import DatasetStats, compute_stats
 from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
+from pipeline.release.validity import ValidityFacts, compute_validity, validity_section
 from pipeline.release.manifest import MANIFEST, Manifest
 from pipeline.core.store import write_text
 
@@ -63,8 +64,17 @@ def load_release_summary(folder: Path) -> tuple[Manifest, DatasetStats, FunnelRe
     return manifest, stats, funnel
 
 
+_NO_VALIDITY = "## Validity\n\nNot computed."
+
+
+def release_validity(folder: Path, manifest: Manifest) -> ValidityFacts:
+    """The validity facts, recomputed from the release's own tasks and manifest."""
+    return compute_validity(read_release_rows(folder), cutoff=manifest.cutoff,
+                            decontamination=manifest.decontamination, earlier_releases=manifest.earlier_releases)
+
+
 def render_markdown(manifest: Manifest, stats: DatasetStats, funnel: FunnelReport,
-                    plots: dict[str, str] | None = None) -> str:
+                    plots: dict[str, str] | None = None, validity: ValidityFacts | None = None) -> str:
     """The report text; `plots` maps plot name -> path relative to the report (omitted if None)."""
     plots = plots or {}
 
@@ -93,6 +103,8 @@ Each task counts once under its primary domain (`domain1`); *Involved* also coun
 
 {size_table(stats)}{img("loc", "LOC histogram")}{img("methods", "methods histogram")}
 
+{validity_section(validity) if validity is not None else _NO_VALIDITY}
+
 ## Funnel
 
 Stages in pipeline order; each counts the unit named beside it.
@@ -120,7 +132,8 @@ def write_report(folder: Path, out_dir: Path | None = None) -> ReportResult:
                            "the release is immutable and hashed")
     manifest, stats, funnel = load_release_summary(folder)
     plot_paths = write_plots(stats, out, funnel)
-    markdown = render_markdown(manifest, stats, funnel, {k: p.name for k, p in plot_paths.items()})
+    markdown = render_markdown(manifest, stats, funnel, {k: p.name for k, p in plot_paths.items()},
+                               release_validity(folder, manifest))
     report_path = out / "report.md"
     write_text(report_path, markdown)
     return ReportResult(version=manifest.version, markdown=markdown, report_path=report_path, plots=plot_paths)

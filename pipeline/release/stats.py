@@ -10,7 +10,7 @@ Definitions (also written into stats.json, so the numbers can be recomputed):
   another; ClassEval averages 1.77 by this measure).
 - Methods: `def`s in the solution class body, `__init__` included, as the harvest's `method_count`
   (ClassEval averages 4.97, the paper's "5"). `methods_to_generate` counts `methods_info` entries
-  (the constructor excluded), as ClassEval's task records and BuiltTask.metrics do (ClassEval: 4.1).
+  (the constructor excluded), as ClassEval's task records and `Task.metrics` do (ClassEval: 4.1).
 """
 
 from __future__ import annotations
@@ -34,6 +34,8 @@ DEFINITIONS = {
     "methods_to_generate": "entries of methods_info (the constructor excluded)",
     "dependency_depth": "class_analysis.dependency_depth of the solution class (1 = no intra-class calls)",
     "methods": "def statements in the solution class body, __init__ included",
+    "mutation_score": "percent of the solution's non-equivalent mutants its tests kill (pipeline.quality; "
+                      "timeouts count as killed); tasks without a measured score are left out",
 }
 
 
@@ -52,7 +54,9 @@ class DomainRow(BaseModel):
     involved: int = Field(description="tasks with this domain as domain1 or domain2")
 
 
-class TaskMetrics(BaseModel):
+class TaskStats(BaseModel):
+    """One task's row of the statistics (stats.json `per_task`)."""
+
     task_id: str
     composition_type: str = Field(description="'intra' or 'cross', whichever spelling the task used")
     domain1: str
@@ -61,6 +65,7 @@ class TaskMetrics(BaseModel):
     dependency_depth: int
     methods: int
     methods_to_generate: int
+    mutation_score: float | None = Field(None, description="percent; None when the task carries none")
 
 
 class DatasetStats(BaseModel):
@@ -72,12 +77,16 @@ class DatasetStats(BaseModel):
     dependency_depth: Summary | None
     methods: Summary | None
     methods_to_generate: Summary | None
-    per_task: list[TaskMetrics]
+    mutation_score: Summary | None = None
+    per_task: list[TaskStats]
     definitions: dict[str, str] = Field(default_factory=lambda: dict(DEFINITIONS))
 
 
-def task_metrics(task: Mapping[str, Any]) -> TaskMetrics:
-    """LOC, dependency depth and method count of one task's solution."""
+def task_stats(task: Mapping[str, Any]) -> TaskStats:
+    """LOC, dependency depth and method count of one task's solution.
+
+    A classforge task carries its LOC and dependency depth (`metrics`, measured when it was built);
+    they are taken from there. Tasks of other datasets are measured here the same way."""
     tid = task.get("task_id", "?")
     code = task["solution_code"]
     try:
@@ -87,26 +96,34 @@ def task_metrics(task: Mapping[str, Any]) -> TaskMetrics:
     cls = next((n for n in module.body if isinstance(n, ast.ClassDef) and n.name == task["class_name"]), None)
     if cls is None:
         raise ReleaseError(f"task {tid!r}: solution_code defines no top-level class {task['class_name']!r}")
-    return TaskMetrics(
+    held = task.get("metrics") if isinstance(task.get("metrics"), Mapping) else {}
+    loc = held.get("loc") or cls.end_lineno - min([cls.lineno] + [d.lineno for d in cls.decorator_list]) + 1
+    depth = held.get("dependency_depth") or dependency_depth(analyse_class(cls, import_aliases(module)))
+    return TaskStats(
         task_id=tid,
         composition_type=composition_kind(task["composition_type"]),
         domain1=task["domain1"],
         domain2=task["domain2"],
-        loc=cls.end_lineno - min([cls.lineno] + [d.lineno for d in cls.decorator_list]) + 1,
-        dependency_depth=dependency_depth(analyse_class(cls, import_aliases(module))),
+        loc=loc,
+        dependency_depth=depth,
         methods=len(class_methods(cls)),
         methods_to_generate=len(task.get("methods_info") or []),
+        mutation_score=_percent(task.get("mutation_score")),
     )
 
 
-def summarize(values: list[int]) -> Summary | None:
+def _percent(score: object) -> float | None:
+    return round(100 * float(score), 2) if isinstance(score, (int, float)) and not isinstance(score, bool) else None
+
+
+def summarize(values: list[float]) -> Summary | None:
     if not values:
         return None
     return Summary(mean=round(statistics.fmean(values), 2), median=float(statistics.median(values)),
                    min=float(min(values)), max=float(max(values)))
 
 
-def domain_rows(metrics: list[TaskMetrics]) -> list[DomainRow]:
+def domain_rows(metrics: list[TaskStats]) -> list[DomainRow]:
     """Every known domain (zeros included, for comparison with the paper), then any others; busiest first."""
     names = list(DOMAINS) + sorted({d for m in metrics for d in (m.domain1, m.domain2)} - set(DOMAINS))
     rows = []
@@ -124,8 +141,8 @@ def domain_rows(metrics: list[TaskMetrics]) -> list[DomainRow]:
 
 
 def compute_stats(tasks: Iterable[Mapping[str, Any]]) -> DatasetStats:
-    """Statistics over normalized task records (see `schema.normalize_tasks`)."""
-    metrics = [task_metrics(t) for t in tasks]
+    """Statistics over release rows (`pipeline.core.formats.release_rows.release_rows`)."""
+    metrics = [task_stats(t) for t in tasks]
     return DatasetStats(
         total=len(metrics),
         intra=sum(m.composition_type == "intra" for m in metrics),
@@ -135,5 +152,6 @@ def compute_stats(tasks: Iterable[Mapping[str, Any]]) -> DatasetStats:
         dependency_depth=summarize([m.dependency_depth for m in metrics]),
         methods=summarize([m.methods for m in metrics]),
         methods_to_generate=summarize([m.methods_to_generate for m in metrics]),
+        mutation_score=summarize([m.mutation_score for m in metrics if m.mutation_score is not None]),
         per_task=metrics,
     )

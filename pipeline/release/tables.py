@@ -32,10 +32,14 @@ def size_table(stats: DatasetStats) -> str:
     def row(name: str, s: Summary | None) -> tuple:
         return (name, "-", "-", "-", "-") if s is None else (name, _fmt(s.mean), _fmt(s.median), _fmt(s.min), _fmt(s.max))
 
-    return md_table(("Metric", "Mean", "Median", "Min", "Max"), [
+    rows = [
         row("LOC", stats.loc), row("Dependency depth", stats.dependency_depth), row("Methods", stats.methods),
         row("Methods to generate", stats.methods_to_generate),
-    ])
+    ]
+    if stats.mutation_score is not None:
+        scored = sum(m.mutation_score is not None for m in stats.per_task)
+        rows.append(row(f"Mutation score, % ({scored} of {stats.total} tasks)", stats.mutation_score))
+    return md_table(("Metric", "Mean", "Median", "Min", "Max"), rows)
 
 
 # The pipeline's stages in the order items flow through them, with the unit each one counts.
@@ -47,6 +51,7 @@ STAGE_UNITS: dict[str, str] = {
     "provenance": "classes",
     "dedup": "classes", "pairing": "classes",
     "compose": "candidate pairs", "tests": "candidate pairs", "judges": "candidate pairs", "solution": "candidate pairs",
+    "mutation": "candidate pairs", "strengthen": "candidate pairs",
     "task": "tasks", "release": "tasks",
 }
 

@@ -35,6 +35,7 @@ from pipeline.release.errors import ReleaseError, ReleaseExistsError
 from pipeline.core.formats.release_rows import DATA_FILE, release_rows, short_type, to_arrow_table
 from pipeline.release.plots import write_plots
 from pipeline.release.stats import compute_stats
+from pipeline.release.validity import compute_validity
 from pipeline.release.versions import validate_version
 from pipeline.core.store import atomic_open, write_json, write_jsonl, write_text
 
@@ -153,6 +154,8 @@ def write_release(
     license: str | None = None,
     hub_repo_id: str | None = None,
     created_at: datetime | None = None,
+    decontamination: Mapping[str, list[str]] | None = None,
+    earlier_releases: list[str] | None = None,
 ) -> Path:
     """Write `<output_root>/<version>/` and return its path.
 
@@ -160,6 +163,8 @@ def write_release(
     given explicitly, it must cover every repository the tasks name. `license=None` declares
     `other` with a pointer to the manifest, since each source repository keeps its own licence.
     `hub_repo_id` (ORG/NAME) only fills the card's loading example; `created_at` defaults to now.
+    `decontamination` (the harvest's record of corpora checked) and `earlier_releases` (the
+    versions deduplicated against) go into the manifest and the card's validity section.
     """
     validate_version(version)
     root = Path(output_root)
@@ -190,7 +195,9 @@ def write_release(
                             stats=stats, funnel=funnel_report, cutoff=cutoff, config=config_dict,
                             models=models_d, prompt_versions=prompts_d, sources=source_list,
                             pipeline_version=pversion, license=license, hub_repo_id=hub_repo_id,
-                            created_at=created_at or datetime.now(timezone.utc))
+                            created_at=created_at or datetime.now(timezone.utc),
+                            decontamination=dict(decontamination) if decontamination is not None else None,
+                            earlier_releases=earlier_releases)
             _publish(tmp, dest, version)
         except BaseException:
             # Interrupted or failed (KeyboardInterrupt included): remove every trace of this attempt.
@@ -215,7 +222,8 @@ def _write_contents(folder: Path, *, version: str, records: list[dict[str, Any]]
                     stats, funnel: FunnelReport, cutoff: str | None, config: dict[str, Any],
                     models: dict[str, Any], prompt_versions: dict[str, Any], sources: list[SourceRepo],
                     pipeline_version: str, license: str | None, hub_repo_id: str | None,
-                    created_at: datetime) -> None:
+                    created_at: datetime, decontamination: dict[str, list[str]] | None = None,
+                    earlier_releases: list[str] | None = None) -> None:
     import pyarrow.parquet as pq
 
     from pipeline.release.verify import verify_release
@@ -232,13 +240,16 @@ def _write_contents(folder: Path, *, version: str, records: list[dict[str, Any]]
     body = render_card(version=version, stats=stats, funnel=funnel, cutoff=cutoff, pipeline_version=pipeline_version,
                        models=models, prompt_versions=prompt_versions,
                        sources=[s.model_dump(mode="json") for s in sources], columns=columns_short,
-                       json_columns=json_columns, config=config, license=license, hub_repo_id=hub_repo_id)
+                       json_columns=json_columns, config=config, license=license, hub_repo_id=hub_repo_id,
+                       validity=compute_validity(records, cutoff=cutoff, decontamination=decontamination,
+                                                 earlier_releases=earlier_releases))
     write_text(folder / "README.md", render_card_file(card_metadata(version, len(records), license), body))
     manifest = Manifest(
         version=version, created_at=created_at, pipeline_version=pipeline_version, row_count=len(records),
         splits={"test": len(records)}, columns={f.name: str(f.type) for f in written},
         json_columns=json_columns, cutoff=cutoff, config=config, models=models, prompt_versions=prompt_versions,
-        sources=sources, files=file_entries(folder),
+        sources=sources, decontamination=decontamination, earlier_releases=earlier_releases,
+        files=file_entries(folder),
     )
     write_json(folder / MANIFEST, manifest.model_dump(mode="json"))
     # Self-check before the version becomes visible; the datasets load is left to verify/export.

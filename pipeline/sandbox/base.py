@@ -54,6 +54,27 @@ class RunLimits(BaseModel):
         return int(self.cpu_s if self.cpu_s is not None else self.wall_s) + 1
 
 
+class Perturbation(BaseModel):
+    """How one run's environment should differ from the usual one (the environment checks).
+
+    A backend applies what it can and says how in `ExecResult.applied`; what it cannot apply goes
+    to `ExecResult.not_applied` with the reason, so a check is never passed silently.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    env: dict[str, str] = Field(default_factory=dict, description="variables set on top of the run's own (TZ, ...)")
+    cwd: str | None = Field(None, description="work-dir sub-folder the files go to and the command starts in")
+    hostname: str | None = None
+    user: str | None = Field(None, description="USER/LOGNAME")
+    uid: int | None = Field(None, ge=0, description="uid inside a user namespace")
+    clock_shift_days: int | None = Field(None, description="libfaketime offset from the real clock")
+    faketime_library: str | None = Field(None, description="libfaketime.so.1; default: looked up in the usual folders")
+    no_network: bool = False
+
+    def prefixed(self, name: str) -> str:
+        return f"{self.cwd}/{name}" if self.cwd else name
+
+
 class ExecResult(BaseModel):
     """What one run produced. `stdout`/`stderr` are capped; `outputs` holds the named files found."""
 
@@ -70,6 +91,8 @@ class ExecResult(BaseModel):
     stderr_truncated: bool = False
     outputs: dict[str, bytes] = Field(default_factory=dict)
     isolation: str = Field(description="what actually isolated the run, e.g. 'bwrap', 'unshare', 'none', 'docker'")
+    applied: dict[str, str] = Field(default_factory=dict, description="perturbation aspect -> how it was applied")
+    not_applied: dict[str, str] = Field(default_factory=dict, description="perturbation aspect -> why it was not")
 
     @property
     def ok(self) -> bool:
@@ -95,6 +118,7 @@ class SandboxBackend(Protocol):
         limits: RunLimits,
         outputs: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        perturbation: Perturbation | None = None,
     ) -> ExecResult: ...
 
 

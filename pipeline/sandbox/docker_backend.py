@@ -17,7 +17,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from pipeline.config import SandboxConfig
-from pipeline.sandbox.base import ExecResult, RunLimits, SandboxError, cap_text, check_relative_path
+from pipeline.sandbox.base import ExecResult, Perturbation, RunLimits, SandboxError, cap_text, check_relative_path
 from pipeline.sandbox.env import build_env
 
 log = logging.getLogger(__name__)
@@ -26,6 +26,45 @@ WORKDIR = "/work"
 _CHUNK = 100_000  # below the kernel's 128 KiB limit on one environment string
 _START_GRACE_S = 10.0  # container start-up on top of the run's own wall limit
 _MB = 1024 * 1024
+IMAGE_LIBFAKETIME = "/opt/classforge/libfaketime.so.1"  # linked there by the Dockerfile's sandbox stage
+
+
+def perturbed_options(options: dict, p: Perturbation | None) -> tuple[dict, list[str], dict[str, str]]:
+    """Container options, a command prefix and how each aspect was applied, for one perturbation."""
+    if p is None:
+        return options, [], {}
+    options, applied = dict(options), {f"env:{k}": f"{k}={v}" for k, v in p.env.items()}
+    if p.cwd:
+        options["working_dir"] = f"{WORKDIR}/{p.cwd}"
+        applied["cwd"] = options["working_dir"]
+    if p.hostname is not None:
+        options["hostname"] = p.hostname
+        applied["hostname"] = f"{p.hostname} (container host name) and HOSTNAME"
+    if p.user is not None:
+        applied["user"] = f"USER/LOGNAME={p.user} (environment)"
+    if p.uid is not None:
+        # Every capability stays dropped: uid 0 here cannot override file permissions.
+        options["user"] = f"{p.uid}:{p.uid}"
+        applied["uid"] = f"container user {p.uid}:{p.uid} (all capabilities dropped)"
+    if p.no_network:
+        applied["network"] = "none in every run: network_mode none (the baseline too)"
+    prefix: list[str] = []
+    if p.clock_shift_days is not None:
+        library = p.faketime_library or IMAGE_LIBFAKETIME
+        prefix = ["env", f"LD_PRELOAD={library}", f"FAKETIME={p.clock_shift_days:+d}d"]
+        applied["clock"] = f"clock {p.clock_shift_days:+d}d (LD_PRELOAD={library} in the image)"
+    return options, prefix, applied
+
+
+def _perturbed_env(p: Perturbation | None) -> dict[str, str]:
+    if p is None:
+        return {}
+    env = dict(p.env)
+    if p.hostname is not None:
+        env["HOSTNAME"] = p.hostname
+    if p.user is not None:
+        env.update({"USER": p.user, "LOGNAME": p.user})
+    return env
 
 
 @lru_cache(maxsize=1)
@@ -114,22 +153,26 @@ class DockerBackend:
         limits: RunLimits,
         outputs: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        perturbation: Perturbation | None = None,
     ) -> ExecResult:
         if not command:
             raise SandboxError("empty command")
         for name in list(files) + list(outputs):
             check_relative_path(name)
+        base = container_options(self._config, limits, {}, self._python)
+        options, prefix, applied = perturbed_options(base, perturbation)
         payload = {
             "files": {n: base64.b64encode(c.encode("utf-8") if isinstance(c, str) else c).decode("ascii") for n, c in files.items()},
-            "command": list(command),
-            "env": build_env(WORKDIR, None, self._config.env, env),
+            "command": prefix + list(command),
+            "env": build_env(options["working_dir"], None, self._config.env, {**dict(env or {}), **_perturbed_env(perturbation)}),
             "wall_s": limits.wall_s,
             "cap": limits.output_cap_bytes,
             "outputs": list(outputs),
             "output_file_cap": limits.max_output_file_bytes,
         }
-        options = container_options(self._config, limits, _encode_payload(payload), self._python)
-        return self._run_container(options, limits)
+        options["environment"] = _encode_payload(payload)
+        result = self._run_container(options, limits)
+        return result.model_copy(update={"applied": applied}) if applied else result
 
     def _run_container(self, options: dict, limits: RunLimits) -> ExecResult:
         import docker

@@ -33,6 +33,10 @@ ALLOWED_NAMES = frozenset(
         "NUMEXPR_NUM_THREADS",
         "MPLBACKEND",
         "NLTK_DATA",
+        # what the environment checks vary (host name and user where no namespace can)
+        "HOSTNAME",
+        "USER",
+        "LOGNAME",
     }
 )
 

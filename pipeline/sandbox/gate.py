@@ -73,7 +73,7 @@ def _suite_reason(result: SuiteResult) -> GateReason | None:
     return _BY_STATUS[result.status]
 
 
-def _differences(first: SuiteResult, second: SuiteResult) -> list[str]:
+def outcome_differences(first: SuiteResult, second: SuiteResult) -> list[str]:
     a, b = first.outcomes(), second.outcomes()
     diffs = [f"{k}: {a.get(k, 'absent')} then {b.get(k, 'absent')}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
     if first.status is not second.status:
@@ -129,7 +129,7 @@ def verify(
     # The repeat uses another seed (set order, the random module) and no tracer (timing).
     repeat = execute(request.model_copy(update={"coverage": False, "hash_seed": (config.hash_seed + 1) % 2**32}), backend, config)
     figures["repeat_wall_s"] = repeat.wall_s
-    diffs = _differences(first, repeat)
+    diffs = outcome_differences(first, repeat)
     if diffs:
         return GateVerdict(passed=False, reason=GateReason.FLAKY, detail="; ".join(diffs[:5]), runs=[first, repeat], **figures)
     return GateVerdict(passed=True, runs=[first, repeat], **figures)

@@ -313,17 +313,6 @@ def supervise(spec_path: str) -> int:
     escaped = _sweep_escapees(pid) if spec.get("sweep") and os.getuid() != 0 else None
     channel.close()
     os.close(rfd)
-    import resource
-
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
-    runner = {
-        "cpu_s": round(own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime, 4),
-        "max_rss_kb": max(own.ru_maxrss, children.ru_maxrss),
-        "timed_out": not exited,
-        "wall_s": round(time.monotonic() - started, 4),
-        "exit_code": os.WEXITSTATUS(reaped_status) if os.WIFEXITED(reaped_status) else None,
-        "signal": os.WTERMSIG(reaped_status) if os.WIFSIGNALED(reaped_status) else None,
-    }
     body = {
         "protocol": PROTOCOL,
         "run_id": spec["run_id"],
@@ -331,7 +320,7 @@ def supervise(spec_path: str) -> int:
         "noise": channel.noise,
         "noise_samples": channel.noise_samples,
         "overflow": channel.overflow,
-        "runner": runner,
+        "runner": _runner_summary(started, exited, reaped_status),
         "canaries": context["canaries"],
         "integrity": {
             "solution": _digest(spec["solution_file"]) == digests["solution"],
@@ -342,6 +331,21 @@ def supervise(spec_path: str) -> int:
     }
     _write_report(spec["report_file"], key, body)
     return 0
+
+
+def _runner_summary(started: float, exited: bool, reaped_status: int) -> dict:
+    """How the runner ended, and what it and its children cost."""
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return {
+        "cpu_s": round(own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime, 4),
+        "max_rss_kb": max(own.ru_maxrss, children.ru_maxrss),
+        "timed_out": not exited,
+        "wall_s": round(time.monotonic() - started, 4),
+        "exit_code": os.WEXITSTATUS(reaped_status) if os.WIFEXITED(reaped_status) else None,
+        "signal": os.WTERMSIG(reaped_status) if os.WIFSIGNALED(reaped_status) else None,
+    }
 
 
 def _runner_entry(key: bytearray, rfd: int, wfd: int, context: dict) -> None:
@@ -503,6 +507,11 @@ def _exc_fields(exc_type, exc, tb_text: str, cap: int) -> dict:
 
 
 def _make_result(unittest, emit, label_of, cap: int, on_boundary):
+    """The TestResult that streams one event per test, and the suite that marks class boundaries."""
+    return _result_class(unittest, emit, label_of, cap), _suite_class(unittest, label_of, on_boundary)
+
+
+def _result_class(unittest, emit, label_of, cap: int):
     severity = {"errored": 5, "failed": 4, "unexpected_success": 3, "expected_failure": 2, "passed": 1, "skipped": 0}
 
     class Result(unittest.TestResult):
@@ -572,6 +581,10 @@ def _make_result(unittest, emit, label_of, cap: int, on_boundary):
                 event.update(cur["detail"])
             emit(event)
 
+    return Result
+
+
+def _suite_class(unittest, label_of, on_boundary):
     class Suite(unittest.TestSuite):
         def _tearDownPreviousClass(self, test, result) -> None:
             previous = getattr(result, "_previousTestClass", None)
@@ -580,7 +593,7 @@ def _make_result(unittest, emit, label_of, cap: int, on_boundary):
                 # Between classes: the previous tearDownClass is done, the next setUpClass not yet.
                 on_boundary(f"after_class:{label_of(previous)}")
 
-    return Result, Suite
+    return Suite
 
 
 def _canary_classes(unittest, canaries: dict, module_name: str) -> tuple:
@@ -726,16 +739,7 @@ def run_tests(context: dict, wfd: int) -> int:
     import types
     import unittest
 
-    for name in context["preimport"]:
-        try:
-            __import__(name)
-        except ImportError:
-            pass  # the tests will fail on it themselves, with the real message
-    # Reproducible runs: the random module is seeded like the hash seed (a repeat with another
-    # seed then exposes tests that depend on chance).
-    import random
-
-    random.seed(int(spec.get("seed", 0)))
+    _preimport_and_seed(context["preimport"], int(spec.get("seed", 0)))
     cap = int(spec["trace_cap"])
     workdir = context["workdir"]
     solution_path = os.path.join(workdir, spec["solution_file"])
@@ -763,26 +767,16 @@ def run_tests(context: dict, wfd: int) -> int:
     try:
         exec(compile(context["solution_src"], solution_path, "exec"), module.__dict__)
     except BaseException as exc:  # noqa: B036 - SystemExit/KeyboardInterrupt at import are failures too
-        import traceback
-
         check("after_import")
-        emit({"e": "import", "ok": False, "phase": "solution", **_exc_fields(type(exc), exc, "".join(traceback.format_exception(exc)), cap)})
+        _import_failed(emit, "solution", exc, cap)
         return _finish(emit, cov, solution_path)
     emit({"e": "import", "ok": True, "phase": "solution", "t": round(time.perf_counter() - t0, 6)})
     check("after_import")
-    if spec["mode"] == "classeval":
-        namespace = module.__dict__  # the tests are "appended" to the solution: same globals
-    else:
-        tests_module = types.ModuleType(os.path.splitext(spec["tests_file"])[0])
-        tests_module.__file__ = tests_path
-        sys.modules[tests_module.__name__] = tests_module
-        namespace = tests_module.__dict__
+    namespace = _tests_namespace(spec, module, tests_path)
     try:
         exec(compile(context["tests_src"], tests_path, "exec"), namespace)
     except BaseException as exc:  # noqa: B036 - as above
-        import traceback
-
-        emit({"e": "import", "ok": False, "phase": "tests", **_exc_fields(type(exc), exc, "".join(traceback.format_exception(exc)), cap)})
+        _import_failed(emit, "tests", exc, cap)
         return _finish(emit, cov, solution_path)
     emit({"e": "import", "ok": True, "phase": "tests"})
     check("after_tests_loaded")
@@ -792,6 +786,37 @@ def run_tests(context: dict, wfd: int) -> int:
         tamper.append("coverage_tracer")
         emit({"e": "tamper", "where": "after_run", "changed": ["sys.gettrace (coverage tracer replaced)"]})
     return _finish(emit, cov, solution_path)
+
+
+def _preimport_and_seed(preimport: list, seed: int) -> None:
+    for name in preimport:
+        try:
+            __import__(name)
+        except ImportError:
+            pass  # the tests will fail on it themselves, with the real message
+    # Reproducible runs: the random module is seeded like the hash seed (a repeat with another
+    # seed then exposes tests that depend on chance).
+    import random
+
+    random.seed(seed)
+
+
+def _tests_namespace(spec: dict, module, tests_path: str) -> dict:
+    if spec["mode"] == "classeval":
+        return module.__dict__  # the tests are "appended" to the solution: same globals
+    import types
+
+    tests_module = types.ModuleType(os.path.splitext(spec["tests_file"])[0])
+    tests_module.__file__ = tests_path
+    sys.modules[tests_module.__name__] = tests_module
+    return tests_module.__dict__
+
+
+def _import_failed(emit, phase: str, exc: BaseException, cap: int) -> None:
+    import traceback
+
+    emit({"e": "import", "ok": False, "phase": phase,
+          **_exc_fields(type(exc), exc, "".join(traceback.format_exception(exc)), cap)})
 
 
 def _run_all(context: dict, namespace: dict, unittest, emit, cap: int, check) -> None:

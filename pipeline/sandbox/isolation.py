@@ -39,7 +39,16 @@ class BwrapLayout:
     expose_paths: tuple[str, ...] = ()
 
 
-def bwrap_prefix(host_workdir: str, layout: BwrapLayout, drop_to: int | None = None) -> list[str]:
+@dataclass(frozen=True)
+class BwrapRun:
+    """What may differ between runs under one layout (the environment checks vary these)."""
+
+    hostname: str = "sandbox"
+    chdir: str = INSIDE_WORKDIR
+    uid: int | None = None  # unprivileged only: the uid inside bubblewrap's user namespace
+
+
+def bwrap_prefix(host_workdir: str, layout: BwrapLayout, drop_to: int | None = None, run: BwrapRun = BwrapRun()) -> list[str]:
     """bubblewrap's command-line prefix.
 
     Unprivileged (`drop_to` None) it runs in a user namespace as the calling user. Run by root,
@@ -52,11 +61,13 @@ def bwrap_prefix(host_workdir: str, layout: BwrapLayout, drop_to: int | None = N
     argv = ["bwrap", "--die-with-parent", "--new-session"]
     if drop_to is None:
         argv += ["--unshare-all", "--unshare-user", "--disable-userns"]
+        if run.uid is not None:
+            argv += ["--uid", str(run.uid), "--gid", str(run.uid)]
     else:
         argv += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     argv += [
-        "--hostname", "sandbox",
+        "--hostname", run.hostname,
         "--ro-bind", "/", "/",
         "--dev", "/dev",
         "--proc", "/proc",
@@ -80,7 +91,7 @@ def bwrap_prefix(host_workdir: str, layout: BwrapLayout, drop_to: int | None = N
                 made.add(parent)
                 argv += ["--perms", "0755", "--dir", parent]
         argv += ["--ro-bind", path, path]
-    argv += ["--bind", host_workdir, INSIDE_WORKDIR, "--chdir", INSIDE_WORKDIR, "--"]
+    argv += ["--bind", host_workdir, INSIDE_WORKDIR, "--chdir", run.chdir, "--"]
     if drop_to is not None:
         argv += [
             "setpriv",
@@ -112,9 +123,11 @@ def _under(path: str, parent: str) -> bool:
     return p == q or q in p.parents
 
 
-def prefix_for(isolation: Isolation, host_workdir: str, layout: BwrapLayout, drop_to: int | None = None) -> list[str]:
+def prefix_for(
+    isolation: Isolation, host_workdir: str, layout: BwrapLayout, drop_to: int | None = None, run: BwrapRun = BwrapRun()
+) -> list[str]:
     if isolation == "bwrap":
-        return bwrap_prefix(host_workdir, layout, drop_to)
+        return bwrap_prefix(host_workdir, layout, drop_to, run)
     if isolation == "unshare":
         return unshare_prefix()
     return []

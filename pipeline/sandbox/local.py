@@ -10,9 +10,10 @@ import threading
 from collections.abc import Mapping, Sequence
 
 from pipeline.config import SandboxConfig
-from pipeline.sandbox.base import ExecResult, RunLimits, SandboxError, cap_text
+from pipeline.sandbox.base import ExecResult, Perturbation, RunLimits, SandboxError, cap_text
 from pipeline.sandbox.env import build_env
-from pipeline.sandbox.isolation import BwrapLayout, Isolation, Plan, candidates, prefix_for, probe, workdir_inside
+from pipeline.sandbox.isolation import BwrapLayout, BwrapRun, Isolation, Plan, candidates, prefix_for, probe, workdir_inside
+from pipeline.sandbox.perturb import LocalPerturbation, plan as plan_perturbation
 from pipeline.sandbox.proc import run_command
 from pipeline.sandbox.rlimits import UidPool, nproc_allowance, rlimit_prefix
 from pipeline.sandbox.workdir import WorkDir
@@ -115,36 +116,32 @@ class LocalBackend:
         limits: RunLimits,
         outputs: Sequence[str] = (),
         env: Mapping[str, str] | None = None,
+        perturbation: Perturbation | None = None,
     ) -> ExecResult:
         if not command:
             raise SandboxError("empty command")
         plan = self.plan
+        moved = perturbation or Perturbation()
         uid = self._uids.acquire() if plan.dedicated_uid else None
         workdir = WorkDir.create(self._work_root, uid)
         try:
-            workdir.write(files)
-            inside = workdir_inside(plan.isolation, workdir.path)
-            run_env = build_env(inside, os.path.dirname(self._python), self._config.env, env)
+            workdir.write({moved.prefixed(name): content for name, content in files.items()})
             # bubblewrap is started by root and drops to the uid itself; the others start as the uid.
-            drop_to = uid if plan.isolation == "bwrap" else None
             launch_as = None if plan.isolation == "bwrap" else uid
-            argv = (
-                rlimit_prefix(limits, nproc_allowance(limits, dedicated_uid=uid is not None))
-                + prefix_for(plan.isolation, workdir.path, self._layout, drop_to)
-                + list(command)
-            )
+            argv, run_env, tweaks = self._launch(plan, workdir.path, uid, limits, command, env, perturbation)
             # Without a PID namespace, escaped processes are found by their dedicated uid.
             sweep = (lambda: _kill_uid(uid)) if plan.isolation == "none" and uid is not None else None
             done = run_command(
                 argv,
-                cwd=workdir.path,
+                cwd=os.path.join(workdir.path, moved.cwd) if moved.cwd else workdir.path,
                 env=run_env,
                 wall_s=limits.wall_s,
                 output_cap=limits.output_cap_bytes,
                 user=launch_as,
                 after_exit=sweep,
             )
-            found = workdir.read_outputs(outputs, limits.max_output_file_bytes)
+            read = workdir.read_outputs([moved.prefixed(n) for n in outputs], limits.max_output_file_bytes)
+            found = {n: read[moved.prefixed(n)] for n in outputs if moved.prefixed(n) in read}
         finally:
             workdir.remove()
             if uid is not None:
@@ -170,7 +167,31 @@ class LocalBackend:
             stderr_truncated=done.stderr_truncated or err_cut,
             outputs=found,
             isolation=plan.isolation,
+            applied=tweaks.applied,
+            not_applied=tweaks.not_applied,
         )
+
+
+    def _launch(
+        self, plan: Plan, host_workdir: str, uid: int | None, limits: RunLimits, command: Sequence[str],
+        env: Mapping[str, str] | None, perturbation: Perturbation | None,
+    ) -> tuple[list[str], dict[str, str], LocalPerturbation]:
+        """The full command line and environment of one run, with the perturbation applied."""
+        inside = workdir_inside(plan.isolation, host_workdir)
+        drop_to = uid if plan.isolation == "bwrap" else None
+        tweaks = plan_perturbation(perturbation, plan.isolation, drop_to)
+        start = inside
+        if perturbation is not None and perturbation.cwd:
+            start = tweaks.applied["cwd"] = os.path.join(inside, perturbation.cwd)
+        run_env = build_env(inside, os.path.dirname(self._python), self._config.env, {**dict(env or {}), **tweaks.env})
+        bwrap_run = BwrapRun(hostname=tweaks.hostname, chdir=start, uid=tweaks.bwrap_uid)
+        argv = (
+            rlimit_prefix(limits, nproc_allowance(limits, dedicated_uid=uid is not None))
+            + prefix_for(plan.isolation, host_workdir, self._layout, drop_to, bwrap_run)
+            + tweaks.inner
+            + list(command)
+        )
+        return argv, run_env, tweaks
 
 
 def _kill_uid(uid: int) -> None:

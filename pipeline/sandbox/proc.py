@@ -114,19 +114,8 @@ def run_command(
     `after_exit` runs once the main process has ended but before output is drained, so a caller
     can kill escaped processes that would otherwise keep the pipes open.
     """
-    extra = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
     start = time.monotonic()
-    proc = subprocess.Popen(
-        list(argv),
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        close_fds=True,
-        **extra,
-    )
+    proc = _spawn(argv, cwd, env, user)
     out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
     os.set_blocking(out_fd, False)
     os.set_blocking(err_fd, False)
@@ -148,8 +137,26 @@ def run_command(
             proc.wait()
         proc.stdout.close()
         proc.stderr.close()
-    code = proc.returncode
-    out, err = streams[out_fd], streams[err_fd]
+    return _finished(proc.returncode, exited, wall, usage, streams[out_fd], streams[err_fd])
+
+
+def _spawn(argv: Sequence[str], cwd: str, env: Mapping[str, str], user: int | None) -> subprocess.Popen:
+    """The child in a session of its own (so its whole group can be killed), pipes non-blocking."""
+    extra = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
+    return subprocess.Popen(
+        list(argv),
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        close_fds=True,
+        **extra,
+    )
+
+
+def _finished(code: int, exited: bool, wall: float, usage, out: "_Capped", err: "_Capped") -> Finished:
     return Finished(
         exit_code=code if code >= 0 else None,
         signal=-code if code < 0 else None,

@@ -141,6 +141,8 @@ class SuiteResult(BaseModel):
     hash_seed: int = 0
     stdout: str = ""
     stderr: str = ""
+    perturbation_applied: dict[str, str] = Field(default_factory=dict, description="environment checks: aspect -> how")
+    perturbation_skipped: dict[str, str] = Field(default_factory=dict, description="environment checks: aspect -> why not")
 
     @property
     def passed(self) -> bool:

@@ -14,7 +14,7 @@ from functools import lru_cache
 from pydantic import ValidationError
 
 from pipeline.config import SandboxConfig
-from pipeline.sandbox.base import RunLimits, SandboxBackend, SandboxError
+from pipeline.sandbox.base import Perturbation, RunLimits, SandboxBackend, SandboxError
 from pipeline.sandbox.expectations import machinery_imports, static_expectations
 from pipeline.sandbox.interpret import interpret, without_report
 from pipeline.sandbox.registry import get_backend
@@ -84,8 +84,13 @@ def _spec(request: SuiteRequest, run_id: str, limit_s: float, config: SandboxCon
     }
 
 
-def execute(request: SuiteRequest, backend: SandboxBackend, config: SandboxConfig) -> SuiteResult:
-    """Run `request` once on `backend`. Sandbox failures come back as SANDBOX_ERROR, not exceptions."""
+def execute(
+    request: SuiteRequest, backend: SandboxBackend, config: SandboxConfig, perturbation: Perturbation | None = None
+) -> SuiteResult:
+    """Run `request` once on `backend`. Sandbox failures come back as SANDBOX_ERROR, not exceptions.
+
+    With a `perturbation` the backend runs it in a changed environment and the result says what
+    was applied and what not (the environment checks)."""
     limit_s = request.limit_s or config.wall_limit_s
     seed = config.hash_seed if request.hash_seed is None else request.hash_seed
     key, run_id = secrets.token_bytes(32), secrets.token_hex(8)
@@ -94,6 +99,8 @@ def execute(request: SuiteRequest, backend: SandboxBackend, config: SandboxConfi
     # The host kill comes `grace_s` after the harness's own deadline, so a timeout normally still
     # yields a report with the outcomes reached so far.
     limits = RunLimits.from_config(config, wall_s=limit_s + config.grace_s)
+    # Only passed when set, so a backend written before perturbations existed keeps working.
+    extra = {"perturbation": perturbation} if perturbation is not None else {}
     try:
         run = backend.run(
             _files(request, spec, key),
@@ -101,6 +108,7 @@ def execute(request: SuiteRequest, backend: SandboxBackend, config: SandboxConfi
             limits,
             outputs=[REPORT_FILE],
             env={"PYTHONHASHSEED": str(seed)},
+            **extra,
         )
     except SandboxError as exc:
         log.error("sandbox failed for %s: %s", request.item_id or "<unnamed>", exc)
@@ -110,11 +118,15 @@ def execute(request: SuiteRequest, backend: SandboxBackend, config: SandboxConfi
     try:
         report = parse(authenticate(run.outputs.get(REPORT_FILE), key, run_id))
     except ReportError as exc:
-        return without_report(request, run, exc.reason, limit_s, seed)
+        result = without_report(request, run, exc.reason, limit_s, seed)
     except (ValidationError, ValueError) as exc:
         log.error("unreadable harness report for %s: %s", request.item_id or "<unnamed>", exc)
-        return without_report(request, run, "malformed", limit_s, seed)
-    return interpret(request, run, report, limit_s, seed, static_expectations(request.tests, request.test_classes))
+        result = without_report(request, run, "malformed", limit_s, seed)
+    else:
+        result = interpret(request, run, report, limit_s, seed, static_expectations(request.tests, request.test_classes))
+    if run.applied or run.not_applied:
+        result = result.model_copy(update={"perturbation_applied": run.applied, "perturbation_skipped": run.not_applied})
+    return result
 
 
 def run_suite(

@@ -15,8 +15,11 @@ from pipeline.config import Config, CostConfig, EndpointConfig
 from pipeline.construct.build import BuildResult, build_tasks
 from pipeline.construct.gate import GateOutcome
 from pipeline.harvest.candidates import list_candidates, to_record
-from pipeline.llm import LLMClient, ResponseCache, UsageLedger
+from pipeline.llm.client import LLMClient
+from pipeline.llm.cache import ResponseCache
+from pipeline.llm.ledger import UsageLedger
 from pipeline.llm.fake_server import FakeOpenAIServer, Text, messages_text
+from pipeline.core.task import MutationReport, SurvivingMutant
 from pipeline.core.records import HarvestedClass, RepoRef
 
 import construct_fixtures as fx
@@ -70,6 +73,9 @@ def make_config(base_url: str, tmp: Path, *, intra: int = 1, cross: int = 0, max
     cfg.construction.pairing.intra_target = intra
     cfg.construction.pairing.cross_target = cross
     cfg.construction.pairing.max_reuse = max_reuse
+    # Scripted gates judge no real code, so the real mutation gate would have nothing honest to
+    # run: tests of the mutation stage pass `mutation=MutationConfig(...)` and a ScriptedMutator.
+    cfg.construction.mutation.enabled = False
     for k, v in construction.items():
         setattr(cfg.construction, k, v)
     return cfg
@@ -138,12 +144,37 @@ class ScriptedGate:
         return GateOutcome(passed=True, line_coverage=100.0, branch_coverage=100.0, tests_run=15)
 
 
+class ScriptedMutator:
+    """A mutator with queued mutation reports (default: a perfect score); records what it was asked."""
+
+    def __init__(self, reports: list[MutationReport] | None = None) -> None:
+        self.reports = list(reports or [])
+        self.calls: list[tuple[str, str, list[str], str, float | None]] = []
+
+    def __call__(self, solution: str, tests: str, test_classes: list[str], *, item_id: str,
+                 reference_wall_s: float | None) -> MutationReport:
+        self.calls.append((solution, tests, list(test_classes), item_id, reference_wall_s))
+        return self.reports.pop(0) if self.reports else mutation_report(10, 0)
+
+
+def mutation_report(killed: int, survived: int, timed_out: int = 0, equivalent: int = 0) -> MutationReport:
+    """A report with these counts (timeouts count as killed) and one stand-in diff per survivor."""
+    scored = killed + survived + timed_out
+    surviving = [SurvivingMutant(mutant_id=f"m{i:04d}", method="TallyStack.push", operator="constant", line=10 + i,
+                                 description=f"{i} -> {i + 1}", diff=f"--- original\n+++ mutant\n@@ -{10 + i} +{10 + i} @@\n-x = {i}\n+x = {i + 1}\n")
+                 for i in range(survived)]
+    return MutationReport(mutants=scored + equivalent, killed=killed, survived=survived, timed_out=timed_out,
+                          equivalent=equivalent, score=(killed + timed_out) / scored if scored else None,
+                          max_mutants_per_method=10, seed=0, surviving=surviving)
+
+
 class Run:
     """One build against the fake server: a fresh client per run, like a fresh process."""
 
-    def __init__(self, cfg: Config, gate: Any = None) -> None:
+    def __init__(self, cfg: Config, gate: Any = None, mutator: Any = None) -> None:
         self.cfg = cfg
         self.gate = gate or ScriptedGate()
+        self.mutator = mutator
         self.sleeps: list[float] = []
 
     def __call__(self, classes: list[HarvestedClass], out_dir: Path) -> BuildResult:
@@ -151,7 +182,7 @@ class Run:
         client = LLMClient(self.cfg.llm, ENV, cache, UsageLedger(self.cfg.llm.costs),
                            sleep=self.sleeps.append, rng=random.Random(3))
         try:
-            return build_tasks(classes, self.cfg, client, self.gate, out_dir)
+            return build_tasks(classes, self.cfg, client, self.gate, out_dir, mutator=self.mutator)
         finally:
             client.close()
             cache.close()

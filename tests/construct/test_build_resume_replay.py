@@ -9,7 +9,7 @@ import pytest
 
 from construct_kit import MODELS, Run, judge_json, make_config, scripted_server, three_pairs
 from pipeline.core import reasons as R
-from pipeline.llm import ResponseCache
+from pipeline.llm.cache import ResponseCache
 from pipeline.llm.fake_server import HTTPError
 
 OUTPUT_FILES = ("tasks.jsonl", "rejects.jsonl", "funnel.json")

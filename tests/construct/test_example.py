@@ -59,6 +59,12 @@ def test_example_build_replays_offline(tmp_path, monkeypatch):
         assert all(s.license_spdx and s.first_seen_date and len(s.commit) == 40 for s in task.sources)
         assert all(m.test_class for m in task.methods_info) and task.metrics.method_count >= 10
         assert set(task.models.values()) == {m for m in task.models.values() if m.startswith("example-handwritten-")}
+        # The mutation gate ran on every task in the real sandbox, and none needed strengthening.
+        report = task.mutation
+        assert report is not None and report.mutants - report.equivalent >= 50
+        assert task.mutation_score == pytest.approx(report.score, abs=1e-4)
+        assert task.mutation_score >= config.construction.mutation.min_score
+    assert R.STRENGTHEN not in result.funnel.stages and result.funnel.stages[R.MUTATION].kept == 3
     assert names["CheckoutInvoice"].composition_type == "intra-domain"
     assert (names["CachingRouter"].domain1, names["CachingRouter"].domain2) == ("Network & Web", "Database Operations")
     assert names["CachingRouter"].judge_scores == [10, 10, 9]

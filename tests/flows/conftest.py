@@ -38,6 +38,9 @@ def example_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     text = text.replace('cache_path = "../.cache/llm-example.sqlite"', f'cache_path = "{tmp_path / "llm.sqlite"}"')
     text = text.replace('output_root = "../built"', f'output_root = "{tmp_path / "built"}"')
     text += f'\n[release]\noutput_root = "{tmp_path / "releases"}"\n'
+    # The flow tests check orchestration; a small mutant sample keeps the mutation gate in the path
+    # at a fraction of its cost (tests/quality and tests/construct cover the engine and the stage).
+    text += '\n[construction.mutation]\nmax_mutants_per_method = 2\n'
 
     for kept in ('"../harvested"', '"../.cache/clones"', '"corpus"', '"llm_cache.jsonl"', '"../built"'):
         assert kept not in text, f"the example configuration changed: {kept} is no longer redirected"

@@ -7,7 +7,9 @@ import socket
 from pathlib import Path
 
 from pipeline.config import CostConfig, EndpointConfig, LLMConfig
-from pipeline.llm import LLMClient, ResponseCache, UsageLedger
+from pipeline.llm.client import LLMClient
+from pipeline.llm.cache import ResponseCache
+from pipeline.llm.ledger import UsageLedger
 
 API_KEY = "sk-test-key"
 ENV = {"OPENAI_API_KEY": API_KEY}

@@ -9,7 +9,9 @@ import pytest
 
 from llmkit import ENV, endpoint
 from pipeline.config import LLMConfig
-from pipeline.llm import LLMClient, ResponseCache, UsageLedger
+from pipeline.llm.client import LLMClient
+from pipeline.llm.cache import ResponseCache
+from pipeline.llm.ledger import UsageLedger
 from pipeline.llm.errors import CacheWriteError
 
 MSGS = [{"role": "user", "content": "Write class Stack."}]

@@ -3,7 +3,7 @@
 import pickle
 
 from pipeline.config import CostConfig
-from pipeline.llm import UsageLedger
+from pipeline.llm.ledger import UsageLedger
 
 
 def test_entries_of_a_task_absorb_into_another_ledger_exactly():

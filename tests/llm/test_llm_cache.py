@@ -9,7 +9,8 @@ import threading
 
 import pytest
 
-from pipeline.llm import CacheEntry, CacheImportError, CacheKeyMaterial, ResponseCache, canonical_json
+from pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache, canonical_json
+from pipeline.llm.errors import CacheImportError
 from pipeline.llm.errors import CacheCorrupt
 
 

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from pipeline.config import CostConfig, MissingAPIKey
-from pipeline.llm import BudgetExceeded, CacheMiss, LLMCallFailed, UnpricedModel
+from pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, UnpricedModel
 from pipeline.llm.fake_server import (
     Delay,
     Disconnect,
@@ -387,7 +387,7 @@ def test_refusal_is_not_retried(server, harness):
 
 def test_from_config_builds_its_own_cache_and_ledger(server, tmp_path):
     from pipeline.config import LLMConfig
-    from pipeline.llm import LLMClient
+    from pipeline.llm.client import LLMClient
 
     server.default = "hi"
     config = LLMConfig(cache_path=tmp_path / "deep" / "cache.sqlite", solver=endpoint(server.base_url))

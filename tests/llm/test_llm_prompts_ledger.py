@@ -9,7 +9,9 @@ import pytest
 
 from llmkit import PROMPTS
 from pipeline.config import CostConfig
-from pipeline.llm import PromptError, UsageLedger, list_prompts, load_prompt
+from pipeline.llm.errors import PromptError
+from pipeline.llm.ledger import UsageLedger
+from pipeline.llm.prompts import list_prompts, load_prompt
 from pipeline.llm.prompts import default_prompt_dir
 
 

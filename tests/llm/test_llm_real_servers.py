@@ -7,7 +7,7 @@ import pytest
 
 from llmkit import API_KEY, endpoint
 from pipeline.config import CostConfig
-from pipeline.llm import BudgetExceeded, LLMCallFailed
+from pipeline.llm.errors import BudgetExceeded, LLMCallFailed
 from pipeline.llm.errors import PromptTooLong
 from pipeline.llm.fake_server import FakeOpenAIServer, NullContent, ServerProfile, Text, Truncated
 from pipeline.llm.tokens import estimate_prompt_tokens

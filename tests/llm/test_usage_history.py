@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from pipeline.config import CostConfig
-from pipeline.llm import UsageLedger
+from pipeline.llm.ledger import UsageLedger
 from pipeline.llm.usage_history import RUNS_FILE, TOTAL_FILE, record_run
 
 

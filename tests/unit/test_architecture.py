@@ -60,7 +60,8 @@ def test_every_core_module_imports_without_heavy_packages() -> None:
 
 
 @pytest.mark.parametrize("leaf", ["pipeline.construct.pairing", "pipeline.harvest.filters", "pipeline.release.tables",
-                                  "benchmark.passk", "pipeline.sandbox.timing"])
+                                  "benchmark.passk", "pipeline.sandbox.timing", "pipeline.llm.ledger",
+                                  "pipeline.llm.errors"])
 def test_stage_leaf_modules_do_not_drag_in_the_flow_layer(leaf: str) -> None:
     pulled = _loaded_after_import([leaf])[leaf]
     assert "prefect" not in pulled and "openai" not in pulled, f"{leaf} pulls {pulled}"
