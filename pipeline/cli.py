@@ -99,7 +99,7 @@ def _evaluate_with_probes(run_evaluation, request, cfg, env: dict, reports: list
     the results' usage is everything the endpoint was sent."""
     if reports is None:
         return run_evaluation(request, cfg, env=env, progress=progress)
-    from pipeline.llm import LLMClient
+    from pipeline.llm.client import LLMClient
     from pipeline.llm.preflight import probe_ledger_entries
 
     with LLMClient.from_config(cfg.llm, env) as client:
