@@ -7,8 +7,10 @@ export PREFECT_HOME ?= $(CURDIR)/.cache/prefect
 setup:
 	bash scripts/setup.sh
 
+# `python -m pipeline.cli` is the `classforge` console script; it also works in a .venv set up
+# with CLASSFORGE_REUSE_PYTHON (scripts/setup.sh), which has no console scripts.
 run: setup
-	.venv/bin/classforge build --config examples/classforge.toml
+	.venv/bin/python -m pipeline.cli build --config examples/classforge.toml
 
 test: setup
 	.venv/bin/python -m pytest -q

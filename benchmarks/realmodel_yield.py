@@ -56,6 +56,9 @@ def main() -> int:
                         help="the state file `realmodel.py up` wrote (base URL and model)")
     parser.add_argument("--base-url", help="another server than the state file's (then give --model too)")
     parser.add_argument("--model")
+    parser.add_argument("--replay", action="store_true",
+                        help="send nothing: fold what an earlier (stopped) run paid for; candidates it did not "
+                             "finish are listed as unfinished")
     args = parser.parse_args()
     state = ({"base_url": args.base_url, "model": args.model} if args.base_url
              else json.loads(args.state.read_text()))
@@ -66,6 +69,8 @@ def main() -> int:
         config = build_config(state["base_url"], state["model"], []).replace(
             "intra_target = 0", f"intra_target = {intra}").replace(
             "cross_target = 0", f"cross_target = {args.candidates - intra}")
+    if args.replay:
+        config = config.replace('mode = "live"', 'mode = "replay"')
     args.workdir.mkdir(parents=True, exist_ok=True)
     (args.workdir / "classforge.toml").write_text(config)
     classforge = Path(sys.executable).with_name("classforge")
@@ -110,6 +115,9 @@ def main() -> int:
           + (f"{tokens / len(tasks):.0f}" if tasks else f"- ({tokens} tokens spent for none)"))
     for cid, (stage, reason) in sorted(rejected_at.items()):
         print(f"  {cid}: dropped at {stage} ({reason})")
+    build = json.loads((out / "build.json").read_text()) if (out / "build.json").exists() else {}
+    for item in build.get("incomplete", []):
+        print(f"  {item['candidate_id']}: unfinished ({item['reason']}): {item['detail'][:120]}")
     return 0
 
 

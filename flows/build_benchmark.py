@@ -42,9 +42,11 @@ from pipeline.harvest.github_source import GitHubSearchResult, preflight, search
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
 from pipeline.llm.preflight import (
-    EndpointReport, apply_reports, check_endpoints, endpoints_of_build, require_usable,
+    PROBE_ROLE, EndpointReport, apply_reports, check_endpoints, endpoints_of_build, probe_ledger_entries,
+    require_usable,
 )
 from pipeline.core.records import RepoRef
+from pipeline.release.history import release_solutions
 from pipeline.release.publish import PublishResult, publish
 from pipeline.core.store import write_json, write_jsonl
 from pipeline.core.errors import InfrastructureError
@@ -71,8 +73,10 @@ def harvest_repository(ref: RepoRef, cfg: HarvestConfig) -> dict:
 
 
 @task(name="dedup-and-assemble")
-def dedup_and_assemble(cfg: HarvestConfig, refs: list[RepoRef], github: GitHubSearchResult | None) -> harvest_lib.HarvestSummary:
-    index = harvest_lib.build_dedup_index(cfg)
+def dedup_and_assemble(cfg: HarvestConfig, refs: list[RepoRef], github: GitHubSearchResult | None,
+                       release_root: Path | None = None) -> harvest_lib.HarvestSummary:
+    releases = {str(release_root): release_solutions(release_root)} if release_root is not None else None
+    index = harvest_lib.build_dedup_index(cfg, releases)
     return harvest_lib.assemble_snapshot(cfg, refs, index, harvest_lib.snapshot_dir(cfg), github)
 
 
@@ -188,11 +192,11 @@ def _outcome(future):
         return exc
 
 
-def check_models(cfg: Config, checked: list[dict] | None) -> None:
+def check_models(cfg: Config, checked: list[dict] | None, run_key: str) -> None:
     """Live mode: every endpoint answers as the stages need before anything is harvested or paid.
     `classforge build` checks before Prefect starts and passes its reports in `checked`; a
     deployment run checks here. What was found adapts the stages (context window, response
-    format) and is written next to the build."""
+    format) and is written next to the build; the probes' tokens go into run `run_key`'s usage."""
     if cfg.llm.mode != "live" or not cfg.llm.preflight:
         return
     endpoints = endpoints_of_build(cfg)
@@ -203,6 +207,7 @@ def check_models(cfg: Config, checked: list[dict] | None) -> None:
     require_usable(reports)
     apply_reports(endpoints, reports)
     write_json(build_dir(cfg) / "endpoints.json", [r.model_dump(mode="json") for r in reports])
+    construct_lib.save_usage(build_dir(cfg), run_key, PROBE_ROLE, probe_ledger_entries(reports))
 
 
 def final_state(summary: dict, result: construct_lib.BuildResult, published: PublishResult) -> State:
@@ -258,15 +263,16 @@ def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] 
     logger = get_run_logger()
     if cfg.harvest.github.enabled:
         preflight(cfg.harvest.github)  # a missing token or no network fails here, in seconds
-    check_models(cfg, endpoint_reports)
+    # One key for the whole run: the endpoint probes' usage is filed under it with the candidates'.
+    run_key = f"{date.today():%Y%m%d}-{uuid.uuid4().hex[:12]}"
+    check_models(cfg, endpoint_reports, run_key)
     github = search_github_task(cfg.harvest)
     refs = gather_repositories(cfg.harvest, github)
     harvested = harvest_repository.map(refs, cfg=unmapped(cfg.harvest)).result()
-    summary = dedup_and_assemble(cfg.harvest, refs, github)
+    summary = dedup_and_assemble(cfg.harvest, refs, github, cfg.release.output_root)
     logger.info("harvest: %d classes kept from %d repositories (%d reused)", summary.classes, summary.repos,
                 sum(h["reused"] for h in harvested))
 
-    run_key = f"{date.today():%Y%m%d}-{uuid.uuid4().hex[:12]}"
     pairs = plan_build(cfg, run_key)
     candidate_task = build_candidate.with_options(retries=cfg.construction.candidate_retries,
                                                   retry_delay_seconds=cfg.construction.candidate_retry_delay_s)

@@ -94,6 +94,19 @@ def _preflight(cfg, endpoints: dict, out_file: Path | None = None) -> list | Non
     return reports
 
 
+def _evaluate_with_probes(run_evaluation, request, cfg, env: dict, reports: list | None, progress):
+    """Evaluate; after a pre-flight, with a client whose ledger already holds the probes' usage, so
+    the results' usage is everything the endpoint was sent."""
+    if reports is None:
+        return run_evaluation(request, cfg, env=env, progress=progress)
+    from pipeline.llm.client import LLMClient
+    from pipeline.llm.preflight import probe_ledger_entries
+
+    with LLMClient.from_config(cfg.llm, env) as client:
+        client.ledger.absorb(probe_ledger_entries(reports))
+        return run_evaluation(request, cfg, env=env, client=client, progress=progress)
+
+
 def write_reports(path: Path, reports: list) -> None:
     from pipeline.core.store import write_json
 
@@ -168,6 +181,7 @@ def harvest(
 
     from pipeline.config import harvest_overrides
     from pipeline.harvest.run import run_harvest
+    from pipeline.release.history import release_solutions
 
     cfg = _load(config)
     try:
@@ -200,7 +214,9 @@ def harvest(
             bar.update(task, advance=1, total=total, description=repo)
 
         try:
-            summary = run_harvest(hcfg, github_search=search, progress=progress)
+            root = cfg.release.output_root
+            summary = run_harvest(hcfg, github_search=search, progress=progress,
+                                  releases={str(root): release_solutions(root)})
         except ClassforgeError as exc:
             fail(exc)
     console.print(funnel_table(summary.funnel, f"Harvest funnel ({hcfg.snapshot})"))
@@ -449,7 +465,7 @@ def evaluate(
                     from pipeline.llm.preflight import endpoints_of_evaluate
 
                     reports = _preflight(cfg, endpoints_of_evaluate(cfg))
-                outcome = run_evaluation(request, cfg, env=env, progress=progress)
+                outcome = _evaluate_with_probes(run_evaluation, request, cfg, env, reports, progress)
                 if outcome.results.usage is not None:
                     from pipeline.llm.usage_history import record_run
 

@@ -372,9 +372,14 @@ def _usage_root(out_dir: Path) -> Path:
 
 def save_candidate_usage(plan: BuildPlan, client: LLMClient, candidate_id: str) -> None:
     """The candidate's ledger entries of this run (all its attempts in this process)."""
-    entries = client.ledger.entries(candidate_id)
+    save_usage(plan.out_dir, plan.run_id, candidate_id, client.ledger.entries(candidate_id))
+
+
+def save_usage(out_dir: Path, run_id: str, name: str, entries: list[LedgerEntry]) -> None:
+    """Usage paid in run `run_id` outside a candidate's ledger too (the endpoint pre-flight's
+    probes), where `recorded_usage` adds it to the run's and the build's totals."""
     if entries:
-        write_jsonl(_usage_root(plan.out_dir) / plan.run_id / f"{candidate_id}.jsonl", entries)
+        write_jsonl(_usage_root(out_dir) / run_id / f"{name}.jsonl", entries)
 
 
 def recorded_usage(out_dir: Path, config: Config, run_id: str) -> tuple[UsageSummary, UsageSummary]:

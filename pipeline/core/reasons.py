@@ -145,6 +145,7 @@ ABSTRACT_STUBS: Final = _code("abstract-stubs", "every method besides __init__ i
 EXACT_DUPLICATE: Final = _code("exact-duplicate", "the same code as another class of this harvest")
 NEAR_DUPLICATE: Final = _code("near-duplicate", "near-identical tokens to another class of this harvest")
 EARLIER_HARVEST: Final = _code("earlier-harvest", "the same or near-identical to a class of an earlier snapshot")
+EARLIER_RELEASE: Final = _code("earlier-release", "most of its code is in a solution of an earlier release of this project")
 REFERENCE_CORPUS: Final = _code("reference-corpus", "the same or near-identical to a class of a reference dataset")
 
 # -- release ------------------------------------------------------------------------------------

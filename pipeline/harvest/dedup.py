@@ -1,11 +1,20 @@
-"""Exact and near-duplicate detection: within a harvest, against earlier harvests, and against
-reference corpora such as ClassEval (decontamination).
+"""Exact and near-duplicate detection: within a harvest, against earlier harvests, against the
+project's earlier releases, and against reference corpora such as ClassEval (decontamination).
 
 Exact: same normalised source (comments and formatting do not count). Near: MinHash over token
 shingles with an LSH index, confirmed by the estimated Jaccard similarity. Identifiers other than
 keywords and builtins become one placeholder before shingling, so renaming a variable or a field
 (a type-2 clone) does not hide a copy; literals stay, so distinct classes of similar style stay
 apart (measured on ClassEval: the most similar pair of distinct tasks scores 0.73).
+
+A release task's solution is a composed class: two harvested classes merged, renamed and
+reformatted. A source class inside it shares most of its shingles with it but is only about half
+of it, so Jaccard cannot find it; earlier releases are checked by containment instead (the share
+of the new class's shingles found in the solution, estimated from the MinHash Jaccard and the two
+shingle-set sizes), against every solution class of every release, with the same threshold.
+Measured on ClassEval (`benchmarks/release_containment.py`): no class reaches 0.85 in a solution
+composed of two other classes, except ClassEval_32 and ClassEval_37, which are near-copies of each
+other.
 """
 
 from __future__ import annotations
@@ -16,10 +25,11 @@ import io
 import keyword
 import json
 import tokenize
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import numpy as np
 from datasketch import MinHash, MinHashLSH
 
 from pipeline.config import DedupConfig
@@ -31,8 +41,12 @@ from pipeline.core import parsing
 
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
 # Where a match came from decides the reason code a reader sees in the funnel.
-REASONS = {"harvest": ("exact-duplicate", "near-duplicate"), "earlier": ("earlier-harvest", "earlier-harvest"), "reference": ("reference-corpus", "reference-corpus")}
+REASONS = {"harvest": ("exact-duplicate", "near-duplicate"), "earlier": ("earlier-harvest", "earlier-harvest"),
+           "release": ("earlier-release", "earlier-release"), "reference": ("reference-corpus", "reference-corpus")}
 
+
+# (version, task id, solution code, ids of the harvested classes the task was built from)
+ReleasedSolution = tuple[str, str, str, frozenset[str]]
 
 _KEPT_NAMES = frozenset(keyword.kwlist) | frozenset(keyword.softkwlist) | frozenset(dir(builtins)) | {"self", "cls"}
 
@@ -51,7 +65,7 @@ def clone_tokens(source: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Origin:
-    kind: str   # harvest | earlier | reference
+    kind: str   # harvest | earlier | release | reference
     label: str  # what to show: a class id, a task id, a snapshot
 
 
@@ -65,6 +79,11 @@ class DedupIndex:
         self._exact: dict[str, Origin] = {}
         self._hashes: dict[str, MinHash] = {}
         self._origins: dict[str, Origin] = {}
+        # Earlier releases' solution classes, matched by containment:
+        # (MinHash, shingles, origin, ids of the harvested classes the task was built from).
+        self._releases: list[tuple[MinHash, int, Origin, frozenset[str]]] = []
+        self._release_matrix: np.ndarray | None = None
+        self._release_sizes: np.ndarray | None = None
         # What this index was built from, for the snapshot's decontamination.json ("checked" / "not checked").
         self.corpora: dict[str, list[str]] = {"checked": [], "not_checked": []}
 
@@ -72,12 +91,16 @@ class DedupIndex:
         return len(self._origins)
 
     def _minhash(self, source: str) -> MinHash:
+        return self._fingerprint(source)[0]
+
+    def _fingerprint(self, source: str) -> tuple[MinHash, int]:
+        """The MinHash of the source's shingles and how many distinct shingles it has."""
         tokens = clone_tokens(source)
         k = self.cfg.shingle_size
         mh = MinHash(num_perm=self.cfg.num_perm, seed=1)
         shingles = {" ".join(tokens[i : i + k]) for i in range(max(1, len(tokens) - k + 1))}
         mh.update_batch([s.encode("utf-8") for s in shingles])
-        return mh
+        return mh, len(shingles)
 
     @staticmethod
     def _exact_key(source: str) -> str:
@@ -89,13 +112,40 @@ class DedupIndex:
     def add(self, source: str, origin: Origin) -> None:
         self._add(self._exact_key(source), self._minhash(source), origin)
 
-    def check_and_add(self, source: str, origin: Origin) -> Verdict:
+    def add_release(self, source: str, origin: Origin, built_from: frozenset[str] = frozenset()) -> None:
+        """A solution class of an earlier release: matched by containment (see above).
+
+        `built_from`: the harvested class ids the task was made of. The very class a release was
+        built from is not held against itself when its own snapshot is harvested again (a re-run
+        must reproduce the snapshot); publishing still leaves that release's tasks out."""
+        self._releases.append((*self._fingerprint(without_docstrings(source)), origin, built_from))
+        self._release_matrix = None
+
+    def check_and_add(self, source: str, origin: Origin, class_id: str | None = None) -> Verdict:
         """Check a class and, when it is kept, index it; its fingerprints are computed once."""
         exact_key, mh = self._exact_key(source), self._minhash(source)
         verdict = self._check(exact_key, mh)
+        if verdict.keep and self._releases:
+            verdict = self._check_releases(*self._fingerprint(without_docstrings(source)), class_id)
         if verdict.keep:
             self._add(exact_key, mh, origin)
         return verdict
+
+    def _check_releases(self, mh: MinHash, size: int, class_id: str | None) -> Verdict:
+        if self._release_matrix is None:
+            # One row of hash values per release class: every comparison of a new class is one
+            # array operation (MinHash.jaccard is the share of equal hash values).
+            self._release_matrix = np.vstack([r[0].hashvalues for r in self._releases])
+            self._release_sizes = np.array([r[1] for r in self._releases], dtype=float)
+        jaccard = (self._release_matrix == mh.hashvalues).mean(axis=1)
+        # |A and B| = J (|A| + |B|) / (1 + J); containment of A in B divides that by |A|.
+        contained = np.minimum(1.0, jaccard * (size + self._release_sizes) / ((1 + jaccard) * max(1, size)))
+        if class_id is not None:
+            contained[[i for i, r in enumerate(self._releases) if class_id in r[3]]] = 0.0
+        best = int(np.argmax(contained))
+        if contained[best] < self.cfg.near_threshold:
+            return KEEP
+        return Verdict.drop(REASONS["release"][1], f"{contained[best]:.0%} of its code is in {self._releases[best][2].label}")
 
     def _check(self, exact_key: str, mh: MinHash) -> Verdict:
         exact = self._exact.get(exact_key)
@@ -116,6 +166,21 @@ class DedupIndex:
         self._lsh.insert(key, mh)
         self._hashes[key] = mh
         self._origins[key] = origin
+
+
+def without_docstrings(source: str) -> str:
+    """The source without its docstrings: a composer rewrites every docstring of a class it
+    publishes, so they say nothing about whether the code was copied."""
+    try:
+        module = parsing.parse(source)
+    except SyntaxError:
+        return source
+    for node in ast.walk(module):
+        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                node.body = node.body[1:] or [ast.Pass()]
+    return ast.unparse(module)
 
 
 def classes_in(source: str) -> Iterator[tuple[str, str]]:
@@ -161,3 +226,16 @@ def load_earlier_harvest(index: DedupIndex, classes_jsonl: Path, snapshot: str) 
         index.add(rec.source, Origin("earlier", f"{snapshot}/{rec.id}"))
         n += 1
     return n
+
+
+def load_earlier_releases(index: DedupIndex, solutions: Iterable[ReleasedSolution]) -> dict[str, int]:
+    """Add every solution class of the given release tasks (`pipeline.release.history.release_solutions`
+    reads them; the edge passes them in, as the harvest does not depend on the release package);
+    returns classes per version."""
+    counts: dict[str, int] = {}
+    for version, task_id, solution, built_from in solutions:
+        counts.setdefault(version, 0)
+        for name, src in classes_in(solution):
+            index.add_release(src, Origin("release", f"release {version} task {task_id} ({name})"), built_from)
+            counts[version] += 1
+    return counts

@@ -13,7 +13,7 @@ import multiprocessing
 import os
 import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
@@ -21,7 +21,9 @@ from pathlib import Path
 from pipeline.config import HarvestConfig
 from pipeline.core.funnel import KEEP, Funnel, FunnelReport, Verdict
 from pipeline.harvest.clone import CloneFailure, clone_for_scan, remote_head
-from pipeline.harvest.dedup import DedupIndex, Origin, load_earlier_harvest, load_reference_corpus
+from pipeline.harvest.dedup import (
+    DedupIndex, Origin, ReleasedSolution, load_earlier_harvest, load_earlier_releases, load_reference_corpus,
+)
 from pipeline.harvest.domains import label_domains
 from pipeline.harvest.github_source import GitHubSearchResult
 from pipeline.harvest.local_source import expand_local_sources, local_repo_ref
@@ -112,7 +114,10 @@ def harvest_repo(ref: RepoRef, cfg: HarvestConfig, snap: Path, on_file: Callable
     return shard, False
 
 
-def build_dedup_index(cfg: HarvestConfig) -> DedupIndex:
+def build_dedup_index(cfg: HarvestConfig, releases: Mapping[str, Iterable[ReleasedSolution]] | None = None) -> DedupIndex:
+    """`releases`: the tasks of the project's earlier releases by release folder (the edge reads
+    `release.output_root` with `pipeline.release.history.release_solutions`); new classes must not
+    copy their solution classes."""
     from pipeline.core.formats.hub import cached_dataset
 
     index = DedupIndex(cfg.dedup)
@@ -136,6 +141,10 @@ def build_dedup_index(cfg: HarvestConfig) -> DedupIndex:
     for path in earlier:
         n = load_earlier_harvest(index, path, path.parent.name)
         index.corpora["checked"].append(f"snapshot {path.parent.name} ({n} classes)")
+    for root, solutions in (releases or {}).items():
+        by_version = load_earlier_releases(index, solutions)
+        index.corpora["checked"] += [f"release {v} ({n} solution classes)" for v, n in by_version.items()] or [
+            f"earlier releases (none yet under {root})"]
     return index
 
 
@@ -165,7 +174,7 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
                 counts["rejects"] += 1
             for cls in shard.classes:
                 item_id = f"{cls.repo}:{cls.path}::{cls.class_name}"
-                verdict = index.check_and_add(cls.source, Origin("harvest", item_id))
+                verdict = index.check_and_add(cls.source, Origin("harvest", item_id), cls.id)
                 if not dedup_funnel.record("dedup", cls.id, verdict):
                     rej = Rejection(item_id=item_id, stage="dedup", reason=verdict.reason, detail=verdict.detail)
                     rejects_fh.write(rej.model_dump_json() + "\n")
@@ -212,12 +221,14 @@ def harvest_all(refs: list[RepoRef], cfg: HarvestConfig, snap: Path, progress: P
 
 
 def run_harvest(cfg: HarvestConfig, *, github_search: Callable[[], GitHubSearchResult] | None = None,
-                progress: ProgressFn | None = None, today: date | None = None) -> HarvestSummary:
-    """`github_search` is injected by the edge (CLI, flow) so the library never builds network clients itself."""
+                progress: ProgressFn | None = None, today: date | None = None,
+                releases: Mapping[str, Iterable[ReleasedSolution]] | None = None) -> HarvestSummary:
+    """`github_search` is injected by the edge (CLI, flow) so the library never builds network clients itself;
+    `releases` as in `build_dedup_index`."""
     snap = snapshot_dir(cfg)
     github = github_search_cached(cfg, github_search, today or date.today()) if github_search is not None else None
     refs = gather_repos(cfg, github)
-    index = build_dedup_index(cfg)
+    index = build_dedup_index(cfg, releases)
     reused = harvest_all(refs, cfg, snap, progress)
     summary = assemble_snapshot(cfg, refs, index, snap, github)
     summary.reused_shards = reused

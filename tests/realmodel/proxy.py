@@ -26,6 +26,7 @@ class Exchange:
     status: int
     usage: dict[str, Any] | None
     finish_reasons: list[str | None] = field(default_factory=list)
+    purpose: str | None = None  # the request's X-Classforge-Purpose header ("preflight" for endpoint probes)
 
 
 def _usage_of(body: bytes, content_type: str) -> tuple[dict[str, Any] | None, list[str | None]]:
@@ -65,9 +66,14 @@ class CountingProxy:
         with self._lock:
             return [e for e in self.exchanges if e.path.endswith("/completions")]
 
-    def reported_tokens(self) -> tuple[int, int]:
-        """(prompt, completion) tokens the server reported on successful completion answers."""
-        done = [e for e in self.completions() if e.status == 200 and e.usage]
+    def probes(self) -> list[Exchange]:
+        """The endpoint pre-flight's requests (marked by their header)."""
+        return [e for e in self.completions() if e.purpose == "preflight"]
+
+    def reported_tokens(self, only: list[Exchange] | None = None) -> tuple[int, int]:
+        """(prompt, completion) tokens the server reported on successful completion answers
+        (of `only`, when given)."""
+        done = [e for e in (self.completions() if only is None else only) if e.status == 200 and e.usage]
         return (sum(int(e.usage.get("prompt_tokens") or 0) for e in done),
                 sum(int(e.usage.get("completion_tokens") or 0) for e in done))
 
@@ -107,7 +113,8 @@ class CountingProxy:
                     status, rheaders, payload = err.code, err.headers, err.read()
                 usage, reasons = _usage_of(payload, rheaders.get("Content-Type", ""))
                 with proxy._lock:
-                    proxy.exchanges.append(Exchange(self.command, self.path, status, usage, reasons))
+                    proxy.exchanges.append(Exchange(self.command, self.path, status, usage, reasons,
+                                                    self.headers.get("X-Classforge-Purpose")))
                 self.send_response(status)
                 for key, value in rheaders.items():
                     if key.lower() not in _HOP_BY_HOP:

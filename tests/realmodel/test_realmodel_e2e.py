@@ -7,9 +7,11 @@ assertions are about behaviour, never about the model's quality:
 
 - every candidate and every sample ends with a named outcome (a task, a rejection with a reason
   code, or an evaluation bucket) and nothing crashes or prints a traceback;
-- the usage ledger equals the tokens the server itself reported, request for request;
-- running the same command again replays from the cache: 0 requests reach the server, and the
-  ledger still shows what the first run paid (issue 14: it used to describe only the last run).
+- the usage ledger equals the tokens the server itself reported, request for request, the endpoint
+  pre-flight's probes included (role `preflight`);
+- running the same command again replays from the cache: no request but the pre-flight's probes
+  reaches the server, and the ledger still shows what the first run paid plus those probes
+  (issue 14: it used to describe only the last run).
 """
 
 from __future__ import annotations
@@ -119,17 +121,22 @@ def test_build_runs_one_candidate_through_every_stage(workdir: Path, proxy: Coun
     assert (usage["prompt_tokens"], usage["completion_tokens"]) == (prompt, completion), (usage, prompt, completion)
     assert calls, "the build sent no request to the model"
 
-    # Same command again: everything replays, nothing reaches the server.
+    assert usage_by_role(out / "usage.json").get("preflight", {}).get("requests") == len(
+        [e for e in proxy.probes() if e.status == 200]) > 0, "the pre-flight's probes are in the ledger"
+
+    # Same command again: everything replays; only the pre-flight's probes reach the server.
     proxy.reset()
     again, seconds = run_cli(["build", "--config", "classforge.toml"], workdir)
-    print(f"second build: exit {again.returncode} after {seconds:.0f} s, {len(proxy.completions())} requests")
+    print(f"second build: exit {again.returncode} after {seconds:.0f} s, {len(proxy.completions())} requests "
+          f"({len(proxy.probes())} pre-flight probes)")
     assert_no_crash(again, "the second classforge build")
-    assert proxy.completions() == [], [e.path for e in proxy.completions()]
+    assert [e for e in proxy.completions() if e.purpose != "preflight"] == [], [e.path for e in proxy.completions()]
     assert _build_outcomes(out)[:2] == (task_ids, rejected)
     # Issue 14: a replay must not overwrite the paying run's ledger (usage.json stays cumulative).
+    probe_prompt, probe_completion = proxy.reported_tokens(proxy.probes())
     after = json.loads((out / "usage.json").read_text())["total"]
-    assert (after["prompt_tokens"], after["completion_tokens"]) == (prompt, completion), (
-        f"usage.json after a replay no longer shows the {prompt}+{completion} tokens paid for: {after}")
+    assert (after["prompt_tokens"], after["completion_tokens"]) == (prompt + probe_prompt, completion + probe_completion), (
+        f"usage.json after a replay is not the {prompt}+{completion} tokens paid for plus the replay's probes: {after}")
 
 
 @pytest.mark.skipif(not CLASSEVAL_JSON.is_file(), reason=f"ClassEval data not found at {CLASSEVAL_JSON}")
@@ -160,24 +167,34 @@ def test_evaluate_one_sample_per_strategy(workdir: Path, proxy: CountingProxy, r
     answered = [e for e in calls if e.status == 200]
     assert usage["requests"] == len(answered) == results["stats"]["llm_requests"], (usage, results["stats"])
     assert (usage["prompt_tokens"], usage["completion_tokens"]) == (prompt, completion), (usage, prompt, completion)
-    assert sum(s["prompt_tokens"] for s in samples) == prompt
-    assert sum(s["completion_tokens"] for s in samples) == completion
+    # The samples' own tokens are the rest: what the server reported besides the probes.
+    probe_prompt, probe_completion = proxy.reported_tokens(proxy.probes())
+    assert results["usage"]["by_role"]["preflight"]["requests"] == len([e for e in proxy.probes() if e.status == 200])
+    assert sum(s["prompt_tokens"] for s in samples) == prompt - probe_prompt
+    assert sum(s["completion_tokens"] for s in samples) == completion - probe_completion
 
-    # Same command again: the run resumes from its folder and the cache, 0 requests.
+    # Same command again: the run resumes from its folder and the cache; only the probes are sent.
     proxy.reset()
     again, seconds = run_cli(args, workdir)
-    print(f"second evaluate: exit {again.returncode} after {seconds:.0f} s, {len(proxy.completions())} requests")
+    print(f"second evaluate: exit {again.returncode} after {seconds:.0f} s, {len(proxy.completions())} requests "
+          f"({len(proxy.probes())} pre-flight probes)")
     assert_no_crash(again, "the second classforge evaluate")
     assert again.returncode == 0
-    assert proxy.completions() == []
+    assert [e for e in proxy.completions() if e.purpose != "preflight"] == []
+    second_prompt, second_completion = proxy.reported_tokens()
     rerun = json.loads((run_dir / "results.json").read_text())
     assert {(s["strategy"], s["bucket"]) for s in _samples(run_dir, rerun) if s["source"] == "llm"} == \
         {(s["strategy"], s["bucket"]) for s in samples}
     # Issue 14: a resumed run must not overwrite the paying run's ledger: the results folder keeps
     # every run's usage in usage-total.json (results.json describes the latest run).
     after = json.loads((run_dir / "usage-total.json").read_text())["total"]
-    assert (after["prompt_tokens"], after["completion_tokens"]) == (prompt, completion), (
-        f"usage-total.json after a resumed run no longer shows the {prompt}+{completion} tokens paid for: {after}")
+    assert (after["prompt_tokens"], after["completion_tokens"]) == (prompt + second_prompt, completion + second_completion), (
+        f"usage-total.json after a resumed run is not the {prompt}+{completion} tokens paid for plus the "
+        f"resume's probes ({second_prompt}+{second_completion}): {after}")
+
+
+def usage_by_role(path: Path) -> dict:
+    return json.loads(path.read_text())["by_role"]
 
 
 def _samples(run_dir: Path, results: dict) -> list[dict]:

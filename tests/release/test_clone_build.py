@@ -8,9 +8,12 @@ user or a log parser reads depends on the terminal's width.
 
 from __future__ import annotations
 
+import json
 import os
+import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pyarrow as pa
@@ -25,8 +28,7 @@ def _git(*args: str, cwd: Path) -> str:
     return subprocess.run(["git", *args], cwd=cwd, check=True, capture_output=True, text=True).stdout
 
 
-@pytest.fixture(scope="module")
-def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def _fresh_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if not (REPO / ".git").exists():
         pytest.skip("not a git checkout")
     root = tmp_path_factory.mktemp("fresh") / ("x" * 150)
@@ -34,6 +36,22 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     _git("clone", "-q", str(REPO), str(root / "classforge"), cwd=root)
     assert sorted(p.name for p in root.iterdir()) == ["classforge"]   # nothing beside it
     return root / "classforge"
+
+
+@pytest.fixture(scope="module")
+def clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return _fresh_clone(tmp_path_factory)
+
+
+def _offline_env(tmp_path: Path) -> dict[str, str]:
+    home = tmp_path / "hf-home"
+    _hf_cache_with_classeval(home)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "PREFECT_", "CLASSFORGE_", "VIRTUAL_ENV"))}
+    env.update(HF_HOME=str(home), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", COLUMNS="40", NO_PROXY="*",
+               PREFECT_HOME=str(tmp_path / "prefect"), PREFECT_SERVER_ANALYTICS_ENABLED="false",
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="60", GIT_TERMINAL_PROMPT="0",
+               PIP_NO_INDEX="1")
+    return env
 
 
 def _hf_cache_with_classeval(home: Path) -> None:
@@ -62,21 +80,50 @@ def test_example_config_names_nothing_outside_the_repository(clone: Path) -> Non
 
 
 def test_fresh_clone_builds_the_example_offline(clone: Path, tmp_path: Path) -> None:
-    home = tmp_path / "hf-home"
-    _hf_cache_with_classeval(home)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "PREFECT_", "CLASSFORGE_"))}
-    env.update(HF_HOME=str(home), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", COLUMNS="40", NO_PROXY="*",
-               PREFECT_HOME=str(tmp_path / "prefect"), PREFECT_SERVER_ANALYTICS_ENABLED="false",
-               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="60", GIT_TERMINAL_PROMPT="0")
+    env = _offline_env(tmp_path)
     # `python -m` from the clone imports the clone's code, not this checkout's installed copy.
     proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "build", "--config", "examples/classforge.toml"],
                           cwd=clone, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     out = proc.stdout.splitlines()
-    assert "decontamination checked: classeval (3 classes, Hugging Face cache)" in out
+    assert ("decontamination checked: classeval (3 classes, Hugging Face cache); earlier releases (none yet "
+            "under benchmark/releases)") in out, proc.stdout[-2000:]
     assert any(line.startswith("release: released 3 task(s) as ") for line in out), proc.stdout[-2000:]
     (release,) = [p for p in (clone / "benchmark" / "releases").iterdir() if not p.name.startswith(".")]
     assert (release / "README.md").is_file() and list((release / "data").glob("*.parquet"))
     assert (clone / "harvested" / "example" / "decontamination.json").is_file()
     # The clone's tracked files are untouched; everything the build wrote is ignored or new.
     assert _git("diff", "--stat", cwd=clone) == ""
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(shutil.which("make") is None, reason="make is not installed")
+def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFactory, tmp_path: Path) -> None:
+    """`make run` itself, as a user types it, in a clone with nothing beside it. Setup reuses this
+    interpreter's packages (CLASSFORGE_REUSE_PYTHON, no download or install); everything else is
+    the clone's own Makefile, setup script, code and example."""
+    fresh = _fresh_clone(tmp_path_factory)
+    env = _offline_env(tmp_path) | {"CLASSFORGE_REUSE_PYTHON": sys.executable}
+    started = time.monotonic()
+    proc = subprocess.run(["make", "run"], cwd=fresh, env=env, capture_output=True, text=True, timeout=600)
+    seconds = time.monotonic() - started
+    print(f"make run on a fresh clone: exit {proc.returncode} in {seconds:.1f} s")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert "setup: creating .venv from" in proc.stdout
+    (release,) = [p for p in (fresh / "benchmark" / "releases").iterdir() if not p.name.startswith(".")]
+    tasks = [line for line in (release / "tasks.jsonl").read_text().splitlines() if line.strip()]
+    assert len(tasks) == 3
+    manifest = json.loads((release / "manifest.json").read_text())
+    assert manifest["version"] == release.name and manifest["row_count"] == 3
+    funnel = json.loads((release / "funnel.json").read_text())
+    assert funnel["stages"]["compose"]["seen"] == 3 and funnel["stages"]["dedup"]["kept"] > 0
+    assert f"release: released 3 task(s) as {release.name}" in proc.stdout
+    assert _git("status", "--porcelain", "--untracked-files=no", cwd=fresh) == ""
+
+    # Again: the harvest checks the new release and still keeps the classes it was built from.
+    again = subprocess.run(["make", "run"], cwd=fresh, env=env, capture_output=True, text=True, timeout=600)
+    assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+    harvest_line = [line for line in proc.stdout.splitlines() if line.startswith("harvest: ")]
+    assert harvest_line and harvest_line == [line for line in again.stdout.splitlines() if line.startswith("harvest: ")]
+    assert f"release {release.name} (3 solution classes)" in again.stdout
+    assert "release: nothing new to release: all 3 task(s) are in release" in again.stdout, again.stdout[-2000:]
