@@ -437,11 +437,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
              progress: Progress | None = None) -> RunOutcome:
     """Run (or resume) one evaluation and write its folder; see the module docstring."""
     cfg = config.evaluate
-    if not request.models and request.samples_file is None:
-        raise EvaluationError("nothing to evaluate: give at least one model, or a samples file")
-    unknown = [s for s in cfg.strategies if s not in STRATEGIES]
-    if unknown:
-        raise EvaluationError(f"unknown strategies {unknown}; expected some of {', '.join(STRATEGIES)}")
+    _check_request(request, cfg.strategies)
     clock: dict[str, float] = {}
     t0 = time.perf_counter()
     dataset = load_dataset(request.dataset, task_ids=request.task_ids or None)
@@ -450,12 +446,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         raise EvaluationError(f"{request.dataset}: no task selected")
     by_id = {t.task_id: t for t in tasks}
     dataset_sha = file_sha256(request.dataset)
-    samples = None
-    samples_sha = None
-    if request.samples_file is not None:
-        samples = read_samples_file(request.samples_file, default_model=request.models[0] if request.models else None,
-                                    known_tasks=set(by_id), task_methods={t.task_id: t.method_names for t in tasks})
-        samples_sha = file_sha256(request.samples_file)
+    samples, samples_sha = _pregenerated(request, tasks)
     models = list(dict.fromkeys(s.model for s in samples)) if samples is not None else request.models
     run_id = run_id_for(Path(request.dataset).stem, _identity(dataset_sha, request, config, tasks, samples_sha, models))
     run_dir = Path(cfg.output_root) / run_id
@@ -480,6 +471,25 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     clock["generation"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
+    records, resumed = _executed(phase, by_id, refs, executor, progress, files, finished)
+    clock["execution"] = time.perf_counter() - t0
+
+    settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
+    settings.environment = environment
+    usage = phase.usage
+    results = RunResults(
+        run_id=run_id, classforge_version=__version__,
+        dataset=_dataset_info(request, dataset, dataset_sha, tasks),
+        settings=settings, tasks=tasks, reference=references, samples=records, usage=usage,
+        stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused, samples_resumed=resumed,
+                       llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0),
+    )
+    return _score_and_write(run_dir, results, progress, clock, samples_written=True)
+
+
+def _executed(phase, by_id, refs, executor, progress, files, finished):
+    """Every sample's record in the run's order (fresh ones executed and written, a killed run's
+    finished ones as they were), and how many came from the earlier run."""
     records = execute_samples(phase.generated, by_id, refs, executor, progress, sink=files.write)
     for g in phase.broken_samples:
         ref = refs[g.unit.task_id]
@@ -488,24 +498,34 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         files.write(records[-1])
     fresh = {(r.model, r.strategy, r.task_id, r.sample_index): r for r in records}
     by_key = finished | fresh
-    records = [by_key[k] for k in phase.order if k in by_key]
     resumed = sum(1 for k in phase.order if k in finished and k not in fresh)
-    clock["execution"] = time.perf_counter() - t0
+    return [by_key[k] for k in phase.order if k in by_key], resumed
 
-    settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
-    settings.environment = environment
-    usage = phase.usage
-    results = RunResults(
-        run_id=run_id, classforge_version=__version__,
-        dataset=DatasetInfo(path=str(request.dataset), format=dataset.format, sha256=dataset_sha,
-                            n_tasks_loaded=len(dataset.tasks), n_tasks_selected=len(tasks),
-                            fixes_applied=[f for f in dataset.fixes_applied if f.task_id in by_id],
-                            notices=[n for n in dataset.notices if n.task_id in by_id]),
-        settings=settings, tasks=tasks, reference=references, samples=records, usage=usage,
-        stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused, samples_resumed=resumed,
-                       llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0),
-    )
-    return _score_and_write(run_dir, results, progress, clock, samples_written=True)
+
+def _check_request(request: EvaluationRequest, strategies: list[str]) -> None:
+    if not request.models and request.samples_file is None:
+        raise EvaluationError("nothing to evaluate: give at least one model, or a samples file")
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise EvaluationError(f"unknown strategies {unknown}; expected some of {', '.join(STRATEGIES)}")
+
+
+def _pregenerated(request: EvaluationRequest, tasks: list[Task]):
+    """The samples file's samples and its sha256, or (None, None) when models generate."""
+    if request.samples_file is None:
+        return None, None
+    samples = read_samples_file(request.samples_file, default_model=request.models[0] if request.models else None,
+                                known_tasks={t.task_id for t in tasks},
+                                task_methods={t.task_id: t.method_names for t in tasks})
+    return samples, file_sha256(request.samples_file)
+
+
+def _dataset_info(request: EvaluationRequest, dataset, dataset_sha: str, tasks: list[Task]) -> DatasetInfo:
+    selected = {t.task_id for t in tasks}
+    return DatasetInfo(path=str(request.dataset), format=dataset.format, sha256=dataset_sha,
+                       n_tasks_loaded=len(dataset.tasks), n_tasks_selected=len(tasks),
+                       fixes_applied=[f for f in dataset.fixes_applied if f.task_id in selected],
+                       notices=[n for n in dataset.notices if n.task_id in selected])
 
 
 def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | None,

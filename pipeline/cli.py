@@ -420,14 +420,9 @@ def evaluate(
     config: ConfigOpt = None,
 ) -> None:
     """Score models on a ClassEval-style dataset; writes results/<run-id>/ and prints Table 4."""
-    import os
-
     from pydantic import ValidationError
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from pipeline.core.formats.hub import resolve_dataset
-    from benchmark.runner import EvaluationRequest
-    from benchmark.runner import evaluate as run_evaluation
     from benchmark.runner import regrade as run_regrade
 
     labels = {"reference": "reference pre-run", "generation": "generation", "execution": "execution", "scoring": "scoring"}
@@ -446,32 +441,9 @@ def evaluate(
             else:
                 if dataset is None:
                     fail("--dataset is required (or --regrade RESULTS_DIR)")
-                cfg = _load(config)
-                ev = cfg.evaluate
-                if base_url:
-                    ev.endpoint.base_url = base_url
-                if model and model[0] not in ("reference", "empty"):
-                    ev.endpoint.model = model[0]
-                updates = {"strategies": [s.value for s in strategy] if strategy else None, "n_samples": n,
-                           "levels_source": levels.value if levels else None, "workers": workers, "output_root": out}
-                cfg.evaluate = type(ev).model_validate(ev.model_dump() | {k: v for k, v in updates.items() if v is not None})
-                request = EvaluationRequest(dataset=resolve_dataset(dataset), models=list(model or ([] if samples else [cfg.evaluate.endpoint.model])),
-                                            samples_file=samples, task_ids=task or None, max_tasks=max_tasks)
-                # The API key is read here, at the edge, and only the variable the endpoint names.
-                key_var = cfg.evaluate.endpoint.api_key_env
-                env = {key_var: os.environ[key_var]} if key_var in os.environ else {}
-                reports = None
-                if any(m not in ("reference", "empty") for m in request.models) and samples is None:
-                    from pipeline.llm.preflight import endpoints_of_evaluate
-
-                    reports = _preflight(cfg, endpoints_of_evaluate(cfg))
-                outcome = _evaluate_with_probes(run_evaluation, request, cfg, env, reports, progress)
-                if outcome.results.usage is not None:
-                    from pipeline.llm.usage_history import record_run
-
-                    record_run(outcome.run_dir, outcome.results.usage)
-                if reports is not None:
-                    write_reports(outcome.run_dir / "endpoints.json", reports)
+                cfg = _evaluation_config(config, base_url=base_url, model=model, strategy=strategy, n=n,
+                                         levels=levels, workers=workers, out=out)
+                outcome = _run_evaluation(cfg, dataset, model, samples, task, max_tasks, progress)
         except ValidationError as exc:
             fail(validation_message(exc))
         except ClassforgeError as exc:
@@ -479,21 +451,66 @@ def evaluate(
         except KeyboardInterrupt:
             fail("interrupted; run the same command to resume (finished samples are kept in the LLM cache "
                  "and the results folder)", 130)
-    results = outcome.results
-    console.print(_evaluation_table(results))
+    _print_evaluation(outcome, regraded=regrade is not None)
+
+
+def _evaluation_config(config: Path | None, *, base_url, model, strategy, n, levels, workers, out):
+    """The configuration with the command line's evaluate options applied and validated."""
+    cfg = _load(config)
+    ev = cfg.evaluate
+    if base_url:
+        ev.endpoint.base_url = base_url
+    if model and model[0] not in ("reference", "empty"):
+        ev.endpoint.model = model[0]
+    updates = {"strategies": [s.value for s in strategy] if strategy else None, "n_samples": n,
+               "levels_source": levels.value if levels else None, "workers": workers, "output_root": out}
+    cfg.evaluate = type(ev).model_validate(ev.model_dump() | {k: v for k, v in updates.items() if v is not None})
+    return cfg
+
+
+def _run_evaluation(cfg, dataset: str, model, samples, task, max_tasks, progress):
+    """Check the endpoint when models generate, evaluate, and file the run's usage and endpoint reports."""
+    import os
+
+    from pipeline.core.formats.hub import resolve_dataset
+    from benchmark.runner import EvaluationRequest
+    from benchmark.runner import evaluate as run_evaluation
+
+    request = EvaluationRequest(dataset=resolve_dataset(dataset), models=list(model or ([] if samples else [cfg.evaluate.endpoint.model])),
+                                samples_file=samples, task_ids=task or None, max_tasks=max_tasks)
+    # The API key is read here, at the edge, and only the variable the endpoint names.
+    key_var = cfg.evaluate.endpoint.api_key_env
+    env = {key_var: os.environ[key_var]} if key_var in os.environ else {}
+    reports = None
+    if any(m not in ("reference", "empty") for m in request.models) and samples is None:
+        from pipeline.llm.preflight import endpoints_of_evaluate
+
+        reports = _preflight(cfg, endpoints_of_evaluate(cfg))
+    outcome = _evaluate_with_probes(run_evaluation, request, cfg, env, reports, progress)
+    if outcome.results.usage is not None:
+        from pipeline.llm.usage_history import record_run
+
+        record_run(outcome.run_dir, outcome.results.usage)
+    if reports is not None:
+        write_reports(outcome.run_dir / "endpoints.json", reports)
+    return outcome
+
+
+def _print_evaluation(outcome, *, regraded: bool) -> None:
     from benchmark.summary import unscored_advice
 
+    results = outcome.results
+    console.print(_evaluation_table(results))
     advice = unscored_advice(results)
     if advice:
         console.print(f"[yellow]{advice}[/yellow]", soft_wrap=True)
-    if regrade is None:
+    if not regraded:
         resumed = f" ({results.stats.samples_resumed} finished by an earlier run)" if results.stats.samples_resumed else ""
         console.print(f"{len(results.samples)} samples{resumed}; {len(results.broken_task_ids)} broken task(s) excluded; "
                       f"{results.stats.sandbox_runs} sandbox runs, {results.stats.executions_reused} reused.")
     else:
         console.print(f"regraded {len(results.samples)} stored samples offline.")
     console.print(f"written to {outcome.run_dir}/ (results.json, samples/, summary.md, passk.png, taxonomy.png)")
-
 
 if __name__ == "__main__":
     app()

@@ -344,17 +344,7 @@ def supervise(spec_path: str) -> int:
         "preimport": list(spec.get("preimport", [])),
         "workdir": os.getcwd(),
     }
-    rfd, wfd = os.pipe()
-    sys.stdout.flush()
-    sys.stderr.flush()
-    pid = os.fork()
-    if pid == 0:
-        _runner_entry(key, rfd, wfd, context)
-    os.close(wfd)
-    try:
-        os.setpgid(pid, pid)
-    except (ProcessLookupError, PermissionError):
-        pass  # the runner already did it, or is already gone
+    pid, rfd = _fork_runner(key, context)
     channel = _Channel()
     deadline = started + float(spec["timeout_s"])
     shares = _Shares(spec, deadline)
@@ -389,6 +379,22 @@ def supervise(spec_path: str) -> int:
     }
     _write_report(spec["report_file"], key, body)
     return 0
+
+
+def _fork_runner(key: bytearray, context: dict) -> tuple[int, int]:
+    """The runner in a child process of its own group; returns (its pid, the read end of its pipe)."""
+    rfd, wfd = os.pipe()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    pid = os.fork()
+    if pid == 0:
+        _runner_entry(key, rfd, wfd, context)
+    os.close(wfd)
+    try:
+        os.setpgid(pid, pid)
+    except (ProcessLookupError, PermissionError):
+        pass  # the runner already did it, or is already gone
+    return pid, rfd
 
 
 def _runner_summary(started: float, exited: bool, reaped_status: int) -> dict:
