@@ -471,7 +471,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     clock["generation"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    records, resumed = _executed(phase, by_id, refs, executor, progress, files, finished)
+    records, resumed = _all_records(phase, by_id, refs, executor, progress, files, finished)
     clock["execution"] = time.perf_counter() - t0
 
     settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
@@ -487,7 +487,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     return _score_and_write(run_dir, results, progress, clock, samples_written=True)
 
 
-def _executed(phase, by_id, refs, executor, progress, files, finished):
+def _all_records(phase, by_id, refs, executor, progress, files, finished):
     """Every sample's record in the run's order (fresh ones executed and written, a killed run's
     finished ones as they were), and how many came from the earlier run."""
     records = execute_samples(phase.generated, by_id, refs, executor, progress, sink=files.write)
