@@ -432,6 +432,32 @@ def _environment(dataset_format: str, tasks: list[Task], config: Config) -> Envi
         raise EvaluationError(str(e)) from e
 
 
+def _read_samples(request: EvaluationRequest, tasks: list[Task]) -> tuple[list[NumberedSample] | None, str | None]:
+    """The pre-generated samples and the file's hash, when a samples file is given."""
+    if request.samples_file is None:
+        return None, None
+    samples = read_samples_file(request.samples_file, default_model=request.models[0] if request.models else None,
+                                known_tasks={t.task_id for t in tasks}, task_methods={t.task_id: t.method_names for t in tasks})
+    return samples, file_sha256(request.samples_file)
+
+
+def _execution_phase(phase: _Generation, by_id: dict[str, Task], refs: dict[str, ReferenceRecord], executor: Executor,
+                     files: SampleFiles, finished: dict[tuple[str, str, str, int], SampleRecord],
+                     progress: Progress | None) -> tuple[list[SampleRecord], int]:
+    """The run's records in the run's order (this invocation's, and those an earlier run finished),
+    each written to its file when final; and how many came from the earlier run."""
+    records = execute_samples(phase.generated, by_id, refs, executor, progress, sink=files.write)
+    for g in phase.broken_samples:
+        ref = refs[g.unit.task_id]
+        records.append(_record(g, bucket="task_broken", cause="sandbox-failed" if ref.infrastructure else "task-broken",
+                               reason=f"task {g.unit.task_id} is broken: {ref.cause}"))
+        files.write(records[-1])
+    fresh = {(r.model, r.strategy, r.task_id, r.sample_index): r for r in records}
+    by_key = finished | fresh
+    resumed = sum(1 for k in phase.order if k in finished and k not in fresh)
+    return [by_key[k] for k in phase.order if k in by_key], resumed
+
+
 def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, str] | None = None,
              client: LLMClient | None = None, backend: SandboxBackend | None = None,
              progress: Progress | None = None) -> RunOutcome:
@@ -450,20 +476,14 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         raise EvaluationError(f"{request.dataset}: no task selected")
     by_id = {t.task_id: t for t in tasks}
     dataset_sha = file_sha256(request.dataset)
-    samples = None
-    samples_sha = None
-    if request.samples_file is not None:
-        samples = read_samples_file(request.samples_file, default_model=request.models[0] if request.models else None,
-                                    known_tasks=set(by_id), task_methods={t.task_id: t.method_names for t in tasks})
-        samples_sha = file_sha256(request.samples_file)
+    samples, samples_sha = _read_samples(request, tasks)
     models = list(dict.fromkeys(s.model for s in samples)) if samples is not None else request.models
     run_id = run_id_for(Path(request.dataset).stem, _identity(dataset_sha, request, config, tasks, samples_sha, models))
     run_dir = Path(cfg.output_root) / run_id
     clock["load"] = time.perf_counter() - t0
 
-    environment = None
-    if cfg.environment == "dataset":
-        environment = _environment(dataset.format, tasks, config)
+    environment = _environment(dataset.format, tasks, config) if cfg.environment == "dataset" else None
+    if environment is not None:
         config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
     executor = Executor(config.sandbox, ExecutionStore(run_dir / EXECUTIONS_DIR), workers=cfg.workers,
                         retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend)
@@ -480,16 +500,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     clock["generation"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    records = execute_samples(phase.generated, by_id, refs, executor, progress, sink=files.write)
-    for g in phase.broken_samples:
-        ref = refs[g.unit.task_id]
-        records.append(_record(g, bucket="task_broken", cause="sandbox-failed" if ref.infrastructure else "task-broken",
-                               reason=f"task {g.unit.task_id} is broken: {ref.cause}"))
-        files.write(records[-1])
-    fresh = {(r.model, r.strategy, r.task_id, r.sample_index): r for r in records}
-    by_key = finished | fresh
-    records = [by_key[k] for k in phase.order if k in by_key]
-    resumed = sum(1 for k in phase.order if k in finished and k not in fresh)
+    records, resumed = _execution_phase(phase, by_id, refs, executor, files, finished, progress)
     clock["execution"] = time.perf_counter() - t0
 
     settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
