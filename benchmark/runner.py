@@ -432,6 +432,32 @@ def _environment(dataset_format: str, tasks: list[Task], config: Config) -> Envi
         raise EvaluationError(str(e)) from e
 
 
+def _read_samples(request: EvaluationRequest, tasks: list[Task]) -> tuple[list[NumberedSample] | None, str | None]:
+    """The pre-generated samples and the file's hash, when a samples file is given."""
+    if request.samples_file is None:
+        return None, None
+    samples = read_samples_file(request.samples_file, default_model=request.models[0] if request.models else None,
+                                known_tasks={t.task_id for t in tasks}, task_methods={t.task_id: t.method_names for t in tasks})
+    return samples, file_sha256(request.samples_file)
+
+
+def _execution_phase(phase: _Generation, by_id: dict[str, Task], refs: dict[str, ReferenceRecord], executor: Executor,
+                     files: SampleFiles, finished: dict[tuple[str, str, str, int], SampleRecord],
+                     progress: Progress | None) -> tuple[list[SampleRecord], int]:
+    """The run's records in the run's order (this invocation's, and those an earlier run finished),
+    each written to its file when final; and how many came from the earlier run."""
+    records = execute_samples(phase.generated, by_id, refs, executor, progress, sink=files.write)
+    for g in phase.broken_samples:
+        ref = refs[g.unit.task_id]
+        records.append(_record(g, bucket="task_broken", cause="sandbox-failed" if ref.infrastructure else "task-broken",
+                               reason=f"task {g.unit.task_id} is broken: {ref.cause}"))
+        files.write(records[-1])
+    fresh = {(r.model, r.strategy, r.task_id, r.sample_index): r for r in records}
+    by_key = finished | fresh
+    resumed = sum(1 for k in phase.order if k in finished and k not in fresh)
+    return [by_key[k] for k in phase.order if k in by_key], resumed
+
+
 def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, str] | None = None,
              client: LLMClient | None = None, backend: SandboxBackend | None = None,
              progress: Progress | None = None) -> RunOutcome:
@@ -446,15 +472,14 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         raise EvaluationError(f"{request.dataset}: no task selected")
     by_id = {t.task_id: t for t in tasks}
     dataset_sha = file_sha256(request.dataset)
-    samples, samples_sha = _pregenerated(request, tasks)
+    samples, samples_sha = _read_samples(request, tasks)
     models = list(dict.fromkeys(s.model for s in samples)) if samples is not None else request.models
     run_id = run_id_for(Path(request.dataset).stem, _identity(dataset_sha, request, config, tasks, samples_sha, models))
     run_dir = Path(cfg.output_root) / run_id
     clock["load"] = time.perf_counter() - t0
 
-    environment = None
-    if cfg.environment == "dataset":
-        environment = _environment(dataset.format, tasks, config)
+    environment = _environment(dataset.format, tasks, config) if cfg.environment == "dataset" else None
+    if environment is not None:
         config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
     executor = Executor(config.sandbox, ExecutionStore(run_dir / EXECUTIONS_DIR), workers=cfg.workers,
                         retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend)
@@ -471,7 +496,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     clock["generation"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    records, resumed = _all_records(phase, by_id, refs, executor, progress, files, finished)
+    records, resumed = _execution_phase(phase, by_id, refs, executor, files, finished, progress)
     clock["execution"] = time.perf_counter() - t0
 
     settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
@@ -487,37 +512,12 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     return _score_and_write(run_dir, results, progress, clock, samples_written=True)
 
 
-def _all_records(phase, by_id, refs, executor, progress, files, finished):
-    """Every sample's record in the run's order (fresh ones executed and written, a killed run's
-    finished ones as they were), and how many came from the earlier run."""
-    records = execute_samples(phase.generated, by_id, refs, executor, progress, sink=files.write)
-    for g in phase.broken_samples:
-        ref = refs[g.unit.task_id]
-        records.append(_record(g, bucket="task_broken", cause="sandbox-failed" if ref.infrastructure else "task-broken",
-                               reason=f"task {g.unit.task_id} is broken: {ref.cause}"))
-        files.write(records[-1])
-    fresh = {(r.model, r.strategy, r.task_id, r.sample_index): r for r in records}
-    by_key = finished | fresh
-    resumed = sum(1 for k in phase.order if k in finished and k not in fresh)
-    return [by_key[k] for k in phase.order if k in by_key], resumed
-
-
 def _check_request(request: EvaluationRequest, strategies: list[str]) -> None:
     if not request.models and request.samples_file is None:
         raise EvaluationError("nothing to evaluate: give at least one model, or a samples file")
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
         raise EvaluationError(f"unknown strategies {unknown}; expected some of {', '.join(STRATEGIES)}")
-
-
-def _pregenerated(request: EvaluationRequest, tasks: list[Task]):
-    """The samples file's samples and its sha256, or (None, None) when models generate."""
-    if request.samples_file is None:
-        return None, None
-    samples = read_samples_file(request.samples_file, default_model=request.models[0] if request.models else None,
-                                known_tasks={t.task_id for t in tasks},
-                                task_methods={t.task_id: t.method_names for t in tasks})
-    return samples, file_sha256(request.samples_file)
 
 
 def _dataset_info(request: EvaluationRequest, dataset, dataset_sha: str, tasks: list[Task]) -> DatasetInfo:

@@ -347,8 +347,7 @@ def supervise(spec_path: str) -> int:
     pid, rfd = _fork_runner(key, context)
     channel = _Channel()
     deadline = started + float(spec["timeout_s"])
-    shares = _Shares(spec, deadline)
-    exited, reaped_status = _watch(pid, rfd, deadline, channel, shares)
+    exited, reaped_status = _watch(pid, rfd, deadline, channel, shares := _Shares(spec, deadline))
     if exited:
         _drain(rfd, channel)
     _kill_group(pid)  # descendants left in the runner's group; the runner itself if it timed out
@@ -367,8 +366,7 @@ def supervise(spec_path: str) -> int:
         "noise": channel.noise,
         "noise_samples": channel.noise_samples,
         "overflow": channel.overflow,
-        "runner": _runner_summary(started, exited, reaped_status) | {
-            "timed_out_class": None if exited else shares.limit()[1]},
+        "runner": _runner_summary(started, exited, reaped_status, shares),
         "canaries": context["canaries"],
         "integrity": {
             "solution": _digest(spec["solution_file"]) == digests["solution"],
@@ -397,8 +395,8 @@ def _fork_runner(key: bytearray, context: dict) -> tuple[int, int]:
     return pid, rfd
 
 
-def _runner_summary(started: float, exited: bool, reaped_status: int) -> dict:
-    """How the runner ended, and what it and its children cost."""
+def _runner_summary(started: float, exited: bool, reaped_status: int, shares: _Shares) -> dict:
+    """How the runner ended (and, stopped early, for which class), and what it and its children cost."""
     import resource
 
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -406,6 +404,7 @@ def _runner_summary(started: float, exited: bool, reaped_status: int) -> dict:
         "cpu_s": round(own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime, 4),
         "max_rss_kb": max(own.ru_maxrss, children.ru_maxrss),
         "timed_out": not exited,
+        "timed_out_class": None if exited else shares.limit()[1],
         "wall_s": round(time.monotonic() - started, 4),
         "exit_code": os.WEXITSTATUS(reaped_status) if os.WIFEXITED(reaped_status) else None,
         "signal": os.WTERMSIG(reaped_status) if os.WIFSIGNALED(reaped_status) else None,
