@@ -325,7 +325,8 @@ class EvaluateConfig(Section):
     workers: int | None = Field(None, ge=1, description="parallel sandbox runs; default: sandbox.workers, else the cores")
     sandbox_retries: int = Field(2, ge=0, description="re-runs of a run the sandbox itself failed; then it is reported")
     rerun_classes: bool = Field(
-        True, description="after a timeout, crash or resource limit, run each test class alone so one cannot mask another"
+        True, description="after a timeout, crash or resource limit, run the test classes the sample did not reach "
+                          "in a fresh run with what is left of its limit, so one class cannot mask another"
     )
     environment: Literal["host", "dataset"] = Field(
         "host", description="code under test runs with classforge's interpreter (host) or in a virtual environment "
