@@ -408,7 +408,9 @@ def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Ta
         generator = LLMGenerator(client, cfg.endpoint, levels_source=cfg.levels_source) if needs_llm else None
         generated = _generate(units, generator, client if needs_llm else None, progress)
     finally:
-        if needs_llm and client is not None:
+        # A client handed in may already hold what was spent before generation (the endpoint's
+        # pre-flight probes): its usage is this run's even when every sample was finished earlier.
+        if client is not None and (needs_llm or not own_client):
             usage = client.ledger.summary()
             if own_client:
                 client.close()
