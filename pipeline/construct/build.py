@@ -256,8 +256,10 @@ def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageCon
         )
     except (RecordError, ValidationError) as exc:
         return stop(StageOutcome.drop(R.TASK, R.RECORD_INVALID, str(exc)[:2000]))
-    if solved.gate.environment is not None:
-        result.task = result.task.model_copy(update={"environment_checks": solved.gate.environment})
+    # The checks of the suite that ships: a strengthened suite went through the gate (and its
+    # environment checks) again.
+    if verified.environment is not None:
+        result.task = result.task.model_copy(update={"environment_checks": verified.environment})
     result.status = "built"
     return stop(StageOutcome.kept(R.TASK))
 

@@ -19,7 +19,6 @@ signed report; benchmarks/mutation_cost.py measures what that could save (see th
 
 from __future__ import annotations
 
-import logging
 import time
 from collections.abc import Sequence
 from enum import Enum
@@ -34,8 +33,6 @@ from pipeline.quality.cache import CachedOutcome, MutationCache, content_key
 from pipeline.quality.mutants import Mutant, generate_mutants
 from pipeline.sandbox import SandboxBackend, SuiteMode, SuiteRequest, SuiteResult, SuiteStatus, get_backend, run_suites
 from pipeline.sandbox.suite import execute
-
-log = logging.getLogger(__name__)
 
 # Bump when a change here or in mutants.py changes what a cached outcome means.
 ENGINE_VERSION = 1

@@ -109,18 +109,22 @@ def render_card(*, version: str, stats: DatasetStats, funnel: FunnelReport, cuto
                 sources: list[dict[str, Any]], columns: dict[str, str], json_columns: list[str],
                 config: dict[str, Any] | None = None, license: str | None = None,
                 hub_repo_id: str | None = None, validity: ValidityFacts | None = None) -> str:
+    """The dataset card's Markdown body, section by section (the front matter is `card_metadata`)."""
     cut = cutoff or "the configured cutoff"
     repo = hub_repo_id or REPO_PLACEHOLDER
-    f = build_facts(config or {})
-    extra_cols = [c for c in columns if c not in CORE_COLUMNS]
-    column_rows = [(f"`{name}`", f"`{typ}`", column_origin(name) + (" (JSON text)" if name in json_columns else ""))
-                   for name, typ in columns.items()]
-    model_rows = [(role, f"`{m}`") for role, m in sorted(models.items())] or [("-", "-")]
-    prompt_rows = [(name, f"`{v}`") for name, v in sorted(prompt_versions.items())] or [("-", "-")]
-    json_note = ("Columns marked *JSON text* hold irregular nested values encoded as JSON: decode them with "
-                 "`json.loads` (`tasks.jsonl` has them decoded). ") if json_columns else ""
-    extras_note = ("Extra columns: " + ", ".join(f"`{c}`" for c in extra_cols) + ".") if extra_cols else ""
-    body = f"""
+    return "".join((
+        _intro_section(version, cut),
+        _built_section(cut, build_facts(config or {}), pipeline_version, models, prompt_versions, config or {}),
+        _contents_section(stats, validity),
+        _funnel_section(funnel),
+        _loading_section(repo, version),
+        _columns_section(columns, json_columns),
+        _closing_sections(sources, license, repo, version, config or {}, stats),
+    ))
+
+
+def _intro_section(version: str, cut: str) -> str:
+    return f"""
 # classforge {version}
 
 A class-level Python code-generation benchmark in [ClassEval](https://github.com/FudanSELab/ClassEval)'s
@@ -130,7 +134,14 @@ Each task gives a class skeleton (imports, class and method signatures with docs
 a model writes the class, and the task's unittest suite (method-level and class-level test classes)
 judges it. Every task ships a canonical solution that passes its tests.
 
-## How it was built
+"""
+
+
+def _built_section(cut: str, f: dict[str, Any], pipeline_version: str, models: dict[str, Any],
+                   prompt_versions: dict[str, Any], config: dict[str, Any]) -> str:
+    model_rows = [(role, f"`{m}`") for role, m in sorted(models.items())] or [("-", "-")]
+    prompt_rows = [(name, f"`{v}`") for name, v in sorted(prompt_versions.items())] or [("-", "-")]
+    return f"""## How it was built
 
 Following ClassEval-Pro's pipeline: harvest self-contained, standard-library-only classes
 ({f['min_methods']}+ methods, {f['min_lines']}-{f['max_lines']} lines) whose first commit is on or after the cutoff, with
@@ -144,12 +155,16 @@ Every LLM call is cached by content, so the build can be replayed exactly. The f
 
 - classforge version: `{pipeline_version}`
 - Cutoff: {cut}
-{_replay_note(config or {})}
+{_replay_note(config)}
 {md_table(("Role", "Model"), model_rows, "ll")}
 
 {md_table(("Prompt", "Version"), prompt_rows, "ll")}
 
-## Contents
+"""
+
+
+def _contents_section(stats: DatasetStats, validity: ValidityFacts | None) -> str:
+    return f"""## Contents
 
 {stats.total} tasks in one split, `{SPLIT}`: {stats.intra} intra-domain and {stats.cross} cross-domain compositions.
 
@@ -170,7 +185,11 @@ Full statistics: `stats.json`.
 
 {_validity(validity)}
 
-## Funnel
+"""
+
+
+def _funnel_section(funnel: FunnelReport) -> str:
+    return f"""## Funnel
 
 Counts per stage and rejection reason, in pipeline order (full report: `funnel.json`). Each stage
 counts one unit: repositories, files, classes, candidate pairs (one composed class each) or tasks.
@@ -178,7 +197,11 @@ Each unit from its first stage to its last: {overall_yield(funnel)}.
 
 {funnel_table(funnel)}
 
-## Loading
+"""
+
+
+def _loading_section(repo: str, version: str) -> str:
+    return f"""## Loading
 
 ```python
 from datasets import load_dataset
@@ -197,18 +220,33 @@ rows = pq.read_table("data/test-00000-of-00001.parquet").to_pylist()
 # or, one JSON object per line with every field decoded: tasks.jsonl
 ```
 
-## Columns
+"""
+
+
+def _columns_section(columns: dict[str, str], json_columns: list[str]) -> str:
+    extra_cols = [c for c in columns if c not in CORE_COLUMNS]
+    column_rows = [(f"`{name}`", f"`{typ}`", column_origin(name) + (" (JSON text)" if name in json_columns else ""))
+                   for name, typ in columns.items()]
+    json_note = ("Columns marked *JSON text* hold irregular nested values encoded as JSON: decode them with "
+                 "`json.loads` (`tasks.jsonl` has them decoded). ") if json_columns else ""
+    extras_note = ("Extra columns: " + ", ".join(f"`{c}`" for c in extra_cols) + ".") if extra_cols else ""
+    return f"""## Columns
 
 ClassEval's columns keep their names and types (`methods_info` is a list of structs with a nested
 `dependencies` struct). {json_note}{extras_note}
 
 {md_table(("Column", "Arrow type", "Origin"), column_rows, "lll")}
 
-{_licence_section(sources, license)}
+"""
+
+
+def _closing_sections(sources: list[dict[str, Any]], license: str | None, repo: str, version: str,
+                      config: dict[str, Any], stats: DatasetStats) -> str:
+    return f"""{_licence_section(sources, license)}
 
 {_evaluate_section(repo, version)}
 
-{_limitations_section(config or {{}}, stats.total)}
+{_limitations_section(config, stats.total)}
 
 {_citation(repo, version)}
 
@@ -221,7 +259,6 @@ ClassEval's columns keep their names and types (`methods_info` is a list of stru
 - `manifest.json`: pipeline version, configuration, models, prompt versions, source repositories
   with commits and licences, and the SHA-256 of every other file
 """
-    return body
 
 
 REPO_PLACEHOLDER = "ORG/NAME"

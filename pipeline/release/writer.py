@@ -186,24 +186,29 @@ def write_release(
     prompts_d = {str(k): v for k, v in dict(prompt_versions).items()}
     pversion = pipeline_version or _installed_version()
 
+    _write_atomically(root, version, dest, records=records, table=table, json_columns=json_columns,
+                      stats=stats, funnel=funnel_report, cutoff=cutoff, config=config_dict,
+                      models=models_d, prompt_versions=prompts_d, sources=source_list,
+                      pipeline_version=pversion, license=license, hub_repo_id=hub_repo_id,
+                      created_at=created_at or datetime.now(timezone.utc),
+                      decontamination=dict(decontamination) if decontamination is not None else None,
+                      earlier_releases=earlier_releases)
+    return dest
+
+
+def _write_atomically(root: Path, version: str, dest: Path, **contents: Any) -> None:
+    """Write under a hidden partial folder, holding the release root's lock, then rename into place."""
     root.mkdir(parents=True, exist_ok=True)
     with FolderLock(root, f"writing release {version}"):
         remove_abandoned_partials(root)
         tmp = Path(tempfile.mkdtemp(prefix=f".{version}{PARTIAL_MARK}", dir=root))
         try:
-            _write_contents(tmp, version=version, records=records, table=table, json_columns=json_columns,
-                            stats=stats, funnel=funnel_report, cutoff=cutoff, config=config_dict,
-                            models=models_d, prompt_versions=prompts_d, sources=source_list,
-                            pipeline_version=pversion, license=license, hub_repo_id=hub_repo_id,
-                            created_at=created_at or datetime.now(timezone.utc),
-                            decontamination=dict(decontamination) if decontamination is not None else None,
-                            earlier_releases=earlier_releases)
+            _write_contents(tmp, version=version, **contents)
             _publish(tmp, dest, version)
         except BaseException:
             # Interrupted or failed (KeyboardInterrupt included): remove every trace of this attempt.
             shutil.rmtree(tmp, ignore_errors=True)
             raise
-    return dest
 
 
 def remove_abandoned_partials(root: Path) -> list[Path]:

@@ -146,30 +146,8 @@ class LocalBackend:
             workdir.remove()
             if uid is not None:
                 self._uids.release(uid)
-        exit_code, sig = done.exit_code, done.signal
-        if plan.isolation != "none" and exit_code is not None and 128 < exit_code <= 128 + 64:
-            # bwrap and unshare report a signal death of the command as 128 + signal.
-            exit_code, sig = None, exit_code - 128
-        stdout, out_cut = cap_text(done.stdout, limits.output_cap_bytes)
-        stderr, err_cut = cap_text(done.stderr, limits.output_cap_bytes)
-        return ExecResult(
-            exit_code=exit_code,
-            signal=sig,
-            timed_out=done.timed_out,
-            wall_s=done.wall_s,
-            # bubblewrap's PID-1 reaper does not hand resource usage up to us (it exits without
-            # being waited for), so under bwrap these are unknown rather than wrong.
-            cpu_s=None if plan.isolation == "bwrap" else done.cpu_s,
-            peak_memory_mb=None if plan.isolation == "bwrap" else done.peak_rss_kb / 1024,
-            stdout=stdout,
-            stderr=stderr,
-            stdout_truncated=done.stdout_truncated or out_cut,
-            stderr_truncated=done.stderr_truncated or err_cut,
-            outputs=found,
-            isolation=plan.isolation,
-            applied=tweaks.applied,
-            not_applied=tweaks.not_applied,
-        )
+        return _exec_result(done, plan.isolation, limits, found, tweaks)
+
 
 
     def _launch(
@@ -207,3 +185,31 @@ def _kill_uid(uid: int) -> None:
             stderr=subprocess.DEVNULL,
             check=False,
         )
+
+
+def _exec_result(done, isolation: str, limits: RunLimits, found: dict, tweaks: LocalPerturbation) -> ExecResult:
+    """How the run ended, in the backend-neutral shape."""
+    exit_code, sig = done.exit_code, done.signal
+    if isolation != "none" and exit_code is not None and 128 < exit_code <= 128 + 64:
+        # bwrap and unshare report a signal death of the command as 128 + signal.
+        exit_code, sig = None, exit_code - 128
+    stdout, out_cut = cap_text(done.stdout, limits.output_cap_bytes)
+    stderr, err_cut = cap_text(done.stderr, limits.output_cap_bytes)
+    return ExecResult(
+        exit_code=exit_code,
+        signal=sig,
+        timed_out=done.timed_out,
+        wall_s=done.wall_s,
+        # bubblewrap's PID-1 reaper does not hand resource usage up to us (it exits without
+        # being waited for), so under bwrap these are unknown rather than wrong.
+        cpu_s=None if isolation == "bwrap" else done.cpu_s,
+        peak_memory_mb=None if isolation == "bwrap" else done.peak_rss_kb / 1024,
+        stdout=stdout,
+        stderr=stderr,
+        stdout_truncated=done.stdout_truncated or out_cut,
+        stderr_truncated=done.stderr_truncated or err_cut,
+        outputs=found,
+        isolation=isolation,
+        applied=tweaks.applied,
+        not_applied=tweaks.not_applied,
+    )

@@ -103,6 +103,17 @@ def test_strengthened_tests_replace_the_weak_ones(server, tmp_path):
     assert done.mutation.first_report.score == pytest.approx(0.5) and done.mutation.strengthened is not None
 
 
+def test_the_task_records_the_environment_checks_of_the_suite_it_ships(server, tmp_path):
+    answer_strengthening(server)
+    first = {"applied": ["cwd"], "skipped": {}, "errors": {}, "changed": {}, "isolation": "bwrap"}
+    second = {**first, "applied": ["cwd", "host-user"]}
+    gate = ScriptedGate([GateOutcome(passed=True, line_coverage=100.0, environment=first),
+                         GateOutcome(passed=True, line_coverage=100.0, environment=second)])
+    result = build(server, tmp_path, ScriptedMutator([mutation_report(5, 5), mutation_report(9, 1)]), gate, min_score=0.7)
+    (task,) = result.tasks
+    assert task.environment_checks == second  # the strengthened suite's checks, not the judged suite's
+
+
 def test_still_weak_after_strengthening(server, tmp_path):
     answer_strengthening(server)
     result = build(server, tmp_path, ScriptedMutator([mutation_report(5, 5), mutation_report(6, 4)]), min_score=0.7)
