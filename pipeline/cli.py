@@ -134,9 +134,7 @@ def check_endpoint_cmd(
     if role:
         unknown = [r for r in role if r not in endpoints]
         if unknown:
-            console.print(f"[red]error:[/red] unknown role(s) {', '.join(unknown)}; roles: {', '.join(endpoints)}",
-                          soft_wrap=True)
-            raise typer.Exit(2)
+            fail(f"unknown role(s) {', '.join(unknown)}; roles: {', '.join(endpoints)}")
         endpoints = {r: endpoints[r] for r in role}
     reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
     if as_json:
@@ -187,12 +185,10 @@ def harvest(
     try:
         hcfg = harvest_overrides(cfg.harvest, sources=source, cutoff=cutoff, output_root=out, snapshot=snapshot, github=github)
     except ConfigError as exc:
-        console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-        raise typer.Exit(2) from exc
+        fail(exc)
     if not (hcfg.local_sources or hcfg.spec_corpora or hcfg.github.enabled):
-        console.print("[red]error:[/red] nothing to harvest: give --source PATH, set harvest.local_sources or "
-                      "harvest.spec_corpora in --config, or use --github", soft_wrap=True)
-        raise typer.Exit(2)
+        fail("nothing to harvest: give --source PATH, set harvest.local_sources or "
+             "harvest.spec_corpora in --config, or use --github")
     search = None
     if hcfg.github.enabled:
         from functools import partial
@@ -202,8 +198,7 @@ def harvest(
         try:
             preflight(hcfg.github)
         except GitHubUnavailable as exc:
-            console.print(f"[red]error:[/red] {exc}", soft_wrap=True)
-            raise typer.Exit(2) from exc
+            fail(exc)
         search = partial(search_github, hcfg.github, hcfg.cutoff)
 
     with Progress(TextColumn("[bold]harvest[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),

@@ -72,6 +72,9 @@ def test_flags_override_the_file_and_are_validated_like_it(make_repo, tmp_path):
 def test_nothing_to_harvest_exits_non_zero_and_says_so(tmp_path):
     result, text = invoke("harvest", "--out", str(tmp_path / "out"))
     assert result.exit_code == 2 and "nothing to harvest" in text
+    # Like every other error: one line on stderr, nothing on stdout.
+    assert result.stdout == "" and result.stderr.startswith("error: nothing to harvest") \
+        and result.stderr.count("\n") == 1, (result.stdout, result.stderr)
     assert not (tmp_path / "out").exists()
     empty = tmp_path / "empty"
     empty.mkdir()
