@@ -410,7 +410,8 @@ def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Ta
     finally:
         # A client handed in may already hold what was spent before generation (the endpoint's
         # pre-flight probes): its usage is this run's even when every sample was finished earlier.
-        if client is not None and (needs_llm or not own_client):
+        # (An own client exists only when the run needs the model, so this is every client.)
+        if client is not None:
             usage = client.ledger.summary()
             if own_client:
                 client.close()
