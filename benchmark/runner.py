@@ -72,7 +72,8 @@ from pipeline import __version__
 from pipeline.config import Config, EvaluateConfig
 from pipeline.llm.client import LLMClient
 from pipeline.llm.errors import LLMError
-from pipeline.llm.ledger import UsageSummary
+from pipeline.llm.ledger import LedgerEntry, UsageSummary
+from pipeline.llm.usage_history import USAGE_DIR, new_run_id, recorded_usage, save_usage, write_usage_files
 from pipeline.sandbox import SandboxBackend, SuiteStatus, scaled_limit
 from pipeline.core.store import write_text
 from pipeline.core.errors import InputError
@@ -381,9 +382,11 @@ def _key(u: SampleUnit) -> tuple[str, str, str, int]:
 
 def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Task], broken: set[str],
                       samples: list[NumberedSample] | None, client: LLMClient | None, env: Mapping[str, str] | None,
-                      progress: Progress | None, done: Collection[tuple[str, str, str, int]] = ()) -> _Generation:
+                      progress: Progress | None, done: Collection[tuple[str, str, str, int]] = (),
+                      keep_usage: Callable[[list[LedgerEntry]], None] | None = None) -> _Generation:
     """Pre-generated samples, or every (model, strategy, task, index) of the non-broken tasks;
-    the samples in `done` (finished by an earlier, interrupted run) are left out but keep their place in `order`."""
+    the samples in `done` (finished by an earlier, interrupted run) are left out but keep their place in `order`.
+    `keep_usage` receives what the client paid for, even when generation is interrupted."""
     cfg = config.evaluate
     by_id = {t.task_id: t for t in tasks}
     if samples is not None:
@@ -413,6 +416,8 @@ def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Ta
         # (An own client exists only when the run needs the model, so this is every client.)
         if client is not None:
             usage = client.ledger.summary()
+            if keep_usage is not None:
+                keep_usage(client.ledger.entries())
             if own_client:
                 client.close()
     special = [DIRECT] if any(m in SPECIAL_MODELS for m in request.models) else []
@@ -495,7 +500,9 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     files = SampleFiles(run_dir)
     finished = files.finished()  # a killed run's finished samples: not done again
     t0 = time.perf_counter()
-    phase = _generation_phase(request, config, tasks, broken, samples, client, env, progress, done=finished)
+    usage_run = new_run_id()
+    phase = _generation_phase(request, config, tasks, broken, samples, client, env, progress, done=finished,
+                              keep_usage=lambda entries: save_usage(run_dir, usage_run, "generation", entries))
     clock["generation"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -505,6 +512,8 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
     settings.environment = environment
     usage = phase.usage
+    if (run_dir / USAGE_DIR).is_dir():
+        write_usage_files(run_dir, *recorded_usage(run_dir, config.llm.costs, usage_run))
     results = RunResults(
         run_id=run_id, classforge_version=__version__,
         dataset=_dataset_info(request, dataset, dataset_sha, tasks),

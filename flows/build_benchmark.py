@@ -41,6 +41,7 @@ from pipeline.harvest import run as harvest_lib
 from pipeline.harvest.github_source import GitHubSearchResult, preflight, search_github
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
+from pipeline.llm.usage_history import save_usage
 from pipeline.llm.preflight import (
     PROBE_ROLE, EndpointReport, apply_reports, check_endpoints, endpoints_of_build, probe_ledger_entries,
     require_usable,
@@ -207,7 +208,7 @@ def check_models(cfg: Config, checked: list[dict] | None, run_key: str) -> None:
     require_usable(reports)
     apply_reports(endpoints, reports)
     write_json(build_dir(cfg) / "endpoints.json", [r.model_dump(mode="json") for r in reports])
-    construct_lib.save_usage(build_dir(cfg), run_key, PROBE_ROLE, probe_ledger_entries(reports))
+    save_usage(build_dir(cfg), run_key, PROBE_ROLE, probe_ledger_entries(reports))
 
 
 def final_state(summary: dict, result: construct_lib.BuildResult, published: PublishResult) -> State:

@@ -482,10 +482,6 @@ def _run_evaluation(cfg, dataset: str, model, samples, task, max_tasks, progress
 
         reports = _preflight(cfg, endpoints_of_evaluate(cfg))
     outcome = _evaluate_with_probes(run_evaluation, request, cfg, env, reports, progress)
-    if outcome.results.usage is not None:
-        from pipeline.llm.usage_history import record_run
-
-        record_run(outcome.run_dir, outcome.results.usage)
     if reports is not None:
         write_reports(outcome.run_dir / "endpoints.json", reports)
     return outcome

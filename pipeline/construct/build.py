@@ -33,8 +33,6 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-import uuid
-from datetime import datetime, timezone
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Literal
@@ -60,12 +58,13 @@ from pipeline.core.funnel import Funnel, FunnelReport, RejectionList
 from pipeline.core import parsing
 from pipeline.core.folder_lock import FolderLock
 from pipeline.llm.errors import BudgetExceeded, CacheMiss, UnpricedModel
-from pipeline.llm.ledger import LedgerEntry, UsageLedger, UsageSummary
+from pipeline.llm.ledger import UsageSummary
 from pipeline.llm.client import LLMClient
+from pipeline.llm.usage_history import new_run_id, recorded_usage, save_usage, write_usage_files
 from pipeline.llm.cache import canonical_json
 from pipeline.core.pool import map_concurrently
 from pipeline.core.records import HarvestedClass, Rejection
-from pipeline.core.store import atomic_open, read_jsonl, write_json, write_jsonl
+from pipeline.core.store import atomic_open, write_json, write_jsonl
 
 log = logging.getLogger(__name__)
 
@@ -314,7 +313,7 @@ class BuildPlan:
                  run_id: str | None = None, mutator: Mutator | None = None):
         check_build_config(config)
         # Names this run's usage folder; every process of one flow run shares it.
-        self.run_id = run_id or f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+        self.run_id = run_id or new_run_id()
         self.config = config
         self.out_dir = Path(out_dir)
         classes = list(classes)
@@ -366,32 +365,9 @@ def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) 
     return result.status, result
 
 
-def _usage_root(out_dir: Path) -> Path:
-    return out_dir / "usage"
-
-
 def save_candidate_usage(plan: BuildPlan, client: LLMClient, candidate_id: str) -> None:
     """The candidate's ledger entries of this run (all its attempts in this process)."""
     save_usage(plan.out_dir, plan.run_id, candidate_id, client.ledger.entries(candidate_id))
-
-
-def save_usage(out_dir: Path, run_id: str, name: str, entries: list[LedgerEntry]) -> None:
-    """Usage paid in run `run_id` outside a candidate's ledger too (the endpoint pre-flight's
-    probes), where `recorded_usage` adds it to the run's and the build's totals."""
-    if entries:
-        write_jsonl(_usage_root(out_dir) / run_id / f"{name}.jsonl", entries)
-
-
-def recorded_usage(out_dir: Path, config: Config, run_id: str) -> tuple[UsageSummary, UsageSummary]:
-    """The usage stored under `out_dir`: (run `run_id`'s, every run's), from one read of the files."""
-    this_run, all_runs = UsageLedger(config.llm.costs), UsageLedger(config.llm.costs)
-    root = _usage_root(out_dir)
-    for path in sorted(root.glob("*/*.jsonl")) if root.is_dir() else []:
-        entries = list(read_jsonl(path, LedgerEntry))
-        all_runs.absorb(entries)
-        if path.parent.name == run_id:
-            this_run.absorb(entries)
-    return this_run.summary(), all_runs.summary()
 
 
 def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | BaseException]]) -> BuildResult:
@@ -419,7 +395,7 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
             plan.funnel.record(stage_outcome.stage, value.candidate_id, stage_outcome.verdict())
         if value.task is not None:
             tasks.append(value.task)
-    this_run, all_runs = recorded_usage(plan.out_dir, plan.config, plan.run_id)
+    this_run, all_runs = recorded_usage(plan.out_dir, plan.config.llm.costs, plan.run_id)
     result = BuildResult(
         out_dir=plan.out_dir, tasks=tasks, rejections=plan.collect.rejections, funnel=plan.funnel.report(),
         pairing=plan.pairing, incomplete=incomplete, stopped=plan.stop_reason[0] if plan.stop_reason else None,
@@ -467,8 +443,7 @@ def _write_outputs(result: BuildResult, config: Config) -> None:
     write_jsonl(out / "tasks.jsonl", result.tasks)
     write_jsonl(out / "rejects.jsonl", result.rejections)
     write_json(out / "funnel.json", result.funnel.model_dump(mode="json"))
-    write_json(out / "usage.json", result.usage_all_runs.model_dump(mode="json"))
-    write_json(out / "usage-last-run.json", result.usage.model_dump(mode="json"))
+    write_usage_files(out, result.usage, result.usage_all_runs)
     write_json(out / "build.json", {
         "fingerprint": result.fingerprint,
         "tasks": len(result.tasks),

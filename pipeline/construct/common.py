@@ -21,7 +21,7 @@ from pipeline.llm.errors import LLMCallFailed
 from pipeline.llm.prompts import PromptTemplate, load_prompt
 from pipeline.llm.errors import PromptTooLong
 
-PROMPT_NAMES = ("compose", "compose_repair", "tests_writer", "judge", "judge_retry", "solve", "solve_repair", "tests_strengthen")
+PROMPT_NAMES = ("compose", "compose_repair", "compose_reask", "tests_writer", "judge", "judge_retry", "solve", "solve_repair", "tests_strengthen")
 
 
 class StageOutcome(BaseModel):

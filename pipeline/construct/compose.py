@@ -5,8 +5,10 @@ composable-domain matrix) and the interface constraints. Its reply is extracted 
 (skeleton_checks.py). A failing skeleton gets `compose_repairs` repair turns (default one). A
 repair prompt is short and does not grow: the checks' problems with the offending lines quoted,
 the structural requirements with what this skeleton has, and the previous skeleton only (not the
-first prompt's specs, not earlier attempts), so it fits a small local model's window. If it still
-fails, the candidate is dropped with the reason of the last attempt.
+first prompt's specs, not earlier attempts), so it fits a small local model's window. A skeleton
+that is the prompt's own format example (small models answer with it) cannot be repaired without
+the specs: it gets a re-ask instead, the first prompt with a note naming the copied example. If it
+still fails, the candidate is dropped with the reason of the last attempt.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from pipeline.construct.skeleton_checks import Problem, SkeletonReport, check_sk
 from pipeline.construct.spec import ClassSpec, interface_constraints, render_spec
 from pipeline.core import parsing
 from pipeline.llm.client import Completion
+from pipeline.llm.prompts import PromptTemplate
 
 ROLE = "composer"
 
@@ -64,12 +67,24 @@ def compose_messages(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) 
     )
 
 
-def _check(reply: Completion, min_methods: int) -> tuple[SkeletonAttempt, SkeletonReport]:
+_CLASS_LINE = re.compile(r"^class\s+(\w+)", re.MULTILINE)
+
+
+def example_class_names(template: PromptTemplate) -> set[str]:
+    """The classes the prompt itself shows as its format example. Small models often answer with
+    the example instead of a fusion; a repair cannot fix that (it does not carry the specs)."""
+    return set(_CLASS_LINE.findall(template.text))
+
+
+def _check(reply: Completion, min_methods: int, examples: set[str]) -> tuple[SkeletonAttempt, SkeletonReport]:
     extraction = extract_code(reply.text)
     if not extraction.found:
         report = SkeletonReport(problems=[Problem(reason=R.NO_CODE, detail="the reply holds no Python code")])
     else:
         report = check_skeleton(extraction.source_file, min_methods)
+        if report.class_name in examples:
+            report.problems.insert(0, Problem(reason=R.COPIED_EXAMPLE, detail=(
+                f"the skeleton is the prompt's format example {report.class_name}, not a fusion of the two classes")))
     attempt = SkeletonAttempt(
         reply=reply.text, finish_reason=reply.finish_reason, cache_key=reply.cache_key,
         extracted_how=extraction.how, code=extraction.source_file, problems=report.problems,
@@ -112,11 +127,18 @@ def repair_messages(ctx: StageContext, pair: Pair, attempt: SkeletonAttempt, rep
     )
 
 
+def reask_messages(ctx: StageContext, first: list[dict[str, str]], example_name: str) -> list[dict[str, str]]:
+    """The first prompt again (it carries the specs a fusion needs), with a note on what went wrong."""
+    note = ctx.prompts["compose_reask"].render(example_name=example_name, min_methods=ctx.construct.min_methods)
+    return [*first[:-1], {**first[-1], "content": f"{first[-1]['content']}\n\n{note}"}]
+
+
 def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> ComposeResult:
     stage = R.COMPOSE
     template = ctx.prompts["compose"]
     version = template.version
-    messages = compose_messages(ctx, pair, a, b)
+    first = messages = compose_messages(ctx, pair, a, b)
+    examples = example_class_names(template)
     attempts: list[SkeletonAttempt] = []
     endpoint = ctx.llm.composer
     for round_ in range(ctx.construct.compose_repairs + 1):
@@ -130,7 +152,7 @@ def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> Compos
                 outcome=StageOutcome.drop(stage, R.TRUNCATED, f"{cut_detail('composer', reply)} (attempt {round_ + 1})"),
                 attempts=attempts, prompt_version=version,
             )
-        attempt, report = _check(reply, ctx.construct.min_methods)
+        attempt, report = _check(reply, ctx.construct.min_methods, examples)
         attempts.append(attempt)
         if report.ok:
             return ComposeResult(
@@ -142,6 +164,10 @@ def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> Compos
             detail = f"after {round_ + 1} attempt(s): {verdict.detail}"
             return ComposeResult(outcome=StageOutcome.drop(stage, verdict.reason, detail), attempts=attempts,
                                  prompt_version=version)
-        messages = repair_messages(ctx, pair, attempt, report)
-        version = f"{template.version}+{ctx.prompts['compose_repair'].version}"
+        if report.problems[0].reason == R.COPIED_EXAMPLE:
+            messages = reask_messages(ctx, first, report.class_name or "")
+            version = f"{template.version}+{ctx.prompts['compose_reask'].version}"
+        else:
+            messages = repair_messages(ctx, pair, attempt, report)
+            version = f"{template.version}+{ctx.prompts['compose_repair'].version}"
     raise AssertionError("unreachable: the loop returns on its last round")

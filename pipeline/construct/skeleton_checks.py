@@ -11,6 +11,7 @@ the order below, so the reason code is stable for a given skeleton.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass, field
 from typing import ClassVar
@@ -20,13 +21,14 @@ from libcst.helpers import get_full_name_for_node
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core.class_analysis import is_stdlib_module
+from pipeline.core.source import is_placeholder_body, parse
 from pipeline.core import reasons as R
 from pipeline.core.funnel import Verdict
 
 
 # The order in which reasons are reported when several checks fail.
 CHECK_ORDER = (
-    R.NO_CODE, R.SKELETON_SYNTAX, R.NOT_ONE_CLASS, R.EXTRA_TOP_LEVEL, R.NON_STDLIB_IMPORT, R.NO_CLASS_DOCSTRING,
+    R.NO_CODE, R.SKELETON_SYNTAX, R.NOT_ONE_CLASS, R.COPIED_EXAMPLE, R.EXTRA_TOP_LEVEL, R.NON_STDLIB_IMPORT, R.NO_CLASS_DOCSTRING,
     R.NO_CONSTRUCTOR, R.TOO_FEW_METHODS, R.PRIVATE_METHOD, R.UNDOCUMENTED_METHOD, R.BODY_NOT_ELIDED,
     R.CONSTRUCTOR_CALLS_METHOD,
 )
@@ -99,28 +101,11 @@ def _is_import_line(stmt: cst.BaseStatement) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
 
 
-def _body_statements(fn: cst.FunctionDef) -> list[cst.BaseStatement]:
-    body = fn.body
-    if isinstance(body, cst.IndentedBlock):
-        return list(body.body)
-    return [cst.SimpleStatementLine(body=list(body.body))]
-
-
-def _is_elided(stmt: cst.BaseStatement) -> bool:
-    """`pass`, `...` or `raise NotImplementedError(...)` stand for an elided body."""
-    if not isinstance(stmt, cst.SimpleStatementLine):
-        return False
-    for small in stmt.body:
-        if isinstance(small, cst.Pass):
-            continue
-        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Ellipsis):
-            continue
-        if isinstance(small, cst.Raise) and small.exc is not None:
-            exc = small.exc.func if isinstance(small.exc, cst.Call) else small.exc
-            if isinstance(exc, cst.Name) and exc.value == "NotImplementedError":
-                continue
-        return False
-    return True
+def _is_elided(fn: cst.FunctionDef) -> bool:
+    """The body stands for an elided one, by the one definition the harvest and the loaders share
+    (the function is rendered on its own and read with `ast`)."""
+    node = parse(cst.Module(body=[fn]).code).body[0]
+    return isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and is_placeholder_body(node)
 
 
 def _param_names(fn: cst.FunctionDef, skip_first: bool) -> list[str]:
@@ -213,10 +198,7 @@ def _method_problems(functions: list[cst.FunctionDef], init: cst.FunctionDef | N
             undocumented.append(f"{fn.name.value} ({', '.join(missing)})")
         if fn is init:
             continue
-        rest = _body_statements(fn)
-        if rest and _is_docstring_line(rest[0]):
-            rest = rest[1:]
-        if not all(_is_elided(s) for s in rest):
+        if not _is_elided(fn):
             not_elided.append(fn.name.value)
     if undocumented:
         add(R.UNDOCUMENTED_METHOD, "incomplete docstrings: " + "; ".join(undocumented))

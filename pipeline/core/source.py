@@ -67,7 +67,9 @@ def docstring_node(body: list[ast.stmt]) -> ast.Expr | None:
 
 
 def is_placeholder_body(fn: FunctionNode) -> bool:
-    """True when a method has no implementation: only a docstring, `pass`, `...` or `raise NotImplementedError`."""
+    """True when a method has no implementation: only a docstring, `pass`, `...` (or another bare
+    constant), `raise NotImplementedError` or `return NotImplemented`. The one definition of an
+    elided body: the harvest's stub filter, the skeleton check and the skeleton derivation share it."""
     body = list(fn.body)
     if docstring_node(body) is not None:
         body = body[1:]
@@ -80,6 +82,8 @@ def is_placeholder_body(fn: FunctionNode) -> bool:
             exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
             if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
                 continue
+        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name) and stmt.value.id == "NotImplemented":
+            continue
         return False
     return True
 

@@ -7,6 +7,7 @@ import re
 from dataclasses import dataclass
 
 from pipeline.core.class_analysis import is_stdlib_module
+from pipeline.core.source import is_placeholder_body
 from pipeline.config import FilterConfig
 from pipeline.core.funnel import KEEP, Verdict
 from pipeline.harvest.candidates import Candidate
@@ -96,24 +97,6 @@ _TERMINAL_MODULES = frozenset({"curses", "termios", "tty", "msvcrt", "pty"})
 _TERMINAL_ESCAPE = re.compile(r"\x1b\[(\d*(;\d*)?[ABCDHJKf]|\?25[hl])")
 
 
-def _is_stub(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """A body of only a docstring, `pass`, `...`, `raise NotImplementedError` or `return NotImplemented`."""
-    body = list(fn.body)
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
-        body = body[1:]
-    for stmt in body:
-        if isinstance(stmt, ast.Pass) or (isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant) and stmt.value.value is ...):
-            continue
-        if isinstance(stmt, ast.Raise) and stmt.exc is not None:
-            exc = stmt.exc.func if isinstance(stmt.exc, ast.Call) else stmt.exc
-            if isinstance(exc, ast.Name) and exc.id == "NotImplementedError":
-                continue
-        if isinstance(stmt, ast.Return) and isinstance(stmt.value, ast.Name) and stmt.value.id == "NotImplemented":
-            continue
-        return False
-    return True
-
-
 def _clears_screen(nodes: list[ast.AST]) -> str | None:
     """`os.system("clear")`/`("cls")` or a cursor-control escape sequence in the code, as evidence."""
     for n in nodes:
@@ -150,6 +133,6 @@ class Testability:
         if evidence:
             return Verdict.drop(R.TERMINAL_CONTROL, evidence)
         behaviour = [m for m in c.methods if m.name != "__init__"]
-        if behaviour and all(_is_stub(m) for m in behaviour):
+        if behaviour and all(is_placeholder_body(m) for m in behaviour):
             return Verdict.drop(R.ABSTRACT_STUBS, f"all {len(behaviour)} methods besides __init__ are stubs")
         return KEEP

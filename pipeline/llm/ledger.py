@@ -126,11 +126,12 @@ class UsageLedger:
             cell.failed_requests += 1
             cell.retries += retries
 
-    def entries(self, task_id: str) -> list[LedgerEntry]:
-        """Everything recorded for one task, e.g. to report it from a worker process."""
+    def entries(self, task_id: str | None = None) -> list[LedgerEntry]:
+        """Everything recorded for one task (every task when None), e.g. to store it or to report
+        it from a worker process."""
         with self._lock:
             return [LedgerEntry(role=r, task_id=t, model=m, counts=dict(vars(c)))
-                    for (r, t, m), c in sorted(self._cells.items()) if t == task_id]
+                    for (r, t, m), c in sorted(self._cells.items()) if task_id is None or t == task_id]
 
     def absorb(self, entries: list[LedgerEntry]) -> None:
         """Add usage recorded by another ledger (another process's) to this one."""

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.results import load_results
-from benchmark.runner import EvaluationRequest, evaluate
+from benchmark.runner import EvaluationError, EvaluationRequest, evaluate
 from pipeline.config import Config, EvaluateConfig
 from pipeline.sandbox import get_backend
 
@@ -219,3 +219,40 @@ def test_a_crash_reruns_the_classes_it_did_not_reach_within_what_is_left(tmp_pat
     assert s.execution.runs_wall_s <= s.execution.limit_s + 1.0
     assert s.outcome.test_classes["CounterTestAdd"].problems[-1].exception.type == "Crashed"
     assert s.outcome.test_class_status("CounterTestReset") == "success"  # from the rerun
+
+
+def test_an_interrupted_generation_keeps_what_it_paid_for_in_the_folders_usage(tmp_path):
+    """Ctrl-C mid-generation: the answers already paid for are in the results folder's usage files,
+    and after the resumed run `usage.json` equals everything the server answered (issue 14)."""
+    from pipeline.config import EndpointConfig
+    from pipeline.llm.fake_server import FakeOpenAIServer
+    from pipeline.llm.usage_history import USAGE_DIR
+
+    data = dataset(tmp_path)
+    with FakeOpenAIServer(api_key="sk-test", default=f"```python\n{SOLUTION}```") as srv:
+        cfg = config(tmp_path / "results", workers=1)
+        cfg.llm.cache_path = tmp_path / "llm.sqlite"
+        cfg.evaluate.n_samples, cfg.evaluate.ks, cfg.evaluate.strategies = 2, [1], ["holistic"]
+        cfg.evaluate.endpoint = EndpointConfig(base_url=srv.base_url, model="m", timeout_s=10, max_retries=0)
+        request = EvaluationRequest(dataset=data, models=["m"])
+
+        def stop_after_two(phase: str, done: int, total: int) -> None:
+            if phase == "generation" and done == 2:
+                raise Killed
+
+        # The progress callback runs on the generation pool, which names the sample it stopped.
+        with pytest.raises(EvaluationError, match="Killed"):
+            evaluate(request, cfg, env={"OPENAI_API_KEY": "sk-test"}, progress=stop_after_two)
+        paid_before_stop = srv.billed()
+        run_dir = next((tmp_path / "results").iterdir())
+        (stored,) = (run_dir / USAGE_DIR).glob("*/generation.jsonl")
+        stored_requests = sum(json.loads(line)["counts"].get("requests", 0) for line in stored.read_text().splitlines())
+        assert stored_requests == paid_before_stop[0] >= 2
+
+        resumed = evaluate(request, cfg, env={"OPENAI_API_KEY": "sk-test"})
+        paid = srv.billed()
+    every = json.loads((run_dir / "usage.json").read_text())["total"]
+    last = json.loads((run_dir / "usage-last-run.json").read_text())["total"]
+    assert (every["requests"], every["prompt_tokens"], every["completion_tokens"]) == paid
+    assert last["requests"] == paid[0] - paid_before_stop[0] == resumed.results.usage.total.requests
+    assert len(resumed.results.samples) == 2 * N_TASKS

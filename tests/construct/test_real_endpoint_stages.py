@@ -130,3 +130,34 @@ def test_a_candidate_that_raises_keeps_its_paid_calls_in_usage_json(server, tmp_
     usage = json.loads((tmp_path / "out" / "usage.json").read_text())["total"]
     # compose, tests, three judges, solver: all paid before the gate raised, all counted
     assert usage["requests"] == len(server.chat_requests) == 6
+
+
+def _prompt_example() -> str:
+    """The compose prompt's own format example, as a small model copies it back."""
+    from pipeline.llm.prompts import load_prompt
+
+    text = load_prompt("compose", 1).text
+    return text[text.index("```python\n") + len("```python\n"):text.index("```\n\nRules:")]
+
+
+def test_a_copied_format_example_gets_a_reask_with_the_specs_not_a_repair(server, tmp_path):
+    composer = MODELS["composer"]
+    server.add_rule(model=composer, replies=[fx.fenced(_prompt_example())])
+    result = run(server, tmp_path)
+    assert len(result.tasks) == 1, result.rejections
+    asks = [r.body["messages"] for r in server.chat_requests if r.body["model"] == composer]
+    assert len(asks) == 2
+    first, reask = asks
+    # The re-ask is the first prompt (with both specs) plus a note naming the copied class, not the short repair.
+    assert reask[0] == first[0] and reask[-1]["content"].startswith(first[-1]["content"])
+    note = reask[-1]["content"][len(first[-1]["content"]):]
+    assert "reproduced `LoanLedger`" in note and "failed these automatic checks" not in note
+    assert result.tasks[0].prompt_versions["compose"] == "compose@v1+compose_reask@v1"
+
+
+def test_a_composer_that_copies_the_example_again_is_dropped_naming_it(server, tmp_path):
+    server.add_rule(model=MODELS["composer"], replies=[fx.fenced(_prompt_example())] * 2)
+    result = run(server, tmp_path)
+    rej = last(result)
+    assert (rej.stage, rej.reason) == (R.COMPOSE, R.COPIED_EXAMPLE)
+    assert "format example LoanLedger" in rej.detail and "after 2 attempt(s)" in rej.detail

@@ -104,7 +104,7 @@ def test_evaluate_ledgers_the_probes_and_equals_the_server_count(tmp_path, monke
         b - a for a, b in zip(after_first, after_second))
     assert probes["requests"] == total["requests"] == 4
     # Every run's usage together equals everything the server answered.
-    every = json.loads((run_dir / "usage-total.json").read_text())["total"]
+    every = json.loads((run_dir / "usage.json").read_text())["total"]
     assert (every["requests"], every["prompt_tokens"], every["completion_tokens"]) == after_second
     assert after_first[0] > 4, "the first run generated samples besides the probes"
 

@@ -186,10 +186,10 @@ def test_evaluate_one_sample_per_strategy(workdir: Path, proxy: CountingProxy, r
     assert {(s["strategy"], s["bucket"]) for s in _samples(run_dir, rerun) if s["source"] == "llm"} == \
         {(s["strategy"], s["bucket"]) for s in samples}
     # Issue 14: a resumed run must not overwrite the paying run's ledger: the results folder keeps
-    # every run's usage in usage-total.json (results.json describes the latest run).
-    after = json.loads((run_dir / "usage-total.json").read_text())["total"]
+    # every run's usage in usage.json (results.json describes the latest run).
+    after = json.loads((run_dir / "usage.json").read_text())["total"]
     assert (after["prompt_tokens"], after["completion_tokens"]) == (prompt + second_prompt, completion + second_completion), (
-        f"usage-total.json after a resumed run is not the {prompt}+{completion} tokens paid for plus the "
+        f"usage.json after a resumed run is not the {prompt}+{completion} tokens paid for plus the "
         f"resume's probes ({second_prompt}+{second_completion}): {after}")
 
 
