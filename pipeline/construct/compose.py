@@ -7,7 +7,8 @@ repair prompt is short and does not grow: the checks' problems with the offendin
 the structural requirements with what this skeleton has, and the previous skeleton only (not the
 first prompt's specs, not earlier attempts), so it fits a small local model's window. A skeleton
 that is the prompt's own format example (small models answer with it) cannot be repaired without
-the specs: it gets a re-ask instead, the first prompt with a note naming the copied example. If it
+the specs: it gets a re-ask instead, the first request under instructions without the example,
+with a note naming the copied class. If it
 still fails, the candidate is dropped with the reason of the last attempt.
 """
 
@@ -128,9 +129,10 @@ def repair_messages(ctx: StageContext, pair: Pair, attempt: SkeletonAttempt, rep
 
 
 def reask_messages(ctx: StageContext, first: list[dict[str, str]], example_name: str) -> list[dict[str, str]]:
-    """The first prompt again (it carries the specs a fusion needs), with a note on what went wrong."""
-    note = ctx.prompts["compose_reask"].render(example_name=example_name, min_methods=ctx.construct.min_methods)
-    return [*first[:-1], {**first[-1], "content": f"{first[-1]['content']}\n\n{note}"}]
+    """The first request again (it carries the specs a fusion needs) under instructions without the
+    example the model copied, with a note naming it."""
+    return ctx.prompts["compose_reask"].messages(request=first[-1]["content"], example_name=example_name,
+                                                  min_methods=ctx.construct.min_methods)
 
 
 def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> ComposeResult:

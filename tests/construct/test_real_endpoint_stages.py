@@ -148,8 +148,10 @@ def test_a_copied_format_example_gets_a_reask_with_the_specs_not_a_repair(server
     asks = [r.body["messages"] for r in server.chat_requests if r.body["model"] == composer]
     assert len(asks) == 2
     first, reask = asks
-    # The re-ask is the first prompt (with both specs) plus a note naming the copied class, not the short repair.
-    assert reask[0] == first[0] and reask[-1]["content"].startswith(first[-1]["content"])
+    # The re-ask is the first request (with both specs) plus a note naming the copied class, not the
+    # short repair, under instructions that no longer show the example.
+    assert "class LoanLedger" in first[0]["content"] and "LoanLedger" not in reask[0]["content"]
+    assert reask[-1]["content"].startswith(first[-1]["content"])
     note = reask[-1]["content"][len(first[-1]["content"]):]
     assert "reproduced `LoanLedger`" in note and "failed these automatic checks" not in note
     assert result.tasks[0].prompt_versions["compose"] == "compose@v1+compose_reask@v1"
