@@ -2,13 +2,15 @@
 
     python scripts/realmodel/realmodel.py up
     python benchmarks/realmodel_yield.py --candidates 3 [--workdir .cache/realmodel/yield]
+    python benchmarks/realmodel_yield.py --composer example --candidates 3 --workdir .cache/realmodel/yield-example
 
 Runs `classforge build` (the installed console script, as a user does) over the bundled example
 corpus with every role pointed at the local model, `--candidates` pairs (the example's three
 pinned pairs first; more are drawn by the seeded pairing), then prints per stage: candidates in,
-kept, first-attempt successes and successes after a repair (requests per candidate and role, from
-the build's response cache), all answers paid for at the stage, drop reasons, and the tokens
-spent per surviving candidate. The
+kept, first-attempt successes and successes after a repair (the local model's answers per
+candidate and stage, from the build's response cache), all answers paid for at the stage, drop reasons, and the tokens
+spent per surviving candidate. `--composer example` takes the skeletons from the example's
+handwritten answers, so that the later stages meet the local model on valid skeletons. The
 work folder is kept, so running it again reuses every answer already paid for.
 """
 
@@ -30,19 +32,23 @@ sys.path.insert(0, str(REPO))
 from pipeline.core.reasons import STAGES  # noqa: E402 - the pipeline's stage order
 from tests.realmodel.realmodel_config import EXAMPLE_PAIRS, build_config  # noqa: E402
 
-# Which role's requests belong to which stage (several requests for one candidate = repairs or re-asks).
-STAGE_ROLES = {"compose": ("composer",), "tests": ("test_writer",), "judges": ("judge",), "solution": ("solver",)}
+# Which stage a request served, by the first prompt of its version ("compose@v1+compose_repair@v2"):
+# several requests of one candidate at one stage are repairs, re-asks or retries.
+PROMPT_STAGE = {"compose": "compose", "tests_writer": "tests", "judge": "judges", "solve": "solution",
+                "tests_strengthen": "strengthen"}
 
 
-def paid_answers(cache: Path) -> tuple[dict[tuple[str, str], int], int, int]:
-    """From the build's response cache (cumulative over runs, unlike usage.json, which describes the
-    last run): ((candidate id, role) -> answers, prompt tokens, completion tokens)."""
+def paid_answers(cache: Path, model: str) -> tuple[dict[tuple[str, str], int], int, int]:
+    """From the build's response cache, what `model` answered over every run: ((candidate id,
+    stage) -> answers, prompt tokens, completion tokens). Imported answers of other models (the
+    example's handwritten skeletons) are not counted."""
     counts: collections.Counter[tuple[str, str]] = collections.Counter()
     prompt = completion = 0
     with sqlite3.connect(cache) as db:
-        for role, entry in db.execute("SELECT role, entry FROM responses"):
+        for (entry,) in db.execute("SELECT entry FROM responses WHERE model = ?", (model,)):
             doc = json.loads(entry)
-            counts[(doc.get("task_id") or "?", role)] += 1
+            prompt_name = doc["request"]["prompt_version"].split("@")[0]
+            counts[(doc.get("task_id") or "?", PROMPT_STAGE.get(prompt_name, prompt_name))] += 1
             prompt += doc.get("prompt_tokens", 0)
             completion += doc.get("completion_tokens", 0)
     return counts, prompt, completion
@@ -56,14 +62,20 @@ def main() -> int:
                         help="the state file `realmodel.py up` wrote (base URL and model)")
     parser.add_argument("--base-url", help="another server than the state file's (then give --model too)")
     parser.add_argument("--model")
+    parser.add_argument("--composer", choices=["local", "example"], default="local",
+                        help="example: the skeletons are the example corpus's handwritten ones (its three "
+                             "pairs), so the later stages meet the local model on valid skeletons")
     parser.add_argument("--replay", action="store_true",
                         help="send nothing: fold what an earlier (stopped) run paid for; candidates it did not "
                              "finish are listed as unfinished")
     args = parser.parse_args()
     state = ({"base_url": args.base_url, "model": args.model} if args.base_url
              else json.loads(args.state.read_text()))
+    if args.composer == "example" and args.candidates > len(EXAMPLE_PAIRS):
+        parser.error(f"--composer example has {len(EXAMPLE_PAIRS)} handwritten skeletons; ask for at most that many")
     if args.candidates <= len(EXAMPLE_PAIRS):
-        config = build_config(state["base_url"], state["model"], EXAMPLE_PAIRS[:args.candidates])
+        config = build_config(state["base_url"], state["model"], EXAMPLE_PAIRS[:args.candidates],
+                              composer_from_example=args.composer == "example")
     else:
         intra = args.candidates // 3
         config = build_config(state["base_url"], state["model"], []).replace(
@@ -86,25 +98,26 @@ def main() -> int:
     funnel = json.loads((out / "funnel.json").read_text())
     rejects = [json.loads(x) for x in (out / "rejects.jsonl").read_text().splitlines() if x.strip()]
     tasks = [json.loads(x) for x in (out / "tasks.jsonl").read_text().splitlines() if x.strip()]
-    per_cand, prompt, completion = paid_answers(args.workdir / ".cache" / "llm.sqlite")
+    per_cand, prompt, completion = paid_answers(args.workdir / ".cache" / "llm.sqlite", state["model"])
     rejected_at = {r["item_id"]: (r["stage"], r["reason"]) for r in rejects if r["item_id"].startswith("cand-")}
 
-    print(f"model {state['model']} at {state['base_url']}; {args.candidates} candidates; build exit "
+    composer = "the example's handwritten skeletons" if args.composer == "example" else "the local model"
+    print(f"model {state['model']} at {state['base_url']} (composer: {composer}); {args.candidates} candidates; build exit "
           f"{done.returncode} after {seconds:.0f} s (a re-run replays what was paid for from the cache)")
     print(f"{'stage':<12}{'in':>4}{'kept':>6}{'1st try':>9}{'repaired':>10}{'answers':>9}  drop reasons")
     stages = list(STAGES)  # funnel.json's keys are sorted by name, not in pipeline order
     candidates = {c for c, _ in per_cand} | set(rejected_at)
     for name in stages:
         counts = funnel["stages"].get(name, {"seen": 0, "kept": 0, "dropped": {}})
-        roles = STAGE_ROLES.get(name)
         first = repaired = answers = "-"
-        if roles:
-            answers = sum(v for (_, role), v in per_cand.items() if role.startswith(roles))
+        if name == "compose" and args.composer == "example":
+            first = repaired = answers = "example"
+        elif name in PROMPT_STAGE.values():
+            answers = sum(v for (_, stage), v in per_cand.items() if stage == name)
             # Kept here = not dropped at this stage or an earlier one.
             kept_ids = [c for c in candidates if c not in rejected_at
                         or stages.index(rejected_at[c][0]) > stages.index(name)]
-            calls = [sum(v for (cid, role), v in per_cand.items() if cid == c and role.startswith(roles))
-                     for c in kept_ids]
+            calls = [per_cand.get((c, name), 0) for c in kept_ids]
             expected = 3 if name == "judges" else 1  # three judges answer once each on a first try
             first = sum(n == expected for n in calls)
             repaired = sum(n > expected for n in calls)

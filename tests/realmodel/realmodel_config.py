@@ -26,12 +26,24 @@ def _role(table: str, base_url: str, model: str, max_tokens: int) -> str:
             "timeout_s = 1800\nmax_retries = 1\nbackoff_base_s = 1\n")
 
 
-def build_config(base_url: str, model: str, pairs: list[tuple[str, str, str]]) -> str:
-    """TOML for `classforge build` over the bundled example corpus with exactly `pairs` built."""
+# The example's composer answers, written by hand (examples/llm_responses), as recorded in its cache:
+# served from there in live mode (the key holds role, model, messages, temperature and max_tokens,
+# so the composer keeps the example's model name and default max_tokens), and sent to the local
+# model only if they were not.
+EXAMPLE_COMPOSER = ('[llm.composer]\nbase_url = "{base_url}"\nmodel = "example-handwritten-composer"\n'
+                    'timeout_s = 1800\nmax_retries = 1\nbackoff_base_s = 1\n')
+
+
+def build_config(base_url: str, model: str, pairs: list[tuple[str, str, str]],
+                 composer_from_example: bool = False) -> str:
+    """TOML for `classforge build` over the bundled example corpus with exactly `pairs` built;
+    `composer_from_example`: the skeletons are the example's, every other role is the local model."""
     pinned = ", ".join(f'["{a}", "{b}"]' for a, b, _ in pairs)
     intra = sum(kind == "intra" for *_, kind in pairs)
+    imports = f'cache_imports = ["{REPO / "examples" / "llm_cache.jsonl"}"]\n' if composer_from_example else ""
     roles = "\n".join([
-        _role("[llm.composer]", base_url, model, 1536),
+        EXAMPLE_COMPOSER.format(base_url=base_url) if composer_from_example
+        else _role("[llm.composer]", base_url, model, 1536),
         _role("[llm.test_writer]", base_url, model, 1536),
         *(_role("[[llm.judges]]", base_url, model, 384) for _ in range(3)),
         _role("[llm.solver]", base_url, model, 1536),
@@ -53,7 +65,7 @@ workdir = ".cache/clones"
 mode = "live"
 cache_path = ".cache/llm.sqlite"
 concurrency = 1
-
+{imports}
 {roles}
 [construction]
 output_root = "built"
