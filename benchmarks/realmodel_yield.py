@@ -5,8 +5,8 @@
     python benchmarks/realmodel_yield.py --composer example --candidates 3 --workdir .cache/realmodel/yield-example
 
 Runs `classforge build` (the installed console script, as a user does) over the bundled example
-corpus with every role pointed at the local model, `--candidates` pairs (the example's three
-pinned pairs first; more are drawn by the seeded pairing), then prints per stage: candidates in,
+corpus with every role pointed at the local model, `--candidates` pairs (up to 3: the example's
+pinned pairs; more: all drawn by the seeded pairing), then prints per stage: candidates in,
 kept, first-attempt successes and successes after a repair (the local model's answers per
 candidate and stage, from the build's response cache), all answers paid for at the stage, drop reasons, and the tokens
 spent per surviving candidate. `--composer example` takes the skeletons from the example's

