@@ -2,15 +2,16 @@
 
     python scripts/realmodel/realmodel.py up
     python benchmarks/realmodel_yield.py --candidates 3 [--workdir .cache/realmodel/yield]
-    python benchmarks/realmodel_yield.py --composer example --candidates 3 --workdir .cache/realmodel/yield-example
+    python benchmarks/realmodel_yield.py --handwritten composer --candidates 3 --workdir .cache/realmodel/yield-example
 
 Runs `classforge build` (the installed console script, as a user does) over the bundled example
 corpus with every role pointed at the local model, `--candidates` pairs (up to 3: the example's
 pinned pairs; more: all drawn by the seeded pairing), then prints per stage: candidates in,
 kept, first-attempt successes and successes after a repair (the local model's answers per
 candidate and stage, from the build's response cache), all answers paid for at the stage, drop reasons, and the tokens
-spent per surviving candidate. `--composer example` takes the skeletons from the example's
-handwritten answers, so that the later stages meet the local model on valid skeletons. The
+spent per surviving candidate. `--handwritten composer[,test_writer]` takes those roles' answers
+from the example's handwritten ones, so that the later stages meet the local model on valid
+skeletons (and suites). The
 work folder is kept, so running it again reuses every answer already paid for.
 """
 
@@ -30,10 +31,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from pipeline.core.reasons import STAGES  # noqa: E402 - the pipeline's stage order
-from tests.realmodel.realmodel_config import EXAMPLE_PAIRS, build_config  # noqa: E402
+from tests.realmodel.realmodel_config import EXAMPLE_MODELS, EXAMPLE_PAIRS, build_config  # noqa: E402
 
 # Which stage a request served, by the first prompt of its version ("compose@v1+compose_repair@v2"):
 # several requests of one candidate at one stage are repairs, re-asks or retries.
+HANDWRITTEN_STAGE = {"composer": "compose", "test_writer": "tests"}
 PROMPT_STAGE = {"compose": "compose", "tests_writer": "tests", "judge": "judges", "solve": "solution",
                 "tests_strengthen": "strengthen"}
 
@@ -62,20 +64,23 @@ def main() -> int:
                         help="the state file `realmodel.py up` wrote (base URL and model)")
     parser.add_argument("--base-url", help="another server than the state file's (then give --model too)")
     parser.add_argument("--model")
-    parser.add_argument("--composer", choices=["local", "example"], default="local",
-                        help="example: the skeletons are the example corpus's handwritten ones (its three "
-                             "pairs), so the later stages meet the local model on valid skeletons")
+    parser.add_argument("--handwritten", type=lambda v: frozenset(x for x in v.split(",") if x), default=frozenset(),
+                        help="comma-separated roles (composer, test_writer) answered by the example corpus's "
+                             "handwritten answers (its three pairs), so the later stages meet the local model "
+                             "on valid input")
     parser.add_argument("--replay", action="store_true",
                         help="send nothing: fold what an earlier (stopped) run paid for; candidates it did not "
                              "finish are listed as unfinished")
     args = parser.parse_args()
     state = ({"base_url": args.base_url, "model": args.model} if args.base_url
              else json.loads(args.state.read_text()))
-    if args.composer == "example" and args.candidates > len(EXAMPLE_PAIRS):
-        parser.error(f"--composer example has {len(EXAMPLE_PAIRS)} handwritten skeletons; ask for at most that many")
+    if args.handwritten and args.candidates > len(EXAMPLE_PAIRS):
+        parser.error(f"--handwritten: the example has {len(EXAMPLE_PAIRS)} handwritten pairs; ask for at most that many")
+    if args.handwritten - set(EXAMPLE_MODELS):
+        parser.error(f"--handwritten: choose among {', '.join(EXAMPLE_MODELS)}")
     if args.candidates <= len(EXAMPLE_PAIRS):
         config = build_config(state["base_url"], state["model"], EXAMPLE_PAIRS[:args.candidates],
-                              composer_from_example=args.composer == "example")
+                              handwritten=args.handwritten)
     else:
         intra = args.candidates // 3
         config = build_config(state["base_url"], state["model"], []).replace(
@@ -101,8 +106,8 @@ def main() -> int:
     per_cand, prompt, completion = paid_answers(args.workdir / ".cache" / "llm.sqlite", state["model"])
     rejected_at = {r["item_id"]: (r["stage"], r["reason"]) for r in rejects if r["item_id"].startswith("cand-")}
 
-    composer = "the example's handwritten skeletons" if args.composer == "example" else "the local model"
-    print(f"model {state['model']} at {state['base_url']} (composer: {composer}); {args.candidates} candidates; build exit "
+    by_hand = f" ({', '.join(sorted(args.handwritten))}: the example's handwritten answers)" if args.handwritten else ""
+    print(f"model {state['model']} at {state['base_url']}{by_hand}; {args.candidates} candidates; build exit "
           f"{done.returncode} after {seconds:.0f} s (a re-run replays what was paid for from the cache)")
     print(f"{'stage':<12}{'in':>4}{'kept':>6}{'1st try':>9}{'repaired':>10}{'answers':>9}  drop reasons")
     stages = list(STAGES)  # funnel.json's keys are sorted by name, not in pipeline order
@@ -110,7 +115,7 @@ def main() -> int:
     for name in stages:
         counts = funnel["stages"].get(name, {"seen": 0, "kept": 0, "dropped": {}})
         first = repaired = answers = "-"
-        if name == "compose" and args.composer == "example":
+        if name in {HANDWRITTEN_STAGE[role] for role in args.handwritten}:
             first = repaired = answers = "example"
         elif name in PROMPT_STAGE.values():
             answers = sum(v for (_, stage), v in per_cand.items() if stage == name)

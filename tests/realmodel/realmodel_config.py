@@ -26,25 +26,34 @@ def _role(table: str, base_url: str, model: str, max_tokens: int) -> str:
             "timeout_s = 1800\nmax_retries = 1\nbackoff_base_s = 1\n")
 
 
-# The example's composer answers, written by hand (examples/llm_responses), as recorded in its cache:
+# The example's answers, written by hand (examples/llm_responses), as recorded in its cache, by role:
 # served from there in live mode (the key holds role, model, messages, temperature and max_tokens,
-# so the composer keeps the example's model name and default max_tokens), and sent to the local
+# so such a role keeps the example's model name and default max_tokens), and sent to the local
 # model only if they were not.
-EXAMPLE_COMPOSER = ('[llm.composer]\nbase_url = "{base_url}"\nmodel = "example-handwritten-composer"\n'
-                    'timeout_s = 1800\nmax_retries = 1\nbackoff_base_s = 1\n')
+EXAMPLE_MODELS = {"composer": "example-handwritten-composer", "test_writer": "example-handwritten-test-writer"}
+
+
+def _example_role(role: str, base_url: str) -> str:
+    return (f'[llm.{role}]\nbase_url = "{base_url}"\nmodel = "{EXAMPLE_MODELS[role]}"\n'
+            'timeout_s = 1800\nmax_retries = 1\nbackoff_base_s = 1\n')
 
 
 def build_config(base_url: str, model: str, pairs: list[tuple[str, str, str]],
-                 composer_from_example: bool = False) -> str:
+                 handwritten: frozenset[str] = frozenset()) -> str:
     """TOML for `classforge build` over the bundled example corpus with exactly `pairs` built;
-    `composer_from_example`: the skeletons are the example's, every other role is the local model."""
+    the roles in `handwritten` (composer, test_writer) answer with the example's handwritten
+    answers, every other role is the local model."""
+    unknown = set(handwritten) - set(EXAMPLE_MODELS)
+    if unknown:
+        raise ValueError(f"no handwritten answers for {sorted(unknown)}; there are for {sorted(EXAMPLE_MODELS)}")
     pinned = ", ".join(f'["{a}", "{b}"]' for a, b, _ in pairs)
     intra = sum(kind == "intra" for *_, kind in pairs)
-    imports = f'cache_imports = ["{REPO / "examples" / "llm_cache.jsonl"}"]\n' if composer_from_example else ""
+    imports = f'cache_imports = ["{REPO / "examples" / "llm_cache.jsonl"}"]\n' if handwritten else ""
     roles = "\n".join([
-        EXAMPLE_COMPOSER.format(base_url=base_url) if composer_from_example
+        _example_role("composer", base_url) if "composer" in handwritten
         else _role("[llm.composer]", base_url, model, 1536),
-        _role("[llm.test_writer]", base_url, model, 1536),
+        _example_role("test_writer", base_url) if "test_writer" in handwritten
+        else _role("[llm.test_writer]", base_url, model, 1536),
         *(_role("[[llm.judges]]", base_url, model, 384) for _ in range(3)),
         _role("[llm.solver]", base_url, model, 1536),
     ])
@@ -65,6 +74,9 @@ workdir = ".cache/clones"
 mode = "live"
 cache_path = ".cache/llm.sqlite"
 concurrency = 1
+# A one-slot server answers a probe only after the request it is computing (minutes, when another
+# client shares it): the default 60 s would refuse to start.
+preflight_timeout_s = 1800
 {imports}
 {roles}
 [construction]
