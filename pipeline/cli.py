@@ -242,6 +242,19 @@ def _prefect_defaults() -> None:
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
 
 
+def _refuse_busy_build_folder(cfg) -> None:
+    """A build folder that another run holds, or that cannot be written: one line now, before the
+    probes are paid and Prefect starts. The flow takes the lock itself; this is the early refusal."""
+    from pipeline.construct.run import build_dir
+    from pipeline.core.folder_lock import FolderBusy, FolderLock
+    from pipeline.core.store import StoreWriteError
+
+    try:
+        FolderLock(build_dir(cfg), "classforge build (checking the folder is free)").acquire().release()
+    except (FolderBusy, StoreWriteError) as exc:
+        fail(exc, 1)
+
+
 @app.command()
 def build(
     config: ConfigOpt = Path("examples/classforge.toml"),
@@ -254,6 +267,8 @@ def build(
     """Run the build-benchmark flow in-process on Prefect's embedded server (no server to set up)."""
     # Fail here, before Prefect starts, if the configuration, an override or an endpoint is wrong.
     cfg = _load(config, {"harvest.cutoff": cutoff, "harvest.snapshot": None if snapshot == "auto" else snapshot})
+    if snapshot != "auto":
+        _refuse_busy_build_folder(cfg)
     from pipeline.llm.preflight import endpoints_of_build
 
     reports = _preflight(cfg, endpoints_of_build(cfg))

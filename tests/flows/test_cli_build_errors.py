@@ -32,3 +32,26 @@ def test_an_unwritable_build_folder_is_one_line_naming_it(prefect_harness, examp
     assert done.exit_code == 1
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert f"cannot write {tmp_path / 'built'}/example" in line, line
+
+
+def test_a_build_folder_another_run_holds_is_refused_in_one_line_before_anything_runs(example_config, tmp_path):
+    import subprocess
+    import sys
+
+    folder = tmp_path / "built" / "example"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", "import sys, time\nfrom pipeline.core.folder_lock import FolderLock\n"
+         f"FolderLock({str(folder)!r}, 'another build').acquire()\nprint('held', flush=True)\ntime.sleep(120)"],
+        stdout=subprocess.PIPE, text=True, cwd=str(example_config.parents[0]),
+        env={"PYTHONPATH": str(__import__("pathlib").Path(__file__).resolve().parents[2])})
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        done = run("build", "--config", str(example_config))
+    finally:
+        holder.kill()
+        holder.wait()
+    assert done.exit_code == 1
+    (line,) = [line for line in done.stderr.splitlines() if line.strip()]
+    assert line.startswith("error: ") and f"{folder} is in use by another build (pid {holder.pid}" in line, line
+    assert "Traceback" not in done.output
+    assert not (tmp_path / "harvested").exists()  # refused before the harvest ran
