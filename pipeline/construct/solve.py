@@ -2,7 +2,8 @@
 
 The solver sees the skeleton and the tests. Its code is extracted, checked statically (it parses,
 defines the class, keeps every method with the skeleton's signature, imports only the standard
-library) and then run by the gate: every test passes, every listed test class runs, line
+library, implements at least one method: a solver that repeats the skeleton is
+`solution-is-skeleton`) and then run by the gate: every test passes, every listed test class runs, line
 coverage >= the configured minimum, within the time limit, and a second run agrees (else `flaky`).
 With `solver_repair` on, a failing solution gets one more turn with the gate's report (off by
 default, as in ClassEval-Pro). The gate's reason codes are used unchanged as drop reasons.
@@ -23,6 +24,7 @@ from pipeline.construct.interface import ClassInterface, interface_from_source
 from pipeline.core.funnel import Verdict
 from pipeline.llm.client import Completion
 from pipeline.core import parsing
+from pipeline.core.source import find_class, is_placeholder_body, methods_of
 
 ROLE = "solver"
 
@@ -77,6 +79,13 @@ def static_check(code: str, skeleton: ClassInterface) -> Verdict:
     if changed:
         detail = "; ".join(f"{m}({skeleton.methods[m].text}) became {m}({iface.methods[m].text})" for m in changed)
         return Verdict.drop(R.SOLUTION_SIGNATURE_CHANGED, detail)
+    # Small solvers answer with the skeleton itself; running its suite would only say "N failed".
+    # Only when no method has a body: a single no-op method can be a correct implementation.
+    cls = find_class(module, skeleton.class_name)
+    bodies = [fn for name, fn in methods_of(cls).items() if name in skeleton.methods and name != "__init__"] if cls else []
+    if bodies and all(is_placeholder_body(fn) for fn in bodies):
+        return Verdict.drop(R.SOLUTION_IS_SKELETON, f"none of the {len(bodies)} methods besides __init__ is "
+                                                    "implemented (docstring, pass, ... or NotImplementedError only)")
     return Verdict.kept()
 
 

@@ -93,6 +93,7 @@ SOLUTION_SYNTAX: Final = _code("solution-syntax-error", 'solution syntax error')
 SOLUTION_MISSING_CLASS: Final = _code("solution-missing-class", 'solution missing class')
 SOLUTION_MISSING_METHOD: Final = _code("solution-missing-method", 'solution missing method')
 SOLUTION_SIGNATURE_CHANGED: Final = _code("solution-signature-changed", 'solution signature changed')
+SOLUTION_IS_SKELETON: Final = _code("solution-is-skeleton", "the solution repeats the skeleton: no method besides __init__ has a body")
 GATE_ERROR: Final = _code("gate-error", 'the gate itself failed (sandbox unavailable, ...)')
 ENVIRONMENT_DEPENDENT: Final = _code("environment-dependent", "a test's verdict changed under a perturbed environment (the detail names the perturbation and tests)")
 

@@ -279,6 +279,26 @@ def test_solution_changing_a_signature(server, tmp_path):
     dropped_at(build(server, tmp_path), R.SOLUTION, R.SOLUTION_SIGNATURE_CHANGED)
 
 
+def test_a_solver_that_repeats_the_skeleton_is_named_and_never_run(server, tmp_path):
+    """The 1.5B model's answer in all 3 solver attempts of the real-model yield run."""
+    server.add_rule(model=MODELS["solver"], replies=[fx.fenced(as_class(fx.SKELETON, NAME))])
+    gate = ScriptedGate()
+    rej = dropped_at(build(server, tmp_path, gate=gate), R.SOLUTION, R.SOLUTION_IS_SKELETON)
+    assert "none of the 6 methods besides __init__ is implemented" in rej.outcomes[-1].detail
+    assert gate.calls == []
+
+
+def test_a_solution_with_one_no_op_method_still_goes_to_the_gate(server, tmp_path):
+    code = as_class(fx.SOLUTION, NAME).replace(
+        "        if not self.tally:\n            return None\n        return self.tally.most_common(1)[0][0]\n",
+        "        pass\n")
+    assert code.count("pass\n") == 1
+    server.add_rule(model=MODELS["solver"], replies=[fx.fenced(code)])
+    gate = ScriptedGate()
+    built(build(server, tmp_path, gate=gate))
+    assert len(gate.calls) >= 1
+
+
 def test_optional_repair_round(server, tmp_path):
     gate = ScriptedGate([GateOutcome(passed=False, reason="test-failed", detail="1 failed",
                                      failures=["TestMostCommon.test_most_common_none: KeyError"])])
