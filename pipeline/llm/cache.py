@@ -25,6 +25,7 @@ import logging
 import sqlite3
 import tempfile
 import threading
+import time
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -92,6 +93,22 @@ CREATE TABLE IF NOT EXISTS responses (
 """
 
 
+def _enable_wal(conn: sqlite3.Connection, timeout_s: float = 30.0) -> None:
+    """Switch the file to WAL. The switch needs an exclusive lock, and SQLite refuses it at once
+    ("database is locked"), without its busy handler, while another connection is switching the
+    same new file (seen: two builds starting together on one cache). WAL is a property of the
+    file, so a retry finds it already set."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            conn.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.02)
+
+
 class ResponseCache:
     """SQLite-backed, thread-safe, first-write-wins store of `CacheEntry` by key.
 
@@ -109,7 +126,7 @@ class ResponseCache:
         # isolation_level=None: autocommit; multi-statement work opens its own transaction.
         self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30.0)
         if isinstance(self.path, Path):
-            self._conn.execute("PRAGMA journal_mode=WAL")
+            _enable_wal(self._conn)
             # NORMAL in WAL mode survives application crashes; only a power loss can drop the last commit.
             self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute(_SCHEMA)
