@@ -8,8 +8,8 @@ the structural requirements with what this skeleton has, and the previous skelet
 first prompt's specs, not earlier attempts), so it fits a small local model's window. A skeleton
 that is the prompt's own format example (small models answer with it) cannot be repaired without
 the specs: it gets a re-ask instead, the first request under instructions without the example,
-with a note naming the copied class. If it
-still fails, the candidate is dropped with the reason of the last attempt.
+with a note naming the copied class. If it still fails, the candidate is dropped with the reason
+of the last attempt.
 """
 
 from __future__ import annotations
