@@ -286,8 +286,48 @@ def column_origin(name: str) -> str:
     return "ClassEval" if name in CLASSEVAL_COLUMNS else "ClassEval-Pro" if name in PRO_COLUMNS else "classforge"
 
 
+COLUMN_MEANINGS: dict[str, str] = {
+    "task_id": "unique id of the task",
+    "class_name": "name of the class to write",
+    "skeleton": "the prompt: imports, class and method signatures with docstrings and examples, no bodies",
+    "test": "unittest source; it expects the class in the same module (prepend the class to run it)",
+    "test_classes": "every test class to run: one per method plus class-level ones",
+    "solution_code": "the canonical solution, which passes every test class",
+    "import_statement": "the import lines the class needs",
+    "class_description": "the class docstring as written in the skeleton",
+    "class_constructor": "the constructor (`__init__`) with its body, given to the model",
+    "fields": "instance fields the constructor sets",
+    "methods_info": "per method: name, description (signature and docstring), its test class, test code, "
+                    "solution and dependencies (standard library, fields and methods it uses)",
+    "composition_type": "intra (both source classes from one domain) or cross (two domains)",
+    "domain1": "primary domain of the task",
+    "domain2": "second domain of the composition (for an intra-domain task, the domain of both source classes)",
+    "coverage": "line coverage of the solution by the tests, percent",
+    "branch_coverage": "branch coverage of the solution by the tests, percent",
+    "mutation_score": "share of the solution's non-equivalent mutants the tests kill (0-1)",
+    "mutation": "mutation counts per operator and the surviving mutants' diffs",
+    "environment_checks": "perturbed environments the solution and tests were re-run under: applied, skipped (why)",
+    "judge_scores": "the judges' scores of skeleton/test alignment (0-10), one per judge",
+    "judge_votes": "each judge's model, score and reasons",
+    "source_class_ids": "ids of the harvested classes composed into this task",
+    "sources": "per source class: repository, URL when public, path, commit, first-seen commit and date, licence",
+    "license": "SPDX expression over the source repositories' licences",
+    "models": "the model of each construction role",
+    "prompt_versions": "the prompt template versions each stage used",
+    "metrics": "LOC, method count and dependency depth of the solution (ClassEval-Pro's Table 3)",
+    "candidate_id": "the build's id of the candidate pair the task came from",
+    "schema_version": "version of this row layout",
+}
+"""What each release column holds, for the dataset card (a test keeps it complete)."""
+
+
+def column_meaning(name: str) -> str:
+    return COLUMN_MEANINGS.get(name, "")
+
+
 __all__ = [
     "CLASSEVAL_COLUMNS", "CORE_COLUMNS", "PRO_COLUMNS", "SCHEMA_VERSION", "CompositionType", "Dependencies",
-    "JudgeVote", "Method", "MutationReport", "SourceRef", "SurvivingMutant", "Task", "TaskMetrics", "VoteStatus", "column_origin", "composition_type",
+    "JudgeVote", "Method", "MutationReport", "SourceRef", "SurvivingMutant", "Task", "TaskMetrics", "VoteStatus", "column_origin",
+    "column_meaning", "COLUMN_MEANINGS", "composition_type",
     "task_license",
 ]

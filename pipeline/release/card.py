@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from typing import Any
 
 from pipeline.core.funnel import FunnelReport
 from pipeline.core.formats.release_rows import DATA_GLOB, SPLIT
-from pipeline.core.task import CORE_COLUMNS, column_origin
+from pipeline.core.task import CORE_COLUMNS, column_meaning, column_origin
 from pipeline.release.stats import DatasetStats
 from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
 from pipeline.release.validity import ValidityFacts, validity_section
@@ -108,27 +109,39 @@ def render_card(*, version: str, stats: DatasetStats, funnel: FunnelReport, cuto
                 pipeline_version: str, models: dict[str, Any], prompt_versions: dict[str, Any],
                 sources: list[dict[str, Any]], columns: dict[str, str], json_columns: list[str],
                 config: dict[str, Any] | None = None, license: str | None = None,
-                hub_repo_id: str | None = None, validity: ValidityFacts | None = None) -> str:
+                hub_repo_id: str | None = None, validity: ValidityFacts | None = None,
+                example: dict[str, Any] | None = None, year: int | None = None) -> str:
     """The dataset card's Markdown body, section by section (the front matter is `card_metadata`)."""
     cut = cutoff or "the configured cutoff"
     repo = hub_repo_id or REPO_PLACEHOLDER
     return "".join((
-        _intro_section(version, cut),
+        _intro_section(version, cut, sources),
         _built_section(cut, build_facts(config or {}), pipeline_version, models, prompt_versions, config or {}),
         _contents_section(stats, validity),
         _funnel_section(funnel),
         _loading_section(repo, version),
         _columns_section(columns, json_columns),
-        _closing_sections(sources, license, repo, version, config or {}, stats),
+        _example_section(example),
+        _closing_sections(sources, license, repo, version, config or {}, stats, year),
     ))
 
 
-def _intro_section(version: str, cut: str) -> str:
+def _origin_of(sources: list[dict[str, Any]]) -> str:
+    """Where the code came from, as the sources say: a source has a URL only when its remote is public."""
+    public = sum(1 for s in sources if s.get("url"))
+    if public == len(sources) and sources:
+        return "public repositories"
+    if public == 0:
+        return "local git repositories (no public URL recorded; see `manifest.json`)"
+    return f"{public} public and {len(sources) - public} local git repositories"
+
+
+def _intro_section(version: str, cut: str, sources: list[dict[str, Any]]) -> str:
     return f"""
 # classforge {version}
 
 A class-level Python code-generation benchmark in [ClassEval](https://github.com/FudanSELab/ClassEval)'s
-format, built automatically by classforge from code first committed to public GitHub repositories
+format, built automatically by classforge from code first committed to {_origin_of(sources)}
 on or after **{cut}**, so that it post-dates the training cutoff of the models it is meant to test.
 Each task gives a class skeleton (imports, class and method signatures with docstrings, no bodies);
 a model writes the class, and the task's unittest suite (method-level and class-level test classes)
@@ -143,7 +156,7 @@ def _built_section(cut: str, f: dict[str, Any], pipeline_version: str, models: d
     prompt_rows = [(name, f"`{v}`") for name, v in sorted(prompt_versions.items())] or [("-", "-")]
     return f"""## How it was built
 
-Following ClassEval-Pro's pipeline: harvest self-contained, standard-library-only classes
+Following [ClassEval-Pro](https://arxiv.org/abs/2604.26923)'s pipeline: harvest self-contained, standard-library-only classes
 ({f['min_methods']}+ methods, {f['min_lines']}-{f['max_lines']} lines) whose first commit is on or after the cutoff, with
 repository, path, commit, first-seen date and licence kept for each; deduplicate them against each
 other, public benchmarks and earlier releases; compose pairs of them (intra-domain and cross-domain)
@@ -225,8 +238,8 @@ rows = pq.read_table("data/test-00000-of-00001.parquet").to_pylist()
 
 def _columns_section(columns: dict[str, str], json_columns: list[str]) -> str:
     extra_cols = [c for c in columns if c not in CORE_COLUMNS]
-    column_rows = [(f"`{name}`", f"`{typ}`", column_origin(name) + (" (JSON text)" if name in json_columns else ""))
-                   for name, typ in columns.items()]
+    column_rows = [(f"`{name}`", f"`{typ}`", column_origin(name) + (" (JSON text)" if name in json_columns else ""),
+                    column_meaning(name) or "-") for name, typ in columns.items()]
     json_note = ("Columns marked *JSON text* hold irregular nested values encoded as JSON: decode them with "
                  "`json.loads` (`tasks.jsonl` has them decoded). ") if json_columns else ""
     extras_note = ("Extra columns: " + ", ".join(f"`{c}`" for c in extra_cols) + ".") if extra_cols else ""
@@ -235,20 +248,20 @@ def _columns_section(columns: dict[str, str], json_columns: list[str]) -> str:
 ClassEval's columns keep their names and types (`methods_info` is a list of structs with a nested
 `dependencies` struct). {json_note}{extras_note}
 
-{md_table(("Column", "Arrow type", "Origin"), column_rows, "lll")}
+{md_table(("Column", "Arrow type", "Origin", "Meaning"), column_rows, "llll")}
 
 """
 
 
 def _closing_sections(sources: list[dict[str, Any]], license: str | None, repo: str, version: str,
-                      config: dict[str, Any], stats: DatasetStats) -> str:
+                      config: dict[str, Any], stats: DatasetStats, year: int | None) -> str:
     return f"""{_licence_section(sources, license)}
 
 {_evaluate_section(repo, version)}
 
 {_limitations_section(config, stats.total)}
 
-{_citation(repo, version)}
+{_citation(repo, version, year)}
 
 ## Files
 
@@ -267,7 +280,36 @@ REPO_PLACEHOLDER = "ORG/NAME"
 PLOTS = (("funnel.png", "Funnel: kept of seen at each stage"), ("domains.png", "Tasks per domain"), ("loc.png", "Lines of code per solution"),
          ("methods.png", "Methods per class"))
 
-def _citation(repo: str, version: str) -> str:
+EXAMPLE_TEXT_CHARS = 400
+"""Longer text fields of the example instance are cut here (the whole row is one `tasks.jsonl` line)."""
+
+
+def _shortened(value: Any) -> Any:
+    if isinstance(value, str) and len(value) > EXAMPLE_TEXT_CHARS:
+        return value[:EXAMPLE_TEXT_CHARS] + f"... ({len(value) - EXAMPLE_TEXT_CHARS} more characters)"
+    if isinstance(value, list):
+        return [_shortened(v) for v in value[:3]] + ([f"... ({len(value) - 3} more)"] if len(value) > 3 else [])
+    if isinstance(value, dict):
+        return {k: _shortened(v) for k, v in value.items()}
+    return value
+
+
+def _example_section(example: dict[str, Any] | None) -> str:
+    if not example:
+        return ""
+    return f"""## Example instance
+
+The first task of the split (`tasks.jsonl` line 1), its longer texts shortened:
+
+```json
+{json.dumps(_shortened(example), indent=1, ensure_ascii=False)}
+```
+
+"""
+
+
+def _citation(repo: str, version: str, year: int | None) -> str:
+    year_line = f"\n  year         = {{{year}}}," if year else ""
     return f"""## Citation
 
 If you use this dataset, cite the release (its version tag pins the exact data) and the work it builds on:
@@ -275,8 +317,16 @@ If you use this dataset, cite the release (its version tag pins the exact data) 
 ```bibtex
 @misc{{classforge_{version.replace(".", "_")},
   title        = {{classforge {version}: a post-cutoff class-level code-generation benchmark}},
+  author       = {{{{classforge contributors}}}},{year_line}
   note         = {{Version {version}; built by classforge, configuration and sources in manifest.json}},
   howpublished = {{\\url{{https://huggingface.co/datasets/{repo}}}}}
+}}
+@article{{chen2026classevalpro,
+  title   = {{ClassEval-Pro: A Cross-Domain Benchmark for Class-Level Code Generation}},
+  author  = {{Chen, Yeheng and Xie, Chaoxiang and Shi, Yuling and Zeng, Wenhao and Wang, Yongpan and Zhang, Hongyu
+             and Gu, Xiaodong}},
+  journal = {{arXiv preprint arXiv:2604.26923}},
+  year    = {{2026}}
 }}
 @article{{du2023classeval,
   title   = {{ClassEval: A Manually-Crafted Benchmark to Evaluate LLMs on Class-level Code Generation}},

@@ -247,7 +247,8 @@ def _write_contents(folder: Path, *, version: str, records: list[dict[str, Any]]
                        sources=[s.model_dump(mode="json") for s in sources], columns=columns_short,
                        json_columns=json_columns, config=config, license=license, hub_repo_id=hub_repo_id,
                        validity=compute_validity(records, cutoff=cutoff, decontamination=decontamination,
-                                                 earlier_releases=earlier_releases))
+                                                 earlier_releases=earlier_releases),
+                       example=records[0] if records else None, year=created_at.year)
     write_text(folder / "README.md", render_card_file(card_metadata(version, len(records), license), body))
     manifest = Manifest(
         version=version, created_at=created_at, pipeline_version=pipeline_version, row_count=len(records),
