@@ -330,7 +330,10 @@ def report(
         result = write_report(release, out)
     except ReleaseError as exc:
         fail(exc)
-    console.print(Markdown(result.markdown))
+    if console.is_terminal:
+        console.print(Markdown(result.markdown))
+    else:  # a pipe or a file gets the Markdown itself: never cut at a width, never padded with spaces
+        typer.echo(result.markdown.rstrip("\n"))
     console.print(f"report written to {result.report_path} with {len(result.plots)} plots")
 
 

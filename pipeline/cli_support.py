@@ -6,6 +6,7 @@ panel; both break log files and anything that matches an error line. Errors ther
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from datetime import date
@@ -18,8 +19,9 @@ from pipeline.core.errors import ClassforgeError
 
 
 def one_line(message: object) -> str:
-    """Collapse a (possibly multi-line) message into one line; list items become '; '-separated."""
-    parts = [p.strip().removeprefix("- ").strip() for p in str(message).splitlines()]
+    """Collapse a (possibly multi-line) message into one line; list items become '; '-separated.
+    Pydantic's "Value error, " prefix (typer checks choices with pydantic too) says nothing to a user."""
+    parts = [p.strip().removeprefix("- ").strip() for p in str(message).replace("Value error, ", "").splitlines()]
     parts = [p for p in parts if p]
     if not parts:
         return "unknown error"
@@ -57,8 +59,31 @@ def cutoff_option(value: str | None) -> str | None:
     return day.isoformat()
 
 
+def readable_metavar(param: Any, ctx: Any) -> None:
+    """A help line shows what to type: nothing after a flag (typer would print `<bool>`), the element
+    after a repeatable option (`<str>`, not `<list[str]>`); the help text says it repeats."""
+    if param.metavar is not None or not hasattr(param, "display_type"):
+        return
+    if getattr(param, "is_flag", False):
+        param.metavar = ""
+    elif param.type_descriptor.is_list:
+        param.metavar = re.sub(r"^<list\[(.*)\]>$", r"<\1>", param.display_type(ctx))
+
+
 class OneLineErrorGroup(TyperGroup):
     """Runs the app in click's non-standalone mode so usage errors and aborts print as one line."""
+
+    def get_params(self, ctx: Any) -> list:
+        params = super().get_params(ctx)
+        for param in params:
+            readable_metavar(param, ctx)
+        return params
+
+    def get_command(self, ctx: Any, cmd_name: str) -> Any:
+        command = super().get_command(ctx, cmd_name)
+        for param in command.get_params(ctx) if command is not None else ():
+            readable_metavar(param, ctx)
+        return command
 
     def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
              complete_var: str | None = None, standalone_mode: bool = True, **extra: Any) -> Any:

@@ -80,3 +80,33 @@ def test_tables_and_status_lines_are_whole_in_a_pipe_with_columns_40(release: Pa
     lines = result.stdout.splitlines()
     assert any("data/test-00000-of-00001.parquet" in line and len(line) > 40 for line in lines)
     assert any(line.startswith("dry run (") and line.endswith("nothing was uploaded.") for line in lines)
+
+
+def test_report_in_a_pipe_is_the_markdown_itself(release: Path, tmp_path: Path) -> None:
+    """Piped into a file or another program, `report` gives its Markdown unchanged: no line cut at the
+    console width, no line padded with spaces (Rich renders Markdown to the width of a console)."""
+    result = CliRunner().invoke(app, ["report", str(release), "--out", str(tmp_path / "r")], env={"COLUMNS": "40"})
+    assert result.exit_code == 0, result.output
+    written = (tmp_path / "r" / "report.md").read_text(encoding="utf-8").rstrip("\n")
+    assert result.stdout.startswith(written + "\n")
+    assert not [line for line in result.stdout.splitlines() if line != line.rstrip()]
+
+
+def test_help_names_what_to_type_not_python_types() -> None:
+    """Flags take no value and a repeatable option takes one value at a time: `<bool>` and
+    `<list[str]>` in the help told a user neither."""
+    runner = CliRunner()
+    for command in ("harvest", "build", "evaluate", "report", "verify-release", "export", "check-endpoint"):
+        shown = runner.invoke(app, [command, "-h"], prog_name="classforge", env={"COLUMNS": "200"})
+        assert shown.exit_code == 0
+        assert "<bool>" not in shown.stdout and "<list[" not in shown.stdout, command
+    evaluate = runner.invoke(app, ["evaluate", "-h"], env={"COLUMNS": "200"}).stdout
+    assert "<holistic|incremental|compositional|bottom_up|top_down>" in evaluate
+    assert any("--model" in line and "<str>" in line for line in evaluate.splitlines())
+
+
+def test_a_mistyped_choice_names_no_pydantic_internals() -> None:
+    result = CliRunner().invoke(app, ["evaluate", "--dataset", "x.json", "--strategy", "holstic"])
+    (line,) = result.stderr.splitlines()
+    assert "Value error" not in line
+    assert line.startswith("error: Invalid value for '--strategy' / '-s': 'holstic' is not one of " + STRATEGIES)
