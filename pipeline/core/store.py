@@ -23,6 +23,27 @@ class StoreWriteError(InfrastructureError, OSError):
         return str(self.strerror)
 
 
+def current_umask() -> int:
+    """The process's umask, read without changing it (os.umask can only set it, which races with
+    other threads creating files); the set-and-restore is the fallback where /proc has no Umask line."""
+    try:
+        with open("/proc/self/status", encoding="ascii") as fh:
+            for line in fh:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    except OSError:
+        pass
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def shared_mode(directory: bool = False) -> int:
+    """The mode an ordinary new file (0666) or folder (0777) gets under the umask: mkstemp and mkdtemp
+    create owner-only entries, which would hide outputs from the user's group against their umask."""
+    return (0o777 if directory else 0o666) & ~current_umask()
+
+
 @contextmanager
 def atomic_open(path: Path, mode: str = "w") -> Iterator[IO]:
     """Write to a temporary sibling and rename over `path` only when the block succeeds.
@@ -34,6 +55,7 @@ def atomic_open(path: Path, mode: str = "w") -> Iterator[IO]:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        os.fchmod(fd, shared_mode())
         binary = "b" in mode
         with os.fdopen(fd, "wb" if binary else "w", encoding=None if binary else "utf-8") as fh:
             yield fh

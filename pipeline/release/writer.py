@@ -37,7 +37,7 @@ from pipeline.release.plots import write_plots
 from pipeline.release.stats import compute_stats
 from pipeline.release.validity import compute_validity
 from pipeline.release.versions import validate_version
-from pipeline.core.store import atomic_open, write_json, write_jsonl, write_text
+from pipeline.core.store import atomic_open, shared_mode, write_json, write_jsonl, write_text
 
 PARTIAL_MARK = ".partial-"
 
@@ -265,10 +265,10 @@ def _write_contents(folder: Path, *, version: str, records: list[dict[str, Any]]
 
 
 def _make_readable(folder: Path) -> None:
-    # mkdtemp and store.atomic_open create owner-only (0700/0600) entries; a release is meant to be shared.
-    os.chmod(folder, 0o755)
+    # mkdtemp creates an owner-only (0700) folder; a release gets the modes the user's umask gives.
+    os.chmod(folder, shared_mode(directory=True))
     for path in folder.rglob("*"):
-        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+        os.chmod(path, shared_mode(directory=path.is_dir()))
 
 
 def _publish(tmp: Path, dest: Path, version: str) -> None:
