@@ -377,6 +377,12 @@ def _slug(text: str, limit: int = 40) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.")[:limit] or "x"
 
 
+def dataset_label(dataset: Path) -> str:
+    """The dataset's name in a run id: a file's stem, a folder's whole name (a release folder is named
+    by its version, 2026.11.26, whose last part is not a suffix)."""
+    return dataset.name if dataset.is_dir() else dataset.stem
+
+
 def run_id_for(dataset_name: str, identity: dict[str, Any]) -> str:
     """Readable and stable: the same dataset, models and settings give the same id, so a re-run
     resumes in the same folder; anything that changes the samples gives a new one."""

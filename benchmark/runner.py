@@ -60,6 +60,7 @@ from benchmark.results import (
     cause_of,
     file_sha256,
     load_results,
+    dataset_label,
     run_id_for,
     save_results,
 )
@@ -482,7 +483,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     dataset_sha = file_sha256(request.dataset)
     samples, samples_sha = _read_samples(request, tasks)
     models = list(dict.fromkeys(s.model for s in samples)) if samples is not None else request.models
-    run_id = run_id_for(Path(request.dataset).stem, _identity(dataset_sha, request, config, tasks, samples_sha, models))
+    run_id = run_id_for(dataset_label(Path(request.dataset)), _identity(dataset_sha, request, config, tasks, samples_sha, models))
     run_dir = Path(cfg.output_root) / run_id
     clock["load"] = time.perf_counter() - t0
 
