@@ -221,6 +221,26 @@ def harvest(
     console.print(f"written to {summary.snapshot_dir}/")
     if summary.repos == 0:
         fail("nothing to harvest: the sources held no repository", 1)
+    _report_clone_failures(summary)
+
+
+SHOWN_CLONE_FAILURES = 10
+
+
+def _report_clone_failures(summary) -> None:
+    """A repository that cannot be cloned is a rejection, not a crash, but the user must hear of it:
+    one warning line per failure (git's own message); exit 1 when no repository could be cloned at all."""
+    failures = summary.clone_failures
+    for rej in failures[:SHOWN_CLONE_FAILURES]:
+        detail = next((line.strip() for line in rej.detail.splitlines() if line.strip()), "")
+        line = f"warning: could not clone {rej.item_id} ({rej.reason}){': ' + detail if detail else ''}"
+        typer.echo(line, err=True)
+    if len(failures) > SHOWN_CLONE_FAILURES:
+        typer.echo(f"warning: {len(failures) - SHOWN_CLONE_FAILURES} more clone failures in "
+                   f"{summary.snapshot_dir}/rejects.jsonl", err=True)
+    if failures and len(failures) == summary.repos:
+        fail(f"no repository could be cloned ({len(failures)} tried); git's messages are above and in "
+             f"{summary.snapshot_dir}/rejects.jsonl", 1)
 
 
 def _print_decontamination(corpora: dict[str, list[str]] | None) -> None:

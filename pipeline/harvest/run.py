@@ -14,7 +14,7 @@ import os
 import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import date
 from pathlib import Path
 
@@ -44,6 +44,7 @@ class HarvestSummary:
     funnel: FunnelReport
     reused_shards: int = 0
     corpora: dict[str, list[str]] | None = None   # what dedup checked against (decontamination.json)
+    clone_failures: list[Rejection] = field(default_factory=list)   # the edge says these out loud
 
 
 def snapshot_dir(cfg: HarvestConfig) -> Path:
@@ -154,6 +155,7 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
     funnel = github.funnel() if github is not None else FunnelReport()
     dedup_funnel: Funnel = Funnel()
     counts = {"classes": 0, "rejects": 0}
+    clone_failures: list[Rejection] = []
 
     def shards() -> Iterator[RepoShard]:
         for ref in refs:
@@ -172,6 +174,8 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
             for rej in shard.rejects:
                 rejects_fh.write(rej.model_dump_json() + "\n")
                 counts["rejects"] += 1
+                if rej.stage == "clone":
+                    clone_failures.append(rej)
             for cls in shard.classes:
                 item_id = f"{cls.repo}:{cls.path}::{cls.class_name}"
                 verdict = index.check_and_add(cls.source, Origin("harvest", item_id), cls.id)
@@ -188,7 +192,8 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
     write_json(snap / "decontamination.json", index.corpora)
     if github is not None:
         write_jsonl(snap / "github_queries.jsonl", github.queries)
-    return HarvestSummary(snap, len(refs), counts["classes"], counts["rejects"], funnel, corpora=index.corpora)
+    return HarvestSummary(snap, len(refs), counts["classes"], counts["rejects"], funnel, corpora=index.corpora,
+                          clone_failures=clone_failures)
 
 
 def _reused_in_worker(ref: RepoRef, cfg: HarvestConfig, snap: Path) -> bool:

@@ -115,3 +115,25 @@ def test_refused_token_fails_fast_after_one_request(tmp_path):
         result, text = invoke("harvest", "-c", str(cfg), env={"GITHUB_TOKEN": "wrong"})
         assert result.exit_code == 2 and "rejected GITHUB_TOKEN: Bad credentials" in text, text
         assert [r.path for r in api.requests] == ["/rate_limit"]
+
+
+def test_a_repository_that_cannot_be_cloned_is_said_on_the_terminal(make_repo, tmp_path):
+    """The git error reaches the user, not only rejects.jsonl; the harvest of the others goes on
+    (exit 0); when no repository at all could be cloned the command fails (exit 1)."""
+    _, lone = two_repos(make_repo, tmp_path)
+    missing = (tmp_path / "gone" / "ledger.git").as_uri()
+    catalogue = [fake_repo("octo/ledger", "2025-03-01", 250, "banking ledger", clone_url=missing),
+                 fake_repo("solo/tool", "2025-03-01", 250, "banking ledger", clone_url=lone.as_uri())]
+    with FakeGitHub(catalogue, token="t") as api:
+        cfg = github_config(tmp_path, api.base_url, 'star_tiers = ["100..500"]\n')
+        result, _ = invoke("harvest", "-c", str(cfg), "--cutoff", "2025-02-01", env={"GITHUB_TOKEN": "t"})
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: could not clone octo/ledger")]
+    assert len(warnings) == 1 and "(unreachable)" in warnings[0] and "does not appear to be a git repository" in warnings[0]
+    assert kept(tmp_path / "out") == {"JobQueue"}
+
+    with FakeGitHub(catalogue[:1], token="t") as api:
+        cfg = github_config(tmp_path, api.base_url, 'star_tiers = ["100..500"]\nmax_repos = 5\n')
+        result, _ = invoke("harvest", "-c", str(cfg), "--snapshot", "alone", env={"GITHUB_TOKEN": "t"})
+    assert result.exit_code == 1, result.output
+    assert result.stderr.splitlines()[-1].startswith("error: no repository could be cloned (1 tried)")
