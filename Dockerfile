@@ -54,11 +54,15 @@ FROM base AS app
 # git for cloning harvested repositories; bubblewrap for the local sandbox backend (inside a
 # container it needs user namespaces; otherwise set sandbox.backend = "docker" and mount the
 # engine's socket).
+# libfaketime for the environment checks' clock shifts (without it they are skipped, and the card
+# says so); ClassEval's declared environment (benchmark/requirements/classeval.txt, the list the
+# sandbox image carries), so the local backend scores references that import numpy, pandas, bs4...
+# instead of counting them broken. netifaces ships no wheels: a compiler is there for the install only.
 # The code is installed read-only under /app (owned by root); everything a run writes (harvested/,
 # built/, benchmark/releases/, results/, the LLM and Hugging Face caches, Prefect's database) goes
 # to /data, a volume owned by the non-root user `classforge` that the container runs as.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends git bubblewrap \
+ && apt-get install -y --no-install-recommends git bubblewrap libfaketime \
  && rm -rf /var/lib/apt/lists/* \
  && (command -v python >/dev/null || ln -s "$(command -v python3)" /usr/local/bin/python) \
  && useradd --create-home --uid 10000 classforge \
@@ -72,7 +76,14 @@ COPY benchmark ./benchmark
 COPY examples ./examples
 COPY prefect.yaml ./
 COPY scripts/docker-entrypoint.sh /usr/local/bin/classforge-entrypoint
-RUN pip install . && chmod 0755 /usr/local/bin/classforge-entrypoint
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends gcc libc6-dev \
+ && (python -c "import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_paths()['include'] + '/Python.h'))" \
+     || apt-get install -y --no-install-recommends python3-dev) \
+ && pip install . -r benchmark/requirements/classeval.txt \
+ && apt-get purge -y --auto-remove gcc libc6-dev python3-dev \
+ && rm -rf /var/lib/apt/lists/* \
+ && chmod 0755 /usr/local/bin/classforge-entrypoint
 ENV CLASSFORGE_HOME=/data \
     HF_HOME=/data/.cache/huggingface \
     PREFECT_HOME=/data/.cache/prefect \

@@ -77,3 +77,16 @@ def _check_unwritable(home: Path) -> None:
     (line,) = proc.stderr.splitlines()
     assert line.startswith(f"error: {home} is not writable by uid ") and "named volume" in line
     assert not (home / "examples").exists()
+
+
+def test_app_image_carries_classeval_packages_and_libfaketime() -> None:
+    """The app image runs the local sandbox backend: without ClassEval's declared packages its
+    references that import numpy, pandas, bs4... would count as broken, and without libfaketime the
+    clock checks would be skipped. It installs the same list as the sandbox image, and no compiler stays."""
+    app = _app_stage()
+    apt_installs = " ".join(re.findall(r"apt-get install[^&]*", app))
+    assert "libfaketime" in apt_installs
+    assert re.search(r"pip install \. -r benchmark/requirements/classeval\.txt", app)
+    assert re.search(r"apt-get purge -y --auto-remove gcc libc6-dev", app)
+    sandbox = (REPO / "Dockerfile").read_text(encoding="utf-8").split("FROM base AS app")[0]
+    assert "ARG SANDBOX_REQUIREMENTS=benchmark/requirements/classeval.txt" in sandbox
