@@ -74,7 +74,7 @@ COPY pipeline ./pipeline
 COPY flows ./flows
 COPY benchmark ./benchmark
 COPY examples ./examples
-COPY prefect.yaml ./
+COPY prefect.yaml classforge.example.toml ./
 COPY scripts/docker-entrypoint.sh /usr/local/bin/classforge-entrypoint
 RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev \

@@ -380,8 +380,9 @@ def _format_errors(source: str, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-MISSING_CONFIG_HINT = ("create it from the example (cp examples/classforge.toml classforge.toml, then edit paths, "
-                       "sources and endpoints) or pass another file with --config / the config_path parameter")
+MISSING_CONFIG_HINT = ("create it from the template at the project root (cp classforge.example.toml classforge.toml, "
+                       "then set sources, cutoff and endpoints) or pass another file with --config / the config_path "
+                       "parameter")
 
 
 def load_config(path: Path | None = None, env: Mapping[str, str] | None = None,

@@ -101,7 +101,7 @@ def test_parameters_are_validated_like_the_file(example_config, cutoff, snapshot
 def test_a_missing_configuration_says_how_to_create_it(tmp_path):
     from flows.build_benchmark import configure
 
-    with pytest.raises(ConfigError, match="cp examples/classforge.toml classforge.toml"):
+    with pytest.raises(ConfigError, match="cp classforge.example.toml classforge.toml"):
         configure(str(tmp_path / "classforge.toml"), None, "auto")
 
 

@@ -90,3 +90,13 @@ def test_app_image_carries_classeval_packages_and_libfaketime() -> None:
     assert re.search(r"apt-get purge -y --auto-remove gcc libc6-dev", app)
     sandbox = (REPO / "Dockerfile").read_text(encoding="utf-8").split("FROM base AS app")[0]
     assert "ARG SANDBOX_REQUIREMENTS=benchmark/requirements/classeval.txt" in sandbox
+
+
+def test_the_volume_gets_the_configuration_template(tmp_path: Path) -> None:
+    """The weekly deployment reads /data/classforge.toml: the template to copy it from is on the volume."""
+    home = tmp_path / "data"
+    home.mkdir()
+    started = _entry(home, "sh", "-c", "cp classforge.example.toml classforge.toml")
+    assert started.returncode == 0, started.stderr
+    assert (home / "classforge.toml").read_text() == (REPO / "classforge.example.toml").read_text()
+    assert "classforge.example.toml" in _app_stage()
