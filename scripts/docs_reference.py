@@ -60,7 +60,7 @@ def cli_markdown(app: Any, prog: str = "classforge") -> str:
     group = typer.main.get_command(app)
     ctx = group.make_context(prog, [], resilient_parsing=True)
     lines = ["# Command reference", "",
-             f"Generated from the code (`pipeline/cli.py`) when the site is built. Conventions shared by every",
+             "Generated from the code (`pipeline/cli.py`) when the site is built. Conventions shared by every",
              "command (errors, exit codes, output in a pipe) are in [The command line](command-line.md).", "",
              f"`{prog} [--version] [-h] COMMAND [OPTIONS]`", ""]
     for name in group.list_commands(ctx):
