@@ -221,26 +221,29 @@ def harvest(
     console.print(f"written to {summary.snapshot_dir}/")
     if summary.repos == 0:
         fail("nothing to harvest: the sources held no repository", 1)
-    _report_clone_failures(summary)
+    failures = _warn_clone_failures(summary.snapshot_dir)
+    if failures and len(failures) == summary.repos:
+        fail(f"no repository could be cloned ({len(failures)} tried); git's messages are above and in "
+             f"{summary.snapshot_dir}/rejects.jsonl", 1)
 
 
 SHOWN_CLONE_FAILURES = 10
 
 
-def _report_clone_failures(summary) -> None:
+def _warn_clone_failures(snapshot_dir: Path) -> list:
     """A repository that cannot be cloned is a rejection, not a crash, but the user must hear of it:
-    one warning line per failure (git's own message); exit 1 when no repository could be cloned at all."""
-    failures = summary.clone_failures
+    one warning line per failure on stderr, with git's own message."""
+    from pipeline.harvest.run import clone_failures
+
+    failures = clone_failures(Path(snapshot_dir))
     for rej in failures[:SHOWN_CLONE_FAILURES]:
         detail = next((line.strip() for line in rej.detail.splitlines() if line.strip()), "")
         line = f"warning: could not clone {rej.item_id} ({rej.reason}){': ' + detail if detail else ''}"
         typer.echo(line, err=True)
     if len(failures) > SHOWN_CLONE_FAILURES:
         typer.echo(f"warning: {len(failures) - SHOWN_CLONE_FAILURES} more clone failures in "
-                   f"{summary.snapshot_dir}/rejects.jsonl", err=True)
-    if failures and len(failures) == summary.repos:
-        fail(f"no repository could be cloned ({len(failures)} tried); git's messages are above and in "
-             f"{summary.snapshot_dir}/rejects.jsonl", 1)
+                   f"{snapshot_dir}/rejects.jsonl", err=True)
+    return failures
 
 
 def _print_decontamination(corpora: dict[str, list[str]] | None) -> None:
@@ -318,6 +321,7 @@ def build(
              else f"build failed: {state.message}", 1)
     console.print(funnel_table(FunnelReport.model_validate(result["funnel"]), "Build funnel"))
     console.print(f"harvest: {result['classes']} classes from {result['repos']} repositories ({result['snapshot']}/)")
+    _warn_clone_failures(Path(result["snapshot"]))
     decontamination = Path(result["snapshot"]) / "decontamination.json"
     if decontamination.is_file():
         import json

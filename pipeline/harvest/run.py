@@ -14,7 +14,7 @@ import os
 import threading
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable, Iterable, Iterator, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
@@ -30,7 +30,7 @@ from pipeline.harvest.local_source import expand_local_sources, local_repo_ref
 from pipeline.harvest.repo_builder import materialise_corpus
 from pipeline.harvest.scan import RepoShard, scan_checkout
 from pipeline.core.records import Rejection, RepoRef
-from pipeline.core.store import atomic_open, write_json, write_jsonl
+from pipeline.core.store import atomic_open, read_jsonl, write_json, write_jsonl
 
 ProgressFn = Callable[[str, int | None], None]  # (what just happened, total if known)
 
@@ -44,7 +44,6 @@ class HarvestSummary:
     funnel: FunnelReport
     reused_shards: int = 0
     corpora: dict[str, list[str]] | None = None   # what dedup checked against (decontamination.json)
-    clone_failures: list[Rejection] = field(default_factory=list)   # the edge says these out loud
 
 
 def snapshot_dir(cfg: HarvestConfig) -> Path:
@@ -155,7 +154,6 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
     funnel = github.funnel() if github is not None else FunnelReport()
     dedup_funnel: Funnel = Funnel()
     counts = {"classes": 0, "rejects": 0}
-    clone_failures: list[Rejection] = []
 
     def shards() -> Iterator[RepoShard]:
         for ref in refs:
@@ -174,8 +172,7 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
             for rej in shard.rejects:
                 rejects_fh.write(rej.model_dump_json() + "\n")
                 counts["rejects"] += 1
-                if rej.stage == "clone":
-                    clone_failures.append(rej)
+
             for cls in shard.classes:
                 item_id = f"{cls.repo}:{cls.path}::{cls.class_name}"
                 verdict = index.check_and_add(cls.source, Origin("harvest", item_id), cls.id)
@@ -192,8 +189,13 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
     write_json(snap / "decontamination.json", index.corpora)
     if github is not None:
         write_jsonl(snap / "github_queries.jsonl", github.queries)
-    return HarvestSummary(snap, len(refs), counts["classes"], counts["rejects"], funnel, corpora=index.corpora,
-                          clone_failures=clone_failures)
+    return HarvestSummary(snap, len(refs), counts["classes"], counts["rejects"], funnel, corpora=index.corpora)
+
+
+def clone_failures(snap: Path) -> list[Rejection]:
+    """The repositories of a snapshot that could not be cloned, with git's message (the edge says them out loud)."""
+    path = snap / "rejects.jsonl"
+    return [r for r in read_jsonl(path, Rejection) if r.stage == "clone"] if path.is_file() else []
 
 
 def _reused_in_worker(ref: RepoRef, cfg: HarvestConfig, snap: Path) -> bool:
