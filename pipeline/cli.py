@@ -202,7 +202,8 @@ def harvest(
         search = partial(search_github, hcfg.github, hcfg.cutoff)
 
     with Progress(TextColumn("[bold]harvest[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
+                  TimeElapsedColumn(), console=console, transient=True,
+                  disable=not console.is_terminal) as bar:
         task = bar.add_task("repositories", total=None)
 
         def progress(repo: str, total: int | None) -> None:
@@ -464,7 +465,8 @@ def evaluate(
 
     labels = {"reference": "reference pre-run", "generation": "generation", "execution": "execution", "scoring": "scoring"}
     with Progress(TextColumn("[bold]evaluate[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
+                  TimeElapsedColumn(), console=console, transient=True,
+                  disable=not console.is_terminal) as bar:
         phases: dict[str, int] = {}
 
         def progress(phase: str, done: int, total: int) -> None:

@@ -67,7 +67,7 @@ def test_error_line_is_whole_under_a_long_path_and_a_narrow_terminal(tmp_path: P
     proc = subprocess.run([str(classforge), "evaluate", "--dataset", str(bad), "--model", "reference"],
                           cwd=deep, env=env, capture_output=True, text=True, timeout=120)
     assert proc.returncode == 2
-    assert proc.stdout.strip() == ""   # (a transient progress bar may leave a newline)
+    assert proc.stdout == ""   # no progress bar in a pipe, so no stray newline either
     (line,) = proc.stderr.splitlines()
     assert line.startswith(f"error: {bad}:1: not valid JSON")
 
@@ -110,3 +110,14 @@ def test_a_mistyped_choice_names_no_pydantic_internals() -> None:
     (line,) = result.stderr.splitlines()
     assert "Value error" not in line
     assert line.startswith("error: Invalid value for '--strategy' / '-s': 'holstic' is not one of " + STRATEGIES)
+
+
+def test_an_evaluate_error_in_a_pipe_is_the_error_line_alone(tmp_path: Path) -> None:
+    """No blank line before the error: a progress bar is drawn on a terminal only (in a pipe Rich's
+    transient bar left a lone newline on stdout)."""
+    bad = tmp_path / "tasks.jsonl"
+    bad.write_text('{"task_id": "T1", "class_name": \n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["evaluate", "--dataset", str(bad), "--model", "reference"])
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert result.stderr.splitlines()[0].startswith(f"error: {bad}:1: not valid JSON")
