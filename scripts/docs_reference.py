@@ -66,7 +66,7 @@ def cli_markdown(app: Any, prog: str = "classforge") -> str:
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
         sub = command.make_context(name, [], parent=ctx, resilient_parsing=True)
-        usage = " ".join(command.collect_usage_pieces(sub))
+        usage = " ".join(["[OPTIONS]"] + [p.name.upper() for p in command.params if p.param_type_name == "argument"])
         lines += [f"## `{prog} {name}`", "", _prose(command.help or ""), "", f"    {prog} {name} {usage}", "",
                   "| parameter | value | default | meaning |", "| --- | --- | --- | --- |"]
         lines += [_param_row(p, sub) for p in command.get_params(sub)]
