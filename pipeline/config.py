@@ -36,12 +36,13 @@ class Section(BaseModel):
 
 
 class GitHubConfig(Section):
-    enabled: bool = False
-    base_url: str = "https://api.github.com"
-    star_tiers: list[str] = Field(default_factory=lambda: ["100..500", "500..1000", ">1000"])
+    enabled: bool = Field(False, description="search GitHub (needs GITHUB_TOKEN and network)")
+    base_url: str = Field("https://api.github.com", description="the REST API root (GitHub Enterprise: its /api/v3)")
+    star_tiers: list[str] = Field(default_factory=lambda: ["100..500", "500..1000", ">1000"],
+                                  description="stars: ranges searched one by one (ClassEval-Pro's three tiers)")
     max_results_per_query: int = Field(1000, ge=1, description="the Search API's cap; queries at it are split by date")
     max_rate_limit_wait_s: float = Field(120.0, ge=0, description="longest single wait for a rate-limit reset")
-    per_page: int = Field(100, ge=1, le=100)
+    per_page: int = Field(100, ge=1, le=100, description="results per Search API page")
     max_repos: int | None = Field(None, ge=1, description="stop after this many unique repositories")
     max_retries: int = Field(5, ge=0, description="retries of one result page after a rate limit, server or network error")
     secondary_rate_wait_s: float = Field(60.0, ge=0, description="wait after a secondary rate limit that names no Retry-After")
@@ -50,24 +51,25 @@ class GitHubConfig(Section):
 
 
 class CloneConfig(Section):
-    workdir: Path = Path(".cache/clones")
-    timeout_s: float = Field(300.0, gt=0)
-    max_size_mb: float = Field(500.0, gt=0)
+    workdir: Path = Field(Path(".cache/clones"), description="where repositories are cloned")
+    timeout_s: float = Field(300.0, gt=0, description="a clone that takes longer is dropped as clone-timeout")
+    max_size_mb: float = Field(500.0, gt=0, description="a checkout larger than this is dropped as too-large")
     keep: bool = Field(True, description="keep clones for provenance lookups and re-runs")
 
 
 class FilterConfig(Section):
-    min_methods: int = Field(5, ge=0)
-    min_lines: int = Field(40, ge=1)
-    max_lines: int = Field(800, ge=1)
-    max_file_bytes: int = Field(1_000_000, ge=1)
-    max_nesting_depth: int = Field(100, ge=1)
+    min_methods: int = Field(5, ge=0, description="methods a class needs (def statements in its body)")
+    min_lines: int = Field(40, ge=1, description="physical lines a class needs, decorators to last line")
+    max_lines: int = Field(800, ge=1, description="longer classes are dropped as too-long")
+    max_file_bytes: int = Field(1_000_000, ge=1, description="larger files are dropped as file-too-large")
+    max_nesting_depth: int = Field(100, ge=1, description="deeper syntax trees are dropped as too-deeply-nested")
 
 
 class DedupConfig(Section):
-    near_threshold: float = Field(0.85, gt=0, le=1)
-    num_perm: int = Field(128, ge=16)
-    shingle_size: int = Field(5, ge=1)
+    near_threshold: float = Field(0.85, gt=0, le=1, description="MinHash Jaccard (containment for releases) "
+                                  "at or above which a class is a copy")
+    num_perm: int = Field(128, ge=16, description="MinHash permutations")
+    shingle_size: int = Field(5, ge=1, description="tokens per shingle (identifiers replaced by one placeholder)")
     reference_corpora: list[Path] = Field(default_factory=list, description="ClassEval-format JSON files")
     reference_datasets: list[str] = Field(
         default_factory=list,
@@ -77,9 +79,9 @@ class DedupConfig(Section):
 
 
 class HarvestConfig(Section):
-    cutoff: date = date(2025, 1, 1)
-    snapshot: str = "default"
-    output_root: Path = Path("harvested")
+    cutoff: date = Field(date(2025, 1, 1), description="knowledge cutoff: classes first committed on or after it are kept")
+    snapshot: str = Field("default", description="folder name under output_root (a plain name)")
+    output_root: Path = Field(Path("harvested"), description="where snapshots are written")
     local_sources: list[str] = Field(default_factory=list, description="directories of git repos, repo paths or file:// URLs")
     spec_corpora: list[Path] = Field(default_factory=list, description="folders of declarative repo specs (the offline example), built into git repos first")
     github: GitHubConfig = Field(default_factory=GitHubConfig)
@@ -122,18 +124,19 @@ def harvest_overrides(harvest: "HarvestConfig", *, sources: list[str] | None = N
 
 
 class SandboxConfig(Section):
-    backend: Literal["local", "docker"] = "local"
+    backend: Literal["local", "docker"] = Field("local", description="local (bubblewrap, else unshare, else a "
+                                                "plain subprocess) or docker (the Dockerfile's sandbox image)")
     workers: int | None = Field(None, ge=1, description="parallel sandbox runs; default: the machine's cores")
-    wall_limit_s: float = Field(60.0, gt=0)
+    wall_limit_s: float = Field(60.0, gt=0, description="the verification gate's time limit for a task's tests")
     scale_floor_s: float = Field(10.0, gt=0, description="evaluation limit: factor x reference time, at least the floor")
-    scale_factor: float = Field(10.0, gt=0)
+    scale_factor: float = Field(10.0, gt=0, description="evaluation limit: this many times the reference's time")
     scale_cap_s: float = Field(60.0, gt=0, description="evaluation limit: at most this, however slow the reference ran")
-    memory_mb: int = Field(2048, ge=64)
-    max_processes: int = Field(64, ge=1)
-    max_file_mb: int = Field(64, ge=1)
-    output_cap_bytes: int = Field(65536, ge=1024)
-    docker_image: str = "classforge-sandbox:latest"
-    min_line_coverage: float = Field(90.0, ge=0, le=100)
+    memory_mb: int = Field(2048, ge=64, description="address-space limit of a run")
+    max_processes: int = Field(64, ge=1, description="process limit of a run")
+    max_file_mb: int = Field(64, ge=1, description="largest file a run may write")
+    output_cap_bytes: int = Field(65536, ge=1024, description="stdout and stderr kept per run")
+    docker_image: str = Field("classforge-sandbox:latest", description="docker backend: the image (Dockerfile target sandbox)")
+    min_line_coverage: float = Field(90.0, ge=0, le=100, description="the gate: line coverage of the solution, percent")
     isolation: Literal["auto", "bwrap", "unshare", "none"] = Field(
         "auto", description="local backend: strongest that works, or exactly this one"
     )
@@ -146,8 +149,8 @@ class SandboxConfig(Section):
     grace_s: float = Field(2.0, ge=0, description="host-side kill this long after the harness's own deadline")
     env: dict[str, str] = Field(default_factory=dict, description="extra variables set inside the sandbox")
     uid_base: int = Field(1_500_000_000, ge=65536, description="as root: each run gets its own uid from this range")
-    uid_span: int = Field(100_000_000, ge=1)
-    traceback_cap_chars: int = Field(4000, ge=200)
+    uid_span: int = Field(100_000_000, ge=1, description="size of that uid range")
+    traceback_cap_chars: int = Field(4000, ge=200, description="a failing test's traceback is kept up to this length")
     hash_seed: int = Field(0, ge=0, le=4294967295, description="PYTHONHASHSEED of a run; the gate's second run uses the next one")
     docker_user: str = Field("10001:10001", description="non-root uid:gid inside the container")
     docker_base_url: str | None = Field(None, description="Docker API URL; default: the SDK's own discovery")
@@ -161,17 +164,18 @@ ALL_PERTURBATIONS: tuple[str, ...] = ("hash-seed", "cwd", "timezone", "clock", "
 class EnvironmentChecksConfig(Section):
     """Re-run a task's reference and tests under perturbed environments; a changed verdict drops it."""
 
-    enabled: bool = True
-    perturbations: list[PerturbationName] = Field(default_factory=lambda: list(ALL_PERTURBATIONS))
+    enabled: bool = Field(True, description="run the checks on every task that passes the gate")
+    perturbations: list[PerturbationName] = Field(default_factory=lambda: list(ALL_PERTURBATIONS),
+                                                  description="which perturbations to apply")
     hash_seed: int = Field(1_234_567, ge=0, le=4294967295, description="the other PYTHONHASHSEED (and random seed)")
     cwd: str = Field("cf-env/another dir", description="work-dir sub-folder the perturbed run starts in")
     # POSIX rules, not zone names: they need no tzdata, so the shift is never silently ignored.
     # +14 and -12 together put the local date off UTC's at every hour of the day.
-    timezones: list[str] = Field(default_factory=lambda: ["<+14>-14", "<-12>12"])
+    timezones: list[str] = Field(default_factory=lambda: ["<+14>-14", "<-12>12"], description="TZ values (POSIX rules) to run under")
     # Both ways: a test written now can expect a date to be upcoming (+) or already past (-).
     clock_shifts_days: list[int] = Field(default_factory=lambda: [365, -365], description="libfaketime offsets from now, days")
     faketime_library: str | None = Field(None, description="path of libfaketime.so.1; default: the usual library folders")
-    hostname: str = Field("cf-other-host", min_length=1, max_length=64)
+    hostname: str = Field("cf-other-host", min_length=1, max_length=64, description="host name of the perturbed run")
     user: str = Field("root", min_length=1, description="USER/LOGNAME of the perturbed run")
     uid: int = Field(0, ge=0, description="uid inside a user namespace (0: root there, as in a CI container)")
 
@@ -194,10 +198,10 @@ class EnvironmentChecksConfig(Section):
 class EndpointConfig(Section):
     """An OpenAI-compatible endpoint and the model used through it for one role."""
 
-    base_url: str = "http://127.0.0.1:8000/v1"
-    model: str = "gpt-4o-mini"
+    base_url: str = Field("http://127.0.0.1:8000/v1", description="the endpoint's OpenAI-compatible /v1 URL")
+    model: str = Field("gpt-4o-mini", description="the model name sent with every request")
     api_key_env: str = Field("OPENAI_API_KEY", description="name of the environment variable holding the key")
-    temperature: float = Field(0.2, ge=0, le=2)
+    temperature: float = Field(0.2, ge=0, le=2, description="sampling temperature")
     max_tokens: int = Field(4096, ge=1, description="output budget of one answer")
     context_window: int | None = Field(
         None, ge=1, description="tokens the model can hold (prompt + answer); default: what the server reports, else unchecked"
@@ -214,7 +218,7 @@ class EndpointConfig(Section):
     length_retry_factor: float = Field(
         2.0, ge=1, description="an answer cut at max_tokens is asked once more with this many times the room"
     )
-    max_retries: int = Field(4, ge=0)
+    max_retries: int = Field(4, ge=0, description="retries of a request that failed for a reason worth retrying (rate limit, timeout, server error)")
     backoff_base_s: float = Field(1.0, ge=0, description="first retry waits about this long, doubling each time (with jitter)")
     backoff_max_s: float = Field(60.0, ge=0, description="cap on one backoff wait")
     retry_after_max_s: float = Field(300.0, ge=0, description="cap on honouring a server's Retry-After")
@@ -225,17 +229,19 @@ class EndpointConfig(Section):
 
 class CostConfig(Section):
     prompt_per_mtok: float = Field(0.0, ge=0, description="US$ per million prompt tokens")
-    completion_per_mtok: float = Field(0.0, ge=0)
+    completion_per_mtok: float = Field(0.0, ge=0, description="US$ per million completion tokens")
 
 
 class LLMConfig(Section):
-    mode: Literal["live", "replay"] = "live"
-    cache_path: Path = Path(".cache/llm.sqlite")
-    concurrency: int = Field(4, ge=1)
-    budget_usd: float | None = Field(None, ge=0)
+    mode: Literal["live", "replay"] = Field("live", description="live: call the endpoints; replay: answer from "
+                                            "the cache only (a miss is an error naming the role and task)")
+    cache_path: Path = Field(Path(".cache/llm.sqlite"), description="the content-addressed response cache")
+    concurrency: int = Field(4, ge=1, description="requests at a time (1 for a one-slot local server)")
+    budget_usd: float | None = Field(None, ge=0, description="stop cleanly at this spend (priced with llm.costs)")
     composer: EndpointConfig = Field(default_factory=EndpointConfig)
     test_writer: EndpointConfig = Field(default_factory=EndpointConfig)
-    judges: list[EndpointConfig] = Field(default_factory=lambda: [EndpointConfig(), EndpointConfig(), EndpointConfig()])
+    judges: list[EndpointConfig] = Field(default_factory=lambda: [EndpointConfig(), EndpointConfig(), EndpointConfig()],
+                                         description="the judges, meant to be different models")
     solver: EndpointConfig = Field(default_factory=EndpointConfig)
     costs: dict[str, CostConfig] = Field(default_factory=dict, description="per model name")
     preflight: bool = Field(True, description="live mode: check every endpoint before the first paid call")
@@ -249,7 +255,7 @@ class LLMConfig(Section):
 class PairingConfig(Section):
     """How harvested classes are paired for composition (after ClassEval-Pro: 67 intra, 233 cross)."""
 
-    seed: int = 20250101
+    seed: int = Field(20250101, description="seed of the pairing (the same seed gives the same pairs)")
     intra_target: int = Field(67, ge=0, description="same-domain pairs to build")
     cross_target: int = Field(233, ge=0, description="cross-domain pairs to build")
     max_reuse: int = Field(3, ge=1, description="most pairs one harvested class may appear in")
@@ -272,7 +278,7 @@ class MutationConfig(Section):
     strengthen: bool = Field(True, description="give the test writer the surviving mutants once before dropping a task")
     max_surviving_in_prompt: int = Field(20, ge=1, description="surviving mutants shown to the test writer")
     timeout_factor: float = Field(10.0, gt=0, description="a mutant's wall limit: factor x the reference run, at least the floor")
-    timeout_floor_s: float = Field(5.0, gt=0)
+    timeout_floor_s: float = Field(5.0, gt=0, description="a mutant's wall limit is at least this")
     timeouts_count_as: Literal["killed", "survived", "excluded"] = Field(
         "killed", description="a mutant that runs past its limit: the tests noticed something (the usual convention)"
     )
@@ -314,14 +320,15 @@ class EvaluateConfig(Section):
     n_samples: int = Field(5, ge=1, description="samples per task, strategy and model (ClassEval: 5)")
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5], description="pass@k reported for every k <= n")
     strategies: list[EvalStrategy] = Field(
-        default_factory=lambda: ["holistic", "incremental", "compositional", "bottom_up", "top_down"], min_length=1
+        default_factory=lambda: ["holistic", "incremental", "compositional", "bottom_up", "top_down"], min_length=1,
+        description="generation strategies to run (--strategy overrides)"
     )
     levels_source: Literal["labels", "model"] = Field(
         "labels", description="bottom_up/top_down levels: the dataset's dependency labels, or asked of the model"
     )
-    bootstrap_resamples: int = Field(10_000, ge=1)
-    bootstrap_seed: int = 0
-    output_root: Path = Path("results")
+    bootstrap_resamples: int = Field(10_000, ge=1, description="resamples of the 95% bootstrap confidence intervals")
+    bootstrap_seed: int = Field(0, description="seed of those resamples")
+    output_root: Path = Field(Path("results"), description="where results/<run-id>/ folders are written (--out overrides)")
     workers: int | None = Field(None, ge=1, description="parallel sandbox runs; default: sandbox.workers, else the cores")
     sandbox_retries: int = Field(2, ge=0, description="re-runs of a run the sandbox itself failed; then it is reported")
     rerun_classes: bool = Field(
@@ -353,8 +360,10 @@ class EvaluateConfig(Section):
 class ReleaseConfig(Section):
     """Where versioned releases are written and how new versions are named."""
 
-    output_root: Path = Path("benchmark/releases")
-    version_scheme: Literal["date", "patch", "minor", "major"] = "date"
+    output_root: Path = Field(Path("benchmark/releases"), description="where release folders are written")
+    version_scheme: Literal["date", "patch", "minor", "major"] = Field(
+        "date", description="the next version: today's YYYY.MM.DD (-2, -3... when it exists), or the highest "
+        "semver release bumped by patch, minor or major (first 0.1.0)")
     license: str | None = Field(None, description="dataset licence on the card; default: per source repository")
     hub_repo_id: str | None = Field(None, description="ORG/NAME, shown in the card's loading example")
 
