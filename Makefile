@@ -14,3 +14,8 @@ run: setup
 
 test: setup
 	.venv/bin/python -m pytest -q
+
+# The documentation site (docs/, mkdocs.yml): built into site/, as the test suite builds it.
+.PHONY: docs
+docs: setup
+	NO_MKDOCS_2_WARNING=1 .venv/bin/python -m mkdocs build --strict
