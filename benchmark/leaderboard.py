@@ -1,8 +1,8 @@
 """What a results page compares: one row per (run, model, strategy), read from results folders.
 
 Each row carries its pass@k estimates (class/method x full/partial, with bootstrap intervals) for
-the base tests and for every other suite the run scored (a `MetricsReport` held by another field
-of its `GroupScores`, e.g. plus-tier tests), DEP, the error taxonomy, and per task how many of its
+the base tests and for every other suite the run scored (plus-tier tests: a run's `plus_scores`
+beside its `scores`, or a `MetricsReport` held by another field of a `GroupScores`), DEP, the error taxonomy, and per task how many of its
 samples fully passed. Only the ks some row reports become columns: pass@5 of a run with one sample
 per task does not exist, so it is not a column of dashes.
 
@@ -116,12 +116,30 @@ def _samples_per_task(group: GroupScores) -> str:
     return "-" if not counts else str(counts[0]) if len(counts) == 1 else f"{counts[0]}-{counts[-1]}"
 
 
+def other_score_lists(results: RunResults) -> dict[str, dict[tuple[str, str], GroupScores]]:
+    """Scores of the same samples against another suite, held by a run beside `scores` (a field
+    `<suite>_scores`, e.g. `plus_scores`): per suite, the groups by (model, strategy)."""
+    found = {}
+    for name in type(results).model_fields:
+        value = getattr(results, name)
+        if name != "scores" and isinstance(value, list) and value and all(isinstance(g, GroupScores) for g in value):
+            found[name.removesuffix("_scores")] = {(g.model, g.strategy): g for g in value}
+    return found
+
+
 def rows_of(results: RunResults) -> list[Row]:
-    return [Row(run_id=results.run_id, dataset=Path(results.dataset.path).name, model=g.model, strategy=g.strategy,
-                tasks_scored=g.tasks_scored, samples_per_task=_samples_per_task(g), suites=suites_of(g),
-                dep_m=g.dep.dep_m if g.dep else None, dep_f=g.dep.dep_f if g.dep else None,
-                taxonomy={c: g.taxonomy.get(c, 0) for c in CATEGORIES}, tasks=_task_cells(results, g))
-            for g in results.scores]
+    others = other_score_lists(results)
+    rows = []
+    for g in results.scores:
+        suites = suites_of(g)
+        for suite, groups in others.items():
+            if (other := groups.get((g.model, g.strategy))) is not None and other.metrics is not None:
+                suites[suite] = other.metrics
+        rows.append(Row(run_id=results.run_id, dataset=Path(results.dataset.path).name, model=g.model, strategy=g.strategy,
+                        tasks_scored=g.tasks_scored, samples_per_task=_samples_per_task(g), suites=suites,
+                        dep_m=g.dep.dep_m if g.dep else None, dep_f=g.dep.dep_f if g.dep else None,
+                        taxonomy={c: g.taxonomy.get(c, 0) for c in CATEGORIES}, tasks=_task_cells(results, g)))
+    return rows
 
 
 def board_of(runs: list[RunResults]) -> Board:

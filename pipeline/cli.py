@@ -436,33 +436,36 @@ def evaluate(
     from benchmark.runner import regrade as run_regrade
 
     labels = {"reference": "reference pre-run", "generation": "generation", "execution": "execution", "scoring": "scoring"}
-    if regrade is None and dataset is None:
-        fail("--dataset is required (or --regrade RESULTS_DIR)")
-    # Errors are printed once the live display is gone (it would erase or split them), and off a
-    # terminal there is no display at all (Rich would still end it with an empty line).
-    try:
-        with Progress(TextColumn("[bold]evaluate[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                      TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
-            phases: dict[str, int] = {}
+    # Off a terminal no live display at all (Rich would still end it with an empty line); on one, an
+    # error is printed once the display is gone (it would print into a row, then be erased).
+    with Progress(TextColumn("[bold]evaluate[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
+        phases: dict[str, int] = {}
 
-            def progress(phase: str, done: int, total: int) -> None:
-                if phase not in phases:
-                    phases[phase] = bar.add_task(labels.get(phase, phase), total=total)
-                bar.update(phases[phase], completed=done, total=total)
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase not in phases:
+                phases[phase] = bar.add_task(labels.get(phase, phase), total=total)
+            bar.update(phases[phase], completed=done, total=total)
 
+        try:
             if regrade is not None:
                 outcome = run_regrade(regrade, progress)
             else:
+                if dataset is None:
+                    fail("--dataset is required (or --regrade RESULTS_DIR)")
                 cfg = _evaluation_config(config, base_url=base_url, model=model, strategy=strategy, n=n,
                                          levels=levels, workers=workers, out=out)
                 outcome = _run_evaluation(cfg, dataset, model, samples, task, max_tasks, progress)
-    except ValidationError as exc:
-        fail(validation_message(exc))
-    except ClassforgeError as exc:
-        fail(exc)
-    except KeyboardInterrupt:
-        fail("interrupted; run the same command to resume (finished samples are kept in the LLM cache "
-             "and the results folder)", 130)
+        except ValidationError as exc:
+            bar.stop()
+            fail(validation_message(exc))
+        except ClassforgeError as exc:
+            bar.stop()
+            fail(exc)
+        except KeyboardInterrupt:
+            bar.stop()
+            fail("interrupted; run the same command to resume (finished samples are kept in the LLM cache "
+                 "and the results folder)", 130)
     _print_evaluation(outcome, regraded=regrade is not None)
 
 
