@@ -155,3 +155,15 @@ def test_the_page_in_a_headless_browser(runs, browser, tmp_path):
     page.screenshot(path=str(shot), full_page=True)
     assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and shot.stat().st_size > 10_000
     page.close()
+
+
+def test_the_command_writes_the_page_and_names_a_folder_without_results(runs, tmp_path):
+    cli = [sys.executable, "-m", "pipeline.cli", "leaderboard"]
+    done = subprocess.run(cli + [str(runs[0]), str(runs[1]), "-o", str(tmp_path / "lb.html")],
+                          capture_output=True, text=True, cwd=REPO)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == f"3 rows from 2 run(s) written to {tmp_path / 'lb.html'}"
+    assert (tmp_path / "lb.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
+    bad = subprocess.run(cli + [str(runs[0]), str(tmp_path / "nothing")], capture_output=True, text=True, cwd=REPO)
+    assert bad.returncode == 2 and bad.stdout == ""
+    assert bad.stderr == f"error: {tmp_path / 'nothing'}: no results.json in it or in the folders directly under it\n"

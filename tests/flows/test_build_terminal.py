@@ -79,7 +79,9 @@ def terminal(tmp_path_factory) -> list[str]:
     config.write_text(text + f'\n[release]\noutput_root = "{tmp / "releases"}"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PREFECT_"))}
     env |= {"TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(LINES), "PREFECT_HOME": str(tmp / "prefect"),
-            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "HF_HUB_CACHE": str(tmp / "hf-hub")}
+            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "HF_HUB_CACHE": str(tmp / "hf-hub"),
+            # a busy machine can take minutes to start Prefect's embedded server
+            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "900"}
     code, data = run_on_a_terminal([sys.executable, "-m", "pipeline.cli", "build", "--config", str(config)], env, ROOT)
     (tmp / "terminal.bytes").write_bytes(data)       # kept for a look when an assertion fails
     lines = replay(data)
