@@ -168,7 +168,6 @@ def unscored_advice(results: RunResults) -> str | None:
 
 
 def render_summary(results: RunResults) -> str:
-    s = results.settings
     broken = [r for r in results.reference if r.broken]
     lines = [
         f"# Evaluation {results.run_id}",
