@@ -121,12 +121,12 @@ def leaderboard_table(board: Board) -> str:
 
 def _bars(board: Board, pick) -> list[Bar]:
     bars = []
-    for row in board.rows:
+    for i, row in enumerate(board.rows):
         e = pick(row)
         if e is not None:
             bars.append(Bar(f"{row.label} ({row.run_id[-12:]})" if _ambiguous(board, row) else row.label,
                             100 * e.value, 100 * e.ci_low, 100 * e.ci_high,
-                            f"{pct(e.value)} [{pct(e.ci_low)}, {pct(e.ci_high)}]"))
+                            f"{pct(e.value)} [{pct(e.ci_low)}, {pct(e.ci_high)}]", colour=i))
     return bars
 
 

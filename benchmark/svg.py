@@ -23,6 +23,7 @@ class Bar:
     low: float | None = None
     high: float | None = None
     text: str = ""           # the value label; the value itself when empty
+    colour: int | None = None  # index into PALETTE, so one row keeps its colour across charts
 
 
 def _frame(width: float, height: float, title: str, body: list[str]) -> str:
@@ -47,7 +48,7 @@ def bar_chart(bars: list[Bar], *, title: str, scale_max: float = 100.0, plot_w: 
         y = top + i * ROW_H
         body.append(f'<text x="{label_w - 6:.1f}" y="{y + 15}" class="label">{escape(b.label)}</text>')
         body.append(f'<rect x="{x(0):.1f}" y="{y + 4}" width="{x(b.value) - x(0):.1f}" height="{ROW_H - 8}" '
-                    f'fill="{PALETTE[i % len(PALETTE)]}"><title>{escape(b.label)}: {escape(b.text or f"{b.value:.1f}")}</title></rect>')
+                    f'fill="{PALETTE[(i if b.colour is None else b.colour) % len(PALETTE)]}"><title>{escape(b.label)}: {escape(b.text or f"{b.value:.1f}")}</title></rect>')
         if b.low is not None and b.high is not None:
             body.append(f'<path d="M{x(b.low):.1f} {y + 11}H{x(b.high):.1f}M{x(b.low):.1f} {y + 7}V{y + 15}'
                         f'M{x(b.high):.1f} {y + 7}V{y + 15}" class="whisker"/>')

@@ -167,3 +167,22 @@ def test_the_command_writes_the_page_and_names_a_folder_without_results(runs, tm
     bad = subprocess.run(cli + [str(runs[0]), str(tmp_path / "nothing")], capture_output=True, text=True, cwd=REPO)
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr == f"error: {tmp_path / 'nothing'}: no results.json in it or in the folders directly under it\n"
+
+
+def test_charts_are_svg_with_every_value_written_beside_its_bar():
+    import xml.etree.ElementTree as ET
+
+    from benchmark.svg import PALETTE, Bar, bar_chart, stacked_chart
+
+    ns = {"s": "http://www.w3.org/2000/svg"}
+    chart = ET.fromstring(bar_chart([Bar("a / x", 50.0, 40.0, 60.0, "50.0 [40.0, 60.0]", colour=2), Bar("b <&>", 0.0)],
+                                    title="pass@1"))
+    values = [t.text for t in chart.findall("s:text[@class='value']", ns)]
+    assert values == ["50.0 [40.0, 60.0]", "0.0"]
+    assert [t.text for t in chart.findall("s:text[@class='label']", ns)] == ["a / x", "b <&>"]
+    bars = chart.findall("s:rect", ns)
+    assert bars[0].get("fill") == PALETTE[2] and float(bars[0].get("width")) == 180.0   # half of 360 px
+    assert len(chart.findall("s:path[@class='whisker']", ns)) == 1                       # only the bar with an interval
+    stacked = ET.fromstring(stacked_chart([("m", {"logic": 3, "syntax": 1})], ["syntax", "logic"], title="t"))
+    assert [t.text for t in stacked.findall("s:text[@class='inbar']", ns)] == ["1", "3"]
+    assert [t.text for t in stacked.findall("s:text[@class='legend']", ns)] == ["syntax", "logic"]
