@@ -14,7 +14,7 @@ Phases (each resumable; see `results/<run-id>/`):
    stored by content in `executions/`. Each sample's record goes to its own file under
    `samples/` as soon as it is final.
 5. Scoring (pass@k, taxonomy, DEP with bootstrap intervals) and the outputs: `results.json`,
-   `summary.md`, `passk.png`, `taxonomy.png`.
+   `summary.md`, `results.html` (the results page, `benchmark.results_page`), `passk.png`, `taxonomy.png`.
 
 The run folder's name comes from the dataset's hash, the models and every setting that changes
 the samples, so running the same command again resumes in the same folder: a sample with a
@@ -44,6 +44,7 @@ from benchmark.environment import (
 from benchmark.execution import ExecutionJob, ExecutionStore, Executor, StoredExecution, job_for, to_outcome
 from benchmark.generation import Generated, LLMGenerator, SampleUnit, direct_unit, pregenerated_sample, special_sample
 from benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
+from benchmark.leaderboard import board_of
 from benchmark.plots import write_plots
 from benchmark.results import (
     DIRECT,
@@ -64,6 +65,7 @@ from benchmark.results import (
     run_id_for,
     save_results,
 )
+from benchmark.results_page import PAGE_FILE, write_page
 from benchmark.samples_file import NumberedSample, read_samples_file
 from benchmark.scoring import categorise, score_run
 from benchmark.strategies import STRATEGIES, reference_program
@@ -543,7 +545,7 @@ def _dataset_info(request: EvaluationRequest, dataset, dataset_sha: str, tasks: 
 
 def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | None,
                      clock: dict[str, float] | None = None, samples_written: bool = False) -> RunOutcome:
-    """Score, then write results.json, summary.md and the plots, each once, at the end."""
+    """Score, then write results.json, summary.md, results.html and the plots, each once, at the end."""
     t0 = time.perf_counter()
     if progress:
         progress("scoring", 0, 1)
@@ -553,6 +555,7 @@ def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | No
     save_results(run_dir, results, write_samples=not samples_written)
     summary = render_summary(results)
     write_text(run_dir / SUMMARY_FILE, summary)
+    write_page(board_of([results]), run_dir / PAGE_FILE, title=f"classforge evaluation {results.run_id}")
     write_plots(results, run_dir)
     if progress:
         progress("scoring", 1, 1)

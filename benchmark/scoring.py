@@ -25,8 +25,7 @@ def categorise(task: Task, record: SampleRecord) -> SampleRecord:
 
 
 def _ratio(parts: Sequence[tuple[int, int]]) -> float:
-    total = sum(t for _, t in parts)
-    return sum(h for h, _ in parts) / total if total else 0.0
+    return sum(h for h, _ in parts) / sum(t for _, t in parts)
 
 
 def _dep_scores(per_task: list[DepCounts], resamples: int, seed: int) -> DepScores:
@@ -34,7 +33,11 @@ def _dep_scores(per_task: list[DepCounts], resamples: int, seed: int) -> DepScor
     total = sum(per_task, DepCounts())
 
     def estimate(parts: list[tuple[int, int]]) -> Estimate | None:
-        if not sum(t for _, t in parts):
+        # A task without dependencies adds nothing to either sum; left in, a resample drawing only
+        # such tasks has no ratio at all (it used to count as 0 and pulled a perfect score's
+        # interval down to [0, 100]). The ratio is the same over the tasks that have some.
+        parts = [p for p in parts if p[1]]
+        if not parts:
             return None
         # plain (hits, total) tuples: the resampling loop runs 10^4 times over every task
         low, high = bootstrap_ci(parts, _ratio, n_resamples=resamples, seed=seed)

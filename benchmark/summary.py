@@ -1,7 +1,8 @@
 """`summary.md` of a run, laid out like ClassEval-Pro's Table 4.
 
 Rows are strategy x model; columns class level and method level, each full and partial success,
-each pass@1/3/5 (in %). A pass@k that is undefined (k > n) shows as "-". Below it: the 95%
+each pass@1/3/5 (in %): only the ks some row reports (a run with one sample per task has no
+pass@3 column); a pass@k undefined for one row (k > its n) shows as "-". Below it: the 95%
 bootstrap intervals of the headline numbers, DEP, the sample buckets, the error taxonomy, the
 broken tasks with their causes, and the dataset fixes applied.
 """
@@ -33,8 +34,9 @@ def table4_header(ks: list[int]) -> list[str]:
 
 
 def table4_rows(results: RunResults) -> list[list[str]]:
-    """Strategy x model rows (strategies in configured order, then models), values in %."""
-    ks = results.settings.ks
+    """Strategy x model rows (strategies in configured order, then models), values in %, one
+    column per reported k."""
+    ks = reported_ks(results)
     strategy_rank = {s: i for i, s in enumerate(results.settings.strategies)}
     model_rank = {m: i for i, m in enumerate(results.settings.models)}
     groups = sorted(results.scores, key=lambda g: (strategy_rank.get(g.strategy, len(strategy_rank)), g.strategy,
@@ -64,16 +66,13 @@ def compact_header(results: RunResults) -> list[str]:
 
 def compact_rows(results: RunResults) -> list[list[str]]:
     """Table 4 folded for a terminal: one cell per level and kind holding pass@k for every k."""
-    ks = reported_ks(results)
-    index = {k: i for i, k in enumerate(results.settings.ks)}
+    width = len(reported_ks(results))
     rows = []
     for row in table4_rows(results):
         cells = row[:2]
         values = row[2:]
-        width = len(results.settings.ks)
         for block in range(len(LEVELS) * len(KINDS)):
-            chunk = values[block * width:(block + 1) * width]
-            cells.append(" / ".join(chunk[index[k]] for k in ks))
+            cells.append(" / ".join(values[block * width:(block + 1) * width]))
         rows.append(cells)
     return rows
 
@@ -169,7 +168,6 @@ def unscored_advice(results: RunResults) -> str | None:
 
 
 def render_summary(results: RunResults) -> str:
-    s = results.settings
     broken = [r for r in results.reference if r.broken]
     lines = [
         f"# Evaluation {results.run_id}",
@@ -180,7 +178,7 @@ def render_summary(results: RunResults) -> str:
         "",
         "## Table 4: pass@k (%)",
         "",
-        *_md_table(table4_header(s.ks), table4_rows(results)),
+        *_md_table(table4_header(reported_ks(results)), table4_rows(results)),
         "",
         "## Headline numbers with 95% bootstrap intervals (%)",
         "",

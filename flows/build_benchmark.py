@@ -260,6 +260,14 @@ def build_benchmark(config_path: str | None = "examples/classforge.toml", cutoff
         return _run(cfg, release_version, endpoint_reports)
 
 
+STAGE_TOTAL = "stage_total"   # a log record's extra: (task name, runs), read by the CLI's live rows
+
+
+def announce_stage(logger, stage: str, runs: int) -> None:
+    """Say how many runs a mapped stage will have, so a live view can show "k of n" from the start."""
+    logger.info("%s: %d runs", stage, runs, extra={STAGE_TOTAL: (stage, runs)})
+
+
 def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] | None) -> State:
     logger = get_run_logger()
     if cfg.harvest.github.enabled:
@@ -269,6 +277,7 @@ def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] 
     check_models(cfg, endpoint_reports, run_key)
     github = search_github_task(cfg.harvest)
     refs = gather_repositories(cfg.harvest, github)
+    announce_stage(logger, "harvest-repository", len(refs))
     harvested = harvest_repository.map(refs, cfg=unmapped(cfg.harvest)).result()
     summary = dedup_and_assemble(cfg.harvest, refs, github, cfg.release.output_root)
     logger.info("harvest: %d classes kept from %d repositories (%d reused)", summary.classes, summary.repos,
@@ -277,6 +286,7 @@ def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] 
     pairs = plan_build(cfg, run_key)
     candidate_task = build_candidate.with_options(retries=cfg.construction.candidate_retries,
                                                   retry_delay_seconds=cfg.construction.candidate_retry_delay_s)
+    announce_stage(logger, "build-candidate", len(pairs))
     futures = candidate_task.map(pairs, cfg=unmapped(cfg), run_key=unmapped(run_key))
     outcomes = [_outcome(f) for f in futures]
     try:

@@ -464,9 +464,10 @@ def evaluate(
     from benchmark.runner import regrade as run_regrade
 
     labels = {"reference": "reference pre-run", "generation": "generation", "execution": "execution", "scoring": "scoring"}
+    # Off a terminal no live display at all (Rich would still end it with an empty line); on one, an
+    # error is printed once the display is gone (it would print into a row, then be erased).
     with Progress(TextColumn("[bold]evaluate[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True,
-                  disable=not console.is_terminal) as bar:
+                  TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
         phases: dict[str, int] = {}
 
         def progress(phase: str, done: int, total: int) -> None:
@@ -484,10 +485,13 @@ def evaluate(
                                          levels=levels, workers=workers, out=out)
                 outcome = _run_evaluation(cfg, dataset, model, samples, task, max_tasks, progress)
         except ValidationError as exc:
+            bar.stop()
             fail(validation_message(exc))
         except ClassforgeError as exc:
+            bar.stop()
             fail(exc)
         except KeyboardInterrupt:
+            bar.stop()
             fail("interrupted; run the same command to resume (finished samples are kept in the LLM cache "
                  "and the results folder)", 130)
     _print_evaluation(outcome, regraded=regrade is not None)
@@ -545,7 +549,24 @@ def _print_evaluation(outcome, *, regraded: bool) -> None:
                       f"{results.stats.sandbox_runs} sandbox runs, {results.stats.executions_reused} reused.")
     else:
         console.print(f"regraded {len(results.samples)} stored samples offline.")
-    console.print(f"written to {outcome.run_dir}/ (results.json, samples/, summary.md, passk.png, taxonomy.png)")
+    console.print(f"written to {outcome.run_dir}/ (results.json, samples/, summary.md, results.html, passk.png, taxonomy.png)")
+
+
+@app.command()
+def leaderboard(
+    results_dirs: Annotated[list[Path], typer.Argument(help="run folders (results/<run-id>/), or folders holding them")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="the page to write")] = Path("leaderboard.html"),
+    title: Annotated[str, typer.Option("--title", help="the page's title")] = "classforge results",
+) -> None:
+    """Write one static HTML page comparing the given evaluation runs (models x strategies)."""
+    from benchmark.results_page import write_leaderboard
+
+    try:
+        path, board = write_leaderboard(results_dirs, out, title=title)
+    except ClassforgeError as exc:
+        fail(exc)
+    runs = len({r.run_id for r in board.rows})
+    console.print(f"{len(board.rows)} rows from {runs} run(s) written to {path}")
 
 if __name__ == "__main__":
     app()

@@ -62,33 +62,52 @@ def domain_figure(stats: DatasetStats):
     ax.barh(names, cross, left=intra, label="cross-domain (primary)", color="#DD8452")
     ax.barh(names, second, left=[a + b for a, b in zip(intra, cross)], label="cross-domain (second domain)",
             color="#DD8452", alpha=0.45, hatch="//")
+    for y, (a, b, c) in enumerate(zip(intra, cross, second)):
+        parts = ", ".join(f"{n} {what}" for n, what in ((a, "intra"), (b, "cross"), (c, "second")) if n)
+        ax.annotate(f"{a + b + c} ({parts})", (a + b + c, y), xytext=(4, 0), textcoords="offset points", va="center",
+                    fontsize="small")
     integer_axis(ax.xaxis)
     ax.set_xlabel("tasks")
-    ax.margins(x=0.05)
+    ax.set_xlim(0, max(a + b + c for a, b, c in zip(intra, cross, second)) * 1.45)
     ax.set_title(f"Tasks per domain ({stats.total} tasks; a cross-domain task counts under both)")
     legend_outside(fig, ax.get_legend_handles_labels()[0])
     return fig
 
 
 def histogram_figure(values: list[int], *, title: str, xlabel: str):
-    """A distribution of per-task counts: one bar per value (integer bins), integer axes."""
+    """A distribution of per-task counts: at most 20 bars, each over a whole-number range of values
+    (1, 2, 5, 10, 20, 50... wide, starting at a multiple of the width) and labelled with that range,
+    so a bar never seems to stand on a value it does not count."""
     fig = new_figure()
     ax = fig.add_subplot()
     if not values:
         return _empty_panel(fig, ax, title, "no tasks")
-    lo, hi = min(values), max(values)
-    width = max(1, -(-(hi - lo + 1) // 20))   # at most 20 bins, each a whole number of units wide
-    edges = [lo - 0.5 + i * width for i in range((hi - lo) // width + 2)]
+    width = bin_width(min(values), max(values))
+    first, last = min(values) // width, max(values) // width
+    starts = [b * width for b in range(first, last + 1)]
+    edges = [start - 0.5 for start in starts] + [starts[-1] + width - 0.5]
     ax.hist(values, bins=edges, color="#4C72B0", edgecolor="white", label="tasks")
     mean = sum(values) / len(values)
     ax.axvline(mean, color="#C44E52", linestyle="--", label=f"mean {mean:.1f}")
-    integer_axis(ax.xaxis)
+    labels = [str(s) if width == 1 else f"{s}–{s + width - 1}" for s in starts]
+    ax.set_xticks([s + (width - 1) / 2 for s in starts], labels, rotation=45 if width > 1 and len(starts) > 8 else 0,
+                  ha="right" if width > 1 and len(starts) > 8 else "center")
     integer_axis(ax.yaxis)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
     ax.set_ylabel("tasks")
     legend_outside(fig, ax.get_legend_handles_labels()[0])
     return fig
+
+
+def bin_width(lo: int, hi: int, max_bins: int = 20) -> int:
+    """The narrowest of 1, 2, 5, 10, 20, 50... that covers lo..hi in at most `max_bins` aligned bins."""
+    width, steps = 1, (2, 2.5, 2)    # 1 -> 2 -> 5 -> 10 -> 20 -> 50 ...
+    i = 0
+    while hi // width - lo // width + 1 > max_bins:
+        width = int(width * steps[i % 3])
+        i += 1
+    return width
 
 
 def _empty_panel(fig, ax, title: str, message: str):

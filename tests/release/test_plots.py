@@ -8,6 +8,7 @@ lines over k; only passing samples: the "no failures" panel).
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -70,13 +71,48 @@ def test_domain_plot_shows_domains_seen_only_as_second_domain(release: Path) -> 
     _legend_clear_of_axes(fig)
 
 
-@pytest.mark.parametrize("values", [[28, 19, 23], [5, 5, 6], [7], list(range(10, 200, 3))])
+@pytest.mark.parametrize("values", [[28, 19, 23], [5, 5, 6], [7], list(range(10, 200, 3)), [17, 18, 21, 30, 45, 52]])
 def test_histograms_have_integer_axes(values: list[int]) -> None:
     fig = _drawn(histogram_figure(values, title="t", xlabel="methods"))
     (ax,) = fig.axes
-    assert _whole(_visible_ticks(ax.xaxis)) and _whole(_visible_ticks(ax.yaxis))
+    assert _whole(_visible_ticks(ax.yaxis))
+    assert all(re.fullmatch(r"\d+(–\d+)?", t.get_text()) for t in ax.get_xticklabels())   # whole-number ranges
     assert ax.get_xlabel() == "methods" and ax.get_ylabel() == "tasks"
     _legend_clear_of_axes(fig)
+
+
+@pytest.mark.parametrize("values", [[17, 18, 21, 30, 45, 52], [28, 19, 23], list(range(10, 200, 3)), [3, 3, 4, 9]])
+def test_every_histogram_bar_is_labelled_with_the_values_it_counts(values: list[int]) -> None:
+    """A bar's tick sits at its centre and names a range; the bar's height is the count of values in it."""
+    fig = _drawn(histogram_figure(values, title="LOC", xlabel="LOC"))
+    (ax,) = fig.axes
+    ticks = dict(zip(ax.get_xticks(), (t.get_text() for t in ax.get_xticklabels())))
+    bars = [p for p in ax.patches if p.get_height() > 0]
+    assert sum(p.get_height() for p in bars) == len(values)
+    for bar in bars:
+        centre = bar.get_x() + bar.get_width() / 2
+        label = next(text for x, text in ticks.items() if abs(x - centre) < 1e-9)
+        lo, _, hi = label.partition("–")
+        lo, hi = int(lo), int(hi or lo)
+        assert bar.get_height() == sum(lo <= v <= hi for v in values), (label, bar.get_height())
+        assert bar.get_x() < lo and hi < bar.get_x() + bar.get_width()   # the range lies inside the bar
+
+
+def test_domain_bars_are_labelled_with_their_counts() -> None:
+    stats = compute_stats(make_tasks())
+    fig = _drawn(domain_figure(stats))
+    (ax,) = fig.axes
+    texts = {round(t.xy[1]): t.get_text() for t in ax.texts}      # bar index (y) -> its label
+    by_name = {t.get_text(): texts[round(t.get_position()[1])] for t in ax.get_yticklabels()}
+    rows = [r for r in stats.domains if r.involved]
+    assert len(texts) == len(rows) == len(by_name)
+    for row in rows:
+        label = by_name[row.domain]
+        assert label.startswith(f"{row.involved} (")
+        assert (f"{row.intra} intra" in label) == bool(row.intra) and (f"{row.cross} cross" in label) == bool(row.cross)
+    renderer = fig.canvas.get_renderer()
+    axes_box = ax.get_window_extent(renderer)
+    assert all(axes_box.x1 >= t.get_window_extent(renderer).x1 for t in ax.texts), "a label runs past the axes"
 
 
 def test_release_has_every_plot_and_the_card_embeds_them(release: Path) -> None:
