@@ -32,7 +32,7 @@ from prefect.context import TaskRunContext
 from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from pipeline.config import Config, HarvestConfig, load_config
+from pipeline.config import Config, HarvestConfig, load_config, require_sources
 from pipeline.construct import build as construct_lib
 from pipeline.core import reasons as R
 from pipeline.construct.pairing import Pair
@@ -182,8 +182,10 @@ def configure(config_path: str | None, cutoff: str | None, snapshot: str | None)
     if snapshot == "auto":
         # A scheduled refresh harvests into a snapshot of its own, so it dedups against all earlier ones.
         snapshot = f"refresh-{date.today().isoformat()}"
-    return load_config(Path(config_path) if config_path else None,
-                       overrides={"harvest.cutoff": cutoff, "harvest.snapshot": snapshot})
+    cfg = load_config(Path(config_path) if config_path else None,
+                      overrides={"harvest.cutoff": cutoff, "harvest.snapshot": snapshot})
+    require_sources(cfg.harvest)  # a deployment run: before the lock, the probes and the harvest
+    return cfg
 
 
 def _outcome(future):

@@ -61,6 +61,15 @@ def _load(config: Path | None, overrides: dict | None = None):
         fail(exc)
 
 
+def _require_sources(harvest) -> None:
+    from pipeline.config import require_sources
+
+    try:
+        require_sources(harvest)
+    except ConfigError as exc:
+        fail(exc)
+
+
 def funnel_table(report: FunnelReport, title: str = "Funnel") -> Table:
     from pipeline.release.tables import funnel_rows
 
@@ -189,6 +198,7 @@ def harvest(
     if not (hcfg.local_sources or hcfg.spec_corpora or hcfg.github.enabled):
         fail("nothing to harvest: give --source PATH, set harvest.local_sources or "
              "harvest.spec_corpora in --config, or use --github")
+    _require_sources(hcfg)
     search = None
     if hcfg.github.enabled:
         from functools import partial
@@ -267,6 +277,7 @@ def build(
     """Run the build-benchmark flow in-process on Prefect's embedded server (no server to set up)."""
     # Fail here, before Prefect starts, if the configuration, an override or an endpoint is wrong.
     cfg = _load(config, {"harvest.cutoff": cutoff, "harvest.snapshot": None if snapshot == "auto" else snapshot})
+    _require_sources(cfg.harvest)
     if snapshot != "auto":
         _refuse_busy_build_folder(cfg)
     from pipeline.llm.preflight import endpoints_of_build
@@ -285,17 +296,20 @@ def build(
 
     from pipeline.cli_progress import task_progress
 
+    from pipeline.cli_flowlog import flow_log, flow_failure
+    from pipeline.construct.run import build_dir
+
     # On a terminal: a live row per stage counting finished runs (one build-candidate run per pair).
-    # In a pipe or a log: Prefect's own one-line-per-event log lines, nothing redrawn.
-    with task_progress(console) if console.is_terminal else nullcontext():
+    # In a pipe or a log: Prefect's own one-line-per-event log lines, nothing redrawn. Tracebacks go
+    # to the log file only.
+    with flow_log(build_dir(cfg)) as log_path, task_progress(console) if console.is_terminal else nullcontext():
         # The flow applies this check's findings and records them next to the build; it does not probe again.
         state = flow_fn(config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
                         release_version=release_version, return_state=True,
                         endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None)
     result = state.result(raise_on_failure=False)
     if not isinstance(result, dict):  # the flow raised before it had a summary
-        fail(f"build failed: {type(result).__name__}: {result}" if isinstance(result, BaseException)
-             else f"build failed: {state.message}", 1)
+        fail(*flow_failure(result, state.message, log_path))
     console.print(funnel_table(FunnelReport.model_validate(result["funnel"]), "Build funnel"))
     console.print(f"harvest: {result['classes']} classes from {result['repos']} repositories ({result['snapshot']}/)")
     decontamination = Path(result["snapshot"]) / "decontamination.json"

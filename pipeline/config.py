@@ -460,6 +460,19 @@ def map_paths(model: BaseModel, fn: Callable[[Path], Path], *, only_set: bool = 
                 object.__setattr__(model, name, [v if _is_url(v) else str(fn(Path(v))) for v in value])
 
 
+def require_sources(harvest: "HarvestConfig") -> None:
+    """Every local source the configuration names exists: a missing folder would otherwise harvest
+    nothing, silently, and the build would end "released nothing" long after. Checked before any work."""
+    from urllib.parse import unquote, urlparse
+
+    named = [("local_sources", unquote(urlparse(s).path) if s.startswith("file://") else s)
+             for s in harvest.local_sources if not _is_url(s) or s.startswith("file://")]
+    named += [("spec_corpora", str(p)) for p in harvest.spec_corpora]
+    missing = [f"harvest.{key}: {path} does not exist" for key, path in named if not Path(path).exists()]
+    if missing:
+        raise ConfigError("; ".join(missing))
+
+
 class MissingAPIKey(ConfigError):
     """Live mode needs a key from an environment variable that is not set."""
 
