@@ -44,7 +44,7 @@ from pipeline.core.folder_lock import FolderLock
 from pipeline.llm.usage_history import save_usage
 from pipeline.llm.preflight import (
     PROBE_ROLE, EndpointReport, apply_reports, check_endpoints, endpoints_of_build, probe_ledger_entries,
-    require_usable,
+    require_probe_budget, require_usable,
 )
 from pipeline.core.records import RepoRef
 from pipeline.release.history import release_solutions
@@ -82,6 +82,7 @@ def dedup_and_assemble(cfg: HarvestConfig, refs: list[RepoRef], github: GitHubSe
 
 
 _constructions: dict[tuple[str, str], Construction] = {}
+_probe_usage: dict[str, list] = {}  # run key -> the endpoint probes' ledger entries
 _constructions_guard = threading.Lock()
 
 
@@ -99,6 +100,8 @@ def _construction(config_json: str, run_key: str) -> Construction:
             cfg = Config.model_validate_json(config_json)
             # The secret is read here, at the edge; the library gets it in a mapping.
             found = _constructions[(config_json, run_key)] = open_construction(cfg, dict(os.environ), run_id=run_key)
+            # The probes were paid in this run: the budget counts them (with Dask, in this process only).
+            found.client.ledger.absorb(_probe_usage.get(run_key, []))
         return found
 
 
@@ -107,6 +110,7 @@ def _close_construction(config_json: str, run_key: str) -> None:
     disk) spills them to an importable file here and raises a one-line CacheWriteError."""
     with _constructions_guard:
         found = _constructions.pop((config_json, run_key), None)
+        _probe_usage.pop(run_key, None)
     if found is not None:
         found.close()
 
@@ -206,11 +210,13 @@ def check_models(cfg: Config, checked: list[dict] | None, run_key: str) -> None:
     if checked is not None:
         reports = [EndpointReport.model_validate(r) for r in checked]
     else:
+        require_probe_budget(endpoints, cfg.llm)
         reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
     require_usable(reports)
     apply_reports(endpoints, reports)
     write_json(build_dir(cfg) / "endpoints.json", [r.model_dump(mode="json") for r in reports])
     save_usage(build_dir(cfg), run_key, PROBE_ROLE, probe_ledger_entries(reports))
+    _probe_usage[run_key] = probe_ledger_entries(reports)
 
 
 def final_state(summary: dict, result: construct_lib.BuildResult, published: PublishResult) -> State:

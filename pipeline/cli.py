@@ -87,10 +87,14 @@ def _preflight(cfg, endpoints: dict, out_file: Path | None = None) -> list | Non
     unusable endpoint (exit 2), else adapt the endpoint configs to what was found."""
     import os
 
-    from pipeline.llm.preflight import apply_reports, check_endpoints
+    from pipeline.llm.preflight import ProbeBudgetTooSmall, apply_reports, check_endpoints, require_probe_budget
 
     if cfg.llm.mode != "live" or not cfg.llm.preflight:
         return None
+    try:
+        require_probe_budget(endpoints, cfg.llm)
+    except ProbeBudgetTooSmall as exc:
+        fail(exc)
     reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
     bad = [r for r in reports if not r.ok]
     for r in bad:
@@ -252,21 +256,25 @@ def _prefect_defaults() -> None:
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
 
 
-def _refuse_busy_build_folder(cfg) -> None:
+def _refuse_busy_build_folder(cfg, ctx: typer.Context) -> None:
     """A build folder that another run holds, or that cannot be written: one line now, before the
-    probes are paid and Prefect starts. The flow takes the lock itself; this is the early refusal."""
+    probes are paid and Prefect starts. The lock is then held until the command ends, so a second
+    build started meanwhile stops here too, before its probes (the flow, in this thread, takes it
+    again as a nested hold)."""
     from pipeline.construct.run import build_dir
     from pipeline.core.folder_lock import FolderBusy, FolderLock
     from pipeline.core.store import StoreWriteError
 
     try:
-        FolderLock(build_dir(cfg), "classforge build (checking the folder is free)").acquire().release()
+        lock = FolderLock(build_dir(cfg), "classforge build").acquire()
     except (FolderBusy, StoreWriteError) as exc:
         fail(exc, 1)
+    ctx.call_on_close(lock.release)
 
 
 @app.command()
 def build(
+    ctx: typer.Context,
     config: ConfigOpt = Path("examples/classforge.toml"),
     cutoff: Annotated[str | None, typer.Option(help="override harvest.cutoff (YYYY-MM-DD, not in the future)",
                                                callback=cutoff_option)] = None,
@@ -279,7 +287,7 @@ def build(
     cfg = _load(config, {"harvest.cutoff": cutoff, "harvest.snapshot": None if snapshot == "auto" else snapshot})
     _require_sources(cfg.harvest)
     if snapshot != "auto":
-        _refuse_busy_build_folder(cfg)
+        _refuse_busy_build_folder(cfg, ctx)
     from pipeline.llm.preflight import endpoints_of_build
 
     reports = _preflight(cfg, endpoints_of_build(cfg))

@@ -1,0 +1,102 @@
+"""Faults of `classforge build` that must end as one line before any work, or as one line after
+it, never as a Prefect traceback (issue 26)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def run(*args: str):
+    return CliRunner().invoke(app, list(args), env={"COLUMNS": "40"})
+
+
+def _no_prefect(monkeypatch) -> None:
+    """"Before any work" as an order: reaching Prefect's set-up fails the test."""
+    monkeypatch.setattr("pipeline.cli._prefect_defaults", lambda: pytest.fail("Prefect was started"))
+
+
+@pytest.mark.parametrize("key", ["spec_corpora", "local_sources"])
+def test_a_configured_source_that_does_not_exist_is_named_before_any_work(example_config, tmp_path, monkeypatch, key):
+    missing = tmp_path / "moved-away"
+    text = example_config.read_text()
+    if key == "spec_corpora":
+        text = text.replace(f'spec_corpora = ["{ROOT / "examples" / "corpus"}"]', f'spec_corpora = ["{missing}"]')
+    else:
+        text = text.replace("local_sources = []", f'local_sources = ["{missing}"]')
+    assert str(missing) in text
+    example_config.write_text(text)
+    _no_prefect(monkeypatch)
+    for command in ("build", "harvest"):
+        done = run(command, "--config", str(example_config))
+        assert done.exit_code == 2, done.output
+        (line,) = [line for line in done.output.splitlines() if line.strip()]
+        assert line == f"error: harvest.{key}: {missing} does not exist", line
+    assert not (tmp_path / "harvested").exists() and not (tmp_path / "built").exists()
+
+
+def test_a_deployment_run_refuses_a_missing_source_too(example_config, tmp_path):
+    from flows.build_benchmark import configure
+    from pipeline.config import ConfigError
+
+    missing = tmp_path / "nowhere"
+    example_config.write_text(example_config.read_text().replace("local_sources = []", f'local_sources = ["file://{missing}"]'))
+    with pytest.raises(ConfigError, match=f"harvest.local_sources: {missing} does not exist"):
+        configure(str(example_config), None, None)
+
+
+def _cli(args: list[str], cwd: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
+    env.update(PREFECT_HOME=str(tmp_path / "prefect-home"), PREFECT_SERVER_ANALYTICS_ENABLED="false", HF_HUB_OFFLINE="1",
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"],
+               HF_HUB_CACHE=str(tmp_path / "hf-hub"), PYTHONPATH=str(ROOT), COLUMNS="60")
+    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=1800)
+
+
+@pytest.mark.slow
+def test_a_failure_inside_the_flow_is_one_line_and_the_log_keeps_the_traceback(example_config, tmp_path):
+    """A pinned class the snapshot does not hold (a cutoff that drops it): the flow raises. The
+    terminal got 116 lines and two Prefect tracebacks before the CLI's line; now one error line."""
+    done = _cli(["build", "--config", str(example_config), "--cutoff", "2026-01-01"], tmp_path, tmp_path)
+    assert done.returncode == 1, done.stderr[-3000:]
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    log = tmp_path / "built" / "example" / "build.log"
+    assert errors == [f"error: construction.pairing.pinned: no harvested class with id or name 'ShoppingCart' among "
+                      f"the snapshot's 0 kept classes; pin classes the harvest kept, or leave pinned empty (log: {log})"]
+    assert "Traceback" not in done.stderr + done.stdout
+    assert "ERROR" not in done.stderr   # Prefect's own failure lines went to the log, not the terminal
+    assert "Traceback" in log.read_text() and "PairingError" in log.read_text()
+
+
+def test_the_build_folder_stays_held_through_the_endpoint_probes(example_config, tmp_path, monkeypatch):
+    """Two builds started together on one folder: the second used to pass the early check, probe
+    every endpoint (paid twice) and fail inside the flow. The folder is now held from the check on."""
+    folder = tmp_path / "built" / "example"
+    seen: list[subprocess.CompletedProcess[str]] = []
+
+    def second_build_tries_the_folder(cfg, endpoints, out_file=None):
+        seen.append(subprocess.run(
+            [sys.executable, "-c", "import sys\nfrom pipeline.core.folder_lock import FolderLock, FolderBusy\n"
+             f"try:\n    FolderLock({str(folder)!r}, 'second build').acquire()\nexcept FolderBusy as e:\n"
+             "    print(e)\n    sys.exit(3)\n"],
+            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600))
+        raise SystemExit(9)   # stop the first build here; the probes are what matters
+
+    monkeypatch.setattr("pipeline.cli._preflight", second_build_tries_the_folder)
+    done = run("build", "--config", str(example_config))
+    (other,) = seen or [done.output]
+    assert other.returncode == 3, other.stdout + other.stderr
+    assert f"{folder} is in use by classforge build (pid {os.getpid()}" in other.stdout
+    # released when the command ended: the next build may take it
+    from pipeline.core.folder_lock import FolderLock
+    FolderLock(folder, "after").acquire().release()
