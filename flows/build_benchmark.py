@@ -32,7 +32,7 @@ from prefect.context import TaskRunContext
 from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from pipeline.config import Config, HarvestConfig, load_config, require_sources
+from pipeline.config import Config, HarvestConfig, load_config, require_sources, require_writable
 from pipeline.construct import build as construct_lib
 from pipeline.core import reasons as R
 from pipeline.construct.pairing import Pair
@@ -274,6 +274,7 @@ def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] 
         preflight(cfg.harvest.github)  # a missing token or no network fails here, in seconds
     # One key for the whole run: the endpoint probes' usage is filed under it with the candidates'.
     run_key = f"{date.today():%Y%m%d}-{uuid.uuid4().hex[:12]}"
+    require_writable(cfg)  # a deployment run: before the probes (the CLI checked already)
     check_models(cfg, endpoint_reports, run_key)
     github = search_github_task(cfg.harvest)
     refs = gather_repositories(cfg.harvest, github)

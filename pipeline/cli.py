@@ -70,6 +70,17 @@ def _require_sources(harvest) -> None:
         fail(exc)
 
 
+def _require_writable_outputs(cfg) -> None:
+    """Every output location can be written before the first paid call (a read-only release folder
+    was found only after a whole paid build)."""
+    from pipeline.config import require_writable
+
+    try:
+        require_writable(cfg)
+    except ConfigError as exc:
+        fail(exc)
+
+
 def funnel_table(report: FunnelReport, title: str = "Funnel") -> Table:
     from pipeline.release.tables import funnel_rows
 
@@ -286,6 +297,7 @@ def build(
     # Fail here, before Prefect starts, if the configuration, an override or an endpoint is wrong.
     cfg = _load(config, {"harvest.cutoff": cutoff, "harvest.snapshot": None if snapshot == "auto" else snapshot})
     _require_sources(cfg.harvest)
+    _require_writable_outputs(cfg)
     if snapshot != "auto":
         _refuse_busy_build_folder(cfg, ctx)
     from pipeline.llm.preflight import endpoints_of_build

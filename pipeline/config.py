@@ -473,6 +473,22 @@ def require_sources(harvest: "HarvestConfig") -> None:
         raise ConfigError("; ".join(missing))
 
 
+def build_outputs(cfg: "Config") -> dict[str, Path]:
+    """Every place a build writes, by the key that sets it."""
+    return {"harvest.output_root": cfg.harvest.output_root, "harvest.clone.workdir": cfg.harvest.clone.workdir,
+            "construction.output_root": cfg.construction.output_root, "release.output_root": cfg.release.output_root,
+            "llm.cache_path": cfg.llm.cache_path.parent}
+
+
+def require_writable(cfg: "Config") -> None:
+    """Every output location of a build can be written; checked before the first paid call."""
+    from pipeline.core.store import unwritable
+
+    problems = [f"{key}: {why}" for key, folder in build_outputs(cfg).items() if (why := unwritable(folder))]
+    if problems:
+        raise ConfigError("cannot write the build's outputs: " + "; ".join(problems))
+
+
 class MissingAPIKey(ConfigError):
     """Live mode needs a key from an environment variable that is not set."""
 

@@ -100,3 +100,109 @@ def test_the_build_folder_stays_held_through_the_endpoint_probes(example_config,
     # released when the command ended: the next build may take it
     from pipeline.core.folder_lock import FolderLock
     FolderLock(folder, "after").acquire().release()
+
+
+MODELS = ("example-handwritten-composer", "example-handwritten-test-writer", "example-handwritten-judge-a",
+          "example-handwritten-judge-b", "example-handwritten-judge-c", "example-handwritten-solver")
+
+
+def _priced_live_config(example_config: Path, base_url: str, tmp_path: Path, budget_usd: float) -> Path:
+    from test_flow_faults import live_config
+
+    path = live_config(example_config, base_url, tmp_path, preflight=True)
+    text = path.read_text().replace("preflight = true", f"preflight = true\nbudget_usd = {budget_usd}", 1)
+    text += "".join(f'\n[llm.costs.{m}]\nprompt_per_mtok = 1000.0\ncompletion_per_mtok = 1000.0\n' for m in MODELS)
+    path.write_text(text)
+    return path
+
+
+@pytest.mark.parametrize("budget", [0, 0.001])
+def test_a_budget_that_cannot_pay_the_probes_stops_before_the_first(example_config, tmp_path, monkeypatch, budget):
+    """`llm.budget_usd = 0` sent every endpoint probe (24 paid requests) before stopping."""
+    from pipeline.llm.fake_server import FakeOpenAIServer
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
+    _no_prefect(monkeypatch)
+    with FakeOpenAIServer(default='{"ok": true}', models=list(MODELS)) as srv:
+        cfg = _priced_live_config(example_config, srv.base_url, tmp_path, budget)
+        done = run("build", "--config", str(cfg))
+        assert srv.requests == []
+    assert done.exit_code == 2, done.output
+    (line,) = [line for line in done.output.splitlines() if line.strip()]
+    assert line.startswith(f"error: llm.budget_usd = {float(budget)} cannot cover the endpoint checks (up to 30 requests to 6")
+    assert "nothing was sent" in line
+
+
+def test_the_probe_bound_covers_what_the_probes_cost(example_config, tmp_path):
+    """The bound is what decides; it must not be below what the probes really cost."""
+    from pipeline.config import load_config
+    from pipeline.llm.fake_server import FakeOpenAIServer
+    from pipeline.llm.ledger import UsageLedger
+    from pipeline.llm.preflight import (ProbeBudgetTooSmall, check_endpoints, endpoints_of_build, probe_ledger_entries,
+                                        require_probe_budget)
+
+    with FakeOpenAIServer(default='{"ok": true}', models=list(MODELS)) as srv:
+        cfg = load_config(_priced_live_config(example_config, srv.base_url, tmp_path, 1.0))
+        endpoints = endpoints_of_build(cfg)
+        reports = check_endpoints(endpoints, {"OPENAI_API_KEY": "sk-test"}, timeout_s=60)
+    ledger = UsageLedger(cfg.llm.costs)
+    ledger.absorb(probe_ledger_entries(reports))
+    paid = ledger.spent_usd
+    assert paid > 0
+    cfg.llm.budget_usd = paid   # exactly what they cost: must be accepted only if the bound is not below it...
+    with pytest.raises(ProbeBudgetTooSmall):   # ...it is an upper bound, so this budget is refused
+        require_probe_budget(endpoints, cfg.llm)
+    cfg.llm.budget_usd = paid * 10
+    require_probe_budget(endpoints, cfg.llm)
+
+
+def test_the_probes_count_against_the_runs_budget(example_config, monkeypatch):
+    """In the flow the probes' usage is in the client's ledger before the first candidate's call."""
+    from types import SimpleNamespace
+
+    from flows import build_benchmark as fb
+    from pipeline.config import load_config
+    from pipeline.llm.ledger import LedgerEntry, UsageLedger
+
+    monkeypatch.setattr(fb, "open_construction", lambda cfg, env, run_id: SimpleNamespace(
+        client=SimpleNamespace(ledger=UsageLedger(cfg.llm.costs)), close=lambda: None))
+
+    cfg = load_config(example_config)
+    cfg.llm.costs = {MODELS[0]: {"prompt_per_mtok": 1000.0, "completion_per_mtok": 1000.0}}
+    cfg = type(cfg).model_validate(cfg.model_dump())
+    probes = [LedgerEntry(role="preflight", task_id="preflight", model=MODELS[0],
+                          counts={"requests": 5, "prompt_tokens": 500, "completion_tokens": 80})]
+    fb._probe_usage["run-k"] = probes
+    try:
+        built = fb._construction(fb._config_json(cfg), "run-k")
+        assert built.client.ledger.spent_usd == pytest.approx((500 + 80) * 1000.0 / 1e6)
+    finally:
+        fb._close_construction(fb._config_json(cfg), "run-k")
+    assert "run-k" not in fb._probe_usage
+
+
+@pytest.mark.parametrize("how", ["under a file", "read-only"])
+def test_an_unwritable_output_folder_is_refused_before_any_paid_call(example_config, tmp_path, monkeypatch, how):
+    """A read-only release folder was found only after the whole paid build (120 requests)."""
+    releases = tmp_path / "releases"
+    if how == "under a file":
+        releases.write_text("a file where the release folder should be")
+        target, why = releases / "sub", f"{releases} is a file, not a folder"
+    else:
+        releases.mkdir(mode=0o555)
+        try:
+            (releases / "probe").touch()
+        except PermissionError:
+            pass
+        else:   # root with CAP_DAC_OVERRIDE writes through 0555 (a read-only mount would stop it)
+            pytest.skip("this user writes through a 0555 folder (root); run as a user, or as root without "
+                        "CAP_DAC_OVERRIDE (setpriv --bounding-set=-dac_override,-dac_read_search)")
+        target, why = releases, f"{releases} is not writable (Permission denied)"
+    example_config.write_text(example_config.read_text().replace(f'output_root = "{releases}"', f'output_root = "{target}"'))
+    monkeypatch.setattr("pipeline.cli._preflight", lambda *a, **k: pytest.fail("an endpoint was probed"))
+    _no_prefect(monkeypatch)
+    done = run("build", "--config", str(example_config))
+    assert done.exit_code == 2, done.output
+    (line,) = [line for line in done.output.splitlines() if line.strip()]
+    assert line == f"error: cannot write the build's outputs: release.output_root: {why}", line
+    assert not (tmp_path / "harvested").exists()
