@@ -70,11 +70,12 @@ def _require_sources(harvest) -> None:
         fail(exc)
 
 
-def _require_writable_outputs(cfg) -> None:
-    """Every output location can be written before the first paid call (a read-only release folder
-    was found only after a whole paid build)."""
+def _check_before_work(cfg) -> None:
+    """Every configured source exists and every output location can be written, before the first
+    paid call (a read-only release folder was found only after a whole paid build)."""
     from pipeline.config import require_writable
 
+    _require_sources(cfg.harvest)
     try:
         require_writable(cfg)
     except ConfigError as exc:
@@ -296,8 +297,7 @@ def build(
     """Run the build-benchmark flow in-process on Prefect's embedded server (no server to set up)."""
     # Fail here, before Prefect starts, if the configuration, an override or an endpoint is wrong.
     cfg = _load(config, {"harvest.cutoff": cutoff, "harvest.snapshot": None if snapshot == "auto" else snapshot})
-    _require_sources(cfg.harvest)
-    _require_writable_outputs(cfg)
+    _check_before_work(cfg)
     if snapshot != "auto":
         _refuse_busy_build_folder(cfg, ctx)
     from pipeline.llm.preflight import endpoints_of_build
@@ -314,14 +314,12 @@ def build(
         flow_fn = build_benchmark.with_options(task_runner=runner)
     from contextlib import nullcontext
 
+    from pipeline.cli_flowlog import flow_failure, flow_log
     from pipeline.cli_progress import task_progress
-
-    from pipeline.cli_flowlog import flow_log, flow_failure
     from pipeline.construct.run import build_dir
 
     # On a terminal: a live row per stage counting finished runs (one build-candidate run per pair).
-    # In a pipe or a log: Prefect's own one-line-per-event log lines, nothing redrawn. Tracebacks go
-    # to the log file only.
+    # In a pipe or a log: Prefect's one-line-per-event log lines. Tracebacks go to the log file only.
     with flow_log(build_dir(cfg)) as log_path, task_progress(console) if console.is_terminal else nullcontext():
         # The flow applies this check's findings and records them next to the build; it does not probe again.
         state = flow_fn(config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
