@@ -271,14 +271,14 @@ def _prefect_defaults() -> None:
 def _refuse_busy_build_folder(cfg, ctx: typer.Context) -> None:
     """A build folder that another run holds, or that cannot be written: one line now, before the
     probes are paid and Prefect starts. The lock is then held until the command ends, so a second
-    build started meanwhile stops here too, before its probes (the flow, in this thread, takes it
-    again as a nested hold)."""
+    build started meanwhile stops here too, before its probes (the flow takes it again as a nested
+    hold, in whichever thread of this process it runs)."""
     from pipeline.construct.run import build_dir
     from pipeline.core.folder_lock import FolderBusy, FolderLock
     from pipeline.core.store import StoreWriteError
 
     try:
-        lock = FolderLock(build_dir(cfg), "classforge build").acquire()
+        lock = FolderLock(build_dir(cfg), "classforge build").acquire().lend()
     except (FolderBusy, StoreWriteError) as exc:
         fail(exc, 1)
     ctx.call_on_close(lock.release)
