@@ -43,7 +43,9 @@ def flow_log(folder: Path) -> Iterator[Path]:
     file_handler = logging.FileHandler(path, encoding="utf-8")
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     root = logging.getLogger()
-    terminal = [h for h in root.handlers if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)]
+    # Prefect's console handler (and a plain stream handler a user configured); not a log file, not
+    # another tool's capture handler.
+    terminal = [h for h in root.handlers if type(h).__module__.startswith("prefect.") or type(h) is logging.StreamHandler]
     one_line = TerminalOneLine()
     for handler in terminal:
         handler.addFilter(one_line)

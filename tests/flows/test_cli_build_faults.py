@@ -206,3 +206,35 @@ def test_an_unwritable_output_folder_is_refused_before_any_paid_call(example_con
     (line,) = [line for line in done.output.splitlines() if line.strip()]
     assert line == f"error: cannot write the build's outputs: release.output_root: {why}", line
     assert not (tmp_path / "harvested").exists()
+
+
+def test_the_terminal_gets_one_line_per_record_and_the_log_file_the_tracebacks(tmp_path):
+    import io
+    import logging
+
+    from pipeline.cli_flowlog import flow_log
+
+    terminal = io.StringIO()
+    handler = logging.StreamHandler(terminal)
+    root, prefect_logger = logging.getLogger(), logging.getLogger("prefect")
+    level = prefect_logger.level
+    prefect_logger.setLevel(logging.INFO)   # as Prefect's logging configuration sets it
+    root.addHandler(handler)
+    try:
+        with flow_log(tmp_path / "built") as log_path:
+            try:
+                raise ValueError("boom")
+            except ValueError:
+                logging.getLogger("prefect.flow_runs").exception("Encountered exception during execution")
+                logging.getLogger("prefect.task_runs").warning("candidate x failed", exc_info=True)
+            logging.getLogger("prefect.flow_runs").info("Finished in state Failed('Flow run encountered an exception: x')")
+        logging.getLogger("prefect.flow_runs").error("after the build: shown as before")
+    finally:
+        root.removeHandler(handler)
+        prefect_logger.setLevel(level)
+    shown = terminal.getvalue().splitlines()
+    assert shown == ["candidate x failed (ValueError: boom; traceback in build.log)", "after the build: shown as before"]
+    text = log_path.read_text()
+    assert log_path == tmp_path / "built" / "build.log"
+    assert text.count("Traceback") == 2 and "Encountered exception during execution" in text and "Finished in state" in text
+    assert "after the build" not in text   # detached on the way out
