@@ -32,7 +32,7 @@ from prefect.context import TaskRunContext
 from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
 
-from pipeline.config import Config, HarvestConfig, load_config
+from pipeline.config import Config, HarvestConfig, load_config, require_sources, require_writable
 from pipeline.construct import build as construct_lib
 from pipeline.core import reasons as R
 from pipeline.construct.pairing import Pair
@@ -44,7 +44,7 @@ from pipeline.core.folder_lock import FolderLock
 from pipeline.llm.usage_history import save_usage
 from pipeline.llm.preflight import (
     PROBE_ROLE, EndpointReport, apply_reports, check_endpoints, endpoints_of_build, probe_ledger_entries,
-    require_usable,
+    require_probe_budget, require_usable,
 )
 from pipeline.core.records import RepoRef
 from pipeline.release.history import release_solutions
@@ -82,6 +82,7 @@ def dedup_and_assemble(cfg: HarvestConfig, refs: list[RepoRef], github: GitHubSe
 
 
 _constructions: dict[tuple[str, str], Construction] = {}
+_probe_usage: dict[str, list] = {}  # run key -> the endpoint probes' ledger entries
 _constructions_guard = threading.Lock()
 
 
@@ -99,6 +100,8 @@ def _construction(config_json: str, run_key: str) -> Construction:
             cfg = Config.model_validate_json(config_json)
             # The secret is read here, at the edge; the library gets it in a mapping.
             found = _constructions[(config_json, run_key)] = open_construction(cfg, dict(os.environ), run_id=run_key)
+            # The probes were paid in this run: the budget counts them (with Dask, in this process only).
+            found.client.ledger.absorb(_probe_usage.get(run_key, []))
         return found
 
 
@@ -107,6 +110,7 @@ def _close_construction(config_json: str, run_key: str) -> None:
     disk) spills them to an importable file here and raises a one-line CacheWriteError."""
     with _constructions_guard:
         found = _constructions.pop((config_json, run_key), None)
+        _probe_usage.pop(run_key, None)
     if found is not None:
         found.close()
 
@@ -182,8 +186,10 @@ def configure(config_path: str | None, cutoff: str | None, snapshot: str | None)
     if snapshot == "auto":
         # A scheduled refresh harvests into a snapshot of its own, so it dedups against all earlier ones.
         snapshot = f"refresh-{date.today().isoformat()}"
-    return load_config(Path(config_path) if config_path else None,
-                       overrides={"harvest.cutoff": cutoff, "harvest.snapshot": snapshot})
+    cfg = load_config(Path(config_path) if config_path else None,
+                      overrides={"harvest.cutoff": cutoff, "harvest.snapshot": snapshot})
+    require_sources(cfg.harvest)  # a deployment run: before the lock, the probes and the harvest
+    return cfg
 
 
 def _outcome(future):
@@ -204,11 +210,13 @@ def check_models(cfg: Config, checked: list[dict] | None, run_key: str) -> None:
     if checked is not None:
         reports = [EndpointReport.model_validate(r) for r in checked]
     else:
+        require_probe_budget(endpoints, cfg.llm)
         reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
     require_usable(reports)
     apply_reports(endpoints, reports)
     write_json(build_dir(cfg) / "endpoints.json", [r.model_dump(mode="json") for r in reports])
     save_usage(build_dir(cfg), run_key, PROBE_ROLE, probe_ledger_entries(reports))
+    _probe_usage[run_key] = probe_ledger_entries(reports)
 
 
 def final_state(summary: dict, result: construct_lib.BuildResult, published: PublishResult) -> State:
@@ -274,6 +282,7 @@ def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] 
         preflight(cfg.harvest.github)  # a missing token or no network fails here, in seconds
     # One key for the whole run: the endpoint probes' usage is filed under it with the candidates'.
     run_key = f"{date.today():%Y%m%d}-{uuid.uuid4().hex[:12]}"
+    require_writable(cfg)  # a deployment run: before the probes (the CLI checked already)
     check_models(cfg, endpoint_reports, run_key)
     github = search_github_task(cfg.harvest)
     refs = gather_repositories(cfg.harvest, github)

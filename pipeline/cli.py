@@ -61,6 +61,27 @@ def _load(config: Path | None, overrides: dict | None = None):
         fail(exc)
 
 
+def _require_sources(harvest) -> None:
+    from pipeline.config import require_sources
+
+    try:
+        require_sources(harvest)
+    except ConfigError as exc:
+        fail(exc)
+
+
+def _check_before_work(cfg) -> None:
+    """Every configured source exists and every output location can be written, before the first
+    paid call (a read-only release folder was found only after a whole paid build)."""
+    from pipeline.config import require_writable
+
+    _require_sources(cfg.harvest)
+    try:
+        require_writable(cfg)
+    except ConfigError as exc:
+        fail(exc)
+
+
 def funnel_table(report: FunnelReport, title: str = "Funnel") -> Table:
     from pipeline.release.tables import funnel_rows
 
@@ -78,10 +99,14 @@ def _preflight(cfg, endpoints: dict, out_file: Path | None = None) -> list | Non
     unusable endpoint (exit 2), else adapt the endpoint configs to what was found."""
     import os
 
-    from pipeline.llm.preflight import apply_reports, check_endpoints
+    from pipeline.llm.preflight import ProbeBudgetTooSmall, apply_reports, check_endpoints, require_probe_budget
 
     if cfg.llm.mode != "live" or not cfg.llm.preflight:
         return None
+    try:
+        require_probe_budget(endpoints, cfg.llm)
+    except ProbeBudgetTooSmall as exc:
+        fail(exc)
     reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
     bad = [r for r in reports if not r.ok]
     for r in bad:
@@ -189,6 +214,7 @@ def harvest(
     if not (hcfg.local_sources or hcfg.spec_corpora or hcfg.github.enabled):
         fail("nothing to harvest: give --source PATH, set harvest.local_sources or "
              "harvest.spec_corpora in --config, or use --github")
+    _require_sources(hcfg)
     search = None
     if hcfg.github.enabled:
         from functools import partial
@@ -266,21 +292,25 @@ def _prefect_defaults() -> None:
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
 
 
-def _refuse_busy_build_folder(cfg) -> None:
+def _refuse_busy_build_folder(cfg, ctx: typer.Context) -> None:
     """A build folder that another run holds, or that cannot be written: one line now, before the
-    probes are paid and Prefect starts. The flow takes the lock itself; this is the early refusal."""
+    probes are paid and Prefect starts. The lock is then held until the command ends, so a second
+    build started meanwhile stops here too, before its probes (the flow takes it again as a nested
+    hold, in whichever thread of this process it runs)."""
     from pipeline.construct.run import build_dir
     from pipeline.core.folder_lock import FolderBusy, FolderLock
     from pipeline.core.store import StoreWriteError
 
     try:
-        FolderLock(build_dir(cfg), "classforge build (checking the folder is free)").acquire().release()
+        lock = FolderLock(build_dir(cfg), "classforge build").acquire().lend()
     except (FolderBusy, StoreWriteError) as exc:
         fail(exc, 1)
+    ctx.call_on_close(lock.release)
 
 
 @app.command()
 def build(
+    ctx: typer.Context,
     config: ConfigOpt = Path("examples/classforge.toml"),
     cutoff: Annotated[str | None, typer.Option(help="override harvest.cutoff (YYYY-MM-DD, not in the future)",
                                                callback=cutoff_option)] = None,
@@ -291,8 +321,9 @@ def build(
     """Run the build-benchmark flow in-process on Prefect's embedded server (no server to set up)."""
     # Fail here, before Prefect starts, if the configuration, an override or an endpoint is wrong.
     cfg = _load(config, {"harvest.cutoff": cutoff, "harvest.snapshot": None if snapshot == "auto" else snapshot})
+    _check_before_work(cfg)
     if snapshot != "auto":
-        _refuse_busy_build_folder(cfg)
+        _refuse_busy_build_folder(cfg, ctx)
     from pipeline.llm.preflight import endpoints_of_build
 
     reports = _preflight(cfg, endpoints_of_build(cfg))
@@ -307,19 +338,20 @@ def build(
         flow_fn = build_benchmark.with_options(task_runner=runner)
     from contextlib import nullcontext
 
+    from pipeline.cli_flowlog import flow_failure, flow_log
     from pipeline.cli_progress import task_progress
+    from pipeline.construct.run import build_dir
 
     # On a terminal: a live row per stage counting finished runs (one build-candidate run per pair).
-    # In a pipe or a log: Prefect's own one-line-per-event log lines, nothing redrawn.
-    with task_progress(console) if console.is_terminal else nullcontext():
+    # In a pipe or a log: Prefect's one-line-per-event log lines. Tracebacks go to the log file only.
+    with flow_log(build_dir(cfg)) as log_path, task_progress(console) if console.is_terminal else nullcontext():
         # The flow applies this check's findings and records them next to the build; it does not probe again.
         state = flow_fn(config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
                         release_version=release_version, return_state=True,
                         endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None)
     result = state.result(raise_on_failure=False)
     if not isinstance(result, dict):  # the flow raised before it had a summary
-        fail(f"build failed: {type(result).__name__}: {result}" if isinstance(result, BaseException)
-             else f"build failed: {state.message}", 1)
+        fail(*flow_failure(result, state.message, log_path))
     console.print(funnel_table(FunnelReport.model_validate(result["funnel"]), "Build funnel"))
     console.print(f"harvest: {result['classes']} classes from {result['repos']} repositories ({result['snapshot']}/)")
     _warn_clone_failures(Path(result["snapshot"]))

@@ -470,6 +470,35 @@ def map_paths(model: BaseModel, fn: Callable[[Path], Path], *, only_set: bool = 
                 object.__setattr__(model, name, [v if _is_url(v) else str(fn(Path(v))) for v in value])
 
 
+def require_sources(harvest: "HarvestConfig") -> None:
+    """Every local source the configuration names exists: a missing folder would otherwise harvest
+    nothing, silently, and the build would end "released nothing" long after. Checked before any work."""
+    from urllib.parse import unquote, urlparse
+
+    named = [("local_sources", unquote(urlparse(s).path) if s.startswith("file://") else s)
+             for s in harvest.local_sources if not _is_url(s) or s.startswith("file://")]
+    named += [("spec_corpora", str(p)) for p in harvest.spec_corpora]
+    missing = [f"harvest.{key}: {path} does not exist" for key, path in named if not Path(path).exists()]
+    if missing:
+        raise ConfigError("; ".join(missing))
+
+
+def build_outputs(cfg: "Config") -> dict[str, Path]:
+    """Every place a build writes, by the key that sets it."""
+    return {"harvest.output_root": cfg.harvest.output_root, "harvest.clone.workdir": cfg.harvest.clone.workdir,
+            "construction.output_root": cfg.construction.output_root, "release.output_root": cfg.release.output_root,
+            "llm.cache_path": cfg.llm.cache_path.parent}
+
+
+def require_writable(cfg: "Config") -> None:
+    """Every output location of a build can be written; checked before the first paid call."""
+    from pipeline.core.store import unwritable
+
+    problems = [f"{key}: {why}" for key, folder in build_outputs(cfg).items() if (why := unwritable(folder))]
+    if problems:
+        raise ConfigError("cannot write the build's outputs: " + "; ".join(problems))
+
+
 class MissingAPIKey(ConfigError):
     """Live mode needs a key from an environment variable that is not set."""
 

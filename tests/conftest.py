@@ -11,12 +11,17 @@ import pytest
 
 from pipeline.harvest.repo_builder import CommitSpec, build_repo
 
+PREFECT_STARTUP_S = 600
+
 
 def pytest_configure(config: pytest.Config) -> None:
     # Tests run with no credentials: nothing can reach a real service by accident.
     for var in ("GITHUB_TOKEN", "OPENAI_API_KEY", "HF_TOKEN"):
         os.environ.pop(var, None)
     os.environ["HF_HUB_OFFLINE"] = "1"
+    # Every Prefect server a test starts (the harness, a `classforge build` subprocess) gets the time a
+    # busy machine needs: at load 15-23 one took over 60 s to answer. A healthy one answers in seconds.
+    os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] = str(PREFECT_STARTUP_S)
     # Tests run threads (pools, Prefect runners) like the product's entry points do: same guard.
     from pipeline.core.parsing import guard_interpreter
 

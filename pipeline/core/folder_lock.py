@@ -27,6 +27,9 @@ LOCK_NAME = ".classforge.lock"
 # again); another thread or process is refused. Keyed by (lock file, thread id) -> depth.
 _held: dict[tuple[str, int], int] = {}
 _held_guard = threading.Lock()
+# Lock files a holder lent to every thread of this process (`FolderLock.lend`): the CLI holds the
+# build folder from its first check and runs the flow, which takes it again, in a worker thread.
+_lent: set[str] = set()
 
 
 class FolderBusy(InfrastructureError):
@@ -45,8 +48,8 @@ class FolderLock:
 
     def acquire(self) -> FolderLock:
         with _held_guard:
-            if self._key() in _held:
-                _held[self._key()] += 1
+            if self._key() in _held or self._key()[0] in _lent:
+                _held[self._key()] = _held.get(self._key(), 0) + 1
                 return self
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
@@ -72,16 +75,26 @@ class FolderLock:
 
     def release(self) -> None:
         with _held_guard:
-            if self._fd is None:  # a nested hold of a lock an outer FolderLock of this thread owns
+            if self._fd is None:  # a nested hold: of a lock an outer FolderLock of this thread owns, or a lent one
                 depth = _held.get(self._key(), 0)
                 if depth > 1:
                     _held[self._key()] = depth - 1
+                else:
+                    _held.pop(self._key(), None)
                 return
             _held.pop(self._key(), None)
+            _lent.discard(self._key()[0])
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
             os.close(self._fd)
             self._fd = None
+
+    def lend(self) -> FolderLock:
+        """Let any thread of this process take this held lock as a nested hold, until it is released."""
+        with _held_guard:
+            if self._fd is not None:
+                _lent.add(self._key()[0])
+        return self
 
     def __enter__(self) -> FolderLock:
         return self.acquire()

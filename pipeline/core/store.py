@@ -70,6 +70,49 @@ def atomic_open(path: Path, mode: str = "w") -> Iterator[IO]:
         raise
 
 
+def unwritable(folder: Path) -> str | None:
+    """Why nothing could be written in `folder` (created later if missing), or None: a real write
+    test in its nearest existing ancestor, so root on a read-only mount is caught too. Leaves nothing."""
+    existing = Path(folder).absolute()
+    while not existing.exists():
+        existing = existing.parent
+    if not existing.is_dir():
+        return f"{existing} is a file, not a folder"
+    try:
+        fd, name = tempfile.mkstemp(prefix=".classforge-write-test-", dir=existing)
+    except OSError as exc:
+        return f"{existing} is not writable ({exc.strerror or exc})"
+    os.close(fd)
+    os.unlink(name)
+    return None
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line whole or not at all: on a failed write (a full disk) the file is cut back
+    to where it was, so a reader never meets a torn line, and one `StoreWriteError` names the file."""
+    path = Path(path)
+    data = (line.rstrip("\n") + "\n").encode("utf-8")
+    fd = None
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        size = os.fstat(fd).st_size
+        try:
+            view = memoryview(data)
+            while view:
+                view = view[os.write(fd, view):]
+        except OSError:
+            os.ftruncate(fd, size)
+            raise
+    except OSError as exc:
+        if isinstance(exc, StoreWriteError):
+            raise
+        raise StoreWriteError(exc.errno, f"cannot write {path}: {exc.strerror or exc}") from exc
+    finally:
+        if fd is not None:
+            os.close(fd)
+
+
 def write_text(path: Path, text: str) -> None:
     with atomic_open(path) as fh:
         fh.write(text)

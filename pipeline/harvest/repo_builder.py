@@ -26,6 +26,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
+from pipeline.core.store import write_text
+
 
 # Bump when the way repositories are built changes, so built copies are rebuilt.
 _BUILDER_VERSION = 2
@@ -134,7 +136,7 @@ def materialise_corpus(spec_root: Path, dest_root: Path) -> list[Path]:
             if dest.exists() and not marker.exists():
                 raise ValueError(f"{dest} exists and was not built from a spec; refusing to replace it")
             build_repo(dest, commits, branch)
-            marker.write_text(fingerprint)
+            write_text(marker, fingerprint)  # atomic: a torn marker would match no spec and block a rebuild
         built.append(dest)
     return built
 

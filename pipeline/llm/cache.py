@@ -123,13 +123,12 @@ class ResponseCache:
         if isinstance(self.path, Path):
             self.path.parent.mkdir(parents=True, exist_ok=True)
         self._lock = threading.Lock()
-        # isolation_level=None: autocommit; multi-statement work opens its own transaction.
-        self._conn = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None, timeout=30.0)
-        if isinstance(self.path, Path):
-            _enable_wal(self._conn)
-            # NORMAL in WAL mode survives application crashes; only a power loss can drop the last commit.
-            self._conn.execute("PRAGMA synchronous=NORMAL")
-        self._conn.execute(_SCHEMA)
+        try:
+            self._conn = _connect(self.path)
+        except sqlite3.DatabaseError as exc:
+            if isinstance(exc, sqlite3.OperationalError) or not isinstance(self.path, Path):
+                raise  # locked, read-only, no such folder: not a damaged file
+            self._conn = _replace_corrupt(self.path, exc)
         # Paid answers the database could not take (disk full, I/O error): kept here and served
         # from here, so nothing is paid twice in this run; `close` reports them.
         self._unsaved: dict[str, CacheEntry] = {}
@@ -260,6 +259,69 @@ class ResponseCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _connect(path: Path | str) -> sqlite3.Connection:
+    """Open the cache; a damaged file raises sqlite3.DatabaseError here, not mid-build."""
+    # isolation_level=None: autocommit; multi-statement work opens its own transaction.
+    conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=30.0)
+    try:
+        if isinstance(path, Path):
+            _enable_wal(conn)
+            # NORMAL in WAL mode survives application crashes; only a power loss can drop the last commit.
+            conn.execute("PRAGMA synchronous=NORMAL")
+        conn.execute(_SCHEMA)
+        if isinstance(path, Path):
+            (verdict,) = conn.execute("PRAGMA quick_check").fetchone()
+            if verdict != "ok":
+                raise sqlite3.DatabaseError(f"integrity check: {verdict}")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+def _salvage(path: Path) -> list[CacheEntry]:
+    """The entries of a damaged cache that can still be read and verified (the rest is lost)."""
+    found: dict[str, CacheEntry] = {}
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    except sqlite3.Error:
+        return []
+    try:
+        for order in ("ASC", "DESC"):  # from both ends, each up to the damage
+            try:
+                for (entry_json,) in conn.execute(f"SELECT entry FROM responses ORDER BY key {order}"):
+                    try:
+                        entry = CacheEntry.model_validate_json(entry_json)
+                        _check_entry(entry.key, entry)
+                    except (ValidationError, CacheCorrupt):
+                        continue
+                    found[entry.key] = entry
+            except sqlite3.Error:
+                continue
+    finally:
+        conn.close()
+    return list(found.values())
+
+
+def _replace_corrupt(path: Path, exc: sqlite3.DatabaseError) -> sqlite3.Connection:
+    """Move a damaged cache file aside (with its WAL), start a fresh one holding what could be
+    salvaged, and say in one warning line what happened and what will be paid again."""
+    salvaged = _salvage(path)
+    aside = path.with_name(f"{path.name}.corrupt-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}")
+    for suffix in ("", "-wal", "-shm"):
+        try:
+            Path(f"{path}{suffix}").replace(f"{aside}{suffix}")
+        except FileNotFoundError:
+            pass  # no WAL, or another process moved it first
+    conn = _connect(path)
+    conn.executemany(
+        "INSERT OR IGNORE INTO responses (key, role, model, created, entry) VALUES (?, ?, ?, ?, ?)",
+        [(e.key, e.request.role, e.model, e.created.isoformat(), e.model_dump_json()) for e in salvaged])
+    log.warning("LLM cache %s was damaged (%s): moved aside to %s; %d answer(s) recovered into a fresh cache, "
+                "any other answer it held will be paid again", path, " ".join(str(exc).split()), aside, len(salvaged))
+    return conn
 
 
 def _spill(entries: list[CacheEntry]) -> Path | None:

@@ -30,9 +30,9 @@ from typing import Any, Literal
 import openai
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.config import Config, EndpointConfig, MissingAPIKey, resolve_api_key
+from pipeline.config import Config, ConfigError, EndpointConfig, LLMConfig, MissingAPIKey, resolve_api_key
 from pipeline.core.errors import InfrastructureError
-from pipeline.llm.ledger import LedgerEntry
+from pipeline.llm.ledger import LedgerEntry, UsageLedger
 from pipeline.llm.tokens import estimate_prompt_tokens, estimate_tokens
 
 _PROBE = [{"role": "user", "content": 'Answer with the JSON object {"ok": true} and nothing else.'}]
@@ -40,6 +40,10 @@ _PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "r
                  "additionalProperties": False}
 _PROBE_MAX_TOKENS = 16
 PROBE_ROLE = "preflight"
+# At most this many chat probes per endpoint: the first answer, two structured-output formats, n=2, seed.
+PROBE_CHATS_MAX = 5
+# Tokens a server may count beyond the probe's text (chat template, the schema): a margin for the bound.
+_PROBE_OVERHEAD_TOKENS = 64
 PROBE_HEADER = {"X-Classforge-Purpose": "preflight"}
 _WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length")
 
@@ -100,16 +104,39 @@ def endpoints_of_evaluate(config: Config) -> dict[str, EndpointConfig]:
     return {"evaluate": config.evaluate.endpoint}
 
 
-def check_endpoints(endpoints: Mapping[str, EndpointConfig], env: Mapping[str, str], *,
-                    timeout_s: float = 60.0) -> list[EndpointReport]:
-    """One report per distinct endpoint (roles sharing base URL, model and key are checked once)."""
+def _distinct(endpoints: Mapping[str, EndpointConfig]) -> list[list[str]]:
+    """The roles of each distinct endpoint (roles sharing base URL, model and key are checked once)."""
     groups: dict[tuple[str, str, str], list[str]] = {}
     for role, ep in endpoints.items():
         groups.setdefault((ep.base_url, ep.model, ep.api_key_env), []).append(role)
-    reports = []
-    for roles in groups.values():
-        reports.append(check_endpoint(roles, endpoints[roles[0]], env, timeout_s=timeout_s))
-    return reports
+    return list(groups.values())
+
+
+def check_endpoints(endpoints: Mapping[str, EndpointConfig], env: Mapping[str, str], *,
+                    timeout_s: float = 60.0) -> list[EndpointReport]:
+    """One report per distinct endpoint."""
+    return [check_endpoint(roles, endpoints[roles[0]], env, timeout_s=timeout_s) for roles in _distinct(endpoints)]
+
+
+class ProbeBudgetTooSmall(ConfigError):
+    """`llm.budget_usd` cannot pay for the endpoint checks; nothing was sent."""
+
+
+def require_probe_budget(endpoints: Mapping[str, EndpointConfig], llm: LLMConfig) -> None:
+    """Probes are paid requests: with a budget, stop before the first one unless the budget covers
+    the most they can cost (unpriced models count 0 here; the client refuses them under a budget)."""
+    if llm.budget_usd is None:
+        return
+    ledger = UsageLedger(llm.costs)
+    prompt = estimate_prompt_tokens(_PROBE) + _PROBE_OVERHEAD_TOKENS
+    groups = _distinct(endpoints)
+    bound = sum(ledger.cost_of(endpoints[roles[0]].model, PROBE_CHATS_MAX * prompt,
+                               (PROBE_CHATS_MAX + 1) * _PROBE_MAX_TOKENS) for roles in groups)
+    if llm.budget_usd <= 0 or bound > llm.budget_usd:
+        raise ProbeBudgetTooSmall(
+            f"llm.budget_usd = {llm.budget_usd} cannot cover the endpoint checks (up to {PROBE_CHATS_MAX * len(groups)} "
+            f"requests to {len(groups)} endpoint(s), at most US${float(bound):.6f}); nothing was sent: raise "
+            f"llm.budget_usd, or set llm.preflight = false to skip the checks")
 
 
 def probe_ledger_entries(reports: list[EndpointReport], task_id: str = PROBE_ROLE) -> list[LedgerEntry]:

@@ -17,6 +17,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pipeline.core.store import append_line
+
 log = logging.getLogger(__name__)
 
 
@@ -63,6 +65,4 @@ class MutationCache:
             self._known[record.key] = record
             if self.path is None:
                 return
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with open(self.path, "a", encoding="utf-8") as fh:
-                fh.write(record.model_dump_json() + "\n")
+            append_line(self.path, record.model_dump_json())

@@ -56,7 +56,7 @@ def make_config(tmp_path: Path, base_url: str, *, n: int = 1, strategies: list[E
     cfg = Config()
     cfg.llm = LLMConfig(cache_path=tmp_path / "llm.sqlite", concurrency=4)
     # api_key_env="": the loopback fake takes no key (an unset key variable now stops a live run).
-    endpoint = EndpointConfig(base_url=base_url, model="fake-coder", api_key_env="", timeout_s=1.0, max_retries=2,
+    endpoint = EndpointConfig(base_url=base_url, model="fake-coder", api_key_env="", timeout_s=10.0, max_retries=2,
                               backoff_base_s=0.01, backoff_max_s=0.05, max_tokens=2048)
     cfg.evaluate = EvaluateConfig(endpoint=endpoint, n_samples=n, ks=[1, 3, 5], strategies=strategies or list(STRATEGIES),
                                   output_root=tmp_path / "results", bootstrap_resamples=200, **evaluate_kw)
@@ -100,9 +100,9 @@ def test_five_strategies_with_scripted_faults_then_a_free_resume(classeval_path,
         server.add_rule(pattern=r"method has within the following class BitStatusUtil\. Below are the class-level "
                                 r"information, the methods implemented so far",
                         replies=[f"<think>check the bits</think>\n```python\n{has}\n"])
-        # compositional BankAccount.withdraw: the first attempt outlives the client's 1 s timeout
+        # compositional BankAccount.withdraw: the first attempt outlives the client's 10 s timeout
         server.add_rule(pattern=r"method withdraw within the following class BankAccount\. Below are the class-level "
-                                r"information, the signatures", replies=[Delay(seconds=3.0)])
+                                r"information, the signatures", replies=[Delay(seconds=600)])
         # top_down BankAccount.transfer: a wrong method -> assertion failures in its own test class
         server.add_rule(pattern=r"method transfer within the following class BankAccount\. Methods are implemented top-down",
                         replies=[fence("def transfer(self, other_account, amount):\n    return None")])

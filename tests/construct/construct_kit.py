@@ -49,7 +49,7 @@ def renamed(source: str, old: str, new: str) -> str:
 
 
 def endpoint(base_url: str, model: str, **kw: Any) -> EndpointConfig:
-    params: dict[str, Any] = {"base_url": base_url, "model": model, "timeout_s": 0.5, "max_retries": 1,
+    params: dict[str, Any] = {"base_url": base_url, "model": model, "timeout_s": 30.0, "max_retries": 1,
                               "backoff_base_s": 0.0, "backoff_max_s": 0.0, "max_tokens": 4000}
     params.update(kw)
     return EndpointConfig(**params)

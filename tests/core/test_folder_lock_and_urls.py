@@ -46,6 +46,45 @@ def test_reentrant_in_one_thread_released_by_the_outermost(tmp_path):
     FolderLock(tmp_path, "free again").acquire().release()
 
 
+def test_a_lent_lock_is_a_nested_hold_in_another_thread_and_an_unlent_one_is_refused(tmp_path):
+    """The CLI holds the build folder from its first check and runs the flow in a worker thread."""
+    import threading
+
+    from pipeline.core.folder_lock import FolderBusy
+
+    def in_a_thread(purpose: str) -> list[BaseException]:
+        errors: list[BaseException] = []
+
+        def take() -> None:
+            try:
+                with FolderLock(tmp_path, purpose):
+                    pass
+            except FolderBusy as exc:
+                errors.append(exc)
+
+        thread = threading.Thread(target=take)
+        thread.start()
+        thread.join()
+        return errors
+
+    outer = FolderLock(tmp_path, "cli").acquire()
+    assert len(in_a_thread("not lent")) == 1   # a thread is as foreign as a process unless lent
+    outer.lend()
+    assert in_a_thread("the flow") == []
+    probe = subprocess.run([sys.executable, "-c",
+                            "import sys; from pathlib import Path; from pipeline.core.folder_lock import FolderLock;"
+                            "FolderLock(Path(sys.argv[1]), 'probe').acquire()", str(tmp_path)],
+                           capture_output=True, text=True)
+    assert probe.returncode != 0 and "FolderBusy" in probe.stderr, "the thread's release freed the lender's lock"
+    outer.release()
+    assert len(in_a_thread("after")) == 0   # released: not lent any more, and free
+    other = FolderLock(tmp_path, "again").acquire()
+    try:
+        assert len(in_a_thread("not lent again")) == 1
+    finally:
+        other.release()
+
+
 @pytest.mark.parametrize("url, public", [
     ("https://github.com/acme/tools.git", "https://github.com/acme/tools.git"),
     ("https://x-access-token:ghs_secret@github.com/acme/tools.git", "https://github.com/acme/tools.git"),

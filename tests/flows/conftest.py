@@ -17,8 +17,27 @@ def prefect_harness(tmp_path_factory):
     os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     from prefect.testing.utilities import prefect_test_harness
 
-    with prefect_test_harness(server_startup_timeout=60):
+    harness = prefect_test_harness(server_startup_timeout=int(os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"]))
+    try:
+        harness.__enter__()
+    except RuntimeError as exc:
+        _stop_stray_server()
+        pytest.fail(f"Prefect's test server did not start: {str(exc)[:500]}", pytrace=False)
+    try:
         yield
+    finally:
+        harness.__exit__(None, None, None)
+
+
+def _stop_stray_server() -> None:
+    """A harness that timed out leaves its server process running, and Prefect stops it only at
+    interpreter exit, logging to a stream pytest has closed by then (an unrelated 'I/O operation on
+    closed file' traceback). Stop it now, while logging still works."""
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer._instances.pop(None, None)
+    if server is not None:
+        server.stop()
 
 
 @pytest.fixture

@@ -29,9 +29,9 @@ def test_an_unsafe_snapshot_override_is_refused(example_config):
 def test_an_unwritable_build_folder_is_one_line_naming_it(prefect_harness, example_config, tmp_path):
     (tmp_path / "built").write_text("a file where the build folder should be")
     done = run("build", "--config", str(example_config))
-    assert done.exit_code == 1
+    assert done.exit_code == 2   # found with the other output folders, before any work (issue 26)
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
-    assert f"cannot write {tmp_path / 'built'}/example" in line, line
+    assert f"construction.output_root: {tmp_path / 'built'} is a file, not a folder" in line, line
 
 
 def test_a_build_folder_another_run_holds_is_refused_in_one_line_before_anything_runs(example_config, tmp_path):

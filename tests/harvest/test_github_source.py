@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import socket
-import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -84,7 +83,7 @@ def names(result: GitHubSearchResult) -> list[str]:
 
 def get_json(url: str) -> tuple[int, dict[str, str], Any]:
     try:
-        with urllib.request.urlopen(url, timeout=5) as resp:
+        with urllib.request.urlopen(url, timeout=60) as resp:
             return resp.status, dict(resp.headers), json.loads(resp.read())
     except urllib.error.HTTPError as err:
         return err.code, dict(err.headers), json.loads(err.read())
@@ -416,20 +415,18 @@ def test_unreachable_api_is_recorded_not_raised(clock: FakeClock) -> None:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     config = GitHubConfig(base_url=f"http://127.0.0.1:{port}", max_retries=1)
-    started = time.monotonic()
-
     result = search_github(config, CUTOFF, domains=[FINANCE], sleep=clock.sleep, clock=clock, today=TODAY)
 
-    assert time.monotonic() - started < 5
+    # every wait went to the injected clock (a real sleep would be missing here)
     assert [q.error for q in result.queries] == ["network-error"] * 6
     assert clock.sleeps == [1.0] * 6 and result.repos == []
 
 
 def test_a_stalled_response_times_out_and_is_retried(api: FakeGitHub, clock: FakeClock) -> None:
     api.add(fake_repo("octo/bank", "2025-02-01", 200, "banking"))
-    api.delay_next(1, seconds=1.5)
+    api.delay_next(1, seconds=120)   # never answered in the test's lifetime; the timeout leaves room for a busy machine
 
-    result = run(api, clock, timeout_s=1)
+    result = run(api, clock, timeout_s=5)
 
     assert names(result) == ["octo/bank"] and not result.failed()
     assert result.queries[0].retries == 1 and clock.sleeps == [1.0]

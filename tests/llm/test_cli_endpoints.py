@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import time
 from pathlib import Path
 
 import pytest
@@ -61,12 +60,11 @@ def test_check_endpoint_exits_1_on_an_unusable_endpoint(tmp_path, monkeypatch):
 def test_evaluate_fails_fast_on_an_unreachable_endpoint(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     cfg = _config(tmp_path, dead_url())
-    t0 = time.monotonic()
     out = CliRunner().invoke(app, ["evaluate", "--config", str(cfg), "--dataset", str(DATASET), "--max-tasks", "3",
                                    "--out", str(tmp_path / "results")], terminal_width=200)
     assert out.exit_code == 2, out.output
     assert "endpoint check failed" in out.output and "unreachable" in out.output
-    assert time.monotonic() - t0 < 10 and not (tmp_path / "results").exists()
+    assert not (tmp_path / "results").exists()   # stopped before any work
 
 
 @pytest.mark.skipif(not DATASET.is_file(), reason="ClassEval data not found")
@@ -82,11 +80,11 @@ def test_evaluate_with_the_key_unset_names_the_variable_and_sends_nothing(tmp_pa
 def test_build_fails_fast_before_prefect_on_an_unreachable_endpoint(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     cfg = _config(tmp_path, dead_url())
-    t0 = time.monotonic()
+    # "before Prefect" as an order, not a time: reaching Prefect's set-up fails the test
+    monkeypatch.setattr("pipeline.cli._prefect_defaults", lambda: pytest.fail("Prefect was started"))
     out = CliRunner().invoke(app, ["build", "--config", str(cfg)], terminal_width=200)
     assert out.exit_code == 2, out.output
     assert out.output.count("endpoint check failed") == 1 and "unreachable" in out.output
-    assert time.monotonic() - t0 < 10
 
 
 def test_ctrl_c_during_evaluate_says_how_to_resume(tmp_path, monkeypatch):

@@ -15,7 +15,7 @@ def post(base_url: str, body: dict, key: str = "k") -> tuple[int, dict | str, di
     req = urllib.request.Request(f"{base_url}/chat/completions", data=json.dumps(body).encode(), method="POST",
                                  headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"})
     try:
-        with urllib.request.urlopen(req, timeout=5) as resp:
+        with urllib.request.urlopen(req, timeout=60) as resp:
             raw, status, headers = resp.read().decode(), resp.status, dict(resp.headers)
     except urllib.error.HTTPError as exc:
         raw, status, headers = exc.read().decode(), exc.code, dict(exc.headers)
@@ -82,7 +82,7 @@ def test_api_key_and_models_endpoint():
         assert status == 401 and body["error"]["code"] == "invalid_api_key"
         assert post(srv.base_url, chat("x"), key="secret")[0] == 200
         req = urllib.request.Request(f"{srv.base_url}/models", headers={"Authorization": "Bearer secret"})
-        with urllib.request.urlopen(req, timeout=5) as resp:
+        with urllib.request.urlopen(req, timeout=60) as resp:
             models = json.loads(resp.read())
     assert models["object"] == "list" and [m["id"] for m in models["data"]] == ["judge-b"]
 

@@ -152,9 +152,9 @@ def test_streamed_answers_arrive_whole_with_usage_or_an_estimate(harness, usage)
 
 
 def test_a_slow_stream_is_not_cut_by_a_timeout_shorter_than_the_whole_answer(harness):
-    # 8 chunks at 0.1 s: 0.8 s in all, with a 0.3 s timeout between chunks.
-    with served(ServerProfile(chunk_delay_s=0.1), default="z" * 120) as srv:
-        out = call(harness(), endpoint(srv.base_url, stream=True, timeout_s=0.3))
+    # 8 chunks at 0.6 s: 4.8 s in all, with a 3 s timeout between chunks (5x a gap: room for a busy machine).
+    with served(ServerProfile(chunk_delay_s=0.6), default="z" * 120) as srv:
+        out = call(harness(), endpoint(srv.base_url, stream=True, timeout_s=3.0))
         assert out.text == "z" * 120
 
 

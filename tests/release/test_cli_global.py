@@ -65,7 +65,7 @@ def test_error_line_is_whole_under_a_long_path_and_a_narrow_terminal(tmp_path: P
     classforge = Path(sys.executable).with_name("classforge")
     env = {**os.environ, "COLUMNS": "40", "TERM": "dumb"}
     proc = subprocess.run([str(classforge), "evaluate", "--dataset", str(bad), "--model", "reference"],
-                          cwd=deep, env=env, capture_output=True, text=True, timeout=120)
+                          cwd=deep, env=env, capture_output=True, text=True, timeout=600)
     assert proc.returncode == 2
     assert proc.stdout == ""   # no progress bar in a pipe, so no stray newline either
     (line,) = proc.stderr.splitlines()

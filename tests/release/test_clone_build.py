@@ -49,7 +49,7 @@ def _offline_env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "PREFECT_", "CLASSFORGE_", "VIRTUAL_ENV"))}
     env.update(HF_HOME=str(home), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", COLUMNS="40", NO_PROXY="*",
                PREFECT_HOME=str(tmp_path / "prefect"), PREFECT_SERVER_ANALYTICS_ENABLED="false",
-               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS="60", GIT_TERMINAL_PROMPT="0",
+               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"], GIT_TERMINAL_PROMPT="0",
                PIP_NO_INDEX="1")
     return env
 

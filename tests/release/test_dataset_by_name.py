@@ -124,7 +124,7 @@ def _cli(args: list[str], home: Path, cwd: Path) -> subprocess.CompletedProcess[
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
     env.update(HF_HOME=str(home), HF_HUB_OFFLINE="1", COLUMNS="40")
     classforge = Path(sys.executable).with_name("classforge")
-    return subprocess.run([str(classforge), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
+    return subprocess.run([str(classforge), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
 
 
 def test_cli_classeval_offline_without_cache_is_one_line(tmp_path: Path) -> None:

@@ -34,7 +34,7 @@ def test_app_image_runs_as_non_root_in_a_volume_it_owns() -> None:
 def _entry(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "CLASSFORGE_APP": str(REPO), "CLASSFORGE_HOME": str(home),
            "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
-    return subprocess.run(["sh", str(ENTRYPOINT), *args], env=env, capture_output=True, text=True, timeout=120)
+    return subprocess.run(["sh", str(ENTRYPOINT), *args], env=env, capture_output=True, text=True, timeout=600)
 
 
 def test_first_start_seeds_the_volume_and_runs_classforge(tmp_path: Path) -> None:
@@ -57,22 +57,27 @@ def test_unwritable_volume_is_one_clear_line() -> None:
     import shutil
     import tempfile
 
-    outer = Path(tempfile.mkdtemp(prefix="classforge-ro-"))   # not under pytest's 0700 tmp: `nobody` must reach it
+    # Neither pytest's tmp nor the clone may be reachable by `nobody` (a clone under root's 0700 home, a
+    # `mktemp -d` folder), so the volume and a copy of the entry point live in a folder under /tmp (1777).
+    outer = Path(tempfile.mkdtemp(prefix="classforge-ro-", dir="/tmp" if os.geteuid() == 0 else None))
     outer.chmod(0o755)
+    entrypoint = outer / "docker-entrypoint.sh"
+    shutil.copyfile(ENTRYPOINT, entrypoint)
+    entrypoint.chmod(0o755)
     home = outer / "ro"
     home.mkdir(mode=0o555)
     home.chmod(0o555)
     try:
-        _check_unwritable(home)
+        _check_unwritable(home, entrypoint)
     finally:
         shutil.rmtree(outer)
 
 
-def _check_unwritable(home: Path) -> None:
+def _check_unwritable(home: Path, entrypoint: Path) -> None:
     prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
     env = {**os.environ, "CLASSFORGE_APP": str(REPO), "CLASSFORGE_HOME": str(home)}
-    proc = subprocess.run([*prefix, "sh", str(ENTRYPOINT), "--version"], env=env, capture_output=True, text=True,
-                          timeout=60)
+    proc = subprocess.run([*prefix, "sh", str(entrypoint), "--version"], env=env, capture_output=True, text=True,
+                          cwd=home.parent, timeout=600)   # a cwd `nobody` can enter
     assert proc.returncode == 2, proc.stderr
     (line,) = proc.stderr.splitlines()
     assert line.startswith(f"error: {home} is not writable by uid ") and "named volume" in line

@@ -239,12 +239,12 @@ def test_cli_export_uses_the_token_hf_auth_login_saved(release: Path, tmp_path: 
     env.update(HF_HOME=str(home), HF_HUB_OFFLINE="1")
     classforge = Path(sys.executable).with_name("classforge")
     proc = subprocess.run([str(classforge), "export", str(release), "--repo", REPO], env=env,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     (line,) = proc.stderr.splitlines()
     assert line.startswith(f"error: cannot export release 2025.06.01 to {REPO}: HF_HUB_OFFLINE is set")
     assert "hf_saved_by_login" not in proc.stdout + proc.stderr
     (home / "token").unlink()
     dry = subprocess.run([str(classforge), "export", str(release), "--repo", REPO], env=env,
-                         capture_output=True, text=True, timeout=120)
+                         capture_output=True, text=True, timeout=600)
     assert dry.returncode == 0 and "dry run (no Hugging Face token" in dry.stdout

@@ -119,12 +119,15 @@ def test_registry_builds_once_per_config_and_rejects_unknown_names():
 
 def test_worker_pool_runs_in_parallel_and_keeps_order():
     active, peak, lock = [0], [0], threading.Lock()
+    first_three = threading.Barrier(3)   # all three workers must be in at once: an order, not a race
 
     def work(x):
         with lock:
             active[0] += 1
             peak[0] = max(peak[0], active[0])
-        time.sleep(0.05 * (3 - x % 3))
+        if x < 3:
+            first_three.wait(timeout=600)
+        time.sleep(0.01 * (3 - x % 3))   # later items finish out of order
         with lock:
             active[0] -= 1
         return x * x

@@ -1,0 +1,72 @@
+"""While `classforge build` runs its flow: every log record, tracebacks included, goes to a log
+file next to the build; the terminal keeps Prefect's one-line-per-event lines but no traceback.
+
+A failure raised inside the flow is then one line on the terminal (the CLI's `error: ...`, naming
+the log file) instead of Prefect's traceback followed by that line.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+LOG_NAME = "build.log"
+# Prefect's engine loggers: a run or task that fails logs its traceback here, then its final state.
+_ENGINE_LOGGERS = ("prefect.flow_runs", "prefect.task_runs", "prefect.engine", "prefect.task_engine",
+                   "prefect.flow_engine")
+
+
+class TerminalOneLine(logging.Filter):
+    """On a terminal handler: the engine's failure records are left to the CLI's one line (they are
+    in the log file); any other record's traceback is cut to its last line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        engine = record.name.startswith(_ENGINE_LOGGERS)
+        if engine and (record.levelno >= logging.ERROR or "encountered an exception" in record.getMessage()):
+            return False
+        if record.exc_info and record.exc_info[1] is not None:
+            exc = record.exc_info[1]
+            record.msg = f"{record.getMessage()} ({type(exc).__name__}: {exc}; traceback in {LOG_NAME})"
+            record.args = None
+            record.exc_info, record.exc_text = None, None
+        return True
+
+
+@contextmanager
+def flow_log(folder: Path) -> Iterator[Path]:
+    """Attach the log file (first, so it formats tracebacks before the terminal filter cuts them)
+    and the terminal filter to the root logger's handlers; undo both on the way out."""
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / LOG_NAME
+    file_handler = logging.FileHandler(path, encoding="utf-8")
+    file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    root = logging.getLogger()
+    # Prefect's console handler (and a plain stream handler a user configured); not a log file, not
+    # another tool's capture handler.
+    terminal = [h for h in root.handlers if type(h).__module__.startswith("prefect.") or type(h) is logging.StreamHandler]
+    one_line = TerminalOneLine()
+    for handler in terminal:
+        handler.addFilter(one_line)
+    root.handlers.insert(0, file_handler)
+    try:
+        yield path
+    finally:
+        root.removeHandler(file_handler)
+        file_handler.close()
+        for handler in terminal:
+            handler.removeFilter(one_line)
+
+
+def flow_failure(result: object, state_message: str | None, log_path: Path) -> tuple[str, int]:
+    """The CLI's one line and exit code for a flow that raised: a project error says what was wrong
+    (exit 2 for configuration, 1 otherwise), anything else is named with where its traceback is."""
+    from pipeline.config import ConfigError
+    from pipeline.core.errors import ClassforgeError
+
+    if isinstance(result, ClassforgeError):
+        return f"{result} (log: {log_path})", 2 if isinstance(result, ConfigError) else 1
+    if isinstance(result, BaseException):
+        return f"build failed: {type(result).__name__}: {result} (traceback in {log_path})", 1
+    return f"build failed: {state_message} (log: {log_path})", 1
