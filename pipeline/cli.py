@@ -11,7 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from pipeline.cli_support import OneLineErrorGroup, cutoff_option, fail, print_error, validation_message
-from pipeline.config import ConfigError, EvalStrategy, load_config
+from pipeline.config import ConfigError, EvalStrategy, HarvestConfig, load_config
 from pipeline.core import parsing
 from pipeline.core.errors import ClassforgeError
 from pipeline.core.funnel import FunnelReport
@@ -189,6 +189,21 @@ def check_endpoint_cmd(
         raise typer.Exit(1)
 
 
+def _github_search(hcfg: HarvestConfig):
+    """The GitHub search the harvest calls, after its pre-flight; None when GitHub is off."""
+    if not hcfg.github.enabled:
+        return None
+    from functools import partial
+
+    from pipeline.harvest.github_source import GitHubUnavailable, preflight, search_github
+
+    try:
+        preflight(hcfg.github)
+    except GitHubUnavailable as exc:
+        fail(exc)
+    return partial(search_github, hcfg.github, hcfg.cutoff)
+
+
 @app.command()
 def harvest(
     config: ConfigOpt = None,
@@ -215,17 +230,7 @@ def harvest(
         fail("nothing to harvest: give --source PATH, set harvest.local_sources or "
              "harvest.spec_corpora in --config, or use --github")
     _require_sources(hcfg)
-    search = None
-    if hcfg.github.enabled:
-        from functools import partial
-
-        from pipeline.harvest.github_source import GitHubUnavailable, preflight, search_github
-
-        try:
-            preflight(hcfg.github)
-        except GitHubUnavailable as exc:
-            fail(exc)
-        search = partial(search_github, hcfg.github, hcfg.cutoff)
+    search = _github_search(hcfg)
 
     with Progress(TextColumn("[bold]harvest[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
                   TimeElapsedColumn(), console=console, transient=True,
