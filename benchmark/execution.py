@@ -36,7 +36,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -59,6 +61,7 @@ from pipeline.sandbox import (
     run_suites,
 )
 from pipeline.sandbox.expectations import static_expectations
+from pipeline.sandbox.suite import harness_source
 from pipeline.core.store import write_json
 
 log = logging.getLogger(__name__)
@@ -102,6 +105,20 @@ class ExecutionJob(BaseModel):
         } | ({"repeat": self.repeat} if self.repeat else {}) | (  # keys of first runs stay as they were
             {"class_floors": self.class_floors} if self.class_floors is not None else {})
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def environment_tag(config: SandboxConfig) -> str:
+    """What an execution's key leaves to the machine: the interpreter that runs the code (its path,
+    size and time stamp: a rebuilt or upgraded one is another) and the harness's source, so a
+    store shared across results folders never hands back a run made with another of either."""
+    python = os.path.realpath(config.python or sys.executable)
+    try:
+        st = os.stat(python)
+        stamp = f"{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        stamp = "unknown"
+    material = json.dumps([python, stamp, EXEC_PROTOCOL, hashlib.sha256(harness_source().encode()).hexdigest()])
+    return hashlib.sha256(material.encode()).hexdigest()[:16]
 
 
 class StoredExecution(BaseModel):

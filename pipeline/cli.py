@@ -401,7 +401,9 @@ def export(
 def _evaluation_table(results) -> Table:
     from benchmark.summary import compact_header, compact_rows
 
-    table = Table(title=f"pass@k (%) on {results.dataset.n_tasks_selected - len(results.broken_task_ids)} tasks "
+    # the tasks some sample was scored on: a samples file or --task may cover fewer than the dataset holds
+    scored = len({s.task_id for s in results.samples if s.scored})
+    table = Table(title=f"pass@k (%) on {scored} scored task(s) of {results.dataset.n_tasks_selected} selected "
                         f"({len(results.broken_task_ids)} broken, excluded)")
     for i, col in enumerate(compact_header(results)):
         table.add_column(col, justify="left" if i < 2 else "right")
@@ -453,6 +455,7 @@ def evaluate(
                     fail("--dataset is required (or --regrade RESULTS_DIR)")
                 cfg = _evaluation_config(config, base_url=base_url, model=model, strategy=strategy, n=n,
                                          levels=levels, workers=workers, out=out)
+                _note_special_strategies(model, strategy, samples)
                 outcome = _run_evaluation(cfg, dataset, model, samples, task, max_tasks, progress)
         except ValidationError as exc:
             fail(validation_message(exc))
@@ -462,6 +465,16 @@ def evaluate(
             fail("interrupted; run the same command to resume (finished samples are kept in the LLM cache "
                  "and the results folder)", 130)
     _print_evaluation(outcome, regraded=regrade is not None)
+
+
+def _note_special_strategies(model, strategy, samples) -> None:
+    """`reference` and `empty` answer with a whole class, so a strategy cannot apply to them: say so
+    rather than score the whole class under a strategy's name."""
+    special = [m for m in model or [] if m in ("reference", "empty")]
+    asked = [s.value for s in strategy or [] if s.value != "holistic"]
+    if special and asked and samples is None:
+        console.print(f"[yellow]note: model(s) {', '.join(special)} answer with the whole class, so --strategy "
+                      f"{', '.join(asked)} does not apply to them: they are scored once, as strategy 'direct'[/yellow]")
 
 
 def _evaluation_config(config: Path | None, *, base_url, model, strategy, n, levels, workers, out):
@@ -507,6 +520,10 @@ def _print_evaluation(outcome, *, regraded: bool) -> None:
 
     results = outcome.results
     console.print(_evaluation_table(results))
+    left_out = results.dataset.samples_left_out
+    if left_out:
+        console.print(f"[yellow]samples of {len(left_out)} task(s) not selected by --task/--max-tasks are left out: "
+                      f"{', '.join(left_out[:5])}{' ...' if len(left_out) > 5 else ''}[/yellow]")
     advice = unscored_advice(results)
     if advice:
         console.print(f"[yellow]{advice}[/yellow]", soft_wrap=True)

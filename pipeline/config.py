@@ -322,6 +322,9 @@ class EvaluateConfig(Section):
     bootstrap_resamples: int = Field(10_000, ge=1)
     bootstrap_seed: int = 0
     output_root: Path = Path("results")
+    reference_cache: Path | None = Field(
+        None, description="reference pre-runs kept by content (task, environment, limits) and shared by every "
+                          "results folder; default: .cache/references beside output_root")
     workers: int | None = Field(None, ge=1, description="parallel sandbox runs; default: sandbox.workers, else the cores")
     sandbox_retries: int = Field(2, ge=0, description="re-runs of a run the sandbox itself failed; then it is reported")
     rerun_classes: bool = Field(
