@@ -18,7 +18,7 @@ Phases (each resumable; see `results/<run-id>/`):
    stored by content in `executions/`. Each sample's record goes to its own file under
    `samples/` as soon as it is final.
 5. Scoring (pass@k, taxonomy, DEP with bootstrap intervals) and the outputs: `results.json`,
-   `summary.md`, `passk.png`, `taxonomy.png`.
+   `summary.md`, and where asked (`evaluate.plots`, `--plots`) `passk.png`, `taxonomy.png`.
 
 The run folder's name comes from the dataset's hash, the models and every setting that changes
 the samples, so running the same command again resumes in the same folder: a sample with a
@@ -33,6 +33,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -81,8 +82,10 @@ from benchmark.strategies import STRATEGIES, reference_program
 from benchmark.summary import render_summary
 from pipeline.core.task import Task
 from pipeline import __version__
+
+if TYPE_CHECKING:  # the client (and the OpenAI SDK under it) is loaded only when a model is asked
+    from pipeline.llm.client import LLMClient
 from pipeline.config import Config, EvaluateConfig, SandboxConfig
-from pipeline.llm.client import LLMClient
 from pipeline.llm.errors import LLMError
 from pipeline.llm.ledger import LedgerEntry, UsageSummary
 from pipeline.llm.usage_history import USAGE_DIR, new_run_id, recorded_usage, save_usage, write_usage_files
@@ -432,6 +435,8 @@ def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Ta
     needs_llm = any(u.model not in SPECIAL_MODELS for u, _ in units)  # not when every LLM sample is already done
     own_client = needs_llm and client is None
     if own_client:
+        from pipeline.llm.client import LLMClient
+
         client = LLMClient.from_config(config.llm, env or {})
     usage = None
     try:
@@ -560,7 +565,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused, samples_resumed=resumed,
                        llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0),
     )
-    return _score_and_write(run_dir, results, progress, clock, samples_written=True)
+    return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
 
 
 def _check_request(request: EvaluationRequest, strategies: list[str]) -> None:
@@ -582,8 +587,9 @@ def _dataset_info(request: EvaluationRequest, dataset, dataset_sha: str, tasks: 
 
 
 def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | None,
-                     clock: dict[str, float] | None = None, samples_written: bool = False) -> RunOutcome:
-    """Score, then write results.json, summary.md and the plots, each once, at the end."""
+                     clock: dict[str, float] | None = None, samples_written: bool = False,
+                     plots: bool = False) -> RunOutcome:
+    """Score, then write results.json, summary.md and (asked for) the plots, each once, at the end."""
     t0 = time.perf_counter()
     if progress:
         progress("scoring", 0, 1)
@@ -593,13 +599,14 @@ def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | No
     save_results(run_dir, results, write_samples=not samples_written)
     summary = render_summary(results)
     write_text(run_dir / SUMMARY_FILE, summary)
-    write_plots(results, run_dir)
+    if plots:
+        write_plots(results, run_dir)
     if progress:
         progress("scoring", 1, 1)
     return RunOutcome(run_dir=run_dir, results=results, summary=summary)
 
 
-def regrade(run_dir: Path, progress: Progress | None = None) -> RunOutcome:
+def regrade(run_dir: Path, progress: Progress | None = None, plots: bool = False) -> RunOutcome:
     """Recompute categories and every score from the stored outcomes, offline, and rewrite the
     folder's results.json, summary.md and plots. Nothing is generated or run."""
     results = load_results(run_dir)
@@ -609,4 +616,4 @@ def regrade(run_dir: Path, progress: Progress | None = None) -> RunOutcome:
     if missing:
         raise EvaluationError(f"{run_dir}: samples of tasks the results do not hold: {', '.join(missing)}")
     results.samples = [categorise(by_id[r.task_id], r) for r in results.samples]
-    return _score_and_write(run_dir, results, progress)
+    return _score_and_write(run_dir, results, progress, plots=plots)

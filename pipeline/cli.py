@@ -4,17 +4,19 @@ from __future__ import annotations
 
 from pathlib import Path
 from enum import Enum
-from typing import Annotated, get_args
+from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from pipeline.cli_support import OneLineErrorGroup, cutoff_option, fail, print_error, validation_message
-from pipeline.config import ConfigError, EvalStrategy, load_config
 from pipeline.core import parsing
 from pipeline.core.errors import ClassforgeError
-from pipeline.core.funnel import FunnelReport
+from pipeline.core.strategy_names import EvalStrategy
+
+if TYPE_CHECKING:
+    from pipeline.core.funnel import FunnelReport
 
 app = typer.Typer(help="Build fresh, post-cutoff class-level code-generation benchmarks and score models on them.",
                   cls=OneLineErrorGroup, no_args_is_help=True, add_completion=False,
@@ -55,6 +57,9 @@ ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="TOML con
 
 
 def _load(config: Path | None, overrides: dict | None = None):
+    # imported here: the configuration models are most of what `--help` would otherwise load
+    from pipeline.config import ConfigError, load_config
+
     try:
         return load_config(config, overrides=overrides)
     except ConfigError as exc:
@@ -177,7 +182,7 @@ def harvest(
     """Harvest self-contained, post-cutoff classes into <output root>/<snapshot>/ and print the funnel."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from pipeline.config import harvest_overrides
+    from pipeline.config import ConfigError, harvest_overrides
     from pipeline.harvest.run import run_harvest
     from pipeline.release.history import release_solutions
 
@@ -296,6 +301,8 @@ def build(
     if not isinstance(result, dict):  # the flow raised before it had a summary
         fail(f"build failed: {type(result).__name__}: {result}" if isinstance(result, BaseException)
              else f"build failed: {state.message}", 1)
+    from pipeline.core.funnel import FunnelReport
+
     console.print(funnel_table(FunnelReport.model_validate(result["funnel"]), "Build funnel"))
     console.print(f"harvest: {result['classes']} classes from {result['repos']} repositories ({result['snapshot']}/)")
     decontamination = Path(result["snapshot"]) / "decontamination.json"
@@ -429,6 +436,7 @@ def evaluate(
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="parallel sandbox runs")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="results root (default: evaluate.output_root, results/)")] = None,
     regrade: Annotated[Path | None, typer.Option("--regrade", help="recompute the scores of a results folder, offline")] = None,
+    plots: Annotated[bool, typer.Option("--plots", help="also draw passk.png and taxonomy.png (with --regrade too)")] = False,
     config: ConfigOpt = None,
 ) -> None:
     """Score models on a ClassEval-style dataset; writes results/<run-id>/ and prints Table 4."""
@@ -449,12 +457,13 @@ def evaluate(
 
         try:
             if regrade is not None:
-                outcome = run_regrade(regrade, progress)
+                outcome = run_regrade(regrade, progress, plots=plots)
             else:
                 if dataset is None:
                     fail("--dataset is required (or --regrade RESULTS_DIR)")
                 cfg = _evaluation_config(config, base_url=base_url, model=model, strategy=strategy, n=n,
                                          levels=levels, workers=workers, out=out)
+                cfg.evaluate.plots = cfg.evaluate.plots or plots
                 _note_special_strategies(model, strategy, samples)
                 outcome = _run_evaluation(cfg, dataset, model, samples, task, max_tasks, progress)
         except ValidationError as exc:
@@ -533,7 +542,8 @@ def _print_evaluation(outcome, *, regraded: bool) -> None:
                       f"{results.stats.sandbox_runs} sandbox runs, {results.stats.executions_reused} reused.")
     else:
         console.print(f"regraded {len(results.samples)} stored samples offline.")
-    console.print(f"written to {outcome.run_dir}/ (results.json, samples/, summary.md, passk.png, taxonomy.png)")
+    drawn = ", passk.png, taxonomy.png" if (outcome.run_dir / "passk.png").is_file() else ""
+    console.print(f"written to {outcome.run_dir}/ (results.json, samples/, summary.md{drawn})")
 
 if __name__ == "__main__":
     app()

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pipeline.core.errors import InputError
+from pipeline.core.strategy_names import EvalStrategy
 
 DOMAINS: tuple[str, ...] = (
     "Finance & E-commerce",
@@ -300,8 +301,6 @@ class ConstructConfig(Section):
     candidate_retry_delay_s: float = Field(60.0, ge=0, description="flow: wait before such a re-run")
 
 
-EvalStrategy = Literal["holistic", "incremental", "compositional", "bottom_up", "top_down"]
-"""The evaluator's generation strategies (`benchmark.strategies.STRATEGIES`; a test keeps the two equal)."""
 
 
 class EvaluateConfig(Section):
@@ -322,6 +321,7 @@ class EvaluateConfig(Section):
     bootstrap_resamples: int = Field(10_000, ge=1)
     bootstrap_seed: int = 0
     output_root: Path = Path("results")
+    plots: bool = Field(False, description="draw passk.png and taxonomy.png into the run folder (matplotlib is loaded only then)")
     reference_cache: Path | None = Field(
         None, description="reference pre-runs kept by content (task, environment, limits) and shared by every "
                           "results folder; default: .cache/references beside output_root")

@@ -177,7 +177,7 @@ def test_cli_evaluates_then_regrades(classeval_path, tmp_path):
 
     runner = CliRunner()
     args = ["evaluate", "--dataset", str(classeval_path), "--model", "reference", "--model", "empty",
-            "--task", BANK, "--task", BROKEN, "--n", "1", "--out", str(tmp_path / "results")]
+            "--task", BANK, "--task", BROKEN, "--n", "1", "--out", str(tmp_path / "results"), "--plots"]
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
     assert "1 broken, excluded" in first.output and "reference" in first.output and "100.0" in first.output
@@ -199,7 +199,9 @@ def test_results_and_plots_are_written_once_per_run(classeval_path, tmp_path, mo
     real_save, real_plots = runner.save_results, runner.write_plots
     monkeypatch.setattr(runner, "save_results", lambda *a, **k: (calls.append("results"), real_save(*a, **k))[1])
     monkeypatch.setattr(runner, "write_plots", lambda *a: (calls.append("plots"), real_plots(*a))[1])
-    out = evaluate(EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=[BANK]), config(tmp_path), env={})
+    cfg = config(tmp_path)
+    cfg.evaluate.plots = True
+    out = evaluate(EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=[BANK]), cfg, env={})
     assert calls == ["results", "plots"]
     assert set(out.results.stats.seconds) == {"load", "reference", "generation", "execution", "scoring"}
     assert load_results(out.run_dir).stats.seconds == out.results.stats.seconds
