@@ -60,6 +60,7 @@ from pipeline.sandbox import (
     get_backend,
     run_suites,
 )
+from pipeline.sandbox.cluster import DaskCluster
 from pipeline.sandbox.expectations import static_expectations
 from pipeline.sandbox.suite import harness_source
 from pipeline.core.store import write_json
@@ -336,8 +337,10 @@ class Executor:
     """Runs `ExecutionJob`s through the sandbox pool, backed by an `ExecutionStore`."""
 
     def __init__(self, config: SandboxConfig, store: ExecutionStore, *, workers: int | None = None,
-                 retries: int = 2, rerun_classes: bool = True, backend: SandboxBackend | None = None) -> None:
+                 retries: int = 2, rerun_classes: bool = True, backend: SandboxBackend | None = None,
+                 cluster: DaskCluster | None = None) -> None:
         self.config = config
+        self.cluster = cluster
         self.store = store
         self.workers = workers
         self.retries = retries
@@ -355,20 +358,26 @@ class Executor:
 
     def _run(self, requests: list[SuiteRequest], on_done: Callable[[int, SuiteResult], None] | None = None) -> list[SuiteResult]:
         """Run requests, retrying the ones the sandbox itself failed."""
-        results = run_suites(requests, self.config, backend=self.backend, workers=self.workers, on_done=on_done)
+        results = self._suites(requests, on_done)
         runs = len(requests)
         for _ in range(self.retries):
             again = [i for i, r in enumerate(results) if r.status is SuiteStatus.SANDBOX_ERROR]
             if not again:
                 break
             log.warning("retrying %d run(s) the sandbox failed: %s", len(again), ", ".join(requests[i].item_id for i in again))
-            for i, r in zip(again, run_suites([requests[i] for i in again], self.config, backend=self.backend,
-                                              workers=self.workers), strict=True):
+            for i, r in zip(again, self._suites([requests[i] for i in again]), strict=True):
                 results[i] = r
             runs += len(again)
         with self._lock:
             self.sandbox_runs += runs
         return results
+
+    def _suites(self, requests: list[SuiteRequest],
+                on_done: Callable[[int, SuiteResult], None] | None = None) -> list[SuiteResult]:
+        """The runs on the Dask cluster when there is one, else in this machine's sandbox pool."""
+        if self.cluster is not None:
+            return self.cluster.run_suites(requests, self.config, on_done)
+        return run_suites(requests, self.config, backend=self.backend, workers=self.workers, on_done=on_done)
 
     def run(self, jobs: Sequence[ExecutionJob],
             on_done: Callable[[StoredExecution], None] | None = None) -> dict[str, StoredExecution]:

@@ -89,7 +89,8 @@ from pipeline.config import Config, EvaluateConfig, SandboxConfig
 from pipeline.llm.errors import LLMError
 from pipeline.llm.ledger import LedgerEntry, UsageSummary
 from pipeline.llm.usage_history import USAGE_DIR, new_run_id, recorded_usage, save_usage, write_usage_files
-from pipeline.sandbox import SandboxBackend, SuiteResult, SuiteStatus, evaluation_limit
+from pipeline.sandbox import SandboxBackend, SandboxError, SuiteResult, SuiteStatus, evaluation_limit
+from pipeline.sandbox.cluster import DaskCluster
 from pipeline.core.store import write_text
 from pipeline.core.errors import InputError
 
@@ -511,7 +512,20 @@ def _execution_phase(phase: _Generation, by_id: dict[str, Task], refs: dict[str,
 def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, str] | None = None,
              client: LLMClient | None = None, backend: SandboxBackend | None = None,
              progress: Progress | None = None) -> RunOutcome:
-    """Run (or resume) one evaluation and write its folder; see the module docstring."""
+    """Run (or resume) one evaluation and write its folder; see the module docstring. With
+    `evaluate.dask`, the sandbox runs go to that Dask cluster (`pipeline.sandbox.cluster`), whose
+    workers are checked first; everything else, the stores included, stays here."""
+    if config.evaluate.dask is None:
+        return _evaluate(request, config, env, client, backend, progress, None)
+    try:
+        with DaskCluster(config.evaluate.dask, local_workers=config.evaluate.workers) as cluster:
+            return _evaluate(request, config, env, client, backend, progress, cluster)
+    except SandboxError as exc:
+        raise EvaluationError(str(exc)) from exc
+
+
+def _evaluate(request: EvaluationRequest, config: Config, env: Mapping[str, str] | None, client: LLMClient | None,
+              backend: SandboxBackend | None, progress: Progress | None, cluster: DaskCluster | None) -> RunOutcome:
     cfg = config.evaluate
     _check_request(request, cfg.strategies)
     clock: dict[str, float] = {}
@@ -533,8 +547,10 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     environment = _environment(dataset.format, tasks, config) if cfg.environment == "dataset" else None
     if environment is not None:
         config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
+    if cluster is not None:
+        cluster.check(config.sandbox)
     executor = Executor(config.sandbox, ExecutionStore(run_dir / EXECUTIONS_DIR), workers=cfg.workers,
-                        retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend)
+                        retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend, cluster=cluster)
     t0 = time.perf_counter()
     references = reference_prerun(tasks, executor, config, progress, cache=reference_cache(config))
     refs = {r.task_id: r for r in references}

@@ -434,6 +434,8 @@ def evaluate(
     task: Annotated[list[str] | None, typer.Option("--task", help="only this task id (repeatable)")] = None,
     max_tasks: Annotated[int | None, typer.Option("--max-tasks", min=1, help="only the first N tasks")] = None,
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="parallel sandbox runs")] = None,
+    dask: Annotated[str | None, typer.Option("--dask", help="run the sandbox on a Dask cluster: tcp://HOST:PORT of its "
+                                             "scheduler, or 'local' (each worker needs classforge and the sandbox)")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="results root (default: evaluate.output_root, results/)")] = None,
     regrade: Annotated[Path | None, typer.Option("--regrade", help="recompute the scores of a results folder, offline")] = None,
     plots: Annotated[bool, typer.Option("--plots", help="also draw passk.png and taxonomy.png (with --regrade too)")] = False,
@@ -462,7 +464,7 @@ def evaluate(
                 if dataset is None:
                     fail("--dataset is required (or --regrade RESULTS_DIR)")
                 cfg = _evaluation_config(config, base_url=base_url, model=model, strategy=strategy, n=n,
-                                         levels=levels, workers=workers, out=out)
+                                         levels=levels, workers=workers, out=out, dask=dask)
                 cfg.evaluate.plots = cfg.evaluate.plots or plots
                 _note_special_strategies(model, strategy, samples)
                 outcome = _run_evaluation(cfg, dataset, model, samples, task, max_tasks, progress)
@@ -486,7 +488,7 @@ def _note_special_strategies(model, strategy, samples) -> None:
                       f"{', '.join(asked)} does not apply to them: they are scored once, as strategy 'direct'[/yellow]")
 
 
-def _evaluation_config(config: Path | None, *, base_url, model, strategy, n, levels, workers, out):
+def _evaluation_config(config: Path | None, *, base_url, model, strategy, n, levels, workers, out, dask=None):
     """The configuration with the command line's evaluate options applied and validated."""
     cfg = _load(config)
     ev = cfg.evaluate
@@ -495,7 +497,7 @@ def _evaluation_config(config: Path | None, *, base_url, model, strategy, n, lev
     if model and model[0] not in ("reference", "empty"):
         ev.endpoint.model = model[0]
     updates = {"strategies": [s.value for s in strategy] if strategy else None, "n_samples": n,
-               "levels_source": levels.value if levels else None, "workers": workers, "output_root": out}
+               "levels_source": levels.value if levels else None, "workers": workers, "output_root": out, "dask": dask}
     cfg.evaluate = type(ev).model_validate(ev.model_dump() | {k: v for k, v in updates.items() if v is not None})
     return cfg
 

@@ -326,6 +326,8 @@ class EvaluateConfig(Section):
         None, description="reference pre-runs kept by content (task, environment, limits) and shared by every "
                           "results folder; default: .cache/references beside output_root")
     workers: int | None = Field(None, ge=1, description="parallel sandbox runs; default: sandbox.workers, else the cores")
+    dask: str | None = Field(None, description="run the sandbox executions on a Dask cluster: tcp://HOST:PORT of its "
+                                               "scheduler, or 'local' for worker processes on this machine")
     sandbox_retries: int = Field(2, ge=0, description="re-runs of a run the sandbox itself failed; then it is reported")
     rerun_classes: bool = Field(
         True, description="after a timeout, crash or resource limit, run the test classes the sample did not reach "
