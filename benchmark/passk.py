@@ -36,6 +36,27 @@ def _mean(values: Sequence[Any]) -> float:
     return fmean(values)
 
 
+def bootstrap_ratio_ci(numerators: Sequence[float], denominators: Sequence[float], *, n_resamples: int = 10_000,
+                       seed: int = 0, confidence: float = 0.95) -> tuple[float, float]:
+    """`bootstrap_ci` of sum(numerators) / sum(denominators) over tasks (a resample whose
+    denominators sum to 0 counts 0), vectorised: the same resamples as `bootstrap_ci` with a
+    ratio-of-sums stat, without its Python loop (10^4 resamples x every task took seconds)."""
+    if len(numerators) != len(denominators) or not numerators:
+        raise ValueError("bootstrap over no values, or numerators and denominators of different lengths")
+    if n_resamples < 1:
+        raise ValueError("n_resamples must be at least 1")
+    if not 0 < confidence < 1:
+        raise ValueError("confidence must lie in (0, 1)")
+    rng = np.random.default_rng(seed)
+    idx = rng.integers(0, len(numerators), size=(n_resamples, len(numerators)))
+    top = np.asarray(numerators, dtype=float)[idx].sum(axis=1)
+    bottom = np.asarray(denominators, dtype=float)[idx].sum(axis=1)
+    stats = np.divide(top, bottom, out=np.zeros_like(top), where=bottom != 0)
+    tail = (1.0 - confidence) / 2 * 100
+    low, high = np.percentile(stats, [tail, 100 - tail])
+    return float(low), float(high)
+
+
 def bootstrap_ci(values: Sequence[T], stat: Callable[[Sequence[T]], float] = _mean, *,
                  n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95) -> tuple[float, float]:
     """Percentile bootstrap interval of `stat` over `values` (one value per task: resample tasks).

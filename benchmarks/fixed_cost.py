@@ -1,0 +1,70 @@
+"""Goal 2 of issue 22: the fixed cost of the commands users wait for, as a new process each time.
+
+Usage:
+    python benchmarks/fixed_cost.py --dataset ClassEval_data.json [--repeat 3]
+
+Measured, each as its own `python -m pipeline.cli ...` process (median of --repeat, wall and CPU
+time of the process and its children, with the load average): `python -c pass` (the interpreter's own
+start, the floor), `classforge --help`, and `classforge evaluate --samples` on 1 sample of 1 task
+(the canonical solution of ClassEval_0), without and with `--task`, each into an empty results folder
+with an empty reference cache (cold: the reference and the sample both run), then once more into
+another empty results folder beside it (warm: the reference comes from the cache). Targets: --help
+<= 0.5 s, one sample <= 1.5 s; on a shared machine the wall time grows with the load, the CPU time
+does not, so both are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed(argv: list[str]) -> tuple[float, float]:
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    t0 = time.perf_counter()
+    subprocess.run(argv, cwd=ROOT, capture_output=True, check=True, env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    wall = time.perf_counter() - t0
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def measure(label: str, make_argv, repeat: int) -> None:
+    runs = [timed(make_argv(i)) for i in range(repeat)]
+    one, five, _ = os.getloadavg()
+    print(f"{label:<44} wall {statistics.median(w for w, _ in runs):6.2f} s   cpu {statistics.median(c for _, c in runs):5.2f} s"
+          f"   (load {one:.2f}/{five:.2f})", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--dataset", type=Path, required=True)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args()
+    task = next(t for t in json.loads(args.dataset.read_text(encoding="utf-8")) if t["task_id"] == "ClassEval_0")
+    cli = [sys.executable, "-m", "pipeline.cli"]
+    with tempfile.TemporaryDirectory(prefix="cf-bench-fixed-") as tmp:
+        tmp_path = Path(tmp)
+        samples = tmp_path / "one.jsonl"
+        samples.write_text(json.dumps({"task_id": task["task_id"], "completion": task["solution_code"]}) + "\n", encoding="utf-8")
+        base = [*cli, "evaluate", "--dataset", str(args.dataset), "--samples", str(samples)]
+        measure("python -c pass", lambda i: [sys.executable, "-c", "pass"], args.repeat)
+        measure("classforge --help", lambda i: [*cli, "--help"], args.repeat)
+        for extra, name in (([], "1 sample, 1 task"), (["--task", "ClassEval_0"], "1 sample, 1 task, --task")):
+            slug = "task" if extra else "all"
+            measure(f"evaluate {name} (cold)", lambda i: [*base, *extra, "--out", str(tmp_path / f"{slug}{i}" / "a")], args.repeat)
+            measure(f"evaluate {name} (warm reference)",
+                    lambda i: [*base, *extra, "--out", str(tmp_path / f"{slug}{i}" / "b")], args.repeat)
+
+
+if __name__ == "__main__":
+    main()
