@@ -80,7 +80,7 @@ class DaskCluster:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def connect(self, timeout_s: float = 120.0) -> None:
+    def connect(self, timeout_s: float = 60.0) -> None:
         from distributed import Client, LocalCluster
 
         try:
