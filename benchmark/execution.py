@@ -36,7 +36,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import re
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -58,7 +60,9 @@ from pipeline.sandbox import (
     get_backend,
     run_suites,
 )
+from pipeline.sandbox.cluster import DaskCluster
 from pipeline.sandbox.expectations import static_expectations
+from pipeline.sandbox.suite import harness_source
 from pipeline.core.store import write_json
 
 log = logging.getLogger(__name__)
@@ -102,6 +106,20 @@ class ExecutionJob(BaseModel):
         } | ({"repeat": self.repeat} if self.repeat else {}) | (  # keys of first runs stay as they were
             {"class_floors": self.class_floors} if self.class_floors is not None else {})
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+def environment_tag(config: SandboxConfig) -> str:
+    """What an execution's key leaves to the machine: the interpreter that runs the code (its path,
+    size and time stamp: a rebuilt or upgraded one is another) and the harness's source, so a
+    store shared across results folders never hands back a run made with another of either."""
+    python = os.path.realpath(config.python or sys.executable)
+    try:
+        st = os.stat(python)
+        stamp = f"{st.st_size}:{st.st_mtime_ns}"
+    except OSError:
+        stamp = "unknown"
+    material = json.dumps([python, stamp, EXEC_PROTOCOL, hashlib.sha256(harness_source().encode()).hexdigest()])
+    return hashlib.sha256(material.encode()).hexdigest()[:16]
 
 
 class StoredExecution(BaseModel):
@@ -319,8 +337,10 @@ class Executor:
     """Runs `ExecutionJob`s through the sandbox pool, backed by an `ExecutionStore`."""
 
     def __init__(self, config: SandboxConfig, store: ExecutionStore, *, workers: int | None = None,
-                 retries: int = 2, rerun_classes: bool = True, backend: SandboxBackend | None = None) -> None:
+                 retries: int = 2, rerun_classes: bool = True, backend: SandboxBackend | None = None,
+                 cluster: DaskCluster | None = None) -> None:
         self.config = config
+        self.cluster = cluster
         self.store = store
         self.workers = workers
         self.retries = retries
@@ -338,20 +358,26 @@ class Executor:
 
     def _run(self, requests: list[SuiteRequest], on_done: Callable[[int, SuiteResult], None] | None = None) -> list[SuiteResult]:
         """Run requests, retrying the ones the sandbox itself failed."""
-        results = run_suites(requests, self.config, backend=self.backend, workers=self.workers, on_done=on_done)
+        results = self._suites(requests, on_done)
         runs = len(requests)
         for _ in range(self.retries):
             again = [i for i, r in enumerate(results) if r.status is SuiteStatus.SANDBOX_ERROR]
             if not again:
                 break
             log.warning("retrying %d run(s) the sandbox failed: %s", len(again), ", ".join(requests[i].item_id for i in again))
-            for i, r in zip(again, run_suites([requests[i] for i in again], self.config, backend=self.backend,
-                                              workers=self.workers), strict=True):
+            for i, r in zip(again, self._suites([requests[i] for i in again]), strict=True):
                 results[i] = r
             runs += len(again)
         with self._lock:
             self.sandbox_runs += runs
         return results
+
+    def _suites(self, requests: list[SuiteRequest],
+                on_done: Callable[[int, SuiteResult], None] | None = None) -> list[SuiteResult]:
+        """The runs on the Dask cluster when there is one, else in this machine's sandbox pool."""
+        if self.cluster is not None:
+            return self.cluster.run_suites(requests, self.config, on_done)
+        return run_suites(requests, self.config, backend=self.backend, workers=self.workers, on_done=on_done)
 
     def run(self, jobs: Sequence[ExecutionJob],
             on_done: Callable[[StoredExecution], None] | None = None) -> dict[str, StoredExecution]:

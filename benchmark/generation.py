@@ -14,6 +14,8 @@ that did succeed are in the cache, so a resumed run only pays for the failed one
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import threading
 from collections.abc import Mapping, Sequence
 
@@ -39,10 +41,12 @@ from benchmark.strategies import (
 from pipeline.core.task import Task
 from pipeline.config import EndpointConfig
 from pipeline.core.textfiles import lone_surrogate
-from pipeline.llm.client import LLMClient
 from pipeline.llm.errors import LLMError
 
 EVAL_ROLE = "evaluate"
+
+if TYPE_CHECKING:  # the OpenAI SDK under the client is loaded only when a model is asked
+    from pipeline.llm.client import LLMClient
 
 
 class SampleUnit(BaseModel):

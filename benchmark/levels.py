@@ -8,6 +8,8 @@ are used instead, with the reason recorded next to the sample (`LevelsRecord.not
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import json
 
 from pipeline.core.extraction import fenced_blocks, strip_reasoning
@@ -15,11 +17,13 @@ from benchmark.results import LevelsRecord
 from benchmark.strategies import levels_from_labels
 from pipeline.core.task import Task
 from pipeline.config import EndpointConfig
-from pipeline.llm.client import LLMClient
 from pipeline.llm.prompts import load_prompt
 
 LEVELS_PROMPT = "eval_levels"
 LEVELS_ROLE = "eval_levels"
+
+if TYPE_CHECKING:  # the OpenAI SDK under the client is loaded only when a model is asked
+    from pipeline.llm.client import LLMClient
 
 
 def levels_schema(task: Task) -> dict:

@@ -43,7 +43,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from benchmark.outcomes import SampleOutcome
-from benchmark.passk import bootstrap_ci, pass_at_k
+from benchmark.passk import bootstrap_ci, bootstrap_ratio_ci, pass_at_k
 from pipeline.core.source import find_class, parse
 from pipeline.core.task import Task
 from pipeline.core.class_analysis import analyse_class, import_aliases
@@ -174,9 +174,10 @@ def compute_metrics(tasks: Sequence[Task], outcomes: Mapping[str, Sequence[Sampl
         if stat is None:
             value = sum(values) / len(values)
             low, high = bootstrap_ci(values, n_resamples=n_resamples, seed=seed, confidence=confidence)
-        else:
+        else:  # the pooled mean of per-task groups: a ratio of sums
             value = stat(values)
-            low, high = bootstrap_ci(values, stat, n_resamples=n_resamples, seed=seed, confidence=confidence)
+            low, high = bootstrap_ratio_ci([sum(g) for g in values], [len(g) for g in values], n_resamples=n_resamples,
+                                           seed=seed, confidence=confidence)
         return Estimate(value=value, ci_low=low, ci_high=high)
 
     def level_scores(kind: Literal["full", "partial"]) -> tuple[dict[int, Estimate], dict[int, Estimate]]:

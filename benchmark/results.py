@@ -156,8 +156,9 @@ class ReferenceRecord(Record):
     cause: str = ""
     suite_status: str
     wall_s: float
-    limit_s: float = Field(description="evaluation limit scaled from wall_s")
-    timings: int = Field(1, description="runs timed; a slow reference is timed twice and the faster counts")
+    cpu_s: float | None = Field(None, description="the reference run's CPU time, where the sandbox reports it")
+    limit_s: float = Field(description="evaluation limit scaled from cpu_s (else wall_s), never below wall_s")
+    timings: int = Field(1, description="runs timed (results before CPU-time limits timed a slow reference twice)")
     execution_key: str
     infrastructure: bool = Field(False, description="the sandbox failed, so the task could not be judged")
 
@@ -168,6 +169,7 @@ class DatasetInfo(Record):
     sha256: str
     n_tasks_loaded: int
     n_tasks_selected: int
+    samples_left_out: list[str] = Field(default_factory=list, description="tasks of the samples file --task/--max-tasks left out")
     fixes_applied: list[QuirkFix] = Field(default_factory=list)
     notices: list[QuirkFix] = Field(default_factory=list)
 

@@ -5,16 +5,21 @@
 
 Phases (each resumable; see `results/<run-id>/`):
 1. Load the dataset (quirk fixes reported) and select tasks.
-2. Reference pre-run: every selected task's canonical solution runs once. A task whose reference
-   does not pass is broken: reported with its cause, never generated for, excluded from every
-   score. The reference's wall time scales the task's evaluation time limit.
+1b. A samples file selects its own tasks (with --task/--max-tasks, those of them selected): only
+   they are loaded, pre-run and scored.
+2. Reference pre-run: every selected task's canonical solution runs once, or comes from the reference
+   cache shared by every results folder (`evaluate.reference_cache`, by content: task, interpreter,
+   harness, limits). A task whose reference does not pass is broken: reported with its cause, never
+   generated for, excluded from every score. The reference's CPU time scales the task's evaluation
+   time limit (never below its wall time: `pipeline.sandbox.evaluation_limit`).
 3. Generation, per (model, strategy, sample index, task), through the one LLM client and its
    cache (special models and pre-generated samples need none).
 4. Execution: syntax errors are found without running; everything else runs in the sandbox,
    stored by content in `executions/`. Each sample's record goes to its own file under
    `samples/` as soon as it is final.
 5. Scoring (pass@k, taxonomy, DEP with bootstrap intervals) and the outputs: `results.json`,
-   `summary.md`, `results.html` (the results page, `benchmark.results_page`), `passk.png`, `taxonomy.png`.
+   `summary.md`, `results.html` (the results page, `benchmark.results_page`), and where asked
+   (`evaluate.plots`, `--plots`) `passk.png`, `taxonomy.png`.
 
 The run folder's name comes from the dataset's hash, the models and every setting that changes
 the samples, so running the same command again resumes in the same folder: a sample with a
@@ -29,6 +34,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping
+from typing import TYPE_CHECKING
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -41,7 +47,15 @@ from benchmark.environment import (
     ensure_environment,
     image_environment,
 )
-from benchmark.execution import ExecutionJob, ExecutionStore, Executor, StoredExecution, job_for, to_outcome
+from benchmark.execution import (
+    ExecutionJob,
+    ExecutionStore,
+    Executor,
+    StoredExecution,
+    environment_tag,
+    job_for,
+    to_outcome,
+)
 from benchmark.generation import Generated, LLMGenerator, SampleUnit, direct_unit, pregenerated_sample, special_sample
 from benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
 from benchmark.leaderboard import board_of
@@ -66,18 +80,21 @@ from benchmark.results import (
     save_results,
 )
 from benchmark.results_page import PAGE_FILE, write_page
-from benchmark.samples_file import NumberedSample, read_samples_file
+from benchmark.samples_file import NumberedSample, read_samples_file, samples_task_ids
 from benchmark.scoring import categorise, score_run
 from benchmark.strategies import STRATEGIES, reference_program
 from benchmark.summary import render_summary
 from pipeline.core.task import Task
 from pipeline import __version__
-from pipeline.config import Config, EvaluateConfig
-from pipeline.llm.client import LLMClient
+
+if TYPE_CHECKING:  # the client (and the OpenAI SDK under it) is loaded only when a model is asked
+    from pipeline.llm.client import LLMClient
+from pipeline.config import Config, EvaluateConfig, SandboxConfig
 from pipeline.llm.errors import LLMError
 from pipeline.llm.ledger import LedgerEntry, UsageSummary
 from pipeline.llm.usage_history import USAGE_DIR, new_run_id, recorded_usage, save_usage, write_usage_files
-from pipeline.sandbox import SandboxBackend, SuiteStatus, scaled_limit
+from pipeline.sandbox import SandboxBackend, SandboxError, SuiteResult, SuiteStatus, evaluation_limit
+from pipeline.sandbox.cluster import DaskCluster
 from pipeline.core.store import write_text
 from pipeline.core.errors import InputError
 
@@ -142,7 +159,8 @@ def _identity(dataset_sha: str, request: EvaluationRequest, ev: Config, tasks: l
         "levels": cfg.levels_source if llm_models else None,
         "endpoint": {"base_url": cfg.endpoint.base_url, "temperature": cfg.endpoint.temperature,
                      "max_tokens": cfg.endpoint.max_tokens} if llm_models else None,
-        "limits": {"floor": ev.sandbox.scale_floor_s, "factor": ev.sandbox.scale_factor, "cap": ev.sandbox.scale_cap_s},
+        "limits": {"floor": ev.sandbox.scale_floor_s, "factor": ev.sandbox.scale_factor, "cap": ev.sandbox.scale_cap_s,
+                   "basis": "cpu"},
     } | ({"environment": cfg.environment} if cfg.environment != "host" else {})
 
 
@@ -164,41 +182,55 @@ def _settings(request: EvaluationRequest, config: Config, models: list[str], str
 
 
 def reference_prerun(tasks: list[Task], executor: Executor, config: Config,
-                     progress: Progress | None = None) -> list[ReferenceRecord]:
+                     progress: Progress | None = None, cache: ExecutionStore | None = None) -> list[ReferenceRecord]:
     """Run every task's reference once; broken = anything but a pass (see the module docstring).
 
-    The limit scales from the reference's wall time, which a loaded machine inflates. A reference
-    whose first time would lift its limit above the floor is timed once more and the faster run
-    counts (load only ever adds time); the limit is also capped (`sandbox.scale_cap_s`)."""
+    `cache`: reference runs kept by content across results folders (`reference_cache`); a run found
+    there is copied into this run's store instead of running again. The limit scales from the
+    reference's CPU time, which load does not inflate (`evaluation_limit`), so one timing suffices."""
     limit = config.sandbox.wall_limit_s
     jobs = {t.task_id: job_for(t, reference_program(t), limit) for t in tasks}
     counter = _Counter("reference", len(jobs), progress)
-    done = executor.run(list(jobs.values()), on_done=lambda _stored: counter.tick())
-    whole = {t.task_id: done[jobs[t.task_id].key(executor.config)].whole for t in tasks}
-    sb = config.sandbox
-    slow = [t.task_id for t in tasks
-            if whole[t.task_id].status is SuiteStatus.PASSED and sb.scale_factor * whole[t.task_id].wall_s > sb.scale_floor_s]
-    fastest = {tid: whole[tid].wall_s for tid in whole}
-    retimes = {tid: jobs[tid].model_copy(update={"repeat": 1}) for tid in slow}
-    timed = executor.run(list(retimes.values()))  # stored too, so a resumed run does not time them again
-    for tid, job in retimes.items():
-        again = timed[job.key(executor.config)].whole
-        if again.status is SuiteStatus.PASSED:
-            fastest[tid] = min(fastest[tid], again.wall_s)
-    records = []
-    for t in tasks:
-        key = jobs[t.task_id].key(executor.config)
-        w = whole[t.task_id]
-        passed = w.status is SuiteStatus.PASSED
-        infra = w.status is SuiteStatus.SANDBOX_ERROR
-        cause = "" if passed else f"{w.status.value}: {w.detail}"
-        if infra:
-            cause = f"not judged, the sandbox failed (a new run retries it): {w.detail}"
-        records.append(ReferenceRecord(
-            task_id=t.task_id, broken=not passed, cause=cause, suite_status=w.status.value, wall_s=fastest[t.task_id],
-            limit_s=scaled_limit(fastest[t.task_id], sb), execution_key=key, infrastructure=infra,
-            timings=2 if t.task_id in slow else 1))
-    return records
+    done = _run_cached(executor, jobs, cache, counter.tick)
+    return [_reference_record(t.task_id, done[t.task_id].whole, jobs[t.task_id].key(executor.config), config.sandbox)
+            for t in tasks]
+
+
+def _run_cached(executor: Executor, jobs: dict[str, ExecutionJob], cache: ExecutionStore | None,
+                tick: Callable[[], None]) -> dict[str, StoredExecution]:
+    """task id -> its job's execution: from this run's store, else the shared cache, else run (and
+    then kept in the cache too; a sandbox failure never is)."""
+    keys = {tid: job.key(executor.config) for tid, job in jobs.items()}
+    if cache is not None:
+        for key in keys.values():
+            if executor.store.get(key) is None and (hit := cache.get(key)) is not None:
+                executor.store.put(hit)
+    done = executor.run(list(jobs.values()), on_done=lambda _stored: tick())
+    if cache is not None:
+        for key in keys.values():
+            if not done[key].infrastructure_failure and cache.get(key) is None:
+                cache.put(done[key])
+    return {tid: done[key] for tid, key in keys.items()}
+
+
+def _reference_record(task_id: str, w: SuiteResult, key: str, sb: SandboxConfig) -> ReferenceRecord:
+    passed = w.status is SuiteStatus.PASSED
+    infra = w.status is SuiteStatus.SANDBOX_ERROR
+    cause = "" if passed else f"{w.status.value}: {w.detail}"
+    if infra:
+        cause = f"not judged, the sandbox failed (a new run retries it): {w.detail}"
+    return ReferenceRecord(task_id=task_id, broken=not passed, cause=cause, suite_status=w.status.value,
+                           wall_s=w.wall_s, cpu_s=w.cpu_s, limit_s=evaluation_limit(w.wall_s, w.cpu_s, sb),
+                           execution_key=key, infrastructure=infra)
+
+
+def reference_cache(config: Config) -> ExecutionStore:
+    """The shared store of reference runs: under `evaluate.reference_cache` (default `.cache/references`
+    beside the results root), one folder per interpreter and harness (`environment_tag`), since an
+    execution's key names the interpreter only when it is not the host's own."""
+    cfg = config.evaluate
+    root = cfg.reference_cache or Path(cfg.output_root).parent / ".cache" / "references"
+    return ExecutionStore(Path(root) / environment_tag(config.sandbox))
 
 
 class _Counter:
@@ -408,6 +440,8 @@ def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Ta
     needs_llm = any(u.model not in SPECIAL_MODELS for u, _ in units)  # not when every LLM sample is already done
     own_client = needs_llm and client is None
     if own_client:
+        from pipeline.llm.client import LLMClient
+
         client = LLMClient.from_config(config.llm, env or {})
     usage = None
     try:
@@ -443,13 +477,23 @@ def _environment(dataset_format: str, tasks: list[Task], config: Config) -> Envi
         raise EvaluationError(str(e)) from e
 
 
-def _read_samples(request: EvaluationRequest, tasks: list[Task]) -> tuple[list[NumberedSample] | None, str | None]:
-    """The pre-generated samples and the file's hash, when a samples file is given."""
+def _read_samples(request: EvaluationRequest, dataset: LoadedDataset, tasks: list[Task],
+                  covered: list[str]) -> tuple[list[NumberedSample] | None, str | None]:
+    """The pre-generated samples of the selected tasks and the file's hash, when a samples file is
+    given; samples of tasks the dataset holds but --task/--max-tasks did not select are left out, saying so."""
     if request.samples_file is None:
         return None, None
-    samples = read_samples_file(request.samples_file, default_model=request.models[0] if request.models else None,
-                                known_tasks={t.task_id for t in tasks}, task_methods={t.task_id: t.method_names for t in tasks})
-    return samples, file_sha256(request.samples_file)
+    path = request.samples_file
+    selected = [t.task_id for t in tasks]
+    samples = read_samples_file(path, default_model=request.models[0] if request.models else None,
+                                known_tasks=set(dataset.all_task_ids) or set(selected),
+                                task_methods={t.task_id: t.method_names for t in tasks}, selected=set(selected))
+    left_out = [t for t in covered if t not in set(selected)]
+    if not samples:
+        raise EvaluationError(f"{path}: no sample of the selected task(s) {', '.join(selected[:5])}"
+                              f"{' ...' if len(selected) > 5 else ''}; its samples are of task(s) {', '.join(left_out[:5])}"
+                              f"{' ...' if len(left_out) > 5 else ''} (in the dataset, not selected by --task/--max-tasks)")
+    return samples, file_sha256(path)
 
 
 def _execution_phase(phase: _Generation, by_id: dict[str, Task], refs: dict[str, ReferenceRecord], executor: Executor,
@@ -472,18 +516,33 @@ def _execution_phase(phase: _Generation, by_id: dict[str, Task], refs: dict[str,
 def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, str] | None = None,
              client: LLMClient | None = None, backend: SandboxBackend | None = None,
              progress: Progress | None = None) -> RunOutcome:
-    """Run (or resume) one evaluation and write its folder; see the module docstring."""
+    """Run (or resume) one evaluation and write its folder; see the module docstring. With
+    `evaluate.dask`, the sandbox runs go to that Dask cluster (`pipeline.sandbox.cluster`), whose
+    workers are checked first; everything else, the stores included, stays here."""
+    if config.evaluate.dask is None:
+        return _evaluate(request, config, env, client, backend, progress, None)
+    try:
+        with DaskCluster(config.evaluate.dask, local_workers=config.evaluate.workers) as cluster:
+            return _evaluate(request, config, env, client, backend, progress, cluster)
+    except SandboxError as exc:
+        raise EvaluationError(str(exc)) from exc
+
+
+def _evaluate(request: EvaluationRequest, config: Config, env: Mapping[str, str] | None, client: LLMClient | None,
+              backend: SandboxBackend | None, progress: Progress | None, cluster: DaskCluster | None) -> RunOutcome:
     cfg = config.evaluate
     _check_request(request, cfg.strategies)
     clock: dict[str, float] = {}
     t0 = time.perf_counter()
-    dataset = load_dataset(request.dataset, task_ids=request.task_ids or None)
+    # A samples file decides which tasks are scored: only those are loaded and pre-run.
+    covered = samples_task_ids(request.samples_file) if request.samples_file is not None else None
+    dataset = load_dataset(request.dataset, task_ids=request.task_ids or covered or None)
     tasks = select_tasks(dataset, request.task_ids, request.max_tasks)
     if not tasks:
         raise EvaluationError(f"{request.dataset}: no task selected")
     by_id = {t.task_id: t for t in tasks}
     dataset_sha = file_sha256(request.dataset)
-    samples, samples_sha = _read_samples(request, tasks)
+    samples, samples_sha = _read_samples(request, dataset, tasks, covered or [])
     models = list(dict.fromkeys(s.model for s in samples)) if samples is not None else request.models
     run_id = run_id_for(dataset_label(Path(request.dataset)), _identity(dataset_sha, request, config, tasks, samples_sha, models))
     run_dir = Path(cfg.output_root) / run_id
@@ -492,10 +551,12 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
     environment = _environment(dataset.format, tasks, config) if cfg.environment == "dataset" else None
     if environment is not None:
         config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
+    if cluster is not None:
+        cluster.check(config.sandbox)
     executor = Executor(config.sandbox, ExecutionStore(run_dir / EXECUTIONS_DIR), workers=cfg.workers,
-                        retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend)
+                        retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend, cluster=cluster)
     t0 = time.perf_counter()
-    references = reference_prerun(tasks, executor, config, progress)
+    references = reference_prerun(tasks, executor, config, progress, cache=reference_cache(config))
     refs = {r.task_id: r for r in references}
     broken = {r.task_id for r in references if r.broken}
     clock["reference"] = time.perf_counter() - t0
@@ -524,7 +585,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused, samples_resumed=resumed,
                        llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0),
     )
-    return _score_and_write(run_dir, results, progress, clock, samples_written=True)
+    return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
 
 
 def _check_request(request: EvaluationRequest, strategies: list[str]) -> None:
@@ -537,15 +598,18 @@ def _check_request(request: EvaluationRequest, strategies: list[str]) -> None:
 
 def _dataset_info(request: EvaluationRequest, dataset, dataset_sha: str, tasks: list[Task]) -> DatasetInfo:
     selected = {t.task_id for t in tasks}
+    covered = samples_task_ids(request.samples_file) if request.samples_file is not None else []
     return DatasetInfo(path=str(request.dataset), format=dataset.format, sha256=dataset_sha,
-                       n_tasks_loaded=len(dataset.tasks), n_tasks_selected=len(tasks),
+                       samples_left_out=[t for t in covered if t not in selected],
+                       n_tasks_loaded=len(dataset.all_task_ids) or len(dataset.tasks), n_tasks_selected=len(tasks),
                        fixes_applied=[f for f in dataset.fixes_applied if f.task_id in selected],
                        notices=[n for n in dataset.notices if n.task_id in selected])
 
 
 def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | None,
-                     clock: dict[str, float] | None = None, samples_written: bool = False) -> RunOutcome:
-    """Score, then write results.json, summary.md, results.html and the plots, each once, at the end."""
+                     clock: dict[str, float] | None = None, samples_written: bool = False,
+                     plots: bool = False) -> RunOutcome:
+    """Score, then write results.json, summary.md, results.html and (asked for) the plots, each once, at the end."""
     t0 = time.perf_counter()
     if progress:
         progress("scoring", 0, 1)
@@ -556,13 +620,14 @@ def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | No
     summary = render_summary(results)
     write_text(run_dir / SUMMARY_FILE, summary)
     write_page(board_of([results]), run_dir / PAGE_FILE, title=f"classforge evaluation {results.run_id}")
-    write_plots(results, run_dir)
+    if plots:
+        write_plots(results, run_dir)
     if progress:
         progress("scoring", 1, 1)
     return RunOutcome(run_dir=run_dir, results=results, summary=summary)
 
 
-def regrade(run_dir: Path, progress: Progress | None = None) -> RunOutcome:
+def regrade(run_dir: Path, progress: Progress | None = None, plots: bool = False) -> RunOutcome:
     """Recompute categories and every score from the stored outcomes, offline, and rewrite the
     folder's results.json, summary.md and plots. Nothing is generated or run."""
     results = load_results(run_dir)
@@ -572,4 +637,4 @@ def regrade(run_dir: Path, progress: Progress | None = None) -> RunOutcome:
     if missing:
         raise EvaluationError(f"{run_dir}: samples of tasks the results do not hold: {', '.join(missing)}")
     results.samples = [categorise(by_id[r.task_id], r) for r in results.samples]
-    return _score_and_write(run_dir, results, progress)
+    return _score_and_write(run_dir, results, progress, plots=plots)

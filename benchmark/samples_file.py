@@ -107,10 +107,30 @@ def _check_steps(where: str, s: PregeneratedSample, strategy: str, methods: Sequ
         raise SamplesFileError(f"{where}: method(s) {', '.join(twice)} answered twice")
 
 
+def samples_task_ids(path: Path) -> list[str]:
+    """The task ids a samples file names, in first-seen order, read leniently (a line that is not
+    a JSON object with a string `task_id` is skipped here: `read_samples_file` names its fault),
+    so that only these tasks need to be loaded and pre-run."""
+    path = Path(path)
+    if not path.is_file():
+        raise SamplesFileError(f"{path}: no such samples file")
+    seen: dict[str, None] = {}
+    for line in utf8_lines(path, strict=False):
+        try:
+            record = json.loads(line.text)
+        except json.JSONDecodeError:
+            continue
+        if isinstance(record, dict) and isinstance(record.get("task_id"), str):
+            seen.setdefault(record["task_id"])
+    return list(seen)
+
+
 def read_samples_file(path: Path, *, default_model: str | None, known_tasks: Collection[str],
-                      task_methods: Mapping[str, Sequence[str]] | None = None) -> list[NumberedSample]:
+                      task_methods: Mapping[str, Sequence[str]] | None = None,
+                      selected: Collection[str] | None = None) -> list[NumberedSample]:
     """Every sample of the file (see the module docstring); `task_methods` (task -> method names)
-    lets per-method steps be checked against the tasks."""
+    lets per-method steps be checked against the tasks. With `selected`, samples of the other
+    (known) tasks are left out: the caller says which and why."""
     path = Path(path)
     if not path.is_file():
         raise SamplesFileError(f"{path}: no such samples file")
@@ -137,6 +157,8 @@ def read_samples_file(path: Path, *, default_model: str | None, known_tasks: Col
     for lineno, s in raw:
         if s.task_id not in known_tasks:
             raise SamplesFileError(f"{path}:{lineno}: task {s.task_id!r} is not in the dataset")
+        if selected is not None and s.task_id not in selected:
+            continue
         model = s.model or fallback_model
         if s.steps is not None and s.strategy is None:
             raise SamplesFileError(f"{path}:{lineno}: a 'steps' sample must name its strategy "

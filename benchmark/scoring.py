@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from benchmark.metrics import DepCounts, Estimate, canonical_dependencies, compute_metrics, dep_counts
-from benchmark.passk import bootstrap_ci
+from benchmark.passk import bootstrap_ratio_ci
 from benchmark.results import BUCKETS, DepScores, GroupScores, RunSettings, SampleRecord
 from pipeline.core.task import Task
 from benchmark.taxonomy import classify, summarise
@@ -39,8 +39,7 @@ def _dep_scores(per_task: list[DepCounts], resamples: int, seed: int) -> DepScor
         parts = [p for p in parts if p[1]]
         if not parts:
             return None
-        # plain (hits, total) tuples: the resampling loop runs 10^4 times over every task
-        low, high = bootstrap_ci(parts, _ratio, n_resamples=resamples, seed=seed)
+        low, high = bootstrap_ratio_ci([h for h, _ in parts], [t for _, t in parts], n_resamples=resamples, seed=seed)
         return Estimate(value=_ratio(parts), ci_low=low, ci_high=high)
 
     return DepScores(dep_m=estimate([(d.method_hits, d.method_total) for d in per_task]),

@@ -89,7 +89,8 @@ def _ci(e: Estimate | None) -> str:
 
 def _limits(s: RunSettings) -> str:
     """Time limits and determinism, as run (older results lack the cap, grace and seed)."""
-    text = f" Time limit per run: {s.scale_factor:g} x the reference's time, at least {s.scale_floor_s:g} s"
+    text = (f" Time limit per run: {s.scale_factor:g} x the reference's CPU time (its wall time where the sandbox "
+            f"cannot see CPU time), never below the reference's wall time, at least {s.scale_floor_s:g} s")
     if s.scale_cap_s is not None:
         text += f", at most {s.scale_cap_s:g} s"
     if s.grace_s is not None:

@@ -4,17 +4,20 @@ from __future__ import annotations
 
 from pathlib import Path
 from enum import Enum
-from typing import Annotated, get_args
+from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
 from pipeline.cli_support import OneLineErrorGroup, cutoff_option, fail, print_error, validation_message
-from pipeline.config import ConfigError, EvalStrategy, HarvestConfig, load_config
 from pipeline.core import parsing
 from pipeline.core.errors import ClassforgeError
-from pipeline.core.funnel import FunnelReport
+from pipeline.core.strategy_names import EvalStrategy
+
+if TYPE_CHECKING:
+    from pipeline.config import HarvestConfig
+    from pipeline.core.funnel import FunnelReport
 
 app = typer.Typer(help="Build fresh, post-cutoff class-level code-generation benchmarks and score models on them.",
                   cls=OneLineErrorGroup, no_args_is_help=True, add_completion=False,
@@ -55,6 +58,9 @@ ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="TOML con
 
 
 def _load(config: Path | None, overrides: dict | None = None):
+    # imported here: the configuration models are most of what `--help` would otherwise load
+    from pipeline.config import ConfigError, load_config
+
     try:
         return load_config(config, overrides=overrides)
     except ConfigError as exc:
@@ -189,7 +195,7 @@ def check_endpoint_cmd(
         raise typer.Exit(1)
 
 
-def _github_search(hcfg: HarvestConfig):
+def _github_search(hcfg: "HarvestConfig"):
     """The GitHub search the harvest calls, after its pre-flight; None when GitHub is off."""
     if not hcfg.github.enabled:
         return None
@@ -217,7 +223,7 @@ def harvest(
     """Harvest self-contained, post-cutoff classes into <output root>/<snapshot>/ and print the funnel."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from pipeline.config import harvest_overrides
+    from pipeline.config import ConfigError, harvest_overrides
     from pipeline.harvest.run import run_harvest
     from pipeline.release.history import release_solutions
 
@@ -357,6 +363,8 @@ def build(
     result = state.result(raise_on_failure=False)
     if not isinstance(result, dict):  # the flow raised before it had a summary
         fail(*flow_failure(result, state.message, log_path))
+    from pipeline.core.funnel import FunnelReport
+
     console.print(funnel_table(FunnelReport.model_validate(result["funnel"]), "Build funnel"))
     console.print(f"harvest: {result['classes']} classes from {result['repos']} repositories ({result['snapshot']}/)")
     _warn_clone_failures(Path(result["snapshot"]))
@@ -466,7 +474,9 @@ def export(
 def _evaluation_table(results) -> Table:
     from benchmark.summary import compact_header, compact_rows
 
-    table = Table(title=f"pass@k (%) on {results.dataset.n_tasks_selected - len(results.broken_task_ids)} tasks "
+    # the tasks some sample was scored on: a samples file or --task may cover fewer than the dataset holds
+    scored = len({s.task_id for s in results.samples if s.scored})
+    table = Table(title=f"pass@k (%) on {scored} scored task(s) of {results.dataset.n_tasks_selected} selected "
                         f"({len(results.broken_task_ids)} broken, excluded)")
     for i, col in enumerate(compact_header(results)):
         table.add_column(col, justify="left" if i < 2 else "right")
@@ -490,8 +500,11 @@ def evaluate(
     task: Annotated[list[str] | None, typer.Option("--task", help="only this task id (repeatable)")] = None,
     max_tasks: Annotated[int | None, typer.Option("--max-tasks", min=1, help="only the first N tasks")] = None,
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="parallel sandbox runs")] = None,
+    dask: Annotated[str | None, typer.Option("--dask", help="run the sandbox on a Dask cluster: tcp://HOST:PORT of its "
+                                             "scheduler, or 'local' (each worker needs classforge and the sandbox)")] = None,
     out: Annotated[Path | None, typer.Option("--out", help="results root (default: evaluate.output_root, results/)")] = None,
     regrade: Annotated[Path | None, typer.Option("--regrade", help="recompute the scores of a results folder, offline")] = None,
+    plots: Annotated[bool, typer.Option("--plots", help="also draw passk.png and taxonomy.png (with --regrade too)")] = False,
     config: ConfigOpt = None,
 ) -> None:
     """Score models on a ClassEval-style dataset; writes results/<run-id>/ and prints Table 4."""
@@ -514,12 +527,14 @@ def evaluate(
 
         try:
             if regrade is not None:
-                outcome = run_regrade(regrade, progress)
+                outcome = run_regrade(regrade, progress, plots=plots)
             else:
                 if dataset is None:
                     fail("--dataset is required (or --regrade RESULTS_DIR)")
                 cfg = _evaluation_config(config, base_url=base_url, model=model, strategy=strategy, n=n,
-                                         levels=levels, workers=workers, out=out)
+                                         levels=levels, workers=workers, out=out, dask=dask)
+                cfg.evaluate.plots = cfg.evaluate.plots or plots
+                _note_special_strategies(model, strategy, samples)
                 outcome = _run_evaluation(cfg, dataset, model, samples, task, max_tasks, progress)
         except ValidationError as exc:
             bar.stop()
@@ -534,7 +549,17 @@ def evaluate(
     _print_evaluation(outcome, regraded=regrade is not None)
 
 
-def _evaluation_config(config: Path | None, *, base_url, model, strategy, n, levels, workers, out):
+def _note_special_strategies(model, strategy, samples) -> None:
+    """`reference` and `empty` answer with a whole class, so a strategy cannot apply to them: say so
+    rather than score the whole class under a strategy's name."""
+    special = [m for m in model or [] if m in ("reference", "empty")]
+    asked = [s.value for s in strategy or [] if s.value != "holistic"]
+    if special and asked and samples is None:
+        console.print(f"[yellow]note: model(s) {', '.join(special)} answer with the whole class, so --strategy "
+                      f"{', '.join(asked)} does not apply to them: they are scored once, as strategy 'direct'[/yellow]")
+
+
+def _evaluation_config(config: Path | None, *, base_url, model, strategy, n, levels, workers, out, dask=None):
     """The configuration with the command line's evaluate options applied and validated."""
     cfg = _load(config)
     ev = cfg.evaluate
@@ -543,7 +568,7 @@ def _evaluation_config(config: Path | None, *, base_url, model, strategy, n, lev
     if model and model[0] not in ("reference", "empty"):
         ev.endpoint.model = model[0]
     updates = {"strategies": [s.value for s in strategy] if strategy else None, "n_samples": n,
-               "levels_source": levels.value if levels else None, "workers": workers, "output_root": out}
+               "levels_source": levels.value if levels else None, "workers": workers, "output_root": out, "dask": dask}
     cfg.evaluate = type(ev).model_validate(ev.model_dump() | {k: v for k, v in updates.items() if v is not None})
     return cfg
 
@@ -577,6 +602,10 @@ def _print_evaluation(outcome, *, regraded: bool) -> None:
 
     results = outcome.results
     console.print(_evaluation_table(results))
+    left_out = results.dataset.samples_left_out
+    if left_out:
+        console.print(f"[yellow]samples of {len(left_out)} task(s) not selected by --task/--max-tasks are left out: "
+                      f"{', '.join(left_out[:5])}{' ...' if len(left_out) > 5 else ''}[/yellow]")
     advice = unscored_advice(results)
     if advice:
         console.print(f"[yellow]{advice}[/yellow]", soft_wrap=True)
@@ -586,7 +615,8 @@ def _print_evaluation(outcome, *, regraded: bool) -> None:
                       f"{results.stats.sandbox_runs} sandbox runs, {results.stats.executions_reused} reused.")
     else:
         console.print(f"regraded {len(results.samples)} stored samples offline.")
-    console.print(f"written to {outcome.run_dir}/ (results.json, samples/, summary.md, results.html, passk.png, taxonomy.png)")
+    drawn = ", passk.png, taxonomy.png" if (outcome.run_dir / "passk.png").is_file() else ""
+    console.print(f"written to {outcome.run_dir}/ (results.json, samples/, summary.md, results.html{drawn})")
 
 
 @app.command()

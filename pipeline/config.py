@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 from pipeline.core.errors import InputError
+from pipeline.core.strategy_names import EvalStrategy
 
 DOMAINS: tuple[str, ...] = (
     "Finance & E-commerce",
@@ -306,8 +307,6 @@ class ConstructConfig(Section):
     candidate_retry_delay_s: float = Field(60.0, ge=0, description="flow: wait before such a re-run")
 
 
-EvalStrategy = Literal["holistic", "incremental", "compositional", "bottom_up", "top_down"]
-"""The evaluator's generation strategies (`benchmark.strategies.STRATEGIES`; a test keeps the two equal)."""
 
 
 class EvaluateConfig(Section):
@@ -326,10 +325,16 @@ class EvaluateConfig(Section):
     levels_source: Literal["labels", "model"] = Field(
         "labels", description="bottom_up/top_down levels: the dataset's dependency labels, or asked of the model"
     )
-    bootstrap_resamples: int = Field(10_000, ge=1, description="resamples of the 95% bootstrap confidence intervals")
-    bootstrap_seed: int = Field(0, description="seed of those resamples")
-    output_root: Path = Field(Path("results"), description="where results/<run-id>/ folders are written (--out overrides)")
+    bootstrap_resamples: int = Field(10_000, ge=1)
+    bootstrap_seed: int = 0
+    output_root: Path = Path("results")
+    plots: bool = Field(False, description="draw passk.png and taxonomy.png into the run folder (matplotlib is loaded only then)")
+    reference_cache: Path | None = Field(
+        None, description="reference pre-runs kept by content (task, environment, limits) and shared by every "
+                          "results folder; default: .cache/references beside output_root")
     workers: int | None = Field(None, ge=1, description="parallel sandbox runs; default: sandbox.workers, else the cores")
+    dask: str | None = Field(None, description="run the sandbox executions on a Dask cluster: tcp://HOST:PORT of its "
+                                               "scheduler, or 'local' for worker processes on this machine")
     sandbox_retries: int = Field(2, ge=0, description="re-runs of a run the sandbox itself failed; then it is reported")
     rerun_classes: bool = Field(
         True, description="after a timeout, crash or resource limit, run the test classes the sample did not reach "

@@ -7,6 +7,7 @@ Public API (everything else in this package is an implementation detail):
     execute(request: SuiteRequest, backend, config) -> SuiteResult
     verify(solution, tests, test_classes, config=None, *, mode="classeval", ...) -> GateVerdict
     scaled_limit(reference_s, config) -> float
+    evaluation_limit(wall_s, cpu_s, config) -> float
     get_backend(config=None, name=None) -> SandboxBackend; register_backend(name, factory)
     SandboxBackend.run(files, command, limits, outputs=(), env=None) -> ExecResult
 
@@ -29,7 +30,7 @@ from pipeline.sandbox.results import (
     TestOutcome,
 )
 from pipeline.sandbox.suite import execute, run_suite
-from pipeline.sandbox.timing import scaled_limit
+from pipeline.sandbox.timing import evaluation_limit, scaled_limit
 
 __all__ = [
     "ClassResult",
@@ -48,6 +49,7 @@ __all__ = [
     "SuiteStatus",
     "TestOutcome",
     "backend_names",
+    "evaluation_limit",
     "execute",
     "get_backend",
     "pool_size",

@@ -93,3 +93,22 @@ def test_bootstrap_rejects_bad_arguments():
         bootstrap_ci([1.0], n_resamples=0)
     with pytest.raises(ValueError):
         bootstrap_ci([1.0], confidence=1.0)
+
+
+def test_the_vectorised_ratio_bootstrap_draws_the_resamples_of_the_generic_one():
+    import random
+
+    from benchmark.passk import bootstrap_ratio_ci
+
+    rng = random.Random(3)
+    groups = [[rng.random() for _ in range(rng.randint(1, 6))] for _ in range(40)]
+    pooled = lambda gs: sum(sum(g) for g in gs) / sum(len(g) for g in gs)  # noqa: E731
+    generic = bootstrap_ci(groups, pooled, n_resamples=2000, seed=5)
+    assert bootstrap_ratio_ci([sum(g) for g in groups], [len(g) for g in groups], n_resamples=2000, seed=5) == \
+        pytest.approx(generic, abs=1e-12)
+    parts = [(0, 0), (2, 3), (0, 0), (1, 4)]  # tasks without any dependency: a resample of only those counts 0
+    ratio = lambda ps: sum(h for h, _ in ps) / sum(t for _, t in ps) if sum(t for _, t in ps) else 0.0  # noqa: E731
+    assert bootstrap_ratio_ci([h for h, _ in parts], [t for _, t in parts], n_resamples=500, seed=2) == \
+        pytest.approx(bootstrap_ci(parts, ratio, n_resamples=500, seed=2), abs=1e-12)
+    with pytest.raises(ValueError, match="different lengths"):
+        bootstrap_ratio_ci([1.0], [1.0, 2.0])

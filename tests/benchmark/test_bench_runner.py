@@ -106,7 +106,7 @@ def test_five_strategies_with_scripted_faults_then_a_free_resume(classeval_path,
         # top_down BankAccount.transfer: a wrong method -> assertion failures in its own test class
         server.add_rule(pattern=r"method transfer within the following class BankAccount\. Methods are implemented top-down",
                         replies=[fence("def transfer(self, other_account, amount):\n    return None")])
-        cfg = make_config(tmp_path, server.base_url)
+        cfg = make_config(tmp_path, server.base_url, plots=True)
         first = evaluate(request(classeval_path), cfg, env={})
         sent = len(server.chat_requests)
         r = first.results

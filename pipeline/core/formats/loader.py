@@ -50,6 +50,7 @@ class LoadedDataset(BaseModel):
     tasks: list[Task]
     fixes_applied: list[QuirkFix] = Field(default_factory=list)
     notices: list[QuirkFix] = Field(default_factory=list, description="defects seen and deliberately left as published")
+    all_task_ids: list[str] = Field(default_factory=list, description="every task id of the file, built or not (file order)")
 
     def by_id(self) -> dict[str, Task]:
         return {t.task_id: t for t in self.tasks}
@@ -78,6 +79,7 @@ def load_dataset(path: str | Path, task_ids: Collection[str] | None = None) -> L
     if fmt is None:
         fmt = "classeval" if records and all(r.get("methods_info") for _, r in records) else "classeval-pro"
     _check_unique_ids(path, records)
+    all_ids = [str(r.get("task_id")) for _, r in records]
     if task_ids is not None:
         wanted = set(task_ids)
         records = [(where, r) for where, r in records if r.get("task_id") in wanted]
@@ -89,7 +91,8 @@ def load_dataset(path: str | Path, task_ids: Collection[str] | None = None) -> L
         tasks.append(task)
         fixes += task_fixes
         notices += task_notices
-    return LoadedDataset(path=str(path), format=fmt, tasks=tasks, fixes_applied=fixes, notices=notices)
+    return LoadedDataset(path=str(path), format=fmt, tasks=tasks, fixes_applied=fixes, notices=notices,
+                         all_task_ids=all_ids)
 
 
 def _load_classforge_release(folder: Path, task_ids: Collection[str] | None) -> LoadedDataset:
@@ -109,7 +112,8 @@ def _load_classforge_release(folder: Path, task_ids: Collection[str] | None) -> 
         except ValidationError as e:
             raise DatasetError(f"{where}: task {row.get('task_id')}: {e.errors()[0]['msg']} "
                                f"at {'.'.join(str(p) for p in e.errors()[0]['loc'])}") from e
-    return LoadedDataset(path=str(folder), format="classforge-release", tasks=tasks)
+    return LoadedDataset(path=str(folder), format="classforge-release", tasks=tasks,
+                         all_task_ids=[str(row.get("task_id")) for _, row in located])
 
 
 # -- reading -----------------------------------------------------------------------------------
