@@ -363,6 +363,13 @@ def build(
     result = state.result(raise_on_failure=False)
     if not isinstance(result, dict):  # the flow raised before it had a summary
         fail(*flow_failure(result, state.message, log_path))
+    _print_build_result(result)
+    if state.is_failed():
+        fail(f"build {state.name.lower()}: {state.message}", 1)
+
+
+def _print_build_result(result: dict) -> None:
+    """The build's closing lines: funnel, harvest, decontamination, tasks, LLM usage, release."""
     from pipeline.core.funnel import FunnelReport
 
     console.print(funnel_table(FunnelReport.model_validate(result["funnel"]), "Build funnel"))
@@ -379,8 +386,6 @@ def build(
     console.print(f"LLM: {usage['requests']} requests, {usage['cached_hits']} served from the cache, "
                   f"{usage['prompt_tokens'] + usage['completion_tokens']} tokens, ${usage['cost_usd']}")
     console.print(f"release: {result['note']}")
-    if state.is_failed():
-        fail(f"build {state.name.lower()}: {state.message}", 1)
 
 
 # -- release: report, verify, export (pipeline/release) -----------------------------------------
