@@ -133,6 +133,8 @@ class ResponseCache:
         # from here, so nothing is paid twice in this run; `close` reports them.
         self._unsaved: dict[str, CacheEntry] = {}
         self.write_error: str | None = None
+        if isinstance(self.path, Path):
+            self._reclaim_spills()
 
     # -- basic access -------------------------------------------------------------------------
     def get(self, key: str) -> CacheEntry | None:
@@ -191,8 +193,23 @@ class ResponseCache:
             else:
                 self._unsaved.clear()
                 return
-        spill = _spill(pending)
+        spill = _spill(pending, self.path if isinstance(self.path, Path) else None)
         raise CacheWriteError(self.path, len(pending), self.write_error or "unknown error", spill)
+
+    def _reclaim_spills(self) -> None:
+        """Store what an earlier run of this cache had to spill to the temp dir (its disk was full),
+        so a re-run after freeing space pays for none of those answers again. A spill stays where it
+        is while it cannot be stored (the disk is still full) and is removed once it is."""
+        for spill in sorted(Path(tempfile.gettempdir()).glob(f"{_spill_prefix(self.path)}*.jsonl")):
+            try:
+                added = self.import_jsonl(spill)
+            except (CacheImportError, sqlite3.Error, OSError) as exc:
+                log.warning("LLM cache %s: answers spilled to %s earlier are not stored yet (%s); they are kept there",
+                            self.path, spill, exc)
+                continue
+            spill.unlink(missing_ok=True)
+            log.warning("LLM cache %s: stored %d answer(s) an earlier run had to spill to %s (its disk was full)",
+                        self.path, added, spill)
 
     def __contains__(self, key: object) -> bool:
         with self._lock:
@@ -324,10 +341,17 @@ def _replace_corrupt(path: Path, exc: sqlite3.DatabaseError) -> sqlite3.Connecti
     return conn
 
 
-def _spill(entries: list[CacheEntry]) -> Path | None:
+def _spill_prefix(cache_path: Path) -> str:
+    """Spill files are named after the cache they belong to, so the next open of it finds them."""
+    digest = hashlib.sha256(str(cache_path.resolve()).encode()).hexdigest()[:16]
+    return f"classforge-unsaved-llm-{digest}-"
+
+
+def _spill(entries: list[CacheEntry], cache_path: Path | None) -> Path | None:
     """The unsaved answers as a cache export in the temp dir (often another filesystem), or None."""
+    prefix = _spill_prefix(cache_path) if cache_path is not None else "classforge-unsaved-llm-"
     try:
-        fd, name = tempfile.mkstemp(prefix="classforge-unsaved-llm-", suffix=".jsonl")
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".jsonl")
         with open(fd, "w", encoding="utf-8") as fh:
             for e in entries:
                 fh.write(canonical_json(e.model_dump(mode="json")) + "\n")

@@ -110,10 +110,11 @@ class CacheCorrupt(IntegrityError):
 
 class CacheWriteError(InfrastructureError, OSError):
     """Paid answers could not be written to the LLM cache (disk full, I/O error). One line, naming
-    the cache and where the answers were saved instead (import them with `llm.cache_imports`)."""
+    the cache and where the answers were saved instead; the next open of the same cache stores them."""
 
     def __init__(self, path: object, count: int, reason: str, spill: object | None) -> None:
-        where = f"saved to {spill} (add it to llm.cache_imports to reuse them)" if spill else "could not be saved elsewhere either"
+        where = (f"saved to {spill}; the next run stores them in the cache once it has room (nothing is paid twice)"
+                 if spill else "could not be saved elsewhere either")
         super().__init__(f"LLM cache {path}: {count} paid answer(s) could not be stored ({reason}); {where}")
         self.path = path
         self.count = count

@@ -4,6 +4,7 @@ with one line naming the cache and where the answers went."""
 from __future__ import annotations
 
 import random
+import sqlite3
 
 import pytest
 
@@ -58,3 +59,53 @@ def test_space_freed_before_the_end_stores_them_normally(server, tmp_path):
     cache.close()
     with ResponseCache(path) as reopened:
         assert reopened.get(out.cache_key).text == out.text
+
+
+def test_the_next_run_stores_the_spilled_answers_once_the_disk_has_room(server, tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    server.default = "class Stack: pass" + " " * 5000
+    path = tmp_path / "llm.sqlite"
+    cache = ResponseCache(path)
+    _fill(cache)
+    client = LLMClient(LLMConfig(cache_path=path), ENV, cache, UsageLedger(), sleep=lambda s: None, rng=random.Random(1))
+    first = client.complete("solver", endpoint(server.base_url), MSGS, task_id="t1", prompt_version="v1")
+    with pytest.raises(CacheWriteError) as info:
+        cache.close()
+    assert "the next run stores them" in str(info.value) and info.value.spill.parent == tmp_path / "tmp"
+    # A spill of another cache is not this cache's business.
+    stranger = ResponseCache(tmp_path / "other.sqlite")
+    stranger.close()
+    assert info.value.spill.is_file() and stranger.path.exists()
+    # Space freed: the next open of the same cache stores the spilled answer and removes the spill,
+    # so the re-run is served from the cache and pays nothing.
+    with ResponseCache(path) as reopened:
+        again = LLMClient(LLMConfig(cache_path=path), ENV, reopened, UsageLedger()).complete(
+            "solver", endpoint(server.base_url), MSGS, task_id="t1", prompt_version="v1")
+    assert again.cached and again.text == first.text and len(server.chat_requests) == 1
+    assert not info.value.spill.exists()
+
+
+def test_a_spill_that_still_cannot_be_stored_stays_where_it_is(server, tmp_path, monkeypatch):
+    monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    server.default = "x" * 5000
+    path = tmp_path / "llm.sqlite"
+    cache = ResponseCache(path)
+    _fill(cache)
+    LLMClient(LLMConfig(cache_path=path), ENV, cache, UsageLedger()).complete(
+        "solver", endpoint(server.base_url), MSGS, task_id="t1", prompt_version="v1")
+    with pytest.raises(CacheWriteError) as info:
+        cache.close()
+    real_insert = ResponseCache.import_jsonl
+
+    def still_full(self, spill):
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(ResponseCache, "import_jsonl", still_full)
+    ResponseCache(path).close()
+    assert info.value.spill.is_file()
+    monkeypatch.setattr(ResponseCache, "import_jsonl", real_insert)
+    with ResponseCache(path) as reopened:
+        assert len(reopened) == 1
+    assert not info.value.spill.exists()
