@@ -1,6 +1,6 @@
 # The two commands a fresh clone needs: `make run` (the main job on embedded defaults) and `make test`.
 export PREFECT_SERVER_ANALYTICS_ENABLED ?= false
-export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 60
+export PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS ?= 600
 export PREFECT_HOME ?= $(CURDIR)/.cache/prefect
 
 .PHONY: setup run test
