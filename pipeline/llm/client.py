@@ -60,8 +60,10 @@ _CONTEXT_EXCEEDED = re.compile(
 # A 5xx body that blames the request (a validation error turned into a 500): a re-run repeats it.
 _REQUEST_INVALID = re.compile(r"validation error|input should be|invalid|unsupported|not supported|unrecognized",
                               re.IGNORECASE)
-# OpenAI's and vLLM's wording: "This model's maximum context length is 8192 tokens."
-_WINDOW_IN_MESSAGE = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
+# OpenAI's and vLLM's wording: "This model's maximum context length is 8192 tokens."; llama.cpp's:
+# "request (9000 tokens) exceeds the available context size (8192 tokens)".
+_WINDOW_IN_MESSAGE = re.compile(r"maximum context length is (\d+)|available context size \((\d+) tokens?\)",
+                                re.IGNORECASE)
 # Smallest answer room worth asking for when the context window forces max_tokens down.
 MIN_ANSWER_TOKENS = 256
 
@@ -462,7 +464,7 @@ class LLMClient:
         if failure.context_exceeded:
             self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
             said = _WINDOW_IN_MESSAGE.search(failure.reason)
-            window = int(said.group(1)) if said else endpoint.context_window
+            window = int(said.group(1) or said.group(2)) if said else endpoint.context_window
             raise PromptTooLong(role, task_id, estimate_prompt_tokens(material.messages), window,
                                 material.max_tokens, source=f"estimate; server said: {failure.reason}")
         if (failure.retryable and previous is not None and failure.status in _DETERMINISTIC_5XX

@@ -158,9 +158,10 @@ def test_a_slow_stream_is_not_cut_by_a_timeout_shorter_than_the_whole_answer(har
         assert out.text == "z" * 120
 
 
-def test_a_window_named_in_the_servers_refusal_is_learnt_and_the_answer_room_fitted(harness):
+@pytest.mark.parametrize("llama_cpp", [False, True], ids=["openai-wording", "llama.cpp-wording"])
+def test_a_window_named_in_the_servers_refusal_is_learnt_and_the_answer_room_fitted(harness, llama_cpp):
     # The server does not list its window; its 400 names it. The prompt fits, max_tokens did not.
-    with served(ServerProfile(context_window=1000, report_window=False), default="x") as srv:
+    with served(ServerProfile(context_window=1000, report_window=False, llama_cpp=llama_cpp), default="x") as srv:
         h = harness()
         ep = endpoint(srv.base_url, max_tokens=900)
         msgs = [{"role": "user", "content": "y" * 1600}]  # 404 tokens by the estimate
