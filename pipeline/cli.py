@@ -121,13 +121,14 @@ def check_endpoint_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print the reports as JSON")] = False,
 ) -> None:
     """Check the configured LLM endpoints: reachability, key, model, context window, structured
-    output, usage, n > 1 and seed. Exits 1 if any endpoint cannot be used."""
+    output, usage, n > 1 and seed (by default the roles the configuration sets up: the build's, the
+    evaluator's, or both). Exits 1 if any endpoint cannot be used; a busy server is named as such."""
     import json
     import os
 
     from rich.markup import escape
 
-    from pipeline.llm.preflight import check_endpoints, endpoints_of_build, endpoints_of_evaluate
+    from pipeline.llm.preflight import check_endpoints, endpoints_configured, endpoints_of_build, endpoints_of_evaluate
 
     cfg = _load(config)
     endpoints = endpoints_of_build(cfg) | endpoints_of_evaluate(cfg)
@@ -136,6 +137,8 @@ def check_endpoint_cmd(
         if unknown:
             fail(f"unknown role(s) {', '.join(unknown)}; roles: {', '.join(endpoints)}")
         endpoints = {r: endpoints[r] for r in role}
+    else:
+        endpoints = endpoints_configured(cfg)
     reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
     if as_json:
         print(json.dumps([r.model_dump(mode="json") for r in reports], indent=1))

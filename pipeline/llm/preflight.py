@@ -108,6 +108,20 @@ def endpoints_of_evaluate(config: Config) -> dict[str, EndpointConfig]:
     return {"evaluate": config.evaluate.endpoint}
 
 
+_BUILD_ROLES = ("composer", "test_writer", "judges", "solver")
+
+
+def endpoints_configured(config: Config) -> dict[str, EndpointConfig]:
+    """The endpoints the configuration sets up: the build's roles when it writes any of them, the
+    evaluator's when it writes `[evaluate.endpoint]`; both when it writes neither (all defaults).
+    A configuration for one side only is not failed for the other side's unused default."""
+    build = any(role in config.llm.model_fields_set for role in _BUILD_ROLES)
+    evaluate = "endpoint" in config.evaluate.model_fields_set
+    if not build and not evaluate:
+        build = evaluate = True
+    return (endpoints_of_build(config) if build else {}) | (endpoints_of_evaluate(config) if evaluate else {})
+
+
 def check_endpoints(endpoints: Mapping[str, EndpointConfig], env: Mapping[str, str], *,
                     timeout_s: float = 60.0) -> list[EndpointReport]:
     """One report per distinct endpoint (roles sharing base URL, model and key are checked once)."""
