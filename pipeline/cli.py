@@ -274,7 +274,10 @@ def build(
         _refuse_busy_build_folder(cfg)
     from pipeline.llm.preflight import endpoints_of_build
 
-    reports = _preflight(cfg, endpoints_of_build(cfg))
+    from pipeline.cli_stopping import stoppable_command
+
+    stoppable = stoppable_command()  # SIGINT/SIGTERM: stop in seconds, keep what was paid; no server left
+    reports = stoppable.run(lambda: _preflight(cfg, endpoints_of_build(cfg)))
     _prefect_defaults()
     from flows.build_benchmark import build_benchmark
 
@@ -292,9 +295,10 @@ def build(
     # In a pipe or a log: Prefect's own one-line-per-event log lines, nothing redrawn.
     with task_progress(console) if console.is_terminal else nullcontext():
         # The flow applies this check's findings and records them next to the build; it does not probe again.
-        state = flow_fn(config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
-                        release_version=release_version, return_state=True,
-                        endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None)
+        state = stoppable.run(lambda: flow_fn(
+            config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
+            release_version=release_version, return_state=True,
+            endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None))
     result = state.result(raise_on_failure=False)
     if not isinstance(result, dict):  # the flow raised before it had a summary
         fail(f"build failed: {type(result).__name__}: {result}" if isinstance(result, BaseException)

@@ -70,6 +70,7 @@ class ServerProfile(BaseModel):
     first_token_delay_s: float = Field(0.0, ge=0, description="wait before the first byte of every answer")
     chunk_delay_s: float = Field(0.0, ge=0, description="streamed answers: wait between chunks")
     stream: bool = Field(True, description="False: a `stream: true` request is an HTTP 400")
+    ignore_stream: bool = Field(False, description="answer `stream: true` with one JSON body, as some proxies do")
     llama_cpp: bool = Field(False, description="serve /props, /slots and /health as llama.cpp's server does")
     slots: int = Field(1, ge=1, description="llama_cpp: parallel slots; each gets context_window / slots")
 
@@ -492,7 +493,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if server._stopping.wait(reply.seconds):
                     return
                 reply = reply.then
-            if isinstance(reply, (Text, NullContent)) and body.get("stream"):
+            if isinstance(reply, (Text, NullContent)) and body.get("stream") and not server.profile.ignore_stream:
                 self._stream(body, server._completion_body(body, reply))
             elif isinstance(reply, (Text, NullContent)):
                 self._send_json(200, server._completion_body(body, reply))
