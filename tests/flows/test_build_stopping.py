@@ -53,8 +53,8 @@ def _start(tmp_path: Path, example_config: Path, srv: FakeOpenAIServer, stream: 
                             env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def _wait_for_hanging_request(proc: subprocess.Popen[str], srv: FakeOpenAIServer) -> dict[int, str]:
-    """Wait until a request past the answered ones is in flight; the CLI's children seen meanwhile
+def _wait_for_hanging_request(proc: subprocess.Popen[str], srv: FakeOpenAIServer, tmp_path: Path) -> dict[int, str]:
+    """Wait until the answered requests are stored and another is in flight; the CLI's children seen meanwhile
     (pid -> start time); their command lines go to COMMANDS."""
     children: dict[int, str] = {}
     deadline = time.monotonic() + PATIENCE_S
@@ -67,7 +67,7 @@ def _wait_for_hanging_request(proc: subprocess.Popen[str], srv: FakeOpenAIServer
                 COMMANDS[pid] = Path(f"/proc/{pid}/cmdline").read_bytes()
             except OSError:
                 pass  # ended while we looked
-        if len(srv.chat_requests) > ANSWERED and srv.answering:
+        if srv.answering and _cached_answers(tmp_path) == ANSWERED:
             return children
         time.sleep(0.2)
 
@@ -93,8 +93,13 @@ def _gone(pid: int, start: str, within_s: float = 120) -> bool:
 
 
 def _cached_answers(tmp_path: Path) -> int:
-    with sqlite3.connect(tmp_path / "llm.sqlite") as db:
-        return db.execute("SELECT count(*) FROM responses").fetchone()[0]
+    if not (tmp_path / "llm.sqlite").exists():
+        return 0
+    try:
+        with sqlite3.connect(tmp_path / "llm.sqlite", timeout=30) as db:
+            return db.execute("SELECT count(*) FROM responses").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0  # not created yet
 
 
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")]
@@ -107,7 +112,7 @@ def test_a_signal_stops_the_build_in_seconds_keeping_every_paid_answer(example_c
     with FakeOpenAIServer(default=_script(slow), profile=profile) as srv:
         proc = _start(tmp_path, example_config, srv, stream=slow)
         try:
-            children = _wait_for_hanging_request(proc, srv)
+            children = _wait_for_hanging_request(proc, srv, tmp_path)
             proc.send_signal(sig)
             out, err = proc.communicate(timeout=120)  # seconds in practice; generous for a busy machine
         finally:
@@ -129,7 +134,7 @@ def test_kill_9_of_the_cli_leaves_no_prefect_server(example_config, tmp_path):
     with FakeOpenAIServer(default=_script(False)) as srv:
         proc = _start(tmp_path, example_config, srv, stream=False)
         try:
-            children = _wait_for_hanging_request(proc, srv)
+            children = _wait_for_hanging_request(proc, srv, tmp_path)
             assert _servers(children), "Prefect's embedded server was not among the build's children"
             proc.kill()
             proc.communicate(timeout=60)
