@@ -104,5 +104,9 @@ def stoppable_command() -> Stoppable:
     """For the running CLI command: start the orphan guard; `run` takes SIGINT/SIGTERM."""
     from pipeline.core.orphan_guard import start_guard
 
-    start_guard()  # ends Prefect's server if this process is killed (-9) before it can
+    if not _guard:  # one guard per process watches all its children
+        _guard.append(start_guard())  # ends Prefect's server if this process is killed (-9) before it can
     return Stoppable(say_stopped)
+
+
+_guard: list[object] = []
