@@ -148,6 +148,12 @@ def reask_messages(ctx: StageContext, first: list[dict[str, str]], report: Skele
         min_methods=ctx.construct.min_methods)
 
 
+def _copied_when_cut(reply: Completion, sources: tuple[ClassSpec, ClassSpec]) -> bool:
+    """An answer cut at max_tokens that is a copy of the sources (two long classes run out of room):
+    re-asked like any copy instead of dropped as truncated."""
+    return copied_source(extract_code(reply.text).source_file or reply.text, *sources) is not None
+
+
 def _repeated(attempts: list[SkeletonAttempt]) -> str:
     """A last answer that repeats an earlier one byte for byte: the model did not take the feedback."""
     last = attempts[-1].code
@@ -168,7 +174,7 @@ def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> Compos
         reply = ask(ctx, ROLE, endpoint, messages, version)
         if not isinstance(reply, Completion):
             return ComposeResult(outcome=StageOutcome.of(stage, reply), attempts=attempts, prompt_version=version)
-        if reply.truncated:
+        if reply.truncated and not (round_ < ctx.construct.compose_repairs and _copied_when_cut(reply, sources)):
             attempts.append(SkeletonAttempt(reply=reply.text, finish_reason=reply.finish_reason,
                                             cache_key=reply.cache_key, extracted_how="none", code=""))
             return ComposeResult(

@@ -11,6 +11,7 @@ both classes and renames freely, so it does not look like that.
 from __future__ import annotations
 
 import ast
+import re
 
 from pydantic import BaseModel, ConfigDict
 
@@ -35,11 +36,27 @@ def public_methods(spec: ClassSpec) -> list[str]:
     return [m.name for m in spec.methods if m.name != "__init__" and not is_private(m.name)]
 
 
+_CLASS = re.compile(r"^class\s+(\w+)", re.MULTILINE)
+_METHOD = re.compile(r"^(?:class\s+(\w+)|    (?:async\s+)?def\s+(\w+))", re.MULTILINE)
+
+
+def _scanned_classes(code: str) -> list[tuple[str, list[str]]]:
+    """Classes and their method names by line shape: an answer cut at max_tokens does not parse,
+    and a copy of two long classes is exactly what runs out of room."""
+    out: list[tuple[str, list[str]]] = []
+    for cls, method in _METHOD.findall(code):
+        if cls:
+            out.append((cls, []))
+        elif out and method != "__init__" and not is_private(method):
+            out[-1][1].append(method)
+    return out
+
+
 def _answer_classes(code: str) -> list[tuple[str, list[str]]]:
     try:
         module = parsing.parse(code)
     except SyntaxError:
-        return []
+        return _scanned_classes(code)
     out = []
     for node in module.body:
         if isinstance(node, ast.ClassDef):

@@ -175,6 +175,17 @@ def test_copied_source_is_reasked_with_both_specs(server, tmp_path):
     assert "state from both Class A `TallyCounter`" in user and "LoanLedger" not in reask.text
 
 
+def test_a_copy_cut_at_max_tokens_is_reasked_not_dropped_as_truncated(server, tmp_path):
+    # What the 1.5B model did: both source classes, bodies and all, until the answer budget ran out.
+    both = fx.COUNTER_SOURCE.rstrip() + "\n\n\n" + fx.STACK_SOURCE
+    cut = "```python\n" + both[: both.index("def peek")]
+    server.add_rule(model=MODELS["composer"], replies=[Truncated(cut), fx.fenced(fx.SKELETON)])
+    task = built(build(server, tmp_path))
+    assert task.prompt_versions["compose"] == "compose@v1+compose_reask@v2"
+    reask = requests_for(server, MODELS["composer"])[1].messages[-1]["content"]
+    assert "both source classes side by side" in reask
+
+
 def test_both_sources_side_by_side_is_a_copy(server, tmp_path):
     side_by_side = fx.COUNTER_SOURCE.rstrip() + "\n\n\n" + fx.STACK_SOURCE
     server.add_rule(model=MODELS["composer"], replies=[fx.fenced(side_by_side)] * 2)
