@@ -152,13 +152,14 @@ def check_endpoint_cmd(
     as_json: Annotated[bool, typer.Option("--json", help="print the reports as JSON")] = False,
 ) -> None:
     """Check the configured LLM endpoints: reachability, key, model, context window, structured
-    output, usage, n > 1 and seed. Exits 1 if any endpoint cannot be used."""
+    output, usage, n > 1 and seed (by default the roles the configuration sets up: the build's, the
+    evaluator's, or both). Exits 1 if any endpoint cannot be used; a busy server is named as such."""
     import json
     import os
 
     from rich.markup import escape
 
-    from pipeline.llm.preflight import check_endpoints, endpoints_of_build, endpoints_of_evaluate
+    from pipeline.llm.preflight import check_endpoints, endpoints_configured, endpoints_of_build, endpoints_of_evaluate
 
     cfg = _load(config)
     endpoints = endpoints_of_build(cfg) | endpoints_of_evaluate(cfg)
@@ -167,6 +168,8 @@ def check_endpoint_cmd(
         if unknown:
             fail(f"unknown role(s) {', '.join(unknown)}; roles: {', '.join(endpoints)}")
         endpoints = {r: endpoints[r] for r in role}
+    else:
+        endpoints = endpoints_configured(cfg)
     reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
     if as_json:
         print(json.dumps([r.model_dump(mode="json") for r in reports], indent=1))
@@ -340,7 +343,10 @@ def build(
         _refuse_busy_build_folder(cfg, ctx)
     from pipeline.llm.preflight import endpoints_of_build
 
-    reports = _preflight(cfg, endpoints_of_build(cfg))
+    from pipeline.cli_stopping import stoppable_command
+
+    stoppable = stoppable_command()  # SIGINT/SIGTERM: stop in seconds, keep what was paid; no server left
+    reports = stoppable.run(lambda: _preflight(cfg, endpoints_of_build(cfg)))
     _prefect_defaults()
     from flows.build_benchmark import build_benchmark
 
@@ -360,9 +366,10 @@ def build(
     # In a pipe or a log: Prefect's one-line-per-event log lines. Tracebacks go to the log file only.
     with flow_log(build_dir(cfg)) as log_path, task_progress(console) if console.is_terminal else nullcontext():
         # The flow applies this check's findings and records them next to the build; it does not probe again.
-        state = flow_fn(config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
-                        release_version=release_version, return_state=True,
-                        endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None)
+        state = stoppable.run(lambda: flow_fn(
+            config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
+            release_version=release_version, return_state=True,
+            endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None))
     result = state.result(raise_on_failure=False)
     if not isinstance(result, dict):  # the flow raised before it had a summary
         fail(*flow_failure(result, state.message, log_path))

@@ -211,7 +211,10 @@ class EndpointConfig(Section):
         600.0, gt=0, description="seconds one request may take (streamed: longest silence between chunks); "
         "sized for local models at 10-20 tokens/s with a long first-token delay"
     )
-    stream: bool = Field(False, description="stream answers, so a slow model's output is never lost to a read timeout")
+    stream: bool | Literal["auto"] = Field(
+        "auto", description="stream answers, so timeout_s is the longest silence between tokens, not the whole "
+        "answer's time; auto: stream, and fall back to whole answers where the server refuses or ignores streaming "
+        "(then the limit grows with max_tokens at the measured tokens/s)")
     response_format: Literal["auto", "json_schema", "json_object", "none"] = Field(
         "auto", description="how JSON answers are requested: OpenAI json_schema, json_object with the schema "
         "(llama.cpp), none (schema in the prompt only), or auto (json_schema, falling back on refusal)"

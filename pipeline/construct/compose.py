@@ -3,13 +3,14 @@
 The composer sees the AST-derived spec of both classes (spec.py), the theme of the fusion (from the
 composable-domain matrix) and the interface constraints. Its reply is extracted and checked
 (skeleton_checks.py). A failing skeleton gets `compose_repairs` repair turns (default one). A
-repair prompt is short and does not grow: the checks' problems with the offending lines quoted,
-the structural requirements with what this skeleton has, and the previous skeleton only (not the
-first prompt's specs, not earlier attempts), so it fits a small local model's window. A skeleton
-that is the prompt's own format example (small models answer with it) cannot be repaired without
-the specs: it gets a re-ask instead, the first request under instructions without the example,
-with a note naming the copied class. If it still fails, the candidate is dropped with the reason
-of the last attempt.
+repair prompt carries both source specs (a fusion cannot be repaired without them), the checks'
+problems with the offending lines quoted, the structural requirements with what this skeleton has
+(public and private methods counted apart), and the previous skeleton only (not earlier attempts).
+A skeleton that is not a fusion at all cannot be repaired: the prompt's own format example (small
+models answer with it) or a copy of a source class, or both side by side (copy_check.py). It gets
+a re-ask instead: the first request (both specs) under instructions without the example, with a
+note naming the copy and what a fusion of these two classes must hold. If it still fails, the
+candidate is dropped with the reason of the last attempt.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
+from pipeline.construct.copy_check import copied_source, fusion_requirement
 from pipeline.core.extraction import extract_code
 from pipeline.construct.pairing import Pair
 from pipeline.construct.skeleton_checks import Problem, SkeletonReport, check_skeleton
@@ -77,15 +79,19 @@ def example_class_names(template: PromptTemplate) -> set[str]:
     return set(_CLASS_LINE.findall(template.text))
 
 
-def _check(reply: Completion, min_methods: int, examples: set[str]) -> tuple[SkeletonAttempt, SkeletonReport]:
+def _check(reply: Completion, min_methods: int, examples: set[str],
+           sources: tuple[ClassSpec, ClassSpec]) -> tuple[SkeletonAttempt, SkeletonReport]:
     extraction = extract_code(reply.text)
     if not extraction.found:
         report = SkeletonReport(problems=[Problem(reason=R.NO_CODE, detail="the reply holds no Python code")])
     else:
         report = check_skeleton(extraction.source_file, min_methods)
+        copy = copied_source(extraction.source_file, *sources)
         if report.class_name in examples:
             report.problems.insert(0, Problem(reason=R.COPIED_EXAMPLE, detail=(
                 f"the skeleton is the prompt's format example {report.class_name}, not a fusion of the two classes")))
+        elif copy is not None:
+            report.problems.insert(0, Problem(reason=R.COPIED_SOURCE, detail=copy.detail))
     attempt = SkeletonAttempt(
         reply=reply.text, finish_reason=reply.finish_reason, cache_key=reply.cache_key,
         extracted_how=extraction.how, code=extraction.source_file, problems=report.problems,
@@ -116,23 +122,43 @@ def problem_feedback(report: SkeletonReport, code: str) -> str:
             for i in range(max(1, n - 2), min(len(lines), n + 2) + 1):
                 out.append(f"    {'>>' if i == n else '  '} {i:4d} | {lines[i - 1]}")
         if p.reason == R.TOO_FEW_METHODS:
-            out.append(f"    public methods found: {', '.join(report.methods) or 'none'}")
+            out.append(f"    public methods found: {', '.join(report.public_methods) or 'none'}")
     return "\n".join(out)
 
 
-def repair_messages(ctx: StageContext, pair: Pair, attempt: SkeletonAttempt, report: SkeletonReport) -> list[dict[str, str]]:
+def repair_messages(ctx: StageContext, pair: Pair, attempt: SkeletonAttempt, report: SkeletonReport,
+                    sources: tuple[ClassSpec, ClassSpec]) -> list[dict[str, str]]:
     previous = attempt.code if attempt.code.strip() else attempt.reply
     return ctx.prompts["compose_repair"].messages(
-        theme=pair.theme, problems=problem_feedback(report, previous), min_methods=ctx.construct.min_methods,
-        method_count=len(report.methods), previous=previous.rstrip("\n"),
+        theme=pair.theme, spec_a=render_spec(sources[0]), spec_b=render_spec(sources[1]),
+        problems=problem_feedback(report, previous), min_methods=ctx.construct.min_methods,
+        method_count=report.method_count(), previous=previous.rstrip("\n"),
     )
 
 
-def reask_messages(ctx: StageContext, first: list[dict[str, str]], example_name: str) -> list[dict[str, str]]:
-    """The first request again (it carries the specs a fusion needs) under instructions without the
-    example the model copied, with a note naming it."""
-    return ctx.prompts["compose_reask"].messages(request=first[-1]["content"], example_name=example_name,
-                                                  min_methods=ctx.construct.min_methods)
+def reask_messages(ctx: StageContext, first: list[dict[str, str]], report: SkeletonReport,
+                   sources: tuple[ClassSpec, ClassSpec]) -> list[dict[str, str]]:
+    """The first request again (it carries both specs) under instructions without the format
+    example, with a note naming what the model copied and what a fusion of these two must hold."""
+    copied = report.problems[0]
+    problem = (f"it reproduced `{report.class_name}`, the format example of an earlier version of these instructions"
+               if copied.reason == R.COPIED_EXAMPLE else copied.detail)
+    return ctx.prompts["compose_reask"].messages(
+        request=first[-1]["content"], copy_problem=problem, fusion_requirement=fusion_requirement(*sources),
+        min_methods=ctx.construct.min_methods)
+
+
+def _copied_when_cut(reply: Completion, sources: tuple[ClassSpec, ClassSpec]) -> bool:
+    """An answer cut at max_tokens that is a copy of the sources (two long classes run out of room):
+    re-asked like any copy instead of dropped as truncated."""
+    return copied_source(extract_code(reply.text).source_file or reply.text, *sources) is not None
+
+
+def _repeated(attempts: list[SkeletonAttempt]) -> str:
+    """A last answer that repeats an earlier one byte for byte: the model did not take the feedback."""
+    last = attempts[-1].code
+    same = [i + 1 for i, a in enumerate(attempts[:-1]) if last.strip() and a.code == last]
+    return f" (attempt {len(attempts)} repeats attempt {same[0]} unchanged)" if same else ""
 
 
 def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> ComposeResult:
@@ -141,20 +167,21 @@ def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> Compos
     version = template.version
     first = messages = compose_messages(ctx, pair, a, b)
     examples = example_class_names(template)
+    sources = (a, b)
     attempts: list[SkeletonAttempt] = []
     endpoint = ctx.llm.composer
     for round_ in range(ctx.construct.compose_repairs + 1):
         reply = ask(ctx, ROLE, endpoint, messages, version)
         if not isinstance(reply, Completion):
             return ComposeResult(outcome=StageOutcome.of(stage, reply), attempts=attempts, prompt_version=version)
-        if reply.truncated:
+        if reply.truncated and not (round_ < ctx.construct.compose_repairs and _copied_when_cut(reply, sources)):
             attempts.append(SkeletonAttempt(reply=reply.text, finish_reason=reply.finish_reason,
                                             cache_key=reply.cache_key, extracted_how="none", code=""))
             return ComposeResult(
                 outcome=StageOutcome.drop(stage, R.TRUNCATED, f"{cut_detail('composer', reply)} (attempt {round_ + 1})"),
                 attempts=attempts, prompt_version=version,
             )
-        attempt, report = _check(reply, ctx.construct.min_methods, examples)
+        attempt, report = _check(reply, ctx.construct.min_methods, examples, sources)
         attempts.append(attempt)
         if report.ok:
             return ComposeResult(
@@ -163,13 +190,13 @@ def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> Compos
             )
         if round_ == ctx.construct.compose_repairs:
             verdict = report.verdict()
-            detail = f"after {round_ + 1} attempt(s): {verdict.detail}"
+            detail = f"after {round_ + 1} attempt(s): {verdict.detail}{_repeated(attempts)}"
             return ComposeResult(outcome=StageOutcome.drop(stage, verdict.reason, detail), attempts=attempts,
                                  prompt_version=version)
-        if report.problems[0].reason == R.COPIED_EXAMPLE:
-            messages = reask_messages(ctx, first, report.class_name or "")
+        if report.problems[0].reason in (R.COPIED_EXAMPLE, R.COPIED_SOURCE):
+            messages = reask_messages(ctx, first, report, sources)
             version = f"{template.version}+{ctx.prompts['compose_reask'].version}"
         else:
-            messages = repair_messages(ctx, pair, attempt, report)
+            messages = repair_messages(ctx, pair, attempt, report, sources)
             version = f"{template.version}+{ctx.prompts['compose_repair'].version}"
     raise AssertionError("unreachable: the loop returns on its last round")

@@ -28,7 +28,7 @@ from pipeline.core.funnel import Verdict
 
 # The order in which reasons are reported when several checks fail.
 CHECK_ORDER = (
-    R.NO_CODE, R.SKELETON_SYNTAX, R.NOT_ONE_CLASS, R.COPIED_EXAMPLE, R.EXTRA_TOP_LEVEL, R.NON_STDLIB_IMPORT, R.NO_CLASS_DOCSTRING,
+    R.NO_CODE, R.SKELETON_SYNTAX, R.COPIED_SOURCE, R.NOT_ONE_CLASS, R.COPIED_EXAMPLE, R.EXTRA_TOP_LEVEL, R.NON_STDLIB_IMPORT, R.NO_CLASS_DOCSTRING,
     R.NO_CONSTRUCTOR, R.TOO_FEW_METHODS, R.PRIVATE_METHOD, R.UNDOCUMENTED_METHOD, R.BODY_NOT_ELIDED,
     R.CONSTRUCTOR_CALLS_METHOD,
 )
@@ -64,6 +64,20 @@ class SkeletonReport(CheckReport):
 
     class_name: str | None = None
     methods: list[str] = Field(default_factory=list, description="methods other than __init__, in order")
+
+    @property
+    def public_methods(self) -> list[str]:
+        return [n for n in self.methods if not is_private(n)]
+
+    @property
+    def private_methods(self) -> list[str]:
+        return [n for n in self.methods if is_private(n)]
+
+    def method_count(self) -> str:
+        """'5 public methods (and 2 private: _a, _b)': what every message says about the count."""
+        public, private = self.public_methods, self.private_methods
+        out = f"{len(public)} public method{'' if len(public) == 1 else 's'}"
+        return out + (f" (and {len(private)} private: {', '.join(private)})" if private else "")
 
 
 def import_problems(module: cst.Module) -> list[str]:
@@ -172,6 +186,11 @@ def _is_dunder(name: str) -> bool:
     return len(name) > 4 and name.startswith("__") and name.endswith("__")
 
 
+def is_private(name: str) -> bool:
+    """A `_name` method; dunders (`__str__`) are public protocol."""
+    return name.startswith("_") and not _is_dunder(name)
+
+
 def _module_problems(module: cst.Module, add) -> list[cst.ClassDef]:
     """One class, nothing else at top level but imports and a docstring, standard-library imports only."""
     classes = [s for s in module.body if isinstance(s, cst.ClassDef)]
@@ -240,9 +259,9 @@ def check_skeleton(code: str, min_methods: int) -> SkeletonReport:
     init = next((f for f in functions if f.name.value == "__init__"), None)
     if init is None:
         add(R.NO_CONSTRUCTOR, f"class {cls.name.value} has no __init__")
-    if len(report.methods) < min_methods:
-        add(R.TOO_FEW_METHODS, f"{len(report.methods)} method(s) besides __init__, at least {min_methods} required")
-    private = [n for n in report.methods if n.startswith("_") and not _is_dunder(n)]
+    if len(report.public_methods) < min_methods:
+        add(R.TOO_FEW_METHODS, f"{report.method_count()} besides __init__, at least {min_methods} public required")
+    private = report.private_methods
     if private:
         add(R.PRIVATE_METHOD, "methods must be public (they are generated and tested one by one): " + ", ".join(private))
     _method_problems(functions, init, add)

@@ -62,6 +62,7 @@ SPEC_ERROR: Final = _code("source-spec-error", 'a source class no longer parses 
 SKELETON_SYNTAX: Final = _code("skeleton-syntax-error", 'skeleton syntax error')
 NOT_ONE_CLASS: Final = _code("not-one-class", 'not one class')
 COPIED_EXAMPLE: Final = _code("copied-example", "the skeleton is the prompt's format example, not a fusion of the two classes")
+COPIED_SOURCE: Final = _code("copied-source", "the skeleton reproduces a source class (or both side by side), not a fusion of the two")
 EXTRA_TOP_LEVEL: Final = _code("extra-top-level-code", 'extra top level code')
 NON_STDLIB_IMPORT: Final = _code("non-stdlib-import", 'non stdlib import')
 NO_CLASS_DOCSTRING: Final = _code("no-class-docstring", 'no class docstring')

@@ -32,11 +32,12 @@ from typing import Any
 
 import openai
 from openai.types.chat import ChatCompletion
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pipeline.config import EndpointConfig, LLMConfig, resolve_api_key
 from pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache
 from pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, PromptTooLong, UnpricedModel
+from pipeline.llm import paid
 from pipeline.llm.ledger import UsageLedger
 from pipeline.core.pool import Outcome, map_concurrently
 from pipeline.llm.tokens import estimate_prompt_tokens, estimate_tokens
@@ -60,8 +61,10 @@ _CONTEXT_EXCEEDED = re.compile(
 # A 5xx body that blames the request (a validation error turned into a 500): a re-run repeats it.
 _REQUEST_INVALID = re.compile(r"validation error|input should be|invalid|unsupported|not supported|unrecognized",
                               re.IGNORECASE)
-# OpenAI's and vLLM's wording: "This model's maximum context length is 8192 tokens."
-_WINDOW_IN_MESSAGE = re.compile(r"maximum context length is (\d+)", re.IGNORECASE)
+# OpenAI's and vLLM's wording: "This model's maximum context length is 8192 tokens."; llama.cpp's:
+# "request (9000 tokens) exceeds the available context size (8192 tokens)".
+_WINDOW_IN_MESSAGE = re.compile(r"maximum context length is (\d+)|available context size \((\d+) tokens?\)",
+                                re.IGNORECASE)
 # Smallest answer room worth asking for when the context window forces max_tokens down.
 MIN_ANSWER_TOKENS = 256
 
@@ -183,6 +186,8 @@ class LLMClient:
         self._learned_lock = threading.Lock()
         self._server_windows: dict[tuple[str, str], int] = {}
         self._format_modes: dict[tuple[str, str], str] = {}
+        self._stream_modes: dict[tuple[str, str], bool] = {}  # learnt for `stream = "auto"`
+        self._speeds: dict[tuple[str, str], float] = {}  # measured completion tokens/s per endpoint
 
     @classmethod
     def from_config(cls, config: LLMConfig, env: Mapping[str, str], **kw: Any) -> LLMClient:
@@ -368,10 +373,30 @@ class LLMClient:
         )
         # `put` returns the stored winner if another process recorded this key first; we use it
         # so that this run and any later replay see the same answer.
-        stored = self.cache.put(key, entry)
+        with paid.storing(str(self.cache.path)):
+            stored = self.cache.put(key, entry)
         return _completion(stored, role=role, task_id=task_id, cached=False, attempts=attempts).model_copy(
             update={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "usage_estimated": estimated}
         )
+
+    def _streaming(self, endpoint: EndpointConfig) -> bool:
+        if isinstance(endpoint.stream, bool):
+            return endpoint.stream
+        with self._learned_lock:
+            return self._stream_modes.get(_ident(endpoint), True)
+
+    def _wall_clock_s(self, endpoint: EndpointConfig, max_tokens: int) -> float:
+        """A whole (unstreamed) answer's limit: timeout_s, or longer when the measured speed says
+        max_tokens take longer (twice the expected time: first-token delay and slow stretches)."""
+        with self._learned_lock:
+            speed = self._speeds.get(_ident(endpoint))
+        return endpoint.timeout_s if not speed else max(endpoint.timeout_s, 2 * max_tokens / speed)
+
+    def _measure(self, endpoint: EndpointConfig, answer: _Answer, seconds: float) -> None:
+        tokens = answer.completion_tokens or estimate_tokens(answer.text or "")
+        if tokens >= 32 and seconds > 0:
+            with self._learned_lock:
+                self._speeds[_ident(endpoint)] = tokens / seconds
 
     def _send(self, sdk: openai.OpenAI, kwargs: dict[str, Any], stream: bool) -> _Answer | _Attempt:
         if not stream:
@@ -381,6 +406,8 @@ class LLMClient:
         model: str | None = None
         usage: Any = None
         chunks = sdk.chat.completions.create(**kwargs, stream=True, stream_options={"include_usage": True})
+        if "text/event-stream" not in chunks.response.headers.get("content-type", ""):
+            return _whole_answer(chunks)  # the server ignored `stream` and sent one body
         try:
             for chunk in chunks:
                 model = getattr(chunk, "model", None) or model
@@ -392,7 +419,8 @@ class LLMClient:
                     finish = getattr(choice, "finish_reason", None) or finish
         finally:
             chunks.close()  # a broken-off stream closes the connection, so the server stops generating
-        return _Answer(text="".join(text), finish_reason=finish, response_model=model,
+        # No content delta at all is a null content (a billed answer without text), not "".
+        return _Answer(text="".join(text) if text else None, finish_reason=finish, response_model=model,
                        prompt_tokens=getattr(usage, "prompt_tokens", None),
                        completion_tokens=getattr(usage, "completion_tokens", None))
 
@@ -433,14 +461,25 @@ class LLMClient:
     def _attempt(self, sdk, kwargs: dict[str, Any], material: CacheKeyMaterial, endpoint: EndpointConfig,
                  task_id: str, attempt: int) -> _Answer | _Attempt:
         """One request: the answer, or what went wrong with it."""
+        stream = self._streaming(endpoint)
+        limit = endpoint.timeout_s if stream else self._wall_clock_s(endpoint, material.max_tokens)
+        started = time.monotonic()
         try:
-            sent = self._send(sdk, kwargs, endpoint.stream)
+            with paid.sending():
+                sent = self._send(sdk, kwargs | {"timeout": limit}, stream)
         except openai.APITimeoutError:
-            return _Attempt(retryable=True, reason=f"timed out after {endpoint.timeout_s}s (timeout_s of this role)")
+            what = "no token for" if stream else "no answer after"
+            return _Attempt(retryable=True, reason=f"timed out: {what} {limit:.0f}s (timeout_s of this role)")
+        except openai.APIStatusError as exc:
+            if stream and endpoint.stream == "auto" and _refuses_streaming(exc):
+                log.warning("model=%s: the server refuses streaming (%s); whole answers from now on",
+                            endpoint.model, _error_message(exc))
+                with self._learned_lock:
+                    self._stream_modes[_ident(endpoint)] = False
+                return self._attempt(sdk, kwargs, material, endpoint, task_id, attempt)
+            return _status_failure(exc, material.response_format is not None)
         except openai.APIConnectionError as exc:
             return _Attempt(retryable=True, reason=f"connection error: {exc}")
-        except openai.APIStatusError as exc:
-            return _status_failure(exc, material.response_format is not None)
         except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
             return _Attempt(retryable=True, reason=f"malformed response: {exc}")
         if isinstance(sent, _Answer) and not isinstance(sent.text, str):
@@ -450,6 +489,8 @@ class LLMClient:
                                completion_tokens=c, cached=False, retries=attempt - 1, estimated=est)
             raise LLMCallFailed(material.role, task_id, f"response has no text content (finish_reason="
                                 f"{sent.finish_reason}); {p + c} tokens billed", attempt, 200, transient=False)
+        if isinstance(sent, _Answer):
+            self._measure(endpoint, sent, time.monotonic() - started)
         return sent
 
     def _settle(self, failure: _Attempt, previous: _Attempt | None, material: CacheKeyMaterial,
@@ -462,7 +503,7 @@ class LLMClient:
         if failure.context_exceeded:
             self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
             said = _WINDOW_IN_MESSAGE.search(failure.reason)
-            window = int(said.group(1)) if said else endpoint.context_window
+            window = int(said.group(1) or said.group(2)) if said else endpoint.context_window
             raise PromptTooLong(role, task_id, estimate_prompt_tokens(material.messages), window,
                                 material.max_tokens, source=f"estimate; server said: {failure.reason}")
         if (failure.retryable and previous is not None and failure.status in _DETERMINISTIC_5XX
@@ -578,6 +619,20 @@ def _retry_after(headers: Mapping[str, str]) -> float | None:
     except (TypeError, ValueError):
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def _refuses_streaming(exc: openai.APIStatusError) -> bool:
+    return exc.status_code in (400, 422, 501) and "stream" in _error_message(exc).lower()
+
+
+def _whole_answer(chunks: Any) -> _Answer | _Attempt:
+    """A `stream: true` request answered with one JSON body (servers that ignore `stream`)."""
+    body = chunks.response.read()
+    try:
+        raw = ChatCompletion.model_validate(json.loads(body))
+    except (ValueError, ValidationError):
+        return _Attempt(retryable=True, reason=f"malformed response: {body[:200]!r}")
+    return _check_response(raw)
 
 
 def _check_response(raw: object) -> _Answer | _Attempt:

@@ -20,7 +20,10 @@ callable); otherwise to `default`. With no default, it gets a 400 `unscripted_re
 `ServerProfile` makes the server behave as real ones do: json_schema refused with
 llama-cpp-python's HTTP 500, no `usage`, a context window with OpenAI's
 `context_length_exceeded` 400 (and `max_model_len` in `/v1/models`), `n > 1` or `seed` refused,
-slow first byte, slow streamed chunks. `NullContent` is a billed 200 with `content: null`;
+slow first byte, slow streamed chunks, streaming refused; `llama_cpp` adds llama.cpp's own paths
+(`/props` with the per-slot `n_ctx`, `/slots` with `is_processing` while answering, `/health`)
+and lists the window as `meta.n_ctx` beside a larger `n_ctx_train`. A `Delay` longer than any test
+is a server that never answers. `NullContent` is a billed 200 with `content: null`;
 `"stream": true` requests get server-sent events.
 
 Token usage is deterministic: `fake_token_count(text)` = ceil(characters / 4), the usual rule of
@@ -66,6 +69,10 @@ class ServerProfile(BaseModel):
     seed: bool = Field(True, description="False: a `seed` field is an HTTP 400")
     first_token_delay_s: float = Field(0.0, ge=0, description="wait before the first byte of every answer")
     chunk_delay_s: float = Field(0.0, ge=0, description="streamed answers: wait between chunks")
+    stream: bool = Field(True, description="False: a `stream: true` request is an HTTP 400")
+    ignore_stream: bool = Field(False, description="answer `stream: true` with one JSON body, as some proxies do")
+    llama_cpp: bool = Field(False, description="serve /props, /slots and /health as llama.cpp's server does")
+    slots: int = Field(1, ge=1, description="llama_cpp: parallel slots; each gets context_window / slots")
 
 
 # -- replies ------------------------------------------------------------------------------------
@@ -219,6 +226,7 @@ class FakeOpenAIServer:
         self._stopping = threading.Event()
         self._counter = 0
         self._billed: list[tuple[int, int]] = []
+        self.answering = 0  # chat requests being answered now (llama_cpp's /slots reports them)
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
@@ -353,6 +361,8 @@ class FakeOpenAIServer:
             return HTTPError(status=500, type="server_error",
                              message="1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  "
                                      "Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema']")
+        if not p.stream and body.get("stream"):
+            return HTTPError(status=400, message="streaming is not supported by this server", code="unsupported_parameter")
         if not p.n and int(body.get("n") or 1) > 1:
             return HTTPError(status=400, message="n > 1 is not supported", code="unsupported_parameter")
         if not p.seed and "seed" in body:
@@ -360,11 +370,31 @@ class FakeOpenAIServer:
         if p.context_window is not None:
             prompt = fake_token_count(messages_text(body.get("messages") or []))
             room = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
+            if prompt + room > p.context_window and p.llama_cpp:
+                return HTTPError(status=400, type="exceed_context_size_error", message=(
+                    f"request ({prompt + room} tokens) exceeds the available context size "
+                    f"({p.context_window // p.slots} tokens), try increasing it"))
             if prompt + room > p.context_window:
                 return HTTPError(status=400, code="context_length_exceeded", message=(
                     f"This model's maximum context length is {p.context_window} tokens. However, you requested "
                     f"{prompt + room} tokens ({prompt} in the messages, {room} in the completion). "
                     "Please reduce the length of the messages or completion."))
+        return None
+
+    def llama_cpp_path(self, path: str) -> tuple[int, Any] | None:
+        """llama.cpp's own paths, for a `llama_cpp` profile: (status, JSON body), else None."""
+        p = self.profile
+        if not p.llama_cpp:
+            return None
+        with self._lock:
+            busy = self.answering
+        window = p.context_window // p.slots if p.context_window else 4096
+        if path == "/props":
+            return 200, {"default_generation_settings": {"n_ctx": window}, "total_slots": p.slots}
+        if path == "/slots":
+            return 200, [{"id": i, "n_ctx": window, "is_processing": i < busy} for i in range(p.slots)]
+        if path == "/health":
+            return 200, {"status": "ok"}
         return None
 
     def _model_ids(self) -> list[str]:
@@ -410,10 +440,19 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if self._unauthorised():
                     return
                 data = [{"id": m, "object": "model", "created": 0, "owned_by": "fake"} for m in server._model_ids()]
-                if server.profile.context_window is not None and server.profile.report_window:
+                window = server.profile.context_window
+                if window is not None and server.profile.report_window:
                     for item in data:
-                        item["max_model_len"] = server.profile.context_window
+                        if server.profile.llama_cpp:  # the whole context, and the weights' 4x larger one
+                            item["meta"] = {"n_ctx": window, "n_ctx_train": 4 * window}
+                        else:
+                            item["max_model_len"] = window
                 self._send_json(200, {"object": "list", "data": data})
+                return
+            own = server.llama_cpp_path(self.path.rstrip("/"))
+            if own is not None:
+                server._record("GET", self.path, headers, None, self.path.strip("/"))
+                self._send_json(*own)
                 return
             server._record("GET", self.path, headers, None, "404")
             self._send_json(404, {"error": {"message": f"unknown path {self.path}", "type": "invalid_request_error"}})
@@ -437,10 +476,15 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return
             reply = server._refusal(body) or server._choose(body)
             server._record("POST", self.path, headers, body, type(reply).__name__)
+            with server._lock:
+                server.answering += 1
             try:
                 self._answer(body, reply)
             except (BrokenPipeError, ConnectionResetError):
                 pass  # the client gave up (timeout) before we answered; that was the point
+            finally:
+                with server._lock:
+                    server.answering -= 1
 
         def _answer(self, body: dict[str, Any], reply: Reply) -> None:
             if server.profile.first_token_delay_s and server._stopping.wait(server.profile.first_token_delay_s):
@@ -449,7 +493,7 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 if server._stopping.wait(reply.seconds):
                     return
                 reply = reply.then
-            if isinstance(reply, (Text, NullContent)) and body.get("stream"):
+            if isinstance(reply, (Text, NullContent)) and body.get("stream") and not server.profile.ignore_stream:
                 self._stream(body, server._completion_body(body, reply))
             elif isinstance(reply, (Text, NullContent)):
                 self._send_json(200, server._completion_body(body, reply))

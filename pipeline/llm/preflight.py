@@ -3,10 +3,14 @@
     reports = check_endpoints(endpoints_of_build(config), env, timeout_s=config.llm.preflight_timeout_s)
 
 For each (base URL, model, key variable) it finds out, with a handful of tiny requests:
-reachability, authentication, whether the model is served, the context window (the server's
-`/models` entry when it says: vLLM `max_model_len`, llama.cpp `meta.n_ctx_train`, others
-`context_length`; else the configuration), which `response_format` it honours (json_schema, else
+reachability, authentication, whether the model is served, the served context window (llama.cpp's
+per-slot `n_ctx` from `/props`, else the `/models` entry: vLLM `max_model_len`, llama.cpp
+`meta.n_ctx`, others `context_length`; never `n_ctx_train`, the weights' training window; else the
+configuration; else the limit a refusal names, learned by the client), which `response_format` it honours (json_schema, else
 json_object, else none), whether `usage` comes back, whether `n > 1` and `seed` are accepted.
+
+A probe that times out is told apart: a server whose `/slots` (or `/health`) says every slot is
+computing is *busy*, not dead (server_info.py).
 
 A report with `problems` means the endpoint cannot be used: callers stop before the first paid
 call, with the report's one-line message. `apply_reports` writes what was found into the
@@ -33,6 +37,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.config import Config, ConfigError, EndpointConfig, LLMConfig, MissingAPIKey, resolve_api_key
 from pipeline.core.errors import InfrastructureError
 from pipeline.llm.ledger import LedgerEntry, UsageLedger
+from pipeline.llm.server_info import busy_state, slot_window
 from pipeline.llm.tokens import estimate_prompt_tokens, estimate_tokens
 
 _PROBE = [{"role": "user", "content": 'Answer with the JSON object {"ok": true} and nothing else.'}]
@@ -45,6 +50,7 @@ PROBE_CHATS_MAX = 5
 # Tokens a server may count beyond the probe's text (chat template, the schema): a margin for the bound.
 _PROBE_OVERHEAD_TOKENS = 64
 PROBE_HEADER = {"X-Classforge-Purpose": "preflight"}
+_TIMED_OUT = ("timed out", "chat request failed: Request timed out")
 _WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length")
 
 
@@ -60,6 +66,8 @@ class EndpointReport(BaseModel):
     served_models: list[str] = Field(default_factory=list)
     context_window: int | None = None
     context_window_source: Literal["config", "server"] | None = None
+    context_window_from: str | None = Field(None, description="which server field gave the window")
+    busy: bool | None = Field(None, description="a probe timed out while the server said all its slots were busy")
     response_format: Literal["json_schema", "json_object", "none"] | None = Field(
         None, description="the mode JSON answers will use (the configured one, or what auto found)")
     usage: bool | None = None
@@ -102,6 +110,20 @@ def endpoints_of_build(config: Config) -> dict[str, EndpointConfig]:
 
 def endpoints_of_evaluate(config: Config) -> dict[str, EndpointConfig]:
     return {"evaluate": config.evaluate.endpoint}
+
+
+_BUILD_ROLES = ("composer", "test_writer", "judges", "solver")
+
+
+def endpoints_configured(config: Config) -> dict[str, EndpointConfig]:
+    """The endpoints the configuration sets up: the build's roles when it writes any of them, the
+    evaluator's when it writes `[evaluate.endpoint]`; both when it writes neither (all defaults).
+    A configuration for one side only is not failed for the other side's unused default."""
+    build = any(role in config.llm.model_fields_set for role in _BUILD_ROLES)
+    evaluate = "endpoint" in config.evaluate.model_fields_set
+    if not build and not evaluate:
+        build = evaluate = True
+    return (endpoints_of_build(config) if build else {}) | (endpoints_of_evaluate(config) if evaluate else {})
 
 
 def _distinct(endpoints: Mapping[str, EndpointConfig]) -> list[list[str]]:
@@ -182,9 +204,10 @@ def check_endpoint(roles: list[str], ep: EndpointConfig, env: Mapping[str, str],
         return report
     with openai.OpenAI(base_url=ep.base_url, api_key=key, timeout=min(timeout_s, ep.timeout_s), max_retries=0) as sdk:
         if not _list_models(sdk, ep, report):
-            return report
+            return _told_busy(report, ep, key)
+        _served_window(ep, report, key)
         if not _first_chat(sdk, ep, report):
-            return report
+            return _told_busy(report, ep, key)
         _structured_output(sdk, ep, report)
         report.n_above_1 = _accepted(sdk, ep, report, n=2, expect_choices=2)
         report.seed = _accepted(sdk, ep, report, seed=1)
@@ -198,6 +221,32 @@ def check_endpoint(roles: list[str], ep: EndpointConfig, env: Mapping[str, str],
                             "ledger and the budget cap")
     if report.n_above_1 is False:
         report.notes.append("n > 1 unsupported: samples are separate requests (they always are)")
+    return report
+
+
+def _auth(key: str | None) -> dict[str, str]:
+    return {"Authorization": f"Bearer {key}"} if key else {}
+
+
+def _served_window(ep: EndpointConfig, report: EndpointReport, key: str | None) -> None:
+    """llama.cpp's per-slot window wins over the model listing: with `--parallel N` a request gets
+    1/N of the context the listing may state."""
+    window = slot_window(ep.base_url, _auth(key))
+    if window is not None:
+        report.context_window, report.context_window_source = window, "server"
+        report.context_window_from = "/props default_generation_settings.n_ctx (one slot)"
+
+
+def _told_busy(report: EndpointReport, ep: EndpointConfig, key: str | None) -> EndpointReport:
+    """A probe that timed out: busy (the server says every slot computes) or not answering at all."""
+    if not any(p.startswith(_TIMED_OUT) for p in report.problems):
+        return report
+    busy = busy_state(ep.base_url, _auth(key))
+    report.busy = busy is not None
+    hint = (f"{busy}; it answers once they finish: wait, or raise llm.preflight_timeout_s"
+            if busy else "the server accepted the connection but did not answer (hung, overloaded or dead)")
+    report.problems = [f"{p} - {hint}" if p.startswith(_TIMED_OUT) else p
+                       for p in report.problems]
     return report
 
 
@@ -228,22 +277,25 @@ def _list_models(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport)
     report.model_listed = ep.model in report.served_models
     for item in items:
         if item.id == ep.model or len(items) == 1:
-            window = _window(item.model_extra or {})
+            window, field = _window(item.model_extra or {})
             if window is not None:
                 report.context_window, report.context_window_source = window, "server"
+                report.context_window_from = f"/models {field}"
     if not report.model_listed:
         report.notes.append(f"model {ep.model!r} is not in the server's list ({', '.join(report.served_models[:5])})")
     return True
 
 
-def _window(extra: dict[str, Any]) -> int | None:
+def _window(extra: dict[str, Any]) -> tuple[int | None, str | None]:
+    """The served window a `/models` entry states, and the field it came from. llama.cpp's
+    `meta.n_ctx_train` is the weights' training window, not what the server serves: never used."""
     for name in _WINDOW_FIELDS:
         if isinstance(extra.get(name), int) and extra[name] > 0:
-            return int(extra[name])
+            return int(extra[name]), name
     meta = extra.get("meta")
-    if isinstance(meta, dict) and isinstance(meta.get("n_ctx_train"), int):
-        return int(meta["n_ctx_train"])
-    return None
+    if isinstance(meta, dict) and isinstance(meta.get("n_ctx"), int) and meta["n_ctx"] > 0:
+        return int(meta["n_ctx"]), "meta.n_ctx"
+    return None, None
 
 
 def _chat(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport, **extra: Any) -> Any:

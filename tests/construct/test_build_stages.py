@@ -121,22 +121,79 @@ def test_record_loads_in_the_evaluator(server, tmp_path):
 
 # -- composition -----------------------------------------------------------------------------------
 
-FOUR_METHODS = fx.SKELETON[: fx.SKELETON.index("    def count_of(")].rstrip() + "\n"
+def without_methods(skeleton: str, *names: str) -> str:
+    """The skeleton with the named methods (signature and docstring) cut out."""
+    for name in names:
+        start = skeleton.index(f"    def {name}(")
+        end = skeleton.find("\n    def ", start + 1)
+        skeleton = skeleton[:start] + (skeleton[end + 1:] if end != -1 else "")
+    return skeleton.rstrip() + "\n"
+
+
+# A fusion one method short (methods of both sources: not a copy of either).
+FOUR_METHODS = without_methods(fx.SKELETON, "pop", "size")
+# BoundedStack's own interface under a new name: a copy of a source, not a fusion.
+STACK_COPY = without_methods(fx.SKELETON, "count_of", "most_common")
 
 
 def test_bad_skeleton_repaired_once(server, tmp_path):
     server.add_rule(model=MODELS["composer"], replies=[fx.fenced(FOUR_METHODS)])
     task = built(build(server, tmp_path))
-    assert task.prompt_versions["compose"] == "compose@v1+compose_repair@v2"
+    assert task.prompt_versions["compose"] == "compose@v1+compose_repair@v3"
     first, repair = requests_for(server, MODELS["composer"])
-    # Short: the problems and the previous skeleton, not the first prompt's specs and example.
+    # Both source specs travel with the repair (a fusion cannot be repaired without them); the
+    # first prompt's format example does not.
     assert [m["role"] for m in repair.messages] == ["system", "user"]
-    assert len(repair.text) < len(first.text) / 2
     user = repair.messages[-1]["content"]
+    assert "Class `TallyCounter`" in user and "Class `BoundedStack`" in user
+    assert "LoanLedger" in first.text and "LoanLedger" not in repair.text
     assert "def peek" in user and "[too-few-methods]" in user
-    assert "at least 5 public methods" in user and "(this one has 4)" in user
+    assert "at least 5 public methods" in user and "(this one has 4 public methods)" in user
     found = [m for m in re.findall(r"^    def (\w+)\(", FOUR_METHODS, re.M) if m != "__init__"]
     assert f"public methods found: {', '.join(found)}" in user
+
+
+def test_private_methods_are_counted_apart_in_every_message(server, tmp_path):
+    renamed = FOUR_METHODS.replace("def peek(", "def _peek(").replace("def push(", "def _push(")
+    server.add_rule(model=MODELS["composer"], replies=[fx.fenced(renamed)] * 2)
+    done = dropped_at(build(server, tmp_path), R.COMPOSE, R.TOO_FEW_METHODS)
+    repair = requests_for(server, MODELS["composer"])[1].messages[-1]["content"]
+    said = "2 public methods (and 2 private: _push, _peek)"
+    assert f"(this one has {said})" in repair
+    assert "public methods found: count_of, most_common" in repair
+    assert said in done.outcomes[-1].detail
+
+
+def test_copied_source_is_reasked_with_both_specs(server, tmp_path):
+    server.add_rule(model=MODELS["composer"], replies=[fx.fenced(STACK_COPY)])
+    task = built(build(server, tmp_path))
+    assert task.prompt_versions["compose"] == "compose@v1+compose_reask@v2"
+    first, reask = requests_for(server, MODELS["composer"])
+    user = reask.messages[-1]["content"]
+    assert first.messages[-1]["content"] in user  # both specs, as first sent
+    assert "reproduces a source class" in user and "Class B `BoundedStack`" in user
+    assert "state from both Class A `TallyCounter`" in user and "LoanLedger" not in reask.text
+
+
+def test_a_copy_cut_at_max_tokens_is_reasked_not_dropped_as_truncated(server, tmp_path):
+    # What the 1.5B model did: both source classes, bodies and all, until the answer budget ran out.
+    both = fx.COUNTER_SOURCE.rstrip() + "\n\n\n" + fx.STACK_SOURCE
+    cut = "```python\n" + both[: both.index("def peek")]
+    server.add_rule(model=MODELS["composer"], replies=[Truncated(cut), fx.fenced(fx.SKELETON)])
+    task = built(build(server, tmp_path))
+    assert task.prompt_versions["compose"] == "compose@v1+compose_reask@v2"
+    reask = requests_for(server, MODELS["composer"])[1].messages[-1]["content"]
+    assert "both source classes side by side" in reask
+
+
+def test_both_sources_side_by_side_is_a_copy(server, tmp_path):
+    side_by_side = fx.COUNTER_SOURCE.rstrip() + "\n\n\n" + fx.STACK_SOURCE
+    server.add_rule(model=MODELS["composer"], replies=[fx.fenced(side_by_side)] * 2)
+    done = dropped_at(build(server, tmp_path), R.COMPOSE, R.COPIED_SOURCE)
+    assert "both source classes side by side" in done.outcomes[-1].detail
+    assert "(attempt 2 repeats attempt 1 unchanged)" in done.outcomes[-1].detail
+    reask = requests_for(server, MODELS["composer"])[1].messages[-1]["content"]
+    assert "TallyCounter is Class A" in reask and "BoundedStack is Class B" in reask
 
 
 def test_bad_skeleton_twice_is_rejected_with_its_reason(server, tmp_path):

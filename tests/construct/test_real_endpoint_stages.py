@@ -154,7 +154,7 @@ def test_a_copied_format_example_gets_a_reask_with_the_specs_not_a_repair(server
     assert reask[-1]["content"].startswith(first[-1]["content"])
     note = reask[-1]["content"][len(first[-1]["content"]):]
     assert "reproduced `LoanLedger`" in note and "failed these automatic checks" not in note
-    assert result.tasks[0].prompt_versions["compose"] == "compose@v1+compose_reask@v1"
+    assert result.tasks[0].prompt_versions["compose"] == "compose@v1+compose_reask@v2"
 
 
 def test_a_composer_that_copies_the_example_again_is_dropped_naming_it(server, tmp_path):

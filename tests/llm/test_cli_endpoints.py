@@ -56,6 +56,21 @@ def test_check_endpoint_exits_1_on_an_unusable_endpoint(tmp_path, monkeypatch):
     assert bad_role.exit_code == 2 and "unknown role(s) nobody" in bad_role.output
 
 
+@pytest.mark.parametrize("side", ["build", "evaluate"])
+def test_check_endpoint_checks_only_the_side_the_configuration_sets_up(tmp_path, monkeypatch, side):
+    monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
+    with FakeOpenAIServer(api_key=API_KEY, default='{"ok": true}', models=["model-a"]) as srv:
+        full = _config(tmp_path, srv.base_url).read_text(encoding="utf-8")
+        evaluate_part = full[full.index("[evaluate.endpoint]"):]
+        # One side only: the other side's defaults (api.openai.com) are never probed.
+        text = full.replace(evaluate_part, "") if side == "build" else full.split("\n[llm.")[0] + "\n" + evaluate_part
+        (tmp_path / "classforge.toml").write_text(text, encoding="utf-8")
+        out = CliRunner().invoke(app, ["check-endpoint", "--config", str(tmp_path / "classforge.toml"), "--json"])
+    assert out.exit_code == 0, out.output
+    roles = [role for report in json.loads(out.output) for role in report["roles"]]
+    assert ("evaluate" in roles) is (side == "evaluate") and ("composer" in roles) is (side == "build")
+
+
 @pytest.mark.skipif(not DATASET.is_file(), reason="ClassEval data not found")
 def test_evaluate_fails_fast_on_an_unreachable_endpoint(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)

@@ -158,9 +158,10 @@ def test_a_slow_stream_is_not_cut_by_a_timeout_shorter_than_the_whole_answer(har
         assert out.text == "z" * 120
 
 
-def test_a_window_named_in_the_servers_refusal_is_learnt_and_the_answer_room_fitted(harness):
+@pytest.mark.parametrize("llama_cpp", [False, True], ids=["openai-wording", "llama.cpp-wording"])
+def test_a_window_named_in_the_servers_refusal_is_learnt_and_the_answer_room_fitted(harness, llama_cpp):
     # The server does not list its window; its 400 names it. The prompt fits, max_tokens did not.
-    with served(ServerProfile(context_window=1000, report_window=False), default="x") as srv:
+    with served(ServerProfile(context_window=1000, report_window=False, llama_cpp=llama_cpp), default="x") as srv:
         h = harness()
         ep = endpoint(srv.base_url, max_tokens=900)
         msgs = [{"role": "user", "content": "y" * 1600}]  # 404 tokens by the estimate
@@ -170,3 +171,37 @@ def test_a_window_named_in_the_servers_refusal_is_learnt_and_the_answer_room_fit
         with pytest.raises(PromptTooLong):  # now known: a prompt that cannot fit is never sent
             call(h, ep, messages=[{"role": "user", "content": "y" * 4000}])
         assert len(srv.chat_requests) == 2
+
+
+def test_answers_stream_by_default(harness):
+    with served(ServerProfile(), default="streamed answer") as srv:
+        assert call(harness(), endpoint(srv.base_url)).text == "streamed answer"
+        assert srv.chat_requests[0].body["stream"] is True
+
+
+def test_a_server_refusing_streams_gets_whole_answers_from_then_on(harness):
+    with served(ServerProfile(stream=False), default="whole answer") as srv:
+        h = harness()
+        ep = endpoint(srv.base_url)
+        assert call(h, ep).text == "whole answer"
+        assert call(h, ep, task_id="t2", messages=[*MSGS, {"role": "user", "content": "again"}]).text == "whole answer"
+        assert [r.body.get("stream", False) for r in srv.chat_requests] == [True, False, False]
+        assert srv.chat_requests[0].reply == "HTTPError"
+
+
+def test_a_server_ignoring_stream_and_sending_one_body_is_understood(harness):
+    # A proxy that drops `stream` and answers with a plain completion.
+    with served(ServerProfile(ignore_stream=True), default="one body") as srv:
+        out = call(harness(), endpoint(srv.base_url))
+        assert out.text == "one body" and srv.chat_requests[0].body["stream"] is True
+
+
+def test_a_whole_answers_limit_grows_with_the_measured_speed(harness):
+    with served(ServerProfile(), default="w " * 200) as srv:
+        h = harness()
+        ep = endpoint(srv.base_url, stream=False, timeout_s=30, max_tokens=4096)
+        assert h.client._wall_clock_s(ep, 4096) == 30  # nothing measured yet: timeout_s
+        call(h, ep)
+        limit = h.client._wall_clock_s(ep, 4096)
+        speed = h.client._speeds[(ep.base_url, ep.model)]
+        assert limit == max(30, 2 * 4096 / speed) and h.client._wall_clock_s(ep, 10 ** 9) > 30

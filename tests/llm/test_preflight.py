@@ -73,3 +73,58 @@ def test_roles_sharing_an_endpoint_are_checked_once():
         cfg.llm.solver = EndpointConfig(base_url=srv.base_url, model="other", timeout_s=5)
         reports = check_endpoints(endpoints_of_build(cfg), ENV)
     assert [r.roles for r in reports] == [["composer", "test_writer", "judge-1", "judge-2", "judge-3"], ["solver"]]
+
+
+def test_the_served_window_is_one_slot_of_llama_cpp_never_the_training_window():
+    # 8192 tokens served over 2 slots: a request gets 4096; the listing says 8192 and 32768 (n_ctx_train).
+    profile = ServerProfile(context_window=8192, llama_cpp=True, slots=2)
+    with FakeOpenAIServer(api_key=API_KEY, default='{"ok": true}', models=["model-a"], profile=profile) as srv:
+        r = check_endpoint(["judge-1"], endpoint(srv.base_url, timeout_s=5), ENV)
+    assert r.ok and (r.context_window, r.context_window_source) == (4096, "server")
+    assert r.context_window_from.startswith("/props")
+
+
+def test_a_listing_with_only_the_training_window_gives_the_served_one_or_none():
+    profile = ServerProfile(context_window=8192, llama_cpp=True)
+    with FakeOpenAIServer(api_key=API_KEY, default='{"ok": true}', models=["model-a"], profile=profile) as srv:
+        srv.llama_cpp_path = lambda path: None  # an older llama.cpp: no /props, /models meta only
+        r = check_endpoint(["judge-1"], endpoint(srv.base_url, timeout_s=5), ENV)
+    assert (r.context_window, r.context_window_from) == (8192, "/models meta.n_ctx")
+
+
+def _hold_the_slot(srv: FakeOpenAIServer) -> None:
+    """Another client's request that the one-slot server computes for as long as the test runs."""
+    import threading
+
+    import httpx
+
+    def send() -> None:
+        try:
+            httpx.post(f"{srv.base_url}/chat/completions", json={"model": "model-a", "messages": []}, timeout=120)
+        except httpx.HTTPError:
+            pass  # the server stops at the end of the test
+
+    threading.Thread(target=send, daemon=True).start()
+    for _ in range(400):
+        if srv.answering:
+            return
+        import time
+
+        time.sleep(0.05)
+    raise AssertionError("the other client's request never reached the server")
+
+
+@pytest.mark.parametrize("busy", [True, False])
+def test_a_timed_out_probe_tells_a_busy_server_from_one_that_does_not_answer(busy):
+    from pipeline.llm.fake_server import Delay
+
+    # Busy: llama.cpp's /slots says its one slot computes another client's request. Not busy: a
+    # server that takes the request and never answers, and has nothing to say about itself.
+    profile = ServerProfile(llama_cpp=busy, slots=1)
+    with FakeOpenAIServer(default=Delay(seconds=600), models=["model-a"], profile=profile) as srv:
+        if busy:
+            _hold_the_slot(srv)
+        r = check_endpoint(["judge-1"], endpoint(srv.base_url, timeout_s=1), ENV)
+    assert not r.ok and r.busy is busy
+    assert ("all 1 slot(s) of the server are computing" in r.problems[0]) is busy
+    assert ("did not answer (hung" in r.problems[0]) is not busy

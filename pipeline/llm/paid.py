@@ -1,0 +1,50 @@
+"""What this process paid for and stored, readable at any moment (a stop signal reads it).
+
+Every live answer is stored in the response cache as soon as it arrives (committed per answer), so
+a stopped run loses only the requests in flight. `storing()` wraps that write: a stop waits for
+the write under way (`hold`) so no paid answer is half stored, and reports how many were stored.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+_store_lock = threading.Lock()
+_count_lock = threading.Lock()
+_stored: dict[str, int] = {}  # cache path -> answers stored by this process
+_in_flight = 0
+
+
+@contextmanager
+def storing(cache_path: str) -> Iterator[None]:
+    """Around the cache write of one paid answer."""
+    with _store_lock:
+        yield
+    with _count_lock:
+        _stored[cache_path] = _stored.get(cache_path, 0) + 1
+
+
+@contextmanager
+def sending() -> Iterator[None]:
+    """Around one live request (counted so a stop can say how many it cut off)."""
+    global _in_flight
+    with _count_lock:
+        _in_flight += 1
+    try:
+        yield
+    finally:
+        with _count_lock:
+            _in_flight -= 1
+
+
+def hold(timeout_s: float) -> bool:
+    """Wait for the answer being stored, then keep any other from starting (the process is ending)."""
+    return _store_lock.acquire(timeout=timeout_s)
+
+
+def summary() -> tuple[dict[str, int], int]:
+    """(answers stored by this process per cache file, requests in flight now)."""
+    with _count_lock:
+        return dict(_stored), _in_flight
