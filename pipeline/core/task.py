@@ -10,6 +10,8 @@ live in `pipeline.core.formats`.
 
 from __future__ import annotations
 
+import json
+
 from datetime import datetime
 from typing import Any, Literal
 
@@ -257,6 +259,12 @@ class Task(BaseModel):
         if v != v.strip() or "\n" in v:
             raise ValueError(f"task_id {v!r} has surrounding whitespace or a newline")
         return v
+
+    @field_validator("plus", mode="before")
+    @classmethod
+    def _plus_from_text(cls, v: Any) -> Any:
+        # Parquet files keep the plus suite as one JSON text column (its shape varies per task).
+        return json.loads(v) if isinstance(v, str) and v.strip() else (None if v == "" else v)
 
     @field_validator("composition_type", mode="before")
     @classmethod

@@ -20,7 +20,7 @@ from pipeline.core.task import PlusDrop, PlusSuite
 from pipeline.quality.cache import content_key
 from pipeline.quality.plus.contract import Contract, annotated_source, declared_types, off_contract
 from pipeline.quality.plus.convert import PlusTest, convert
-from pipeline.quality.plus.generate import GENERATOR, generate
+from pipeline.quality.plus.generate import GENERATOR, GeneratedTests, generate
 from pipeline.quality.plus.render import name_tests, render
 from pipeline.quality.plus.rules import violation
 from pipeline.quality.plus.validate import validate
@@ -37,8 +37,26 @@ def suite_key(solution: str, class_name: str, import_statement: list[str], sandb
     return content_key(PLUS_VERSION, GENERATOR, settings, sandbox.hash_seed, checks, class_name, solution, list(import_statement), described)
 
 
-def _cache_path(plus: PlusConfig, key: str) -> Path | None:
-    return None if plus.cache_dir is None else Path(plus.cache_dir) / key[:2] / f"{key}.json"
+def _cache_path(plus: PlusConfig, key: str, kind: str = "suites") -> Path | None:
+    return None if plus.cache_dir is None else Path(plus.cache_dir) / kind / key[:2] / f"{key}.json"
+
+
+def generated_tests(source: str, sandbox: SandboxConfig, plus: PlusConfig, item_id: str = "") -> tuple[GeneratedTests, bool]:
+    """Pynguin's module for `source`, from the cache when this exact run was made before: the search
+    is the costly part, so a change of conversion or validation never repeats it."""
+    settings = plus.model_dump(mode="json", include={"seed", "hash_seed", "max_iterations", "budget_s", "assertions"})
+    key = content_key(GENERATOR, settings, source)
+    path = _cache_path(plus, key, "generated")
+    if path is not None and path.is_file():
+        try:
+            return GeneratedTests.model_validate_json(path.read_text(encoding="utf-8")), True
+        except (ValidationError, ValueError, OSError) as exc:
+            log.warning("plus: ignoring unreadable cached generation %s: %s", path, exc)
+    generated = generate(source, sandbox, plus, item_id=item_id)
+    # A run that produced nothing is not kept: it may well succeed on a machine with more room.
+    if path is not None and generated.ok:
+        write_text(path, generated.model_dump_json())
+    return generated, False
 
 
 def cached_suite(plus: PlusConfig, key: str) -> PlusSuite | None:
@@ -93,8 +111,8 @@ def make_plus_suite(solution: str, class_name: str, *, import_statement: list[st
     if cached is not None:
         return cached.model_copy(update={"generation_s": 0.0})
     contract = declared_types(described or solution, class_name)
-    generated = generate(annotated_source(solution, class_name, contract), sandbox, plus, item_id=item_id)
-    suite = PlusSuite(generator=GENERATOR, seed=plus.seed, generation_s=round(generated.wall_s, 2),
+    generated, reused = generated_tests(annotated_source(solution, class_name, contract), sandbox, plus, item_id)
+    suite = PlusSuite(generator=GENERATOR, seed=plus.seed, generation_s=0.0 if reused else round(generated.wall_s, 2),
                       hit_time_cap=generated.hit_time_cap, key=key)
     if not generated.ok:
         # Not cached: a generator that died may well succeed on a machine with more room.
