@@ -1,45 +1,26 @@
 """Plus scores: every scored sample run again against its task's base tests AND its plus suite.
 
 As in EvalPlus, "plus" is stricter, never different: a sample passes a test class under plus when
-it passes the base class and the plus tests for the same method. The plus suite's class for a
-method becomes a subclass of the base class (`<Base>Plus(<Base>)`), so one class runs both and
-the method-level metrics keep their meaning; plus classes with no base counterpart (class-level
-sequences) run as classes of their own. A task without a plus suite scores the same in both.
+it passes the base class and the plus tests for the same method (pipeline.quality.plus.combine),
+so the method-level metrics keep their meaning. A task without a plus suite scores the same in both.
 """
 
 from __future__ import annotations
 
-import re
-
 from benchmark.generation import Generated, SampleUnit
 from benchmark.results import SampleRecord
 from pipeline.core.task import Task
-
-
-def _class_header(name: str) -> re.Pattern[str]:
-    return re.compile(rf"^class {re.escape(name)}\(unittest\.TestCase\):", re.MULTILINE)
+from pipeline.quality.plus.combine import combined_suite
 
 
 def plus_task(task: Task) -> Task:
     """The task with base + plus tests (itself when it has no plus tests)."""
-    plus = task.plus
-    if plus is None or not plus.tests or not plus.test:
+    tests, classes, replaced = combined_suite(task.test, task.test_classes, task.plus)
+    if not replaced and classes == task.test_classes:
         return task
-    code = plus.test
-    renamed: dict[str, str] = {}
-    for name in plus.test_classes:
-        base = name if name in task.test_classes else None
-        new = f"{name}Plus"
-        parent = base or "unittest.TestCase"
-        code = _class_header(name).sub(f"class {new}({parent}):", code)
-        renamed[name] = new
-    replaced = {n for n in plus.test_classes if n in task.test_classes}
-    classes = [renamed[c] if c in replaced else c for c in task.test_classes]
-    classes += [renamed[c] for c in plus.test_classes if c not in replaced]
-    methods = [m.model_copy(update={"test_class": renamed.get(m.test_class, m.test_class)}) if m.test_class else m
+    methods = [m.model_copy(update={"test_class": replaced.get(m.test_class, m.test_class)}) if m.test_class else m
                for m in task.methods_info]
-    return task.model_copy(update={"test": f"{task.test}\n\n# -- plus tier --\n{code}", "test_classes": classes,
-                                   "methods_info": methods})
+    return task.model_copy(update={"test": tests, "test_classes": classes, "methods_info": methods})
 
 
 def has_plus(tasks: list[Task]) -> bool:
