@@ -513,10 +513,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
 
     settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
     settings.environment = environment
-    t0 = time.perf_counter()
-    plus, plus_refs = _plus_phase(tasks, records, executor, config, settings, progress)
-    if plus_refs:
-        clock["plus"] = time.perf_counter() - t0
+    plus, plus_refs = _plus_phase(tasks, records, executor, config, settings, progress, clock)
     usage = phase.usage
     if (run_dir / USAGE_DIR).is_dir():
         write_usage_files(run_dir, *recorded_usage(run_dir, config.llm.costs, usage_run))
@@ -532,18 +529,23 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
 
 
 def _plus_phase(tasks: list[Task], records: list[SampleRecord], executor: Executor, config: Config,
-                settings: RunSettings, progress: Progress | None) -> tuple[list[GroupScores], list[ReferenceRecord]]:
+                settings: RunSettings, progress: Progress | None,
+                clock: dict[str, float]) -> tuple[list[GroupScores], list[ReferenceRecord]]:
     """Base + plus scores of the same samples, when the dataset has plus suites (benchmark.plus)."""
     def renamed(phase: str, done: int, total: int) -> None:
         if progress:
             progress(f"plus {phase}", done, total)
 
-    return plus_scores(
+    t0 = time.perf_counter()
+    scored = plus_scores(
         tasks, records,
         run_samples=lambda generated, by_id, refs: execute_samples(generated, by_id, refs, executor, renamed),
         reference=lambda combined: reference_prerun(combined, executor, config, renamed),
         score=lambda combined, broken, recs: score_run(combined, broken, recs, settings),
     )
+    if scored[1]:
+        clock["plus"] = time.perf_counter() - t0
+    return scored
 
 
 def _check_request(request: EvaluationRequest, strategies: list[str]) -> None:

@@ -14,11 +14,13 @@ import re
 
 import libcst as cst
 
+from pipeline.core.errors import InputError
+
 _VAR = re.compile(r"^var_\d+$")
 _CODE = cst.Module([])
 
 
-class ConversionFailed(ValueError):
+class ConversionFailed(InputError):
     """A statement has no faithful unittest form; the message says which."""
 
 
