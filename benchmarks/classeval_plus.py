@@ -1,7 +1,8 @@
 """ClassEval+: ClassEval's 100 tasks strengthened with tests no LLM wrote, measured in one run.
 
     nice -n 15 .venv/bin/python benchmarks/classeval_plus.py --outputs DIR [--dataset PATH]
-        [--models GPT-4_100_c_t0 GPT-3.5-Turbo_class_H_greedy ...] [--out DIR] [--skip-mutation] [--json OUT]
+        [--models GPT-4_100_c_t0 GPT-3.5-Turbo_class_H_greedy ...] [--out DIR] [--skip-mutation]
+        [--mutation-limit N] [--json OUT]
 
 1. `classforge strengthen` on the dataset (the same function; suites cached under plus.cache_dir,
    so a second run only reads them): per task the plus tests kept, dropped (by reason) and the
@@ -132,6 +133,7 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(".cache/classeval-plus"))
     ap.add_argument("--config", type=Path, default=None)
     ap.add_argument("--skip-mutation", action="store_true")
+    ap.add_argument("--mutation-limit", type=int, default=None, help="measure mutation on the first N tasks with plus tests")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     cfg = load_config(args.config)
@@ -173,8 +175,8 @@ def main() -> None:
 
     if not args.skip_mutation:
         print("\nmutation score, base tests vs base + plus (tasks with plus tests):", flush=True)
-        report["mutation"] = mutation([tasks[t] for t in sorted(tasks, key=lambda x: int(x.split("_")[-1]))], cfg,
-                                      args.out / "mutation-cache")
+        ordered = [tasks[t] for t in sorted(tasks, key=lambda x: int(x.split("_")[-1])) if tasks[t].plus and tasks[t].plus.tests]
+        report["mutation"] = mutation(ordered[:args.mutation_limit], cfg, args.out / "mutation-cache")
         scored = [r for r in report["mutation"] if r["before"] is not None and r["after"] is not None]
         if scored:
             print(f"mean over {len(scored)} tasks: {_pct(statistics.mean(r['before'] for r in scored))} -> "

@@ -103,6 +103,15 @@ GENERATED = textwrap.dedent('''
         assert var_0 == [1, 2]
 
 
+    def test_8():
+        var_0 = "bob"
+        var_1 = under_test_.Chat()
+        assert isinstance(var_1, under_test_.Chat)
+        var_2 = var_1.add_user(username=var_0)
+        assert var_0 == "bob"
+        assert var_2 is True
+
+
     def test_7():
         var_0 = module_0.date(2020, 1, 2)
         var_1 = under_test_.Chat()
@@ -149,6 +158,12 @@ def test_a_mutable_value_read_twice_is_not_inlined():
     body = _by_origin()["test_6"].body
     # inlining [1, 2] into both places would compare a fresh list, not the one the method got
     assert "result = [1, 2]" in body and "self.assertEqual(result, [1, 2])" in body
+
+
+def test_assertions_true_by_construction_are_left_out():
+    # Pynguin's simple assertions also check its own input literal and the fresh instance's type.
+    body = _by_origin()["test_8"].body
+    assert body == 'chat = Chat()\nself.assertTrue(chat.add_user(username="bob"))\n'
 
 
 def test_drops_have_registered_reasons():
