@@ -126,7 +126,7 @@ def make_plus_suite(solution: str, class_name: str, *, import_statement: list[st
         # Not cached: a generator that died may well succeed on a machine with more room.
         return suite.model_copy(update={"failure": generated.detail[:2000]})
     conversion = convert(generated.module, solution=solution, class_name=class_name, import_statement=import_statement)
-    drops = [PlusDrop(origin=d.origin, reason=d.reason, detail=d.detail) for d in conversion.dropped]
+    drops = list(conversion.dropped)
     screened, screen_drops = screen(conversion.tests, plus.max_tests, class_name, contract, described or solution)
     checked = validate(name_tests(screened, class_name), solution, import_statement, sandbox, plus, item_id)
     drops += screen_drops + checked.drops
