@@ -193,3 +193,23 @@ def test_cli_strengthen_names_a_missing_dataset_in_one_line(tmp_path):
     result = CliRunner().invoke(app, ["strengthen", "--dataset", str(tmp_path / "nope.json"), "--out", str(tmp_path / "o")])
     assert result.exit_code == 2
     assert "nope.json: no such file or directory" in result.output and "Traceback" not in result.output
+
+
+def test_combined_suite_keeps_base_fixtures_off_plus_tests_and_names_apart():
+    from pipeline.core.task import PlusSuite
+    from pipeline.quality.plus.combine import combined_suite
+    from pipeline.sandbox import run_suite
+
+    base = ("import unittest\n\n\nclass CounterTestInc(unittest.TestCase):\n"
+            "    def setUp(self):\n        self.counter = Counter()\n\n"
+            "    def tearDown(self):\n        self.counter.closed_by_test  # set only by the base test\n\n"
+            "    def test_inc(self):\n        self.assertEqual(self.counter.inc(), 1)\n        self.counter.closed_by_test = True\n")
+    plus = PlusSuite(test="import unittest\n\n\nclass CounterTestInc(unittest.TestCase):\n    def test_inc(self):\n"
+                          "        counter = Counter()\n        self.assertEqual(counter.inc(), 1)\n",
+                     test_classes=["CounterTestInc"], tests=1)
+    code, classes, replaced = combined_suite(base, ["CounterTestInc"], plus)
+    assert classes == ["CounterTestIncPlus"] and replaced == {"CounterTestInc": "CounterTestIncPlus"}
+    result = run_suite(SOLUTION, code, classes, config=SANDBOX, coverage=False)
+    assert result.passed, result.detail
+    # both ran: the base test (inherited) and the plus test under its own name
+    assert set(result.outcomes()) == {"CounterTestIncPlus.test_inc", "CounterTestIncPlus.test_plus_inc"}
