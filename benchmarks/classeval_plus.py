@@ -2,7 +2,7 @@
 
     nice -n 15 .venv/bin/python benchmarks/classeval_plus.py --outputs DIR [--dataset PATH]
         [--models GPT-4_100_c_t0 GPT-3.5-Turbo_class_H_greedy ...] [--out DIR] [--skip-mutation]
-        [--mutation-limit N] [--json OUT]
+        [--mutation-limit N] [--strengthened PATH] [--json OUT]
 
 1. `classforge strengthen` on the dataset (the same function; suites cached under plus.cache_dir,
    so a second run only reads them): per task the plus tests kept, dropped (by reason) and the
@@ -50,6 +50,14 @@ def strengthen(dataset: Path, out: Path, cfg) -> tuple[Path, list[dict]]:
     return Path(summary.output), rows
 
 
+def _rows_of(strengthened: Path) -> list[dict]:
+    from pipeline.core.formats.loader import load_dataset
+
+    return [{"task_id": t.task_id, "kept": t.plus.tests, "generated": t.plus.generated, "dropped": t.plus.dropped,
+             "generation_s": t.plus.generation_s, "cached": True, "failure": (t.plus.failure or "")[:100],
+             "hit_time_cap": t.plus.hit_time_cap} for t in load_dataset(strengthened).tasks if t.plus is not None]
+
+
 def samples_file(outputs: Path, model: str, dest: Path) -> Path:
     records = json.loads((outputs / f"{model}.json").read_text(encoding="utf-8"))
     lines = [json.dumps({"task_id": r["task_id"], "completion": r["predict"][0], "model": model, "strategy": "holistic"})
@@ -76,6 +84,7 @@ def class_pass(results, which: str) -> float | None:
 
 def base_pass_plus_fail(results, tasks: dict, cfg) -> list[dict]:
     """Samples passing every base class, run on their plus suite alone: which plus tests fail, how."""
+    from benchmark.metrics import class_level_status
     from pipeline.sandbox import run_suite
 
     found = []
@@ -83,7 +92,7 @@ def base_pass_plus_fail(results, tasks: dict, cfg) -> list[dict]:
         task = tasks[record.task_id]
         if not record.scored or record.outcome is None or task.plus is None or not task.plus.tests:
             continue
-        if not all(record.outcome.test_class_status(c) == "passed" for c in task.test_classes):
+        if class_level_status(task, record.outcome) != "success":
             continue
         run = run_suite(record.program, task.plus.test, task.plus.test_classes, config=cfg.sandbox, coverage=False)
         failing = [f"{c.name}.{m.name}: {m.exc_type}: {(m.message or '')[:160]}" for c in run.classes for m in c.methods
@@ -133,13 +142,18 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(".cache/classeval-plus"))
     ap.add_argument("--config", type=Path, default=None)
     ap.add_argument("--skip-mutation", action="store_true")
+    ap.add_argument("--strengthened", type=Path, default=None,
+                    help="an already strengthened copy (skips step 1; e.g. the --out of an earlier run's dataset/)")
     ap.add_argument("--mutation-limit", type=int, default=None, help="measure mutation on the first N tasks with plus tests")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     cfg = load_config(args.config)
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     t0 = time.perf_counter()
-    strengthened, rows = strengthen(args.dataset, args.out / "dataset", cfg)
+    if args.strengthened is not None:
+        strengthened, rows = args.strengthened, _rows_of(args.strengthened)
+    else:
+        strengthened, rows = strengthen(args.dataset, args.out / "dataset", cfg)
     report: dict = {"strengthen": rows, "strengthen_s": round(time.perf_counter() - t0, 1)}
     tasks = {t.task_id: t for t in load_dataset(strengthened).tasks}
     kept = [r["kept"] for r in rows]

@@ -210,6 +210,9 @@ def test_off_contract_arguments_are_named():
     assert "username=<float>" in off_contract("chat = Chat()\nself.assertTrue(chat.add_user(username=1.5))", "Chat", contract)
     assert "<Chat>" in off_contract("chat = Chat()\nself.assertTrue(chat.add_user(username=chat))", "Chat", contract)
     assert "<type>" in off_contract("chat = Chat()\nself.assertTrue(chat.add_user(username=float))", "Chat", contract)
+    # a complex number is off-contract even where the description states no type
+    assert "<complex>" in off_contract("chat = Chat()\nself.assertEqual(chat.count(n=complex(1.0, 2.0)), 0)", "Chat", contract)
+    assert off_contract("chat = Chat()\nself.assertEqual(chat.count(n=2), 0)", "Chat", contract) is None
     # an int where a float is promised is fine (Python's numeric tower)
     assert off_contract("chat = Chat()\nself.assertEqual(chat.ratio(part=3), 1.0)", "Chat", contract) is None
 
