@@ -22,6 +22,23 @@ if ((${#need_apt[@]})); then
   fi
 fi
 
+# The plus tier's test generator (Pynguin) lives in its own virtualenv, .venv-plus: its pins
+# (libcst, pytest, black) must not move classforge's, and it only ever runs inside the sandbox.
+# CLASSFORGE_SKIP_PLUS=1 skips it (a machine that never generates plus tests), and so does a quick
+# CLASSFORGE_REUSE_PYTHON setup (no download, no install: plus tests need scripts/setup.sh proper).
+plus_reqs=pipeline/quality/plus/requirements.txt
+if [ -z "${CLASSFORGE_SKIP_PLUS:-}" ] && [ -z "${CLASSFORGE_REUSE_PYTHON:-}" ]; then
+  if [ ! -x .venv-plus/bin/python ]; then
+    echo "setup: creating .venv-plus (the plus tier's test generator) with $("${PYTHON:-python3}" --version 2>&1)"
+    "${PYTHON:-python3}" -m venv .venv-plus
+  fi
+  if [ ! -f .venv-plus/.installed ] || [ "$plus_reqs" -nt .venv-plus/.installed ]; then
+    echo "setup: installing $(grep -v '^#' "$plus_reqs" | tr '\n' ' ')into .venv-plus"
+    .venv-plus/bin/pip install -q -r "$plus_reqs"
+    touch .venv-plus/.installed
+  fi
+fi
+
 # CLASSFORGE_REUSE_PYTHON=/path/to/python: an interpreter that already has classforge's dependencies
 # (e.g. another checkout's .venv/bin/python). .venv is then made from it without pip, and sees this
 # checkout's code plus that interpreter's packages through one .pth file: no download, no install,
@@ -54,4 +71,12 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   .venv/bin/pip install -q -e ".[dev,classeval]"
   echo "setup: done"
   touch "$stamp"
+fi
+
+# The code under test imports what the evaluator's environment has (numpy, pandas, ... of the
+# classeval extra): .venv-plus sees .venv's packages after its own, so Pynguin's pins stay first.
+if [ -x .venv-plus/bin/python ]; then
+  plus_site=$(.venv-plus/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  .venv/bin/python -c 'import sys; print("\n".join(p for p in sys.path if p.endswith("-packages")))' \
+    > "$plus_site/classforge-host-packages.pth"
 fi
