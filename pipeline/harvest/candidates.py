@@ -26,6 +26,19 @@ def segment(lines: list[str], node: ast.stmt) -> str:
     return "".join(lines[first - 1 : node.end_lineno])
 
 
+def class_start_line(node: ast.ClassDef) -> int:
+    return min([node.lineno] + [d.lineno for d in node.decorator_list])
+
+
+def class_loc(node: ast.ClassDef) -> int:
+    """Physical lines of the class statement, decorators, comments and blank lines included."""
+    return (node.end_lineno or node.lineno) - class_start_line(node) + 1
+
+
+def class_methods(node: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
 @dataclass
 class Candidate:
     ref: RepoRef
@@ -34,7 +47,12 @@ class Candidate:
     module: ast.Module
     node: ast.ClassDef
     analysis: "_SharedAnalysis"
-    nodes: list[ast.AST]  # the class statement and every node under it (from the file's one walk)
+    position: int  # index of the class statement in module.body
+
+    @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """The class statement and every node under it (from the file's one walk)."""
+        return self.analysis.index().nodes[self.position]
 
     @property
     def name(self) -> str:
@@ -59,15 +77,15 @@ class Candidate:
 
     @property
     def start_line(self) -> int:
-        return min([self.node.lineno] + [d.lineno for d in self.node.decorator_list])
+        return class_start_line(self.node)
 
     @property
     def loc(self) -> int:
-        return self.node.end_lineno - self.start_line + 1
+        return class_loc(self.node)
 
     @property
     def methods(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-        return [n for n in self.node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        return class_methods(self.node)
 
     @cached_property
     def method_nodes(self) -> dict[int, list[ast.AST]]:
@@ -128,16 +146,22 @@ class Candidate:
 class _SharedAnalysis:
     """One scope analysis per file, made on first need and shared by the file's classes."""
 
-    def __init__(self, module: ast.Module, index: ModuleIndex):
+    def __init__(self, module: ast.Module, index: ModuleIndex | None):
         self.module = module
-        self.index = index
+        self._index = index
         self._analysis: ModuleAnalysis | None = None
         self._stars: list[tuple[ast.ImportFrom, frozenset[str] | None]] | None = None
         self._aliases: dict[str, str] | None = None
 
+    def index(self) -> ModuleIndex:
+        """Walked on first need: most files have no class worth it."""
+        if self._index is None:
+            self._index = index_module(self.module)
+        return self._index
+
     def aliases(self) -> dict[str, str]:
         if self._aliases is None:
-            self._aliases = import_aliases(self.module, (n for nodes in self.index.nodes for n in nodes))
+            self._aliases = import_aliases(self.module, (n for nodes in self.index().nodes for n in nodes))
         return self._aliases
 
     def get(self) -> ModuleAnalysis:
@@ -159,10 +183,8 @@ class _SharedAnalysis:
 
 
 def list_candidates(ref: RepoRef, path: str, text: str, module: ast.Module, index: ModuleIndex | None = None) -> list[Candidate]:
-    index = index or index_module(module)
     shared = _SharedAnalysis(module, index)
-    return [Candidate(ref, path, text, module, n, shared, index.nodes[i])
-            for i, n in enumerate(module.body) if isinstance(n, ast.ClassDef)]
+    return [Candidate(ref, path, text, module, n, shared, i) for i, n in enumerate(module.body) if isinstance(n, ast.ClassDef)]
 
 
 def _parameters(args: ast.arguments) -> list[Parameter]:

@@ -8,6 +8,7 @@ import io
 import os
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -179,15 +180,19 @@ def index_module(module: ast.Module) -> ModuleIndex:
     return ModuleIndex(deepest, per_stmt)
 
 
-def parse_and_compile(f: SourceFile, cfg: FilterConfig) -> Verdict:
+def parse_and_compile(f: SourceFile, cfg: FilterConfig, worth_analysing: Callable[[ast.ClassDef], bool] | None = None) -> Verdict:
+    """The parse proves the syntax. The walk (nesting depth) and the bytecode compile, which only
+    the class stages need, are paid only when a top-level class is `worth_analysing`: most files
+    have none, and both cost as much as the parse itself."""
     assert f.text is not None, "content stage must run first"
     try:
         module = parsing.parse(f.text, filename=f.path)
-        index = index_module(module)
-        depth = index.depth
-        if depth > cfg.max_nesting_depth:
-            return Verdict.drop(R.TOO_DEEPLY_NESTED, f"AST depth {depth} > {cfg.max_nesting_depth}")
-        parsing.compile_code(module, f.path)
+        index = None
+        if worth_analysing is None or any(isinstance(n, ast.ClassDef) and worth_analysing(n) for n in module.body):
+            index = index_module(module)
+            if index.depth > cfg.max_nesting_depth:
+                return Verdict.drop(R.TOO_DEEPLY_NESTED, f"AST depth {index.depth} > {cfg.max_nesting_depth}")
+            parsing.compile_code(module, f.path)
     except SyntaxError as exc:
         return Verdict.drop(R.SYNTAX_ERROR, f"line {exc.lineno}: {exc.msg}")
     except (RecursionError, MemoryError) as exc:

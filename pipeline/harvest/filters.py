@@ -10,7 +10,7 @@ from pipeline.core.class_analysis import is_stdlib_module
 from pipeline.core.source import is_placeholder_body
 from pipeline.config import FilterConfig
 from pipeline.core.funnel import KEEP, Verdict
-from pipeline.harvest.candidates import Candidate
+from pipeline.harvest.candidates import Candidate, class_loc, class_methods
 from pipeline.harvest.resolver import ResolutionError
 from pipeline.core import reasons as R
 
@@ -64,13 +64,19 @@ class Structure:
     name: str = "structure"
 
     def check(self, c: Candidate) -> Verdict:
-        n = len(c.methods)
+        return self.fits(c.node)
+
+    def fits(self, node: ast.ClassDef) -> Verdict:
+        """Answerable from the class statement alone, so it runs first and a file whose classes
+        all fail it is never analysed further."""
+        n = len(class_methods(node))
         if n < self.cfg.min_methods:
             return Verdict.drop(R.TOO_FEW_METHODS, f"{n} < {self.cfg.min_methods}")
-        if c.loc < self.cfg.min_lines:
-            return Verdict.drop(R.TOO_SHORT, f"{c.loc} lines < {self.cfg.min_lines}")
-        if c.loc > self.cfg.max_lines:
-            return Verdict.drop(R.TOO_LONG, f"{c.loc} lines > {self.cfg.max_lines}")
+        loc = class_loc(node)
+        if loc < self.cfg.min_lines:
+            return Verdict.drop(R.TOO_SHORT, f"{loc} lines < {self.cfg.min_lines}")
+        if loc > self.cfg.max_lines:
+            return Verdict.drop(R.TOO_LONG, f"{loc} lines > {self.cfg.max_lines}")
         return KEEP
 
 

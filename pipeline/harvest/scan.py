@@ -41,7 +41,10 @@ def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
     sink = _ListSink()
     funnel: Funnel = Funnel(sink=sink)
     listing = files.list_checkout(checkout)
-    filters = [ImportPurity(listing.module_names), Structure(cfg), ReferenceCompleteness(), Testability()]
+    structure = Structure(cfg)
+    # Structure first: it needs only the class statement, and the scope analysis the others need
+    # is the most expensive step of the harvest.
+    filters = [structure, ImportPurity(listing.module_names), ReferenceCompleteness(), Testability()]
     provenance = PostCutoff(History(checkout), cutoff)
     kept: list[HarvestedClass] = []
     for rel in listing.linked_dirs:
@@ -54,7 +57,7 @@ def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
             continue
         if not funnel.record("content", f.item_id, files.read_content(f, cfg)):
             continue
-        if not funnel.record("compile", f.item_id, files.parse_and_compile(f, cfg)):
+        if not funnel.record("compile", f.item_id, files.parse_and_compile(f, cfg, lambda node: structure.fits(node).keep)):
             continue
         for cand in list_candidates(ref, rel, f.text, f.module, f.index):
             try:

@@ -149,7 +149,9 @@ def test_file_selection_and_content_reasons(make_repo, tmp_path):
         "pkg/scraped.py": "<div class='code'>\n" + good.replace("Kept", "Scraped") + "</div>\n",
         "pkg/template.py": good.replace("Kept", "Tmpl").replace("Start empty.", "Renders <div>x</div> safely."),
         "pkg/broken.py": "class Broken(:\n    pass\n",
-        "pkg/deep.py": "x = " + "[" * 90 + "1" + "]" * 90 + "\n",
+        "pkg/deep.py": good.replace("Kept", "Deep") + "x = " + "[" * 90 + "1" + "]" * 90 + "\n",
+        # No class worth analysing: the parse is all it costs, so its depth is never measured.
+        "pkg/deep_data.py": "x = " + "[" * 90 + "1" + "]" * 90 + "\n",
         "pkg/huge.py": "# " + "x" * (len(good) + 2000) + "\n",
     }
     shard = scan(make_repo("a__b", [("2025-02-03", files)]), tmp_path, FilterConfig(max_file_bytes=1500 + len(good), max_nesting_depth=60))
@@ -170,7 +172,8 @@ def test_file_selection_and_content_reasons(make_repo, tmp_path):
 
 def test_pathological_nesting_never_crashes(make_repo, tmp_path):
     deep = "x = " + "[" * 3000 + "]" * 3000 + "\n"
-    lam = "f = " + "lambda: " * 2000 + "1\n"
+    # A class worth analysing beside it, so the walk and the compile run on the whole file.
+    lam = make_class("Beside", methods=6) + "f = " + "lambda: " * 2000 + "1\n"
     shard = scan(make_repo("a__b", [("2025-02-03", {"deep.py": deep, "lam.py": lam})]), tmp_path)
     assert set(reasons(shard).values()) <= {"too-deeply-nested", "syntax-error"}
     assert len(shard.rejects) == 2
