@@ -128,9 +128,7 @@ class Testability:
     def check(self, c: Candidate) -> Verdict:
         if "input" in c.resolution.builtins_used and "input" not in c.star_provided:
             return Verdict.drop(R.INTERACTIVE_INPUT, "reads the keyboard with input()")
-        modules = {(n.module or "") if isinstance(n, ast.ImportFrom) else a.name
-                   for n in c.import_nodes() for a in n.names}
-        tops = {m.split(".")[0] for m in modules}
+        tops = {m.split(".")[0] for m in c.used_modules()}
         if "getpass" in tops:
             return Verdict.drop(R.INTERACTIVE_INPUT, "reads the keyboard with getpass")
         if tops & _TERMINAL_MODULES:

@@ -192,3 +192,79 @@ class Storage(abc.ABC):
     }
     assert [c.class_name for c in shard.classes] == ["Palette"]  # colour codes are ordinary, testable text
     assert shard.funnel.stages["testability"].dropped == {"interactive-input": 1, "terminal-control": 3, "abstract-stubs": 1}
+
+
+# Issue 22's precision items.
+
+
+def test_type_checking_imports_never_travel_with_a_kept_class(make_repo, tmp_path):
+    header = '''from __future__ import annotations
+
+import json
+import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import numpy as np
+    from pandas import DataFrame
+    from .models import Order
+
+if sys.version_info >= (3, 11):
+    from typing import Self
+else:
+    from typing_extensions import Self
+
+'''
+    uses = ("def frame(self, df: DataFrame, order: Order) -> DataFrame:\n    return df\n\n"
+            "def array(self, a: np.ndarray) -> Self:\n    return self\n")
+    report = make_class("Report", methods=6, imports=header, extra_method=uses)
+    # The block has a runtime `else`: that branch is what the target runs, and all of it travels.
+    fallback = make_class("Plotter", methods=6, imports=(
+        "import json\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    import matplotlib\n"
+        "else:\n    matplotlib = None\n\n"), extra_method="def backend(self):\n    return matplotlib\n")
+    # A guarded import inside the class travels with its source as written: the class is dropped.
+    inner = make_class("Inner", methods=6, extra_method=(
+        "def typed(self):\n    if TYPE_CHECKING:\n        import pandas\n    return 1\n"),
+        imports="import json\nfrom typing import TYPE_CHECKING\n")
+    repo = make_repo("data__reports", [
+        ("2024-10-01", {"reports/__init__.py": "\"\"\"Reports.\"\"\"\n", "reports/models.py": "class Order:\n    pass\n"}),
+        ("2025-03-04", {"reports/report.py": report, "reports/plot.py": fallback, "reports/inner.py": inner}),
+    ])
+    shard = scan(repo, tmp_path)
+    assert reasons(shard) == {"data/reports:reports/inner.py::Inner": "third-party-import",
+                              "data/reports:reports/models.py::Order": "too-few-methods"}
+    assert any("pandas" in r.detail for r in shard.rejects)
+    kept = {c.class_name: c for c in shard.classes}
+    carried = kept["Report"].module_source()
+    for name in ("numpy", "pandas", ".models", "typing_extensions", "TYPE_CHECKING:"):
+        assert name not in carried, name
+    assert "from typing import Self" in carried and "from __future__ import annotations" in carried
+    assert run_module(kept["Report"])["Report"]().array(None) is not None
+    plot = kept["Plotter"].module_source()
+    assert "matplotlib = None" in plot and "import matplotlib" not in plot
+    assert run_module(kept["Plotter"])["Plotter"]().backend() is None
+
+
+def test_an_unused_terminal_module_in_a_shared_import_does_not_drop_the_class(make_repo, tmp_path):
+    # `import sys, termios, tty` at the top of a CLI module; only getch() (not the class) uses termios.
+    module = '''import sys, termios, tty
+import json
+
+
+def getch():
+    fd = sys.stdin.fileno()
+    old = termios.tcgetattr(fd)
+    try:
+        tty.setraw(fd)
+        return sys.stdin.read(1)
+    finally:
+        termios.tcsetattr(fd, termios.TCSADRAIN, old)
+
+'''
+    scores = make_class("Scores", methods=6, imports=module, extra_method="def out(self):\n    return sys.maxsize\n")
+    keys = make_class("Keys", methods=6, imports=module, extra_method="def key(self):\n    return getch()\n")
+    repo = make_repo("cli__game", [("2024-12-01", {"game/__init__.py": "\"\"\"The game.\"\"\"\n"}),
+                                   ("2025-02-03", {"game/scores.py": scores, "game/keys.py": keys})])
+    shard = scan(repo, tmp_path)
+    assert reasons(shard) == {"cli/game:game/keys.py::Keys": "terminal-control"}
+    assert [c.class_name for c in shard.classes] == ["Scores"]
