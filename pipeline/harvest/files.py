@@ -17,7 +17,13 @@ from pipeline.core.funnel import KEEP, Verdict
 from pipeline.core import parsing
 from pipeline.core import reasons as R
 
-_TEST_DIRS = {"test", "tests", "testing", "__tests__", "unittests"}
+# tests/, testing/, __tests__/, and their suffixed and prefixed kin: tests_integ/, test-utils/,
+# integration_tests/, e2e-tests/ (a separator is required, so latest/ and contest/ are not tests).
+_TEST_DIR = re.compile(r"^(tests?|testing|unittests?|__tests__|testutils?|testdata)([_-].+)?$|^.+[_-](tests?|testing)$")
+# Test-support code wherever it lives: it imports a test framework or defines a TestCase.
+_TEST_CONTENT = re.compile(
+    r"^[ \t]*(?:import[ \t]+(?:pytest|_pytest|unittest|hypothesis)\b|from[ \t]+(?:pytest|_pytest|unittest|hypothesis)\b"
+    r"|@pytest\.fixture|class[ \t]+\w+\([\w.]*TestCase\b)", re.M)
 _VENDORED_DIRS = {"venv", ".venv", "env", "site-packages", "node_modules", "vendor", "vendored", "third_party", "build", "dist", ".tox", ".eggs"}
 _SETUP_SCRIPTS = {"setup.py", "noxfile.py", "fabfile.py", "conftest.py"}
 # Markup that only appears in a .py file when a page was scraped or a merge went wrong.
@@ -82,7 +88,8 @@ def select(path: str, abspath: Path, checkout: Path) -> Verdict:
         return Verdict.drop(R.VENDORED, "inside a virtualenv, build or vendored folder")
     if "migrations" in dirs:
         return Verdict.drop(R.MIGRATION)
-    if name == "conftest.py" or dirs & _TEST_DIRS or name.startswith("test_") or name.endswith("_test.py") or name == "tests.py":
+    if name == "conftest.py" or any(_TEST_DIR.match(d) for d in dirs) or name.startswith("test_") \
+            or name.endswith("_test.py") or name == "tests.py":
         return Verdict.drop(R.TEST_FILE)
     if name in _SETUP_SCRIPTS:
         return Verdict.drop(R.SETUP_SCRIPT)
@@ -110,6 +117,10 @@ def read_content(f: SourceFile, cfg: FilterConfig) -> Verdict:
         return Verdict.drop(R.NOT_UTF8 if encoding in ("utf-8", "utf-8-sig") else R.BAD_ENCODING, f"{encoding}: {exc}")
     if not text.strip():
         return Verdict.drop(R.EMPTY)
+    test_code = _TEST_CONTENT.search(text)
+    if test_code:
+        line = text.count("\n", 0, test_code.start()) + 1
+        return Verdict.drop(R.TEST_FILE, f"test code by content, line {line}: {test_code.group(0).strip()[:60]}")
     # Tokenising is the expensive part: only text that has markup somewhere needs it.
     match = _ARTEFACT.search(text) and _ARTEFACT.search(_without_strings(text))
     if match:

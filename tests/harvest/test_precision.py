@@ -268,3 +268,25 @@ def getch():
     shard = scan(repo, tmp_path)
     assert reasons(shard) == {"cli/game:game/keys.py::Keys": "terminal-control"}
     assert [c.class_name for c in shard.classes] == ["Scores"]
+
+
+def test_test_support_code_is_recognised_by_folder_kin_and_by_content(make_repo, tmp_path):
+    harness = make_class("Harness", methods=6, imports="import json\nimport unittest\n")
+    fixture = make_class("FakeStore", methods=6, imports="import json\n", prelude=(
+        "from unittest import mock\n\n\ndef patched():\n    return mock.patch('os.getcwd')\n\n\n"))
+    files = {
+        "tests_integ/harness.py": make_class("IntegHarness", methods=6),
+        "integration-tests/helpers.py": make_class("Helpers", methods=6),
+        "qa/harness.py": harness,                # no test folder: known by its content
+        "sdk/testing_support.py": fixture,       # mock-based fake beside library code
+        "sdk/latest/feed.py": make_class("LatestFeed", methods=6),   # not a test folder
+        "sdk/client.py": make_class("Client", methods=6, extra_method="def test_connection(self):\n    return True\n"),
+    }
+    repo = make_repo("cloud__sdk", [("2024-11-20", {"README.md": "sdk\n"}), ("2025-03-01", files)])
+    shard = scan(repo, tmp_path)
+    assert reasons(shard) == {
+        "cloud/sdk:tests_integ/harness.py": "test-file", "cloud/sdk:integration-tests/helpers.py": "test-file",
+        "cloud/sdk:qa/harness.py": "test-file", "cloud/sdk:sdk/testing_support.py": "test-file",
+    }
+    assert sorted(c.class_name for c in shard.classes) == ["Client", "LatestFeed"]
+    assert "line 2: import unittest" in next(r.detail for r in shard.rejects if r.item_id.endswith("qa/harness.py"))
