@@ -44,20 +44,36 @@ class SourceFile:
         return f"{self.repo}:{self.path}"
 
 
+@dataclass(frozen=True)
+class RepoModules:
+    """The names the repository's own code can be imported by, folder by folder."""
+
+    by_dir: dict[str, frozenset[str]]  # posix folder ("" for the root) -> modules and packages directly in it
+
+    def provides(self, top: str, importer: str) -> bool:
+        """Whether `import top` in the file `importer` can reach the repository's own code: from the
+        root, a `src`/`lib` folder, or a folder above the importing file (the script's folder is on
+        sys.path, and projects run from their source root). A folder elsewhere that merely shares a
+        package's name (examples/openai/) does not make `import openai` the repository's own."""
+        roots = {"" if p.as_posix() == "." else p.as_posix() for p in PurePosixPath(importer).parents}
+        roots |= {d for d in self.by_dir if PurePosixPath(d).name in ("src", "lib")}
+        return any(top in self.by_dir.get(r, ()) for r in roots)
+
+
 @dataclass
 class CheckoutListing:
     """One walk of a checkout: what the file stages look at and what the class stages need to know."""
 
     python_files: list[tuple[str, Path]]  # (relative posix path, absolute path), in path order
     linked_dirs: list[str]                # symlinked directories: never entered, each one rejected
-    module_names: frozenset[str]          # every module and package name the repository's own code has
+    modules: RepoModules                  # what the repository's own code can be imported as
 
 
 def list_checkout(checkout: Path) -> CheckoutListing:
     """Walk the checkout once, never entering .git or following a link."""
     files: list[tuple[str, Path]] = []
     linked: list[str] = []
-    modules: set[str] = set()
+    modules: dict[str, set[str]] = {}
     for dirpath, dirnames, filenames in os.walk(checkout, followlinks=False):
         here = Path(dirpath)
         rel_dir = here.relative_to(checkout)
@@ -70,10 +86,17 @@ def list_checkout(checkout: Path) -> CheckoutListing:
         py = [f for f in filenames if f.endswith(".py")]
         files += [((rel_dir / f).as_posix(), here / f) for f in py]
         if py and not {p.lower() for p in rel_dir.parts} & _VENDORED_DIRS:
-            modules.update(f[:-3] for f in py)
-            modules.update(rel_dir.parts)  # packages and namespace packages, whatever the source root
+            modules.setdefault(_posix_dir(rel_dir), set()).update(f[:-3] for f in py)
+            # Every folder on the way down is a package or namespace package of its parent.
+            for depth, part in enumerate(rel_dir.parts):
+                modules.setdefault(_posix_dir(PurePosixPath(*rel_dir.parts[:depth])), set()).add(part)
     files.sort(key=lambda item: PurePosixPath(item[0]).parts)
-    return CheckoutListing(files, sorted(linked), frozenset(modules))
+    return CheckoutListing(files, sorted(linked), RepoModules({d: frozenset(n) for d, n in modules.items()}))
+
+
+def _posix_dir(rel: Path | PurePosixPath) -> str:
+    text = PurePosixPath(*rel.parts).as_posix() if rel.parts else ""
+    return "" if text == "." else text
 
 
 def select(path: str, abspath: Path, checkout: Path) -> Verdict:

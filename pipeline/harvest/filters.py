@@ -11,6 +11,7 @@ from pipeline.core.source import is_placeholder_body
 from pipeline.config import FilterConfig
 from pipeline.core.funnel import KEEP, Verdict
 from pipeline.harvest.candidates import Candidate, class_loc, class_methods
+from pipeline.harvest.files import RepoModules
 from pipeline.harvest.resolver import ResolutionError
 from pipeline.core import reasons as R
 
@@ -20,11 +21,11 @@ from pipeline.core import reasons as R
 class ImportPurity:
     """Every import the class executes must be the standard library's.
 
-    `repo_modules` holds every module and package name the repository contains (at any depth), so
-    an import of the repository's own code is labelled `same-repo-import` wherever it lives.
+    An import the repository's own code can answer (`repo_modules`) is labelled `same-repo-import`,
+    any other non-stdlib one `third-party-import`.
     """
 
-    repo_modules: frozenset[str]
+    repo_modules: RepoModules
     name: str = "imports"
 
     def check(self, c: Candidate) -> Verdict:
@@ -50,7 +51,7 @@ class ImportPurity:
                 if is_stdlib_module(top):
                     continue
                 # A name the repo itself provides shadows the stdlib, and is not portable either.
-                reason = R.SAME_REPO_IMPORT if top in self.repo_modules else R.THIRD_PARTY_IMPORT
+                reason = R.SAME_REPO_IMPORT if self.repo_modules.provides(top, c.path) else R.THIRD_PARTY_IMPORT
                 return Verdict.drop(reason, f"line {node.lineno}: {mod}")
         return KEEP
 

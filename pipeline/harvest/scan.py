@@ -44,7 +44,7 @@ def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
     structure = Structure(cfg)
     # Structure first: it needs only the class statement, and the scope analysis the others need
     # is the most expensive step of the harvest.
-    filters = [structure, ImportPurity(listing.module_names), ReferenceCompleteness(), Testability()]
+    filters = [structure, ImportPurity(listing.modules), ReferenceCompleteness(), Testability()]
     provenance = PostCutoff(History(checkout), cutoff)
     kept: list[HarvestedClass] = []
     for rel in listing.linked_dirs:

@@ -290,3 +290,23 @@ def test_test_support_code_is_recognised_by_folder_kin_and_by_content(make_repo,
     }
     assert sorted(c.class_name for c in shard.classes) == ["Client", "LatestFeed"]
     assert "line 2: import unittest" in next(r.detail for r in shard.rejects if r.item_id.endswith("qa/harness.py"))
+
+
+def test_a_folder_named_like_a_package_does_not_make_it_the_repositorys_own(make_repo, tmp_path):
+    uses = "def chat(self):\n    return openai.OpenAI\n"
+    files = {
+        "src/agentkit/models/chat.py": make_class("ChatModel", methods=6, extra_method=uses, imports="import openai\nimport json\n"),
+        "examples/openai/basic.py": "def main():\n    return 1\n",  # examples grouped by provider
+        "src/agentkit/memory.py": make_class("Memory", methods=6, extra_method="def tok(self):\n    return encode('x')\n",
+                                             imports="from agentkit.tokens import encode\nimport json\n"),
+        "src/agentkit/tokens.py": "def encode(s):\n    return list(s)\n",
+        "scripts/report.py": make_class("Report", methods=6, extra_method="def run(self):\n    return helpers.x\n",
+                                        imports="import helpers\nimport json\n"),
+        "scripts/helpers.py": "x = 1\n",  # beside the script: on sys.path when it runs
+    }
+    repo = make_repo("ai__agentkit", [("2024-12-20", {"README.md": "kit\n"}), ("2025-03-02", files)])
+    assert reasons(scan(repo, tmp_path)) == {
+        "ai/agentkit:src/agentkit/models/chat.py::ChatModel": "third-party-import",
+        "ai/agentkit:src/agentkit/memory.py::Memory": "same-repo-import",
+        "ai/agentkit:scripts/report.py::Report": "same-repo-import",
+    }
