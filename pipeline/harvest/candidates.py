@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from pipeline.core.class_analysis import analyse_class, assigned_fields, dependency_depth, import_aliases
@@ -66,6 +66,9 @@ class Candidate:
     node: ast.ClassDef
     analysis: "_SharedAnalysis"
     position: int  # index of the class statement in module.body
+    # Methods left out of the task (name -> why), and then where the class ends in its real file.
+    excluded: dict[str, str] = field(default_factory=dict)
+    file_end_line: int | None = None
 
     @cached_property
     def nodes(self) -> list[ast.AST]:
@@ -313,5 +316,6 @@ def to_record(c: Candidate) -> HarvestedClass:
         imports=list(dict.fromkeys(imports)),
         docstring=ast.get_docstring(c.node), fields=_fields(c.node, c.methods, c.nodes, c.method_nodes), methods=methods,
         metrics=ClassMetrics(loc=c.loc, method_count=len(c.methods), dependency_depth=dependency_depth(deps)),
-        start_line=c.start_line, end_line=c.node.end_lineno, domains=list(c.ref.domains),
+        start_line=c.start_line, end_line=c.file_end_line or c.node.end_lineno, domains=list(c.ref.domains),
+        excluded_methods=[f"{name}: {why}" for name, why in c.excluded.items()],
     )

@@ -99,12 +99,12 @@ class ReferenceCompleteness:
 
 
 # Modules whose only purpose is driving a terminal: their classes need a real TTY to run at all.
-_TERMINAL_MODULES = frozenset({"curses", "termios", "tty", "msvcrt", "pty"})
+TERMINAL_MODULES = frozenset({"curses", "termios", "tty", "msvcrt", "pty"})
 # Clear screen, cursor movement and cursor visibility (colour codes alone are ordinary text).
 _TERMINAL_ESCAPE = re.compile(r"\x1b\[(\d*(;\d*)?[ABCDHJKf]|\?25[hl])")
 
 
-def _clears_screen(nodes: list[ast.AST]) -> str | None:
+def clears_screen(nodes: list[ast.AST]) -> str | None:
     """`os.system("clear")`/`("cls")` or a cursor-control escape sequence in the code, as evidence."""
     for n in nodes:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "system" and n.args \
@@ -132,9 +132,11 @@ class Testability:
         tops = {m.split(".")[0] for m in c.used_modules()}
         if "getpass" in tops:
             return Verdict.drop(R.INTERACTIVE_INPUT, "reads the keyboard with getpass")
-        if tops & _TERMINAL_MODULES:
-            return Verdict.drop(R.TERMINAL_CONTROL, f"imports {', '.join(sorted(tops & _TERMINAL_MODULES))}")
-        evidence = _clears_screen(c.nodes)
+        if tops & TERMINAL_MODULES:
+            return Verdict.drop(R.TERMINAL_CONTROL, f"imports {', '.join(sorted(tops & TERMINAL_MODULES))}")
+        # The carried context counts too: a module-level clear() helper clears the screen for the class.
+        evidence = clears_screen(c.nodes) or next(
+            filter(None, (clears_screen(list(ast.walk(s))) for s in c.resolution.context)), None)
         if evidence:
             return Verdict.drop(R.TERMINAL_CONTROL, evidence)
         behaviour = [m for m in c.methods if m.name != "__init__"]

@@ -155,14 +155,15 @@ def test_provenance_follows_renames_and_ignores_unrelated_namesakes(make_repo, t
 
 
 def test_untestable_classes_are_dropped_with_named_reasons(make_repo, tmp_path):
-    menu = make_class("BankMenu", methods=6, extra_method=(
+    # Four methods besides the interactive one: without it the class is too small to keep.
+    menu = make_class("BankMenu", methods=4, body_lines=9, extra_method=(
         "def run(self):\n    while True:\n        choice = input('1) deposit 2) quit: ')\n"
         "        if choice == '2':\n            return self.total\n"))
-    screen = make_class("Screen", methods=6, imports="import os\n",
+    screen = make_class("Screen", methods=4, body_lines=9, imports="import os\n",
                         extra_method="def clear(self):\n    os.system('cls' if os.name == 'nt' else 'clear')\n")
-    cursor = make_class("Spinner", methods=6, imports="import sys\n",
+    cursor = make_class("Spinner", methods=4, body_lines=9, imports="import sys\n",
                         extra_method="def home(self):\n    sys.stdout.write('\\033[2J\\033[H')\n")
-    keys = make_class("Keys", methods=6, imports="import termios\nimport json\n",
+    keys = make_class("Keys", methods=4, body_lines=9, imports="import termios\nimport json\n",
                       extra_method="def raw(self, fd):\n    return termios.tcgetattr(fd)\n")
     stubs = '''import abc
 
@@ -262,7 +263,7 @@ def getch():
 
 '''
     scores = make_class("Scores", methods=6, imports=module, extra_method="def out(self):\n    return sys.maxsize\n")
-    keys = make_class("Keys", methods=6, imports=module, extra_method="def key(self):\n    return getch()\n")
+    keys = make_class("Keys", methods=4, body_lines=9, imports=module, extra_method="def key(self):\n    return getch()\n")
     repo = make_repo("cli__game", [("2024-12-01", {"game/__init__.py": "\"\"\"The game.\"\"\"\n"}),
                                    ("2025-02-03", {"game/scores.py": scores, "game/keys.py": keys})])
     shard = scan(repo, tmp_path)
@@ -310,3 +311,30 @@ def test_a_folder_named_like_a_package_does_not_make_it_the_repositorys_own(make
         "ai/agentkit:src/agentkit/memory.py::Memory": "same-repo-import",
         "ai/agentkit:scripts/report.py::Report": "same-repo-import",
     }
+
+
+def test_interactive_use_confined_to_some_methods_is_cut_out_when_the_rest_stands(make_repo, tmp_path):
+    menu = ("def menu(self):\n    while True:\n        choice = input('1) add 2) quit: ')\n"
+            "        if choice == '2':\n            return self.total\n")
+    # 23 methods, one of them a keyboard menu: the other 22 are a task.
+    inventory = make_class("Inventory", methods=22, imports="import json\nimport os\n", extra_method=menu)
+    # The screen is cleared by a helper only show() calls.
+    board = make_class("Board", methods=8, imports="import json\nimport os\n\n\ndef clear():\n    os.system('clear')\n\n",
+                       extra_method="def show(self):\n    clear()\n    return str(self.items)\n")
+    # Another method calls the menu: cutting it out would break the rest.
+    shop = make_class("Shop", methods=8, extra_method=menu + "\ndef run(self):\n    return self.menu()\n")
+    repo = make_repo("store__app", [("2024-12-01", {"store/__init__.py": '"""Store."""\n'}),
+                                    ("2025-02-03", {"store/inventory.py": inventory, "store/board.py": board,
+                                                    "store/shop.py": shop})])
+    shard = scan(repo, tmp_path)
+    assert reasons(shard) == {"store/app:store/shop.py::Shop": "interactive-input"}
+    (detail,) = [r.detail for r in shard.rejects if r.item_id.endswith("Shop")]
+    assert "method menu" in detail and "calls it" in detail
+    kept = {c.class_name: c for c in shard.classes}
+    inv = kept["Inventory"]
+    assert [m.split(":")[0] for m in inv.excluded_methods] == ["menu"] and "input()" in inv.excluded_methods[0]
+    assert len(inv.methods) == 22 and "def menu" not in inv.source and "input(" not in inv.module_source()
+    assert inv.end_line == len(inventory.splitlines()) - 1 or inv.end_line > inv.start_line + 100
+    assert "def show" not in kept["Board"].source and kept["Board"].excluded_methods[0].startswith("show: ")
+    ns = run_module(inv)
+    assert not hasattr(ns["Inventory"], "menu") and ns["Inventory"]().items == {}
