@@ -24,6 +24,9 @@ _TEST_DIR = re.compile(r"^(tests?|testing|unittests?|__tests__|testutils?|testda
 _TEST_CONTENT = re.compile(
     r"^[ \t]*(?:import[ \t]+(?:pytest|_pytest|unittest|hypothesis)\b|from[ \t]+(?:pytest|_pytest|unittest|hypothesis)\b"
     r"|@pytest\.fixture|class[ \t]+\w+\([\w.]*TestCase\b)", re.M)
+# A top-level class statement starts a line with `class` (decorators stand on lines of their own),
+# so a file without one has no candidate; a match inside a string only costs a parse.
+_TOP_LEVEL_CLASS = re.compile(r"^class\b", re.M)
 _VENDORED_DIRS = {"venv", ".venv", "env", "site-packages", "node_modules", "vendor", "vendored", "third_party", "build", "dist", ".tox", ".eggs"}
 _SETUP_SCRIPTS = {"setup.py", "noxfile.py", "fabfile.py", "conftest.py"}
 # Markup that only appears in a .py file when a page was scraped or a merge went wrong.
@@ -149,6 +152,9 @@ def read_content(f: SourceFile, cfg: FilterConfig) -> Verdict:
     if match:
         line = text.count("\n", 0, match.start()) + 1
         return Verdict.drop(R.HTML_ARTEFACT, f"markup at line {line}: {match.group(0).strip()[:60]}")
+    if not _TOP_LEVEL_CLASS.search(text):
+        # Most files of a real repository: the parse (the costliest step for them) would find nothing.
+        return Verdict.drop(R.NO_TOP_LEVEL_CLASS)
     f.text = text
     return KEEP
 

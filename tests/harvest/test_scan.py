@@ -25,8 +25,13 @@ def scan(repo: Path, tmp_path: Path, cfg: FilterConfig | None = None):
 
 
 def reasons(shard) -> dict[str, str]:
-    """item id -> reason code of every rejection."""
-    return {r.item_id: r.reason for r in shard.rejects}
+    """item id -> reason code of every rejection, but files without a class (helpers, `__init__`,
+    constants: most files of a repository), which `no_class_files` lists."""
+    return {r.item_id: r.reason for r in shard.rejects if r.reason != "no-top-level-class"}
+
+
+def no_class_files(shard) -> set[str]:
+    return {r.item_id for r in shard.rejects if r.reason == "no-top-level-class"}
 
 
 def test_good_class_is_kept_with_provenance_and_metadata(make_repo, tmp_path):
@@ -150,7 +155,7 @@ def test_file_selection_and_content_reasons(make_repo, tmp_path):
         "pkg/template.py": good.replace("Kept", "Tmpl").replace("Start empty.", "Renders <div>x</div> safely."),
         "pkg/broken.py": "class Broken(:\n    pass\n",
         "pkg/deep.py": good.replace("Kept", "Deep") + "x = " + "[" * 90 + "1" + "]" * 90 + "\n",
-        # No class worth analysing: the parse is all it costs, so its depth is never measured.
+        # No class statement: never parsed, so its depth is never measured.
         "pkg/deep_data.py": "x = " + "[" * 90 + "1" + "]" * 90 + "\n",
         "pkg/huge.py": "# " + "x" * (len(good) + 2000) + "\n",
     }
@@ -164,6 +169,7 @@ def test_file_selection_and_content_reasons(make_repo, tmp_path):
         "a/b:pkg/deep.py": "too-deeply-nested", "a/b:pkg/huge.py": "file-too-large",
     }
     assert got == expected
+    assert no_class_files(shard) == {"a/b:pkg/deep_data.py"}
     assert sorted(c.class_name for c in shard.classes) == ["Kept", "Tmpl"]
     stages = shard.funnel.stages
     assert stages["select"].dropped == {"test-file": 3, "migration": 1, "setup-script": 1, "vendored": 1}
