@@ -16,6 +16,13 @@ whose file imports only the standard library (no relative imports), with >= 5 me
 lines, non-empty and free of HTML/XML artefacts, that compile, and whose names a scope visitor
 resolves, and write their record (imports, docstrings, per-method signatures and source). It runs in one process, as theirs does; classforge runs in one process and with its
 process pool (`harvest.workers`, default: every core).
+
+Two tables, wall and CPU time side by side (CPU: this process and every child it waited for, git
+and pool workers included), with the load average at start and end: the analysis of clones made
+beforehand, and the whole harvest with its clones (the extractor after `git clone --depth 1`,
+ClassEval-Pro's shallow clone; classforge's `run_harvest`: clone back to the cutoff, scan,
+provenance, dedup, snapshot files). `--skip-clones` runs the first table only. A repository git
+cannot clone is skipped and named.
 """
 
 from __future__ import annotations
