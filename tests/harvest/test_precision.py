@@ -338,3 +338,17 @@ def test_interactive_use_confined_to_some_methods_is_cut_out_when_the_rest_stand
     assert "def show" not in kept["Board"].source and kept["Board"].excluded_methods[0].startswith("show: ")
     ns = run_module(inv)
     assert not hasattr(ns["Inventory"], "menu") and ns["Inventory"]().items == {}
+
+
+def test_a_harvested_class_id_is_its_exact_dedup_key(make_repo, tmp_path):
+    # Dedup takes the exact key from the id instead of normalising the source again: they must agree,
+    # decorators, comments and a cut-out method included.
+    from pipeline.harvest.dedup import DedupIndex
+
+    src = ("import functools\n\n\n@functools.total_ordering\n" + make_class("Ranked", methods=7, imports="")
+           .replace("    def __init__(self):", "    # state\n    def __init__(self):")
+           + "    def ask(self):\n        return input('? ')\n")
+    shard = scan(make_repo("a__rank", [("2025-02-03", {"rank.py": src})]), tmp_path)
+    (cls,) = shard.classes
+    assert cls.excluded_methods and "# state" in cls.source and cls.source.startswith("@functools")
+    assert cls.id == "cls-" + DedupIndex._exact_key(cls.source)
