@@ -16,6 +16,13 @@ whose file imports only the standard library (no relative imports), with >= 5 me
 lines, non-empty and free of HTML/XML artefacts, that compile, and whose names a scope visitor
 resolves, and write their record (imports, docstrings, per-method signatures and source). It runs in one process, as theirs does; classforge runs in one process and with its
 process pool (`harvest.workers`, default: every core).
+
+Two tables, wall and CPU time side by side (CPU: this process and every child it waited for, git
+and pool workers included), with the load average at start and end: the analysis of clones made
+beforehand, and the whole harvest with its clones (the extractor after `git clone --depth 1`,
+ClassEval-Pro's shallow clone; classforge's `run_harvest`: clone back to the cutoff, scan,
+provenance, dedup, snapshot files). `--skip-clones` runs the first table only. A repository git
+cannot clone is skipped and named.
 """
 
 from __future__ import annotations
@@ -26,7 +33,9 @@ import builtins
 import os
 import platform
 import re
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -199,21 +208,83 @@ def _scan(job: tuple[object, Path]) -> int:
 
 
 def clone_all(corpus: Path, work: Path) -> list[tuple[object, Path]]:
+    """classforge's clones (history back to the cutoff); a repository git cannot clone is skipped."""
     from pipeline.config import CloneConfig
-    from pipeline.harvest.clone import clone_for_scan
+    from pipeline.harvest.clone import CloneFailure, clone_for_scan
     from pipeline.harvest.local_source import expand_local_sources, local_repo_ref
 
     jobs = []
     for path in expand_local_sources([str(corpus)]):
         ref = local_repo_ref(path)
-        jobs.append((ref, clone_for_scan(ref.clone_url, ref.full_name, CloneConfig(workdir=work), CUTOFF, ref.head_commit)))
+        try:
+            jobs.append((ref, clone_for_scan(ref.clone_url, ref.full_name, CloneConfig(workdir=work), CUTOFF, ref.head_commit)))
+        except CloneFailure as exc:
+            print(f"skipped {ref.full_name}: {exc.reason}")
     return jobs
 
 
-def timed(fn) -> tuple[float, int]:
-    start = time.perf_counter()
+def extractor_with_clones(urls: list[str], work: Path) -> int:
+    """ClassEval-Pro's harvest after the search: a shallow clone of each repository, then the extractor."""
+    kept = 0
+    for i, url in enumerate(urls):
+        dest = work / f"r{i}"
+        subprocess.run(["git", "clone", "-q", "--depth", "1", "--single-branch", "--no-tags", url, str(dest)], check=True)
+        kept += classeval_pro_extract(dest)
+    return kept
+
+
+def classforge_with_clones(sources: list[str], work: Path, workers: int) -> int:
+    """classforge's whole harvest: clone, scan, provenance, dedup, snapshot files."""
+    from pipeline.config import CloneConfig, HarvestConfig
+    from pipeline.harvest.run import run_harvest
+
+    cfg = HarvestConfig(local_sources=sources, output_root=work / "out", clone=CloneConfig(workdir=work / "clones"),
+                        workers=workers)
+    return run_harvest(cfg).classes
+
+
+def measured(fn) -> tuple[float, float, int]:
+    """(wall s, CPU s of this process and every child it waited for, result)."""
+    before, start = os.times(), time.perf_counter()
     result = fn()
-    return time.perf_counter() - start, result
+    wall, after = time.perf_counter() - start, os.times()
+    cpu = sum(after[i] - before[i] for i in range(4))  # user, system, children user, children system
+    return wall, cpu, result
+
+
+def _load() -> str:
+    return "/".join(f"{x:.1f}" for x in os.getloadavg())
+
+
+def _table(title: str, rows: dict[str, list[tuple[float, float]]], kept: dict[str, int], base: str) -> None:
+    wall0 = statistics.median(w for w, _ in rows[base])
+    cpu0 = statistics.median(c for _, c in rows[base])
+    print(f"\n{title}")
+    print("run | median wall s | wall x extractor | median CPU s | CPU x extractor | classes kept")
+    for name, samples in rows.items():
+        wall, cpu = statistics.median(w for w, _ in samples), statistics.median(c for _, c in samples)
+        print(f"{name} | {wall:.2f} | {wall / wall0:.2f} | {cpu:.2f} | {cpu / cpu0:.2f} | {kept[name]}")
+
+
+def _analysis_round(jobs, workers: int, rows, kept) -> None:
+    def pooled() -> int:
+        with ProcessPoolExecutor(workers) as pool:
+            return sum(pool.map(_scan, jobs))
+
+    for name, fn in (("extractor", lambda: sum(classeval_pro_extract(c) for _, c in jobs)),
+                     ("classforge-1", lambda: sum(map(_scan, jobs))), (f"classforge-{workers}", pooled)):
+        wall, cpu, kept[name] = measured(fn)
+        rows.setdefault(name, []).append((wall, cpu))
+
+
+def _clones_round(sources: list[str], urls: list[str], tmp: Path, workers: int, rows, kept) -> None:
+    for name, fn in (("extractor + clones", lambda work: extractor_with_clones(urls, work)),
+                     ("classforge-1 + clones", lambda work: classforge_with_clones(sources, work, 1)),
+                     (f"classforge-{workers} + clones", lambda work: classforge_with_clones(sources, work, workers))):
+        work = Path(tempfile.mkdtemp(dir=tmp))
+        wall, cpu, kept[name] = measured(lambda: fn(work))
+        rows.setdefault(name, []).append((wall, cpu))
+        shutil.rmtree(work)
 
 
 def main() -> None:
@@ -222,35 +293,32 @@ def main() -> None:
     parser.add_argument("--repos", type=int, default=40, help="repositories to generate")
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--skip-clones", action="store_true", help="only the analysis of clones made beforehand")
     args = parser.parse_args()
     print(f"machine: {platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores; "
-          f"load average {os.getloadavg()[0]:.2f}")
-    with tempfile.TemporaryDirectory() as tmp:
-        corpus = args.corpus.resolve() if args.corpus else Path(tmp) / "corpus"
+          f"load average (1/5/15 min) at start {_load()}")
+    with tempfile.TemporaryDirectory() as tmp_name:
+        tmp = Path(tmp_name)
+        corpus = args.corpus.resolve() if args.corpus else tmp / "corpus"
         if not args.corpus:
             build_corpus(corpus, args.repos)
-        jobs = clone_all(corpus, Path(tmp) / "clones")
+        jobs = clone_all(corpus, tmp / "clones")
         files = sum(1 for _, c in jobs for p in c.rglob("*.py") if ".git" not in p.parts)
-        print(f"corpus: {len(jobs)} repositories, {files} .py files (cloned before timing)")
-        rows: dict[str, list[float]] = {"extractor": [], "classforge-1": [], f"classforge-{args.workers}": []}
+        print(f"corpus: {len(jobs)} repositories, {files} .py files")
+        # The with-clones runs take the same repositories (those git could clone), each from its URL.
+        urls = [ref.clone_url for ref, _ in jobs]  # type: ignore[attr-defined]
+        analysis: dict[str, list[tuple[float, float]]] = {}
+        clones: dict[str, list[tuple[float, float]]] = {}
         kept: dict[str, int] = {}
         for _ in range(args.rounds):
-            wall, kept["extractor"] = timed(lambda: sum(classeval_pro_extract(c) for _, c in jobs))
-            rows["extractor"].append(wall)
-            wall, kept["classforge-1"] = timed(lambda: sum(map(_scan, jobs)))
-            rows["classforge-1"].append(wall)
-
-            def pooled() -> int:
-                with ProcessPoolExecutor(args.workers) as pool:
-                    return sum(pool.map(_scan, jobs))
-
-            wall, kept[f"classforge-{args.workers}"] = timed(pooled)
-            rows[f"classforge-{args.workers}"].append(wall)
-        base = statistics.median(rows["extractor"])
-        print("run | median wall s | x extractor | classes kept")
-        for name, walls in rows.items():
-            med = statistics.median(walls)
-            print(f"{name} | {med:.2f} | {med / base:.2f} | {kept[name]}")
+            _analysis_round(jobs, args.workers, analysis, kept)
+            if not args.skip_clones:
+                _clones_round(urls, urls, tmp, args.workers, clones, kept)
+        _table("clones made beforehand (analysis only)", analysis, kept, "extractor")
+        if clones:
+            _table("whole harvest, clones included", clones, kept, "extractor + clones")
+    print(f"\nload average (1/5/15 min) at end {_load()}; {args.rounds} rounds, medians. CPU counts the "
+          "benchmark process and every child it waited for (git, pool workers).")
 
 
 if __name__ == "__main__":

@@ -88,6 +88,8 @@ class HarvestedClass(Record):
     start_line: int
     end_line: int
     domains: list[str] = Field(default_factory=list)
+    excluded_methods: list[str] = Field(
+        default_factory=list, description="methods cut out of `source` ('name: why'): their keyboard or terminal use cannot be tested")
 
     def module_source(self) -> str:
         """The class as a standalone module: imports, carried context, then the class."""

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 
 from pipeline.core.class_analysis import analyse_class, assigned_fields, dependency_depth, import_aliases
 from pipeline.harvest.files import ModuleIndex, index_module
 from pipeline.harvest.resolver import ModuleAnalysis, Resolution, UnresolvedName
-from pipeline.harvest.runtime_imports import executed_imports, stdlib_public_names
+from pipeline.harvest.runtime_imports import executed_imports, stdlib_public_names, taken_branch
 from pipeline.core.records import ClassMetrics, FieldInfo, HarvestedClass, MethodInfo, Parameter, RepoRef, content_id
 from pipeline.core import parsing
 
@@ -26,6 +26,37 @@ def segment(lines: list[str], node: ast.stmt) -> str:
     return "".join(lines[first - 1 : node.end_lineno])
 
 
+def class_start_line(node: ast.ClassDef) -> int:
+    return min([node.lineno] + [d.lineno for d in node.decorator_list])
+
+
+def class_loc(node: ast.ClassDef) -> int:
+    """Physical lines of the class statement, decorators, comments and blank lines included."""
+    return (node.end_lineno or node.lineno) - class_start_line(node) + 1
+
+
+def class_methods(node: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
+    return [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+
+
+def carried_statement(lines: list[str], stmt: ast.stmt) -> tuple[str, list[ast.stmt]]:
+    """A context statement as the target Python runs it: of an `if TYPE_CHECKING:` or a
+    `sys.version_info` test only the branch taken travels, so no import the target never runs
+    (a third-party package's, typically) is carried. The names such a block bound are used only in
+    annotations nothing evaluates (the resolver guarantees it: string annotations, or any under
+    `from __future__ import annotations`, which is carried). Returns (text, statements it holds)."""
+    branch = taken_branch(stmt)
+    # An `elif` or a one-line body has no lines of its own to cut out: carried as written.
+    if branch is None or any(s.col_offset <= stmt.col_offset or s.lineno == stmt.lineno for s in branch):
+        return segment(lines, stmt), [stmt]
+    texts, roots = [], []
+    for inner in branch:
+        text, held = carried_statement(lines, inner)
+        texts.append(text)
+        roots += held
+    return textwrap.indent(textwrap.dedent("".join(texts)), " " * stmt.col_offset), roots
+
+
 @dataclass
 class Candidate:
     ref: RepoRef
@@ -34,7 +65,15 @@ class Candidate:
     module: ast.Module
     node: ast.ClassDef
     analysis: "_SharedAnalysis"
-    nodes: list[ast.AST]  # the class statement and every node under it (from the file's one walk)
+    position: int  # index of the class statement in module.body
+    # Methods left out of the task (name -> why), and then where the class ends in its real file.
+    excluded: dict[str, str] = field(default_factory=dict)
+    file_end_line: int | None = None
+
+    @cached_property
+    def nodes(self) -> list[ast.AST]:
+        """The class statement and every node under it (from the file's one walk)."""
+        return self.analysis.index().nodes[self.position]
 
     @property
     def name(self) -> str:
@@ -59,15 +98,15 @@ class Candidate:
 
     @property
     def start_line(self) -> int:
-        return min([self.node.lineno] + [d.lineno for d in self.node.decorator_list])
+        return class_start_line(self.node)
 
     @property
     def loc(self) -> int:
-        return self.node.end_lineno - self.start_line + 1
+        return class_loc(self.node)
 
     @property
     def methods(self) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-        return [n for n in self.node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+        return class_methods(self.node)
 
     @cached_property
     def method_nodes(self) -> dict[int, list[ast.AST]]:
@@ -91,16 +130,37 @@ class Candidate:
         return [n for n in self.module.body if isinstance(n, ast.ImportFrom) and n.module == "__future__"]
 
     @cached_property
+    def carried_context(self) -> list[tuple[str, list[ast.stmt]]]:
+        """The context statements as the task carries them: (text, the statements that text holds)."""
+        return [carried_statement(self.lines, n) for n in self.resolution.context]
+
+    @cached_property
     def _import_nodes(self) -> list[ast.Import | ast.ImportFrom]:
-        """Every import the class would execute on the target Python: its own, its context's, and the
-        module-level ones it uses (not those under `if TYPE_CHECKING:` or a version branch not taken)."""
-        found: list[ast.Import | ast.ImportFrom] = []
-        for tree in [self.node, *self.resolution.context, *self.resolution.imports]:
-            found.extend(executed_imports(tree))
+        """Every import the task would carry: the class's own, guarded or not (its source travels
+        as written), the carried context's, and the module-level ones the class uses."""
+        found: list[ast.Import | ast.ImportFrom] = list(executed_imports(self.node, every_branch=True))
+        for _text, roots in self.carried_context:
+            for root in roots:
+                found.extend(executed_imports(root, every_branch=True))
+        found += self.resolution.imports  # type: ignore[arg-type]
         return found
 
     def import_nodes(self) -> list[ast.Import | ast.ImportFrom]:
         return self._import_nodes
+
+    def used_modules(self) -> set[str]:
+        """Modules the class really imports: of a module-level `import a, b` only the names it uses
+        count (the rest of the statement travels but is never called)."""
+        top_level = {id(n) for n in self.resolution.imports}
+        used = self.resolution.used_import_names
+        found: set[str] = set()
+        for n in self._import_nodes:
+            for a in n.names:
+                bound = a.asname or a.name.split(".")[0]
+                if id(n) in top_level and bound not in used:
+                    continue
+                found.add((n.module or "") if isinstance(n, ast.ImportFrom) else a.name)
+        return found
 
     @cached_property
     def star_provided(self) -> dict[str, str]:
@@ -128,16 +188,22 @@ class Candidate:
 class _SharedAnalysis:
     """One scope analysis per file, made on first need and shared by the file's classes."""
 
-    def __init__(self, module: ast.Module, index: ModuleIndex):
+    def __init__(self, module: ast.Module, index: ModuleIndex | None):
         self.module = module
-        self.index = index
+        self._index = index
         self._analysis: ModuleAnalysis | None = None
         self._stars: list[tuple[ast.ImportFrom, frozenset[str] | None]] | None = None
         self._aliases: dict[str, str] | None = None
 
+    def index(self) -> ModuleIndex:
+        """Walked on first need: most files have no class worth it."""
+        if self._index is None:
+            self._index = index_module(self.module)
+        return self._index
+
     def aliases(self) -> dict[str, str]:
         if self._aliases is None:
-            self._aliases = import_aliases(self.module, (n for nodes in self.index.nodes for n in nodes))
+            self._aliases = import_aliases(self.module, (n for nodes in self.index().nodes for n in nodes))
         return self._aliases
 
     def get(self) -> ModuleAnalysis:
@@ -159,10 +225,8 @@ class _SharedAnalysis:
 
 
 def list_candidates(ref: RepoRef, path: str, text: str, module: ast.Module, index: ModuleIndex | None = None) -> list[Candidate]:
-    index = index or index_module(module)
     shared = _SharedAnalysis(module, index)
-    return [Candidate(ref, path, text, module, n, shared, index.nodes[i])
-            for i, n in enumerate(module.body) if isinstance(n, ast.ClassDef)]
+    return [Candidate(ref, path, text, module, n, shared, i) for i, n in enumerate(module.body) if isinstance(n, ast.ClassDef)]
 
 
 def _parameters(args: ast.arguments) -> list[Parameter]:
@@ -248,9 +312,10 @@ def to_record(c: Candidate) -> HarvestedClass:
     return HarvestedClass(
         id=c.id, repo=c.ref.full_name, clone_url=c.ref.clone_url, license_spdx=c.ref.license_spdx,
         path=c.path, commit=c.ref.head_commit or "", class_name=c.name, source=c.source,
-        context=[segment(c.lines, n) for n in c.resolution.context],
+        context=[text for text, _roots in c.carried_context if text.strip()],
         imports=list(dict.fromkeys(imports)),
         docstring=ast.get_docstring(c.node), fields=_fields(c.node, c.methods, c.nodes, c.method_nodes), methods=methods,
         metrics=ClassMetrics(loc=c.loc, method_count=len(c.methods), dependency_depth=dependency_depth(deps)),
-        start_line=c.start_line, end_line=c.node.end_lineno, domains=list(c.ref.domains),
+        start_line=c.start_line, end_line=c.file_end_line or c.node.end_lineno, domains=list(c.ref.domains),
+        excluded_methods=[f"{name}: {why}" for name, why in c.excluded.items()],
     )

@@ -122,8 +122,12 @@ class DedupIndex:
         self._release_matrix = None
 
     def check_and_add(self, source: str, origin: Origin, class_id: str | None = None) -> Verdict:
-        """Check a class and, when it is kept, index it; its fingerprints are computed once."""
-        exact_key, mh = self._exact_key(source), self._minhash(source)
+        """Check a class and, when it is kept, index it; its fingerprints are computed once.
+
+        A harvested class's id is `cls-` and the digest of its normalised source, which is the
+        exact key: the source is then not parsed and unparsed a second time."""
+        exact_key = class_id.removeprefix("cls-") if class_id and class_id.startswith("cls-") else self._exact_key(source)
+        mh = self._minhash(source)
         verdict = self._check(exact_key, mh)
         if verdict.keep and self._releases:
             verdict = self._check_releases(*self._fingerprint(without_docstrings(source)), class_id)

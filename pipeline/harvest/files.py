@@ -8,6 +8,7 @@ import io
 import os
 import re
 import tokenize
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -16,7 +17,16 @@ from pipeline.core.funnel import KEEP, Verdict
 from pipeline.core import parsing
 from pipeline.core import reasons as R
 
-_TEST_DIRS = {"test", "tests", "testing", "__tests__", "unittests"}
+# tests/, testing/, __tests__/, and their suffixed and prefixed kin: tests_integ/, test-utils/,
+# integration_tests/, e2e-tests/ (a separator is required, so latest/ and contest/ are not tests).
+_TEST_DIR = re.compile(r"^(tests?|testing|unittests?|__tests__|testutils?|testdata)([_-].+)?$|^.+[_-](tests?|testing)$")
+# Test-support code wherever it lives: it imports a test framework or defines a TestCase.
+_TEST_CONTENT = re.compile(
+    r"^[ \t]*(?:import[ \t]+(?:pytest|_pytest|unittest|hypothesis)\b|from[ \t]+(?:pytest|_pytest|unittest|hypothesis)\b"
+    r"|@pytest\.fixture|class[ \t]+\w+\([\w.]*TestCase\b)", re.M)
+# A top-level class statement starts a line with `class` (decorators stand on lines of their own),
+# so a file without one has no candidate; a match inside a string only costs a parse.
+_TOP_LEVEL_CLASS = re.compile(r"^class\b", re.M)
 _VENDORED_DIRS = {"venv", ".venv", "env", "site-packages", "node_modules", "vendor", "vendored", "third_party", "build", "dist", ".tox", ".eggs"}
 _SETUP_SCRIPTS = {"setup.py", "noxfile.py", "fabfile.py", "conftest.py"}
 # Markup that only appears in a .py file when a page was scraped or a merge went wrong.
@@ -37,20 +47,36 @@ class SourceFile:
         return f"{self.repo}:{self.path}"
 
 
+@dataclass(frozen=True)
+class RepoModules:
+    """The names the repository's own code can be imported by, folder by folder."""
+
+    by_dir: dict[str, frozenset[str]]  # posix folder ("" for the root) -> modules and packages directly in it
+
+    def provides(self, top: str, importer: str) -> bool:
+        """Whether `import top` in the file `importer` can reach the repository's own code: from the
+        root, a `src`/`lib` folder, or a folder above the importing file (the script's folder is on
+        sys.path, and projects run from their source root). A folder elsewhere that merely shares a
+        package's name (examples/openai/) does not make `import openai` the repository's own."""
+        roots = {"" if p.as_posix() == "." else p.as_posix() for p in PurePosixPath(importer).parents}
+        roots |= {d for d in self.by_dir if PurePosixPath(d).name in ("src", "lib")}
+        return any(top in self.by_dir.get(r, ()) for r in roots)
+
+
 @dataclass
 class CheckoutListing:
     """One walk of a checkout: what the file stages look at and what the class stages need to know."""
 
     python_files: list[tuple[str, Path]]  # (relative posix path, absolute path), in path order
     linked_dirs: list[str]                # symlinked directories: never entered, each one rejected
-    module_names: frozenset[str]          # every module and package name the repository's own code has
+    modules: RepoModules                  # what the repository's own code can be imported as
 
 
 def list_checkout(checkout: Path) -> CheckoutListing:
     """Walk the checkout once, never entering .git or following a link."""
     files: list[tuple[str, Path]] = []
     linked: list[str] = []
-    modules: set[str] = set()
+    modules: dict[str, set[str]] = {}
     for dirpath, dirnames, filenames in os.walk(checkout, followlinks=False):
         here = Path(dirpath)
         rel_dir = here.relative_to(checkout)
@@ -63,10 +89,17 @@ def list_checkout(checkout: Path) -> CheckoutListing:
         py = [f for f in filenames if f.endswith(".py")]
         files += [((rel_dir / f).as_posix(), here / f) for f in py]
         if py and not {p.lower() for p in rel_dir.parts} & _VENDORED_DIRS:
-            modules.update(f[:-3] for f in py)
-            modules.update(rel_dir.parts)  # packages and namespace packages, whatever the source root
+            modules.setdefault(_posix_dir(rel_dir), set()).update(f[:-3] for f in py)
+            # Every folder on the way down is a package or namespace package of its parent.
+            for depth, part in enumerate(rel_dir.parts):
+                modules.setdefault(_posix_dir(PurePosixPath(*rel_dir.parts[:depth])), set()).add(part)
     files.sort(key=lambda item: PurePosixPath(item[0]).parts)
-    return CheckoutListing(files, sorted(linked), frozenset(modules))
+    return CheckoutListing(files, sorted(linked), RepoModules({d: frozenset(n) for d, n in modules.items()}))
+
+
+def _posix_dir(rel: Path | PurePosixPath) -> str:
+    text = PurePosixPath(*rel.parts).as_posix() if rel.parts else ""
+    return "" if text == "." else text
 
 
 def select(path: str, abspath: Path, checkout: Path) -> Verdict:
@@ -81,7 +114,8 @@ def select(path: str, abspath: Path, checkout: Path) -> Verdict:
         return Verdict.drop(R.VENDORED, "inside a virtualenv, build or vendored folder")
     if "migrations" in dirs:
         return Verdict.drop(R.MIGRATION)
-    if name == "conftest.py" or dirs & _TEST_DIRS or name.startswith("test_") or name.endswith("_test.py") or name == "tests.py":
+    if name == "conftest.py" or any(_TEST_DIR.match(d) for d in dirs) or name.startswith("test_") \
+            or name.endswith("_test.py") or name == "tests.py":
         return Verdict.drop(R.TEST_FILE)
     if name in _SETUP_SCRIPTS:
         return Verdict.drop(R.SETUP_SCRIPT)
@@ -109,11 +143,18 @@ def read_content(f: SourceFile, cfg: FilterConfig) -> Verdict:
         return Verdict.drop(R.NOT_UTF8 if encoding in ("utf-8", "utf-8-sig") else R.BAD_ENCODING, f"{encoding}: {exc}")
     if not text.strip():
         return Verdict.drop(R.EMPTY)
+    test_code = _TEST_CONTENT.search(text)
+    if test_code:
+        line = text.count("\n", 0, test_code.start()) + 1
+        return Verdict.drop(R.TEST_FILE, f"test code by content, line {line}: {test_code.group(0).strip()[:60]}")
     # Tokenising is the expensive part: only text that has markup somewhere needs it.
     match = _ARTEFACT.search(text) and _ARTEFACT.search(_without_strings(text))
     if match:
         line = text.count("\n", 0, match.start()) + 1
         return Verdict.drop(R.HTML_ARTEFACT, f"markup at line {line}: {match.group(0).strip()[:60]}")
+    if not _TOP_LEVEL_CLASS.search(text):
+        # Most files of a real repository: the parse (the costliest step for them) would find nothing.
+        return Verdict.drop(R.NO_TOP_LEVEL_CLASS)
     f.text = text
     return KEEP
 
@@ -179,15 +220,19 @@ def index_module(module: ast.Module) -> ModuleIndex:
     return ModuleIndex(deepest, per_stmt)
 
 
-def parse_and_compile(f: SourceFile, cfg: FilterConfig) -> Verdict:
+def parse_and_compile(f: SourceFile, cfg: FilterConfig, worth_analysing: Callable[[ast.ClassDef], bool] | None = None) -> Verdict:
+    """The parse proves the syntax. The walk (nesting depth) and the bytecode compile, which only
+    the class stages need, are paid only when a top-level class is `worth_analysing`: most files
+    have none, and both cost as much as the parse itself."""
     assert f.text is not None, "content stage must run first"
     try:
         module = parsing.parse(f.text, filename=f.path)
-        index = index_module(module)
-        depth = index.depth
-        if depth > cfg.max_nesting_depth:
-            return Verdict.drop(R.TOO_DEEPLY_NESTED, f"AST depth {depth} > {cfg.max_nesting_depth}")
-        parsing.compile_code(module, f.path)
+        index = None
+        if worth_analysing is None or any(isinstance(n, ast.ClassDef) and worth_analysing(n) for n in module.body):
+            index = index_module(module)
+            if index.depth > cfg.max_nesting_depth:
+                return Verdict.drop(R.TOO_DEEPLY_NESTED, f"AST depth {index.depth} > {cfg.max_nesting_depth}")
+            parsing.compile_code(module, f.path)
     except SyntaxError as exc:
         return Verdict.drop(R.SYNTAX_ERROR, f"line {exc.lineno}: {exc.msg}")
     except (RecursionError, MemoryError) as exc:

@@ -10,7 +10,8 @@ from pipeline.core.class_analysis import is_stdlib_module
 from pipeline.core.source import is_placeholder_body
 from pipeline.config import FilterConfig
 from pipeline.core.funnel import KEEP, Verdict
-from pipeline.harvest.candidates import Candidate
+from pipeline.harvest.candidates import Candidate, class_loc, class_methods
+from pipeline.harvest.files import RepoModules
 from pipeline.harvest.resolver import ResolutionError
 from pipeline.core import reasons as R
 
@@ -20,11 +21,11 @@ from pipeline.core import reasons as R
 class ImportPurity:
     """Every import the class executes must be the standard library's.
 
-    `repo_modules` holds every module and package name the repository contains (at any depth), so
-    an import of the repository's own code is labelled `same-repo-import` wherever it lives.
+    An import the repository's own code can answer (`repo_modules`) is labelled `same-repo-import`,
+    any other non-stdlib one `third-party-import`.
     """
 
-    repo_modules: frozenset[str]
+    repo_modules: RepoModules
     name: str = "imports"
 
     def check(self, c: Candidate) -> Verdict:
@@ -50,7 +51,7 @@ class ImportPurity:
                 if is_stdlib_module(top):
                     continue
                 # A name the repo itself provides shadows the stdlib, and is not portable either.
-                reason = R.SAME_REPO_IMPORT if top in self.repo_modules else R.THIRD_PARTY_IMPORT
+                reason = R.SAME_REPO_IMPORT if self.repo_modules.provides(top, c.path) else R.THIRD_PARTY_IMPORT
                 return Verdict.drop(reason, f"line {node.lineno}: {mod}")
         return KEEP
 
@@ -64,13 +65,19 @@ class Structure:
     name: str = "structure"
 
     def check(self, c: Candidate) -> Verdict:
-        n = len(c.methods)
+        return self.fits(c.node)
+
+    def fits(self, node: ast.ClassDef) -> Verdict:
+        """Answerable from the class statement alone, so it runs first and a file whose classes
+        all fail it is never analysed further."""
+        n = len(class_methods(node))
         if n < self.cfg.min_methods:
             return Verdict.drop(R.TOO_FEW_METHODS, f"{n} < {self.cfg.min_methods}")
-        if c.loc < self.cfg.min_lines:
-            return Verdict.drop(R.TOO_SHORT, f"{c.loc} lines < {self.cfg.min_lines}")
-        if c.loc > self.cfg.max_lines:
-            return Verdict.drop(R.TOO_LONG, f"{c.loc} lines > {self.cfg.max_lines}")
+        loc = class_loc(node)
+        if loc < self.cfg.min_lines:
+            return Verdict.drop(R.TOO_SHORT, f"{loc} lines < {self.cfg.min_lines}")
+        if loc > self.cfg.max_lines:
+            return Verdict.drop(R.TOO_LONG, f"{loc} lines > {self.cfg.max_lines}")
         return KEEP
 
 
@@ -92,12 +99,12 @@ class ReferenceCompleteness:
 
 
 # Modules whose only purpose is driving a terminal: their classes need a real TTY to run at all.
-_TERMINAL_MODULES = frozenset({"curses", "termios", "tty", "msvcrt", "pty"})
+TERMINAL_MODULES = frozenset({"curses", "termios", "tty", "msvcrt", "pty"})
 # Clear screen, cursor movement and cursor visibility (colour codes alone are ordinary text).
 _TERMINAL_ESCAPE = re.compile(r"\x1b\[(\d*(;\d*)?[ABCDHJKf]|\?25[hl])")
 
 
-def _clears_screen(nodes: list[ast.AST]) -> str | None:
+def clears_screen(nodes: list[ast.AST]) -> str | None:
     """`os.system("clear")`/`("cls")` or a cursor-control escape sequence in the code, as evidence."""
     for n in nodes:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "system" and n.args \
@@ -122,14 +129,14 @@ class Testability:
     def check(self, c: Candidate) -> Verdict:
         if "input" in c.resolution.builtins_used and "input" not in c.star_provided:
             return Verdict.drop(R.INTERACTIVE_INPUT, "reads the keyboard with input()")
-        modules = {(n.module or "") if isinstance(n, ast.ImportFrom) else a.name
-                   for n in c.import_nodes() for a in n.names}
-        tops = {m.split(".")[0] for m in modules}
+        tops = {m.split(".")[0] for m in c.used_modules()}
         if "getpass" in tops:
             return Verdict.drop(R.INTERACTIVE_INPUT, "reads the keyboard with getpass")
-        if tops & _TERMINAL_MODULES:
-            return Verdict.drop(R.TERMINAL_CONTROL, f"imports {', '.join(sorted(tops & _TERMINAL_MODULES))}")
-        evidence = _clears_screen(c.nodes)
+        if tops & TERMINAL_MODULES:
+            return Verdict.drop(R.TERMINAL_CONTROL, f"imports {', '.join(sorted(tops & TERMINAL_MODULES))}")
+        # The carried context counts too: a module-level clear() helper clears the screen for the class.
+        evidence = clears_screen(c.nodes) or next(
+            filter(None, (clears_screen(list(ast.walk(s))) for s in c.resolution.context)), None)
         if evidence:
             return Verdict.drop(R.TERMINAL_CONTROL, evidence)
         behaviour = [m for m in c.methods if m.name != "__init__"]

@@ -76,15 +76,26 @@ def _nested_statements(node: ast.AST) -> list[ast.AST]:
     return found
 
 
-def executed_imports(tree: ast.AST) -> Iterator[ImportNode]:
-    """Every import statement in `tree` except those in branches that never run on the target."""
+def taken_branch(stmt: ast.AST) -> list[ast.stmt] | None:
+    """The branch of an `if TYPE_CHECKING:` or `sys.version_info` test the target runs; None for
+    any other statement."""
+    if isinstance(stmt, ast.If):
+        taken = False if is_type_checking(stmt.test) else version_guard(stmt.test)
+        if taken is not None:
+            return stmt.body if taken else stmt.orelse
+    return None
+
+
+def executed_imports(tree: ast.AST, *, every_branch: bool = False) -> Iterator[ImportNode]:
+    """Every import statement in `tree` except those in branches that never run on the target
+    (all of them with `every_branch`)."""
     stack = [tree]
     while stack:
         node = stack.pop()
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             yield node
             continue
-        if isinstance(node, ast.If):
+        if isinstance(node, ast.If) and not every_branch:
             taken = False if is_type_checking(node.test) else version_guard(node.test)
             if taken is not None:
                 stack.extend(reversed(node.body if taken else node.orelse))

@@ -11,7 +11,8 @@ from pydantic import BaseModel, Field
 from pipeline.config import FilterConfig
 from pipeline.core.funnel import Funnel, FunnelReport, Verdict
 from pipeline.harvest import files
-from pipeline.harvest.candidates import list_candidates, to_record
+from pipeline.harvest import confine
+from pipeline.harvest.candidates import Candidate, list_candidates, to_record
 from pipeline.harvest.filters import ImportPurity, ReferenceCompleteness, Structure, Testability
 from pipeline.harvest.provenance import History, PostCutoff
 from pipeline.core.records import HarvestedClass, Rejection, RepoRef
@@ -36,12 +37,31 @@ class _ListSink:
         self.items.append(rejection)
 
 
+def _judge(funnel: Funnel, filters: list, cand: Candidate) -> Candidate | None:
+    """The class filters in order (the last one is testability); returns the class to keep (maybe
+    without its interactive methods, see `confine`) or None."""
+    *rules, testability = filters
+    try:
+        if not all(funnel.apply(flt, cand, cand.item_id) for flt in rules):
+            return None
+        verdict = testability.check(cand)
+        if verdict.reason in (R.INTERACTIVE_INPUT, R.TERMINAL_CONTROL):
+            cand, verdict = confine.cut_interactive(cand, filters, verdict)
+    except RecursionError:
+        funnel.record("references", cand.item_id, Verdict.drop(R.TOO_DEEPLY_NESTED, "resolver recursion"))
+        return None
+    return cand if funnel.record(testability.name, cand.item_id, verdict) else None
+
+
 def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
                   on_file: Callable[[str], None] | None = None) -> RepoShard:
     sink = _ListSink()
     funnel: Funnel = Funnel(sink=sink)
     listing = files.list_checkout(checkout)
-    filters = [ImportPurity(listing.module_names), Structure(cfg), ReferenceCompleteness(), Testability()]
+    structure = Structure(cfg)
+    # Structure first: it needs only the class statement, and the scope analysis the others need
+    # is the most expensive step of the harvest.
+    filters = [structure, ImportPurity(listing.modules), ReferenceCompleteness(), Testability()]
     provenance = PostCutoff(History(checkout), cutoff)
     kept: list[HarvestedClass] = []
     for rel in listing.linked_dirs:
@@ -54,15 +74,11 @@ def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
             continue
         if not funnel.record("content", f.item_id, files.read_content(f, cfg)):
             continue
-        if not funnel.record("compile", f.item_id, files.parse_and_compile(f, cfg)):
+        if not funnel.record("compile", f.item_id, files.parse_and_compile(f, cfg, lambda node: structure.fits(node).keep)):
             continue
-        for cand in list_candidates(ref, rel, f.text, f.module, f.index):
-            try:
-                passed = all(funnel.apply(flt, cand, cand.item_id) for flt in filters)
-            except RecursionError:
-                funnel.record("references", cand.item_id, Verdict.drop(R.TOO_DEEPLY_NESTED, "resolver recursion"))
-                continue
-            if not passed:
+        for found in list_candidates(ref, rel, f.text, f.module, f.index):
+            cand = _judge(funnel, filters, found)
+            if cand is None:
                 continue
             verdict, seen = provenance.check_first_seen(rel, cand.name, cand.source)
             if not funnel.record("provenance", cand.item_id, verdict):

@@ -25,8 +25,13 @@ def scan(repo: Path, tmp_path: Path, cfg: FilterConfig | None = None):
 
 
 def reasons(shard) -> dict[str, str]:
-    """item id -> reason code of every rejection."""
-    return {r.item_id: r.reason for r in shard.rejects}
+    """item id -> reason code of every rejection, but files without a class (helpers, `__init__`,
+    constants: most files of a repository), which `no_class_files` lists."""
+    return {r.item_id: r.reason for r in shard.rejects if r.reason != "no-top-level-class"}
+
+
+def no_class_files(shard) -> set[str]:
+    return {r.item_id for r in shard.rejects if r.reason == "no-top-level-class"}
 
 
 def test_good_class_is_kept_with_provenance_and_metadata(make_repo, tmp_path):
@@ -149,7 +154,9 @@ def test_file_selection_and_content_reasons(make_repo, tmp_path):
         "pkg/scraped.py": "<div class='code'>\n" + good.replace("Kept", "Scraped") + "</div>\n",
         "pkg/template.py": good.replace("Kept", "Tmpl").replace("Start empty.", "Renders <div>x</div> safely."),
         "pkg/broken.py": "class Broken(:\n    pass\n",
-        "pkg/deep.py": "x = " + "[" * 90 + "1" + "]" * 90 + "\n",
+        "pkg/deep.py": good.replace("Kept", "Deep") + "x = " + "[" * 90 + "1" + "]" * 90 + "\n",
+        # No class statement: never parsed, so its depth is never measured.
+        "pkg/deep_data.py": "x = " + "[" * 90 + "1" + "]" * 90 + "\n",
         "pkg/huge.py": "# " + "x" * (len(good) + 2000) + "\n",
     }
     shard = scan(make_repo("a__b", [("2025-02-03", files)]), tmp_path, FilterConfig(max_file_bytes=1500 + len(good), max_nesting_depth=60))
@@ -162,6 +169,7 @@ def test_file_selection_and_content_reasons(make_repo, tmp_path):
         "a/b:pkg/deep.py": "too-deeply-nested", "a/b:pkg/huge.py": "file-too-large",
     }
     assert got == expected
+    assert no_class_files(shard) == {"a/b:pkg/deep_data.py"}
     assert sorted(c.class_name for c in shard.classes) == ["Kept", "Tmpl"]
     stages = shard.funnel.stages
     assert stages["select"].dropped == {"test-file": 3, "migration": 1, "setup-script": 1, "vendored": 1}
@@ -170,7 +178,8 @@ def test_file_selection_and_content_reasons(make_repo, tmp_path):
 
 def test_pathological_nesting_never_crashes(make_repo, tmp_path):
     deep = "x = " + "[" * 3000 + "]" * 3000 + "\n"
-    lam = "f = " + "lambda: " * 2000 + "1\n"
+    # A class worth analysing beside it, so the walk and the compile run on the whole file.
+    lam = make_class("Beside", methods=6) + "f = " + "lambda: " * 2000 + "1\n"
     shard = scan(make_repo("a__b", [("2025-02-03", {"deep.py": deep, "lam.py": lam})]), tmp_path)
     assert set(reasons(shard).values()) <= {"too-deeply-nested", "syntax-error"}
     assert len(shard.rejects) == 2
