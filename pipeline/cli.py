@@ -68,7 +68,7 @@ def _load(config: Path | None, overrides: dict | None = None):
 
 
 def _require_sources(harvest) -> None:
-    from pipeline.config import require_sources
+    from pipeline.config import ConfigError, require_sources
 
     try:
         require_sources(harvest)
@@ -79,7 +79,7 @@ def _require_sources(harvest) -> None:
 def _check_before_work(cfg) -> None:
     """Every configured source exists and every output location can be written, before the first
     paid call (a read-only release folder was found only after a whole paid build)."""
-    from pipeline.config import require_writable
+    from pipeline.config import ConfigError, require_writable
 
     _require_sources(cfg.harvest)
     try:
