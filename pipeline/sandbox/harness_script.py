@@ -395,19 +395,127 @@ def _fork_runner(key: bytearray, context: dict) -> tuple[int, int]:
     return pid, rfd
 
 
-def _runner_summary(started: float, exited: bool, reaped_status: int, shares: _Shares) -> dict:
-    """How the runner ended (and, stopped early, for which class), and what it and its children cost."""
+def _cpu_so_far() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _runner_summary(started: float, exited: bool, reaped_status: int, shares: _Shares, cpu_before: float = 0.0) -> dict:
+    """How the runner ended (and, stopped early, for which class), and what it and its children cost
+    (in a batch: since `cpu_before`, so one runner is not charged for the ones before it)."""
     import resource
 
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
-        "cpu_s": round(own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime, 4),
+        "cpu_s": round(_cpu_so_far() - cpu_before, 4),
         "max_rss_kb": max(own.ru_maxrss, children.ru_maxrss),
         "timed_out": not exited,
         "timed_out_class": None if exited else shares.limit()[1],
         "wall_s": round(time.monotonic() - started, 4),
         "exit_code": os.WEXITSTATUS(reaped_status) if os.WIFEXITED(reaped_status) else None,
         "signal": os.WTERMSIG(reaped_status) if os.WIFSIGNALED(reaped_status) else None,
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# batch supervisor: several solutions against one suite, one runner child per solution
+# --------------------------------------------------------------------------------------------
+
+
+def supervise_batch(spec_path: str) -> int:
+    """Run each solution listed in the spec's `batch` against the same tests, one after the other,
+    each in a runner forked from this warm process (unittest already imported) with its own
+    deadline, its own fresh work folder and its own signed report (its own run id), exactly as
+    `supervise` would report it alone. A runner can only damage its own copy of the machinery
+    (fork); what it leaves behind (processes, files in the work dir and a private /tmp) is swept
+    before the next starts; reports are written only at the end, when no runner is left."""
+    undumpable = _make_undumpable()
+    with open(spec_path, encoding="utf-8") as fh:
+        spec = json.load(fh)
+    key = _take_key(spec["key_file"])
+    tests_src = _read(spec["tests_file"])
+    solutions = [_read(entry["solution_file"]) for entry in spec["batch"]]
+    import traceback  # noqa: F401 - warm for every runner: imported once here, not once per solution
+    import types  # noqa: F401
+    import unittest  # noqa: F401
+
+    home = os.getcwd()
+    keep = _listing(home, "/tmp" if spec.get("private_tmp") else None)
+    bodies = []
+    for entry, solution_src in zip(spec["batch"], solutions):
+        bodies.append(_batch_one(spec, entry, solution_src, tests_src, key, undumpable))
+        _clean_since(keep)
+    for entry, body in zip(spec["batch"], bodies):
+        _write_report(entry["report_file"], key, body)
+    return 0
+
+
+def _listing(*folders) -> dict:
+    return {d: set(os.listdir(d)) for d in folders if d}
+
+
+def _clean_since(keep: dict) -> None:
+    """Remove what appeared in the listed folders since `keep` was taken (never following links)."""
+    import shutil
+
+    for folder, names in keep.items():
+        for name in set(os.listdir(folder)) - names:
+            path = os.path.join(folder, name)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
+
+
+def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, key: bytearray, undumpable: bool) -> dict:
+    """One solution's run inside a batch: the same body `supervise` writes, for its own run id."""
+    import tempfile
+
+    started, cpu_before = time.monotonic(), _cpu_so_far()
+    home = os.getcwd()
+    rundir = tempfile.mkdtemp(prefix="cf_run_", dir=home)  # unpredictable: nothing planted in advance
+    one = dict(spec, run_id=entry["run_id"])
+    paths = {"solution": os.path.join(rundir, spec["solution_file"]), "tests": os.path.join(rundir, spec["tests_file"])}
+    for role, src in (("solution", solution_src), ("tests", tests_src)):
+        with open(paths[role], "xb") as fh:
+            fh.write(src)
+    context = {"spec": one, "solution_src": solution_src, "tests_src": tests_src, "canaries": _canaries(),
+               "preimport": list(spec.get("preimport", [])), "workdir": rundir}
+    os.chdir(rundir)  # the runner starts where a lone run starts: in a folder holding only its two files
+    try:
+        pid, rfd = _fork_runner(key, context)
+    finally:
+        os.chdir(home)
+    channel = _Channel()
+    deadline = started + float(spec["timeout_s"])
+    exited, reaped_status = _watch(pid, rfd, deadline, channel, shares := _Shares(one, deadline))
+    if exited:
+        _drain(rfd, channel)
+    _kill_group(pid)
+    if reaped_status is None:
+        _, reaped_status = os.waitpid(pid, 0)
+    escaped = None
+    if spec.get("sweep") and os.getuid() != 0:
+        escaped = _sweep_escapees(pid)
+        for _ in range(2):  # a fork in flight during one sweep is caught by the next
+            _sweep_escapees(pid)
+    channel.close()
+    os.close(rfd)
+    return {
+        "protocol": PROTOCOL, "run_id": entry["run_id"], "events": channel.events, "noise": channel.noise,
+        "noise_samples": channel.noise_samples, "overflow": channel.overflow,
+        "runner": _runner_summary(started, exited, reaped_status, shares, cpu_before),
+        "canaries": context["canaries"],
+        "integrity": {
+            "solution": _digest(paths["solution"]) == _sha256()(solution_src).hexdigest(),
+            "tests": _digest(paths["tests"]) == _sha256()(tests_src).hexdigest(),
+        },
+        "undumpable": undumpable, "escaped": escaped,
     }
 
 
