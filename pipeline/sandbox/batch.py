@@ -51,7 +51,7 @@ def _check_shared(requests: Sequence[SuiteRequest]) -> None:
 
 def _batch_files(requests: Sequence[SuiteRequest], spec: dict, key: bytes) -> dict[str, str | bytes]:
     files = _files(requests[0], spec, key)
-    del files[spec["solution_file"]]  # each runner gets its own copy in a folder of its own
+    del files[spec["solution_file"]]  # the harness writes each runner's own before it starts
     for entry, request in zip(spec["batch"], requests):
         files[entry["solution_file"]] = request.solution
     return files

@@ -427,16 +427,19 @@ def _runner_summary(started: float, exited: bool, reaped_status: int, shares: _S
 def supervise_batch(spec_path: str) -> int:
     """Run each solution listed in the spec's `batch` against the same tests, one after the other,
     each in a runner forked from this warm process (unittest already imported) with its own
-    deadline, its own fresh work folder and its own signed report (its own run id), exactly as
-    `supervise` would report it alone. A runner can only damage its own copy of the machinery
-    (fork); what it leaves behind (processes, files in the work dir and a private /tmp) is swept
-    before the next starts; reports are written only at the end, when no runner is left."""
+    deadline, the work folder as a lone run finds it, and its own signed report (its own run id),
+    as `supervise` would write it alone. A runner can only damage its own copy of the machinery
+    (fork); what it leaves behind (processes, new files in the work folder and a private /tmp) is
+    removed before the next starts; reports are written only at the end, when no runner is left."""
     undumpable = _make_undumpable()
     with open(spec_path, encoding="utf-8") as fh:
         spec = json.load(fh)
     key = _take_key(spec["key_file"])
     tests_src = _read(spec["tests_file"])
-    solutions = [_read(entry["solution_file"]) for entry in spec["batch"]]
+    solutions = []
+    for entry in spec["batch"]:  # all read before any runner starts, and gone from the folder
+        solutions.append(_read(entry["solution_file"]))
+        os.unlink(entry["solution_file"])
     import traceback  # noqa: F401 - warm for every runner: imported once here, not once per solution
     import types  # noqa: F401
     import unittest  # noqa: F401
@@ -472,25 +475,32 @@ def _clean_since(keep: dict) -> None:
                 pass
 
 
+def _fresh_file(path: str, data: bytes) -> None:
+    """Written anew, whatever an earlier runner left at that name (never through a link)."""
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+
+
 def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, key: bytearray, undumpable: bool) -> dict:
     """One solution's run inside a batch: the same body `supervise` writes, for its own run id."""
-    import tempfile
-
     started, cpu_before = time.monotonic(), _cpu_so_far()
     home = os.getcwd()
-    rundir = tempfile.mkdtemp(prefix="cf_run_", dir=home)  # unpredictable: nothing planted in advance
     one = dict(spec, run_id=entry["run_id"])
-    paths = {"solution": os.path.join(rundir, spec["solution_file"]), "tests": os.path.join(rundir, spec["tests_file"])}
+    paths = {"solution": os.path.join(home, spec["solution_file"]), "tests": os.path.join(home, spec["tests_file"])}
     for role, src in (("solution", solution_src), ("tests", tests_src)):
-        with open(paths[role], "xb") as fh:
-            fh.write(src)
+        _fresh_file(paths[role], src)
     context = {"spec": one, "solution_src": solution_src, "tests_src": tests_src, "canaries": _canaries(),
-               "preimport": list(spec.get("preimport", [])), "workdir": rundir}
-    os.chdir(rundir)  # the runner starts where a lone run starts: in a folder holding only its two files
-    try:
-        pid, rfd = _fork_runner(key, context)
-    finally:
-        os.chdir(home)
+               "preimport": list(spec.get("preimport", [])), "workdir": home}
+    pid, rfd = _fork_runner(key, context)
     channel = _Channel()
     deadline = started + float(spec["timeout_s"])
     exited, reaped_status = _watch(pid, rfd, deadline, channel, shares := _Shares(one, deadline))
