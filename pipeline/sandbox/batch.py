@@ -37,8 +37,9 @@ _SHARED_FIELDS = ("tests", "test_classes", "mode", "module_name", "limit_s", "co
 def can_batch(backend: SandboxBackend) -> bool:
     """Only where the harness can sweep every leftover process between two runners (a PID
     namespace or a uid of the run's own): otherwise one solution's escaped process could reach
-    the next runner and change its verdict."""
-    return bool(getattr(backend, "isolates_processes", False))
+    the next runner and change its verdict. Not in a container: a lone run gets a fresh one, and
+    the harness clears only the work folder and bubblewrap's private /tmp between runners."""
+    return bool(getattr(backend, "isolates_processes", False)) and backend.name != "docker"
 
 
 def _check_shared(requests: Sequence[SuiteRequest]) -> None:
