@@ -313,18 +313,30 @@ def _sweep_escapees(runner_pgid: int) -> int:
 def _write_report(path: str, key: bytearray, body: dict) -> None:
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=repr)
     mac = _hmac_sha256(bytes(key), text.encode("utf-8"))
-    data = json.dumps({"mac": mac, "body": text}).encode("utf-8")
+    _fresh_file(path, json.dumps({"mac": mac, "body": text}).encode("utf-8"), 0o600)
+
+
+def _fresh_file(path: str, data: bytes, mode: int) -> None:
+    """Written anew, whatever a runner may have planted at that name (never through a link)."""
     try:
-        os.unlink(path)  # whatever the runner may have planted there
+        os.unlink(path)
     except FileNotFoundError:
         pass
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
     finally:
         os.close(fd)
+
+
+def _body(run_id: str, channel: _Channel, runner: dict, canaries: dict, integrity: dict, undumpable: bool, escaped) -> dict:
+    return {
+        "protocol": PROTOCOL, "run_id": run_id, "events": channel.events, "noise": channel.noise,
+        "noise_samples": channel.noise_samples, "overflow": channel.overflow, "runner": runner,
+        "canaries": canaries, "integrity": integrity, "undumpable": undumpable, "escaped": escaped,
+    }
 
 
 def supervise(spec_path: str) -> int:
@@ -345,38 +357,34 @@ def supervise(spec_path: str) -> int:
         "workdir": os.getcwd(),
     }
     pid, rfd = _fork_runner(key, context)
-    channel = _Channel()
-    deadline = started + float(spec["timeout_s"])
-    exited, reaped_status = _watch(pid, rfd, deadline, channel, shares := _Shares(spec, deadline))
-    if exited:
-        _drain(rfd, channel)
-    _kill_group(pid)  # descendants left in the runner's group; the runner itself if it timed out
-    if reaped_status is None:
-        _, reaped_status = os.waitpid(pid, 0)
+    channel, shares, exited, reaped_status = _await_runner(pid, rfd, spec, started + float(spec["timeout_s"]))
     # Escaped processes could still rewrite files after we write the report. kill(-1) is safe only
     # where the host vouches for containment (a PID namespace or a uid of our own) *and* we are
     # not root: as root outside a PID namespace it would signal every process on the machine.
     escaped = _sweep_escapees(pid) if spec.get("sweep") and os.getuid() != 0 else None
     channel.close()
     os.close(rfd)
-    body = {
-        "protocol": PROTOCOL,
-        "run_id": spec["run_id"],
-        "events": channel.events,
-        "noise": channel.noise,
-        "noise_samples": channel.noise_samples,
-        "overflow": channel.overflow,
-        "runner": _runner_summary(started, exited, reaped_status, shares),
-        "canaries": context["canaries"],
-        "integrity": {
-            "solution": _digest(spec["solution_file"]) == digests["solution"],
-            "tests": _digest(spec["tests_file"]) == digests["tests"],
-        },
-        "undumpable": undumpable,
-        "escaped": escaped,
+    integrity = {
+        "solution": _digest(spec["solution_file"]) == digests["solution"],
+        "tests": _digest(spec["tests_file"]) == digests["tests"],
     }
+    body = _body(spec["run_id"], channel, _runner_summary(started, exited, reaped_status, shares), context["canaries"],
+                 integrity, undumpable, escaped)
     _write_report(spec["report_file"], key, body)
     return 0
+
+
+def _await_runner(pid: int, rfd: int, spec: dict, deadline: float) -> tuple:
+    """Collect the runner's events until it ends or its time is up, then kill its group and reap
+    it: (channel, shares, whether it exited by itself, its wait status)."""
+    channel = _Channel()
+    exited, reaped_status = _watch(pid, rfd, deadline, channel, shares := _Shares(spec, deadline))
+    if exited:
+        _drain(rfd, channel)
+    _kill_group(pid)  # descendants left in the runner's group; the runner itself if it timed out
+    if reaped_status is None:
+        _, reaped_status = os.waitpid(pid, 0)
+    return channel, shares, exited, reaped_status
 
 
 def _fork_runner(key: bytearray, context: dict) -> tuple[int, int]:
@@ -475,21 +483,6 @@ def _clean_since(keep: dict) -> None:
                 pass
 
 
-def _fresh_file(path: str, data: bytes) -> None:
-    """Written anew, whatever an earlier runner left at that name (never through a link)."""
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
-    finally:
-        os.close(fd)
-
-
 def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, key: bytearray, undumpable: bool) -> dict:
     """One solution's run inside a batch: the same body `supervise` writes, for its own run id."""
     started, cpu_before = time.monotonic(), _cpu_so_far()
@@ -497,18 +490,11 @@ def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, k
     one = dict(spec, run_id=entry["run_id"])
     paths = {"solution": os.path.join(home, spec["solution_file"]), "tests": os.path.join(home, spec["tests_file"])}
     for role, src in (("solution", solution_src), ("tests", tests_src)):
-        _fresh_file(paths[role], src)
+        _fresh_file(paths[role], src, 0o644)
     context = {"spec": one, "solution_src": solution_src, "tests_src": tests_src, "canaries": _canaries(),
                "preimport": list(spec.get("preimport", [])), "workdir": home}
     pid, rfd = _fork_runner(key, context)
-    channel = _Channel()
-    deadline = started + float(spec["timeout_s"])
-    exited, reaped_status = _watch(pid, rfd, deadline, channel, shares := _Shares(one, deadline))
-    if exited:
-        _drain(rfd, channel)
-    _kill_group(pid)
-    if reaped_status is None:
-        _, reaped_status = os.waitpid(pid, 0)
+    channel, shares, exited, reaped_status = _await_runner(pid, rfd, one, started + float(spec["timeout_s"]))
     escaped = None
     if spec.get("sweep") and os.getuid() != 0:
         escaped = _sweep_escapees(pid)
@@ -516,17 +502,12 @@ def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, k
             _sweep_escapees(pid)
     channel.close()
     os.close(rfd)
-    return {
-        "protocol": PROTOCOL, "run_id": entry["run_id"], "events": channel.events, "noise": channel.noise,
-        "noise_samples": channel.noise_samples, "overflow": channel.overflow,
-        "runner": _runner_summary(started, exited, reaped_status, shares, cpu_before),
-        "canaries": context["canaries"],
-        "integrity": {
-            "solution": _digest(paths["solution"]) == _sha256()(solution_src).hexdigest(),
-            "tests": _digest(paths["tests"]) == _sha256()(tests_src).hexdigest(),
-        },
-        "undumpable": undumpable, "escaped": escaped,
+    integrity = {
+        "solution": _digest(paths["solution"]) == _sha256()(solution_src).hexdigest(),
+        "tests": _digest(paths["tests"]) == _sha256()(tests_src).hexdigest(),
     }
+    return _body(entry["run_id"], channel, _runner_summary(started, exited, reaped_status, shares, cpu_before),
+                 context["canaries"], integrity, undumpable, escaped)
 
 
 def _runner_entry(key: bytearray, rfd: int, wfd: int, context: dict) -> None:
