@@ -443,6 +443,11 @@ def supervise_batch(spec_path: str) -> int:
     with open(spec_path, encoding="utf-8") as fh:
         spec = json.load(fh)
     key = _take_key(spec["key_file"])
+    if not spec.get("sweep") or os.getuid() == 0:
+        # Without the sweep a process one runner leaves behind could reach the next: no reports,
+        # so the host runs every solution alone.
+        sys.stderr.write("harness: a batch needs to sweep leftover processes, which is not possible here\n")
+        return 3
     tests_src = _read(spec["tests_file"])
     solutions = []
     for entry in spec["batch"]:  # all read before any runner starts, and gone from the folder
@@ -495,11 +500,9 @@ def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, k
                "preimport": list(spec.get("preimport", [])), "workdir": home}
     pid, rfd = _fork_runner(key, context)
     channel, shares, exited, reaped_status = _await_runner(pid, rfd, one, started + float(spec["timeout_s"]))
-    escaped = None
-    if spec.get("sweep") and os.getuid() != 0:
-        escaped = _sweep_escapees(pid)
-        for _ in range(2):  # a fork in flight during one sweep is caught by the next
-            _sweep_escapees(pid)
+    escaped = _sweep_escapees(pid)  # supervise_batch checked it may
+    for _ in range(2):  # a fork in flight during one sweep is caught by the next
+        _sweep_escapees(pid)
     channel.close()
     os.close(rfd)
     integrity = {

@@ -179,3 +179,17 @@ def test_a_mutant_cannot_change_the_next_ones_verdict(sandbox, backend):
     assert dict(zip(BAD, statuses[0::3])) == alone  # each bad one judged as it is alone
     assert alone["loops"] is SuiteStatus.TIMEOUT and alone["segfault"] is SuiteStatus.CRASHED
     assert not any(s is SuiteStatus.PASSED for s in alone.values() if s is not alone["leaves a killer behind"])
+
+
+class NoSweep(CountingBackend):
+    """Claims no process containment, so the harness may not sweep between runners."""
+
+    isolates_processes = False
+
+
+def test_a_batch_that_cannot_sweep_gives_no_verdict(sandbox, backend):
+    requests = [SuiteRequest(item_id=f"s{i}", solution=s, tests=TESTS_A, test_classes=["ATest"], coverage=False, limit_s=3.0)
+                for i, s in enumerate([GOOD, WRONG])]
+    counting = NoSweep(backend)
+    assert not can_batch(counting)
+    assert execute_batch(requests, counting, sandbox) == [None, None] and counting.runs == 1
