@@ -1,24 +1,29 @@
 """What the mutation report adds to a task's construction, in wall time.
 
     nice -n 10 .venv/bin/python benchmarks/mutation_cost.py [--tasks built/<snapshot>/tasks.jsonl]
-        [--classeval N] [--dataset PATH] [--max-per-method 10] [--workers N] [--json OUT]
+        [--classeval N] [--dataset PATH] [--max-per-method 10] [--workers N] [--batch-size 32] [--json OUT]
 
 For every task (the example build's tasks when --tasks is given, and the first N ClassEval tasks
 whose reference passes), one after the other, with the same sandbox settings the build uses:
   gate      the verification gate as the build runs it (`pipeline.sandbox.verify`: a run with
             line+branch coverage and a repeat), the cost every task already pays;
-  mutation  `pipeline.quality.measure_mutation` with an empty cache (its mutants in parallel,
-            `--workers` at a time, default one per core), given the gate's wall time as the
-            reference time, as the build does: the added cost.
+  alone     `pipeline.quality.measure_mutation` with an empty cache, one sandbox run per mutant
+            (`batch_size = 0`; its mutants in parallel, `--workers` at a time, default one per
+            core), given the gate's wall time as the reference time: the cost before batching;
+  batched   the same with an empty cache of its own and `--batch-size` mutants per sandbox run
+            (one runner forked per mutant inside it), the build's default: the added cost now.
+The two are measured task by task in the same run, in alternating order, and their verdicts
+must agree (the script stops if they do not); the ratio is batched / alone per mutant.
 It also times a trivial suite (one class, one empty test) through the same sandbox, the fixed
-start-up part of every mutant run: the most that running several mutants per interpreter start
-could save per mutant. Prints a per-task table and the mean/median added seconds per task.
+start-up part of every mutant run alone. Prints the load average, a per-task table and the cost
+per mutant both ways.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -64,22 +69,58 @@ def fixed_cost(sandbox, runs: int = 10) -> float:
     return statistics.median(walls)
 
 
-def measure_one(task, config, sandbox, cache_root: Path) -> dict:
+def _mutation(task, config, sandbox, reference_s: float, cache_root: Path):
     from pipeline.quality.mutation import measure_mutation
+
+    task_id, solution, tests, classes = task
+    t0 = time.perf_counter()
+    run = measure_mutation(solution, tests, classes, config=config, sandbox=sandbox, item_id=task_id,
+                           reference_wall_s=reference_s, cache_root=cache_root)
+    return run, time.perf_counter() - t0
+
+
+def measure_one(task, config, sandbox, cache_root: Path, batch_first: bool) -> dict:
     from pipeline.sandbox import verify
 
     task_id, solution, tests, classes = task
     t0 = time.perf_counter()
     verdict = verify(solution, tests, classes, sandbox, item_id=task_id)
     gate_s = time.perf_counter() - t0
-    t0 = time.perf_counter()
-    run = measure_mutation(solution, tests, classes, config=config, sandbox=sandbox, item_id=task_id,
-                           reference_wall_s=verdict.wall_s, cache_root=cache_root)
-    mutation_s = time.perf_counter() - t0
-    r = run.report
-    return {"task_id": task_id, "gate_passed": verdict.passed, "gate_s": gate_s, "mutation_s": mutation_s,
-            "mutants_run": run.sandbox_runs, "equivalent": r.equivalent, "score": r.score, "timed_out": r.timed_out,
-            "limit_s": run.limit_s}
+    order = [("batched", config), ("alone", config.model_copy(update={"batch_size": 0}))]
+    measured = {}
+    for name, cfg in (order if batch_first else order[::-1]):
+        measured[name] = _mutation(task, cfg, sandbox, verdict.wall_s, cache_root / name / task_id)
+    (alone, alone_s), (batched, batched_s) = measured["alone"], measured["batched"]
+    if alone.report != batched.report:
+        raise SystemExit(f"{task_id}: batched verdicts differ from one run per mutant:\n{alone.report}\n{batched.report}")
+    r = alone.report
+    return {"task_id": task_id, "gate_passed": verdict.passed, "gate_s": gate_s, "alone_s": alone_s, "batched_s": batched_s,
+            "mutants_run": alone.sandbox_runs, "batch_runs": batched.sandbox_runs, "fell_back": batched.fell_back,
+            "equivalent": r.equivalent, "score": r.score, "timed_out": r.timed_out, "limit_s": alone.limit_s}
+
+
+def _summary(rows: list[dict]) -> dict:
+    mutants = max(1, sum(r["mutants_run"] for r in rows))
+    alone, batched = sum(r["alone_s"] for r in rows), sum(r["batched_s"] for r in rows)
+    return {
+        "tasks": len(rows),
+        "mutants": mutants,
+        "alone_s_per_task_mean": statistics.fmean(r["alone_s"] for r in rows) if rows else None,
+        "batched_s_per_task_mean": statistics.fmean(r["batched_s"] for r in rows) if rows else None,
+        "gate_s_mean": statistics.fmean(r["gate_s"] for r in rows) if rows else None,
+        "alone_s_per_mutant": alone / mutants,
+        "batched_s_per_mutant": batched / mutants,
+        "ratio_batched_to_alone": batched / alone if alone else None,
+        "fell_back": sum(r["fell_back"] for r in rows),
+    }
+
+
+def _print_row(row: dict) -> None:
+    n = max(1, row["mutants_run"])
+    shown = "n/a" if row["score"] is None else f"{100 * row['score']:.1f}"
+    print(f"{row['task_id'][:24]:<24} {row['gate_s']:>6.2f} {row['mutants_run']:>7} {row['alone_s']:>7.2f} {row['batched_s']:>7.2f} "
+          f"{row['alone_s'] / n:>7.3f} {row['batched_s'] / n:>7.3f} {row['batched_s'] / row['alone_s']:>6.2f} "
+          f"{shown:>6} {row['timed_out']:>4}", flush=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -91,38 +132,32 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     ap.add_argument("--max-per-method", type=int, default=MutationConfig().max_mutants_per_method)
     ap.add_argument("--workers", type=int, default=None)
+    ap.add_argument("--batch-size", type=int, default=MutationConfig().batch_size, help="mutants per sandbox run, batched side")
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
-    config = MutationConfig(max_mutants_per_method=args.max_per_method, workers=args.workers)
+    config = MutationConfig(max_mutants_per_method=args.max_per_method, workers=args.workers, batch_size=args.batch_size)
     sandbox = SandboxConfig(workers=args.workers)
     groups = [(f"build {p}", built_tasks(p)) for p in args.tasks]
     if args.classeval:
         groups.append((f"ClassEval (first {args.classeval} passing)", classeval_tasks(args.dataset, args.classeval)))
     fixed = fixed_cost(sandbox)
+    load_before = os.getloadavg()
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in load_before)}; batch size {config.batch_size}")
     print(f"fixed cost of one sandbox run (trivial suite, median of 10): {fixed:.3f} s")
-    out = {"fixed_run_s": fixed, "groups": {}}
+    out = {"fixed_run_s": fixed, "batch_size": config.batch_size, "load_before": load_before, "groups": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for name, tasks in groups:
-            print(f"\n{name}\n{'task':<28} {'gate s':>7} {'mutation s':>10} {'mutants':>7} {'s/mutant':>8} {'score%':>6} {'tout':>4}")
+            print(f"\n{name}\n{'task':<24} {'gate s':>6} {'mutants':>7} {'alone s':>7} {'batch s':>7} "
+                  f"{'s/m 1':>7} {'s/m b':>7} {'ratio':>6} {'score%':>6} {'tout':>4}")
             rows = []
-            for task in tasks:
-                row = measure_one(task, config, sandbox, Path(tmp))
-                rows.append(row)
-                per = row["mutation_s"] / row["mutants_run"] if row["mutants_run"] else float("nan")
-                shown = "n/a" if row["score"] is None else f"{100 * row['score']:.1f}"
-                print(f"{row['task_id'][:28]:<28} {row['gate_s']:>7.2f} {row['mutation_s']:>10.2f} {row['mutants_run']:>7} "
-                      f"{per:>8.3f} {shown:>6} {row['timed_out']:>4}", flush=True)
-            added = [r["mutation_s"] for r in rows]
-            summary = {
-                "tasks": len(rows),
-                "added_s_mean": statistics.fmean(added) if added else None,
-                "added_s_median": statistics.median(added) if added else None,
-                "gate_s_mean": statistics.fmean(r["gate_s"] for r in rows) if rows else None,
-                "mutants_mean": statistics.fmean(r["mutants_run"] for r in rows) if rows else None,
-                "s_per_mutant": sum(added) / max(1, sum(r["mutants_run"] for r in rows)),
-            }
+            for i, task in enumerate(tasks):
+                rows.append(measure_one(task, config, sandbox, Path(tmp), batch_first=i % 2 == 0))
+                _print_row(rows[-1])
+            summary = _summary(rows)
             print(json.dumps(summary, indent=2))
             out["groups"][name] = {"summary": summary, "rows": rows}
+    out["load_after"] = os.getloadavg()
+    print(f"load average at end: {' '.join(f'{x:.2f}' for x in out['load_after'])}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=2) + "\n")
     return 0

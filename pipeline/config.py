@@ -287,6 +287,9 @@ class MutationConfig(Section):
         "killed", description="a mutant that runs past its limit: the tests noticed something (the usual convention)"
     )
     workers: int | None = Field(None, ge=1, description="mutants run in parallel; default: sandbox.workers, else the cores")
+    batch_size: int = Field(
+        32, ge=0, description="mutants per sandbox run (one runner forked per mutant); 0: one sandbox run per mutant"
+    )
 
 
 class ConstructConfig(Section):

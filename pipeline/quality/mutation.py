@@ -12,13 +12,16 @@ default count as killed (the tests did not let the change through; mutmut and PI
 too); `timeouts_count_as` can make them survivors or leave them out of the score. A sandbox
 failure says nothing about a mutant: it is retried once, then the whole report is unavailable.
 
-Each mutant is one sandbox run (`pipeline.sandbox.run_suites`, in parallel, without coverage).
-Several mutants per interpreter start would need the harness to run more than one solution per
-signed report; benchmarks/mutation_cost.py measures what that could save (see the README).
+Mutants run in batches (`batch_size`, `pipeline.sandbox.batch`): one sandbox run per batch, one
+runner forked per mutant, each with its own limit, folder and signed report. A mutant its batch
+gave no trustworthy result for (the batch failed, its report is missing or rejected) runs alone,
+one sandbox run each, and the run says how many did (`fell_back`). `batch_size = 0`, or a sandbox
+that cannot sweep leftover processes between runners, runs every mutant alone.
 """
 
 from __future__ import annotations
 
+import logging
 import time
 from collections.abc import Sequence
 from enum import Enum
@@ -31,8 +34,12 @@ from pipeline.core.errors import InfrastructureError, InputError
 from pipeline.core.task import MutationReport, SurvivingMutant
 from pipeline.quality.cache import CachedOutcome, MutationCache, content_key
 from pipeline.quality.mutants import Mutant, generate_mutants
-from pipeline.sandbox import SandboxBackend, SuiteMode, SuiteRequest, SuiteResult, SuiteStatus, get_backend, run_suites
+from pipeline.sandbox import SandboxBackend, pool_size, SuiteMode, SuiteRequest, SuiteResult, SuiteStatus, get_backend, run_suites
+from pipeline.core.pool import map_concurrently
+from pipeline.sandbox.batch import can_batch, execute_batch
 from pipeline.sandbox.suite import execute
+
+log = logging.getLogger(__name__)
 
 # Bump when a change here or in mutants.py changes what a cached outcome means.
 ENGINE_VERSION = 1
@@ -63,6 +70,8 @@ class MutationRun(BaseModel):
     sandbox_runs: int
     cached: int = Field(description="mutant outcomes taken from the cache")
     limit_s: float | None = Field(None, description="a mutant's wall limit (None when nothing ran)")
+    batched: int = Field(0, description="mutant outcomes from batched runs (several mutants per sandbox run)")
+    fell_back: int = Field(0, description="mutants run alone because their batch gave no trustworthy result")
 
 
 def mutant_limit(reference_wall_s: float, config: MutationConfig, sandbox: SandboxConfig) -> float:
@@ -145,6 +154,45 @@ def _run_missing(requests: list[SuiteRequest], keys: list[str], cache: MutationC
     return runs
 
 
+def _chunks(items: list, size: int, at_least: int) -> list[list]:
+    count = max(min(at_least, len(items)), -(-len(items) // size))
+    return [items[i::count] for i in range(count)]
+
+
+def _run_batched(requests: list[SuiteRequest], keys: list[str], cache: MutationCache, sandbox: SandboxConfig,
+                 backend: SandboxBackend, workers: int, size: int) -> tuple[list[int], int]:
+    """Run the requests in batches, caching every trustworthy outcome; returns (the indexes
+    without one, to be run alone, and the sandbox runs made)."""
+    groups = _chunks(list(range(len(requests))), size, workers)
+    outcomes = map_concurrently(lambda group: execute_batch([requests[i] for i in group], backend, sandbox),
+                                groups, workers, thread_name="mutants")
+    left: list[int] = []
+    for group, outcome in zip(groups, outcomes):
+        results = outcome.value if outcome.error is None else [None] * len(group)
+        for i, result in zip(group, results):
+            if result is None or result.status is SuiteStatus.SANDBOX_ERROR:
+                left.append(i)
+            else:
+                cache.put(CachedOutcome(key=keys[i], outcome=_outcome(result).value, failing=_failing(result), wall_s=result.wall_s))
+    return sorted(left), len(groups)
+
+
+def _run_all(requests: list[SuiteRequest], keys: list[str], cache: MutationCache, sandbox: SandboxConfig,
+             backend: SandboxBackend, config: MutationConfig) -> tuple[int, int, int]:
+    """Batched where possible, alone otherwise; returns (sandbox runs, mutants decided in a batch,
+    mutants that fell back to a run of their own)."""
+    workers = config.workers or sandbox.workers
+    runs, left = 0, list(range(len(requests)))
+    if config.batch_size > 0 and can_batch(backend) and len(requests) > 1:
+        left, runs = _run_batched(requests, keys, cache, sandbox, backend, workers or pool_size(sandbox), config.batch_size)
+        if left:
+            log.warning("%s: %d of %d mutants got no trustworthy result from their batch; running them alone",
+                        requests[0].item_id.split(":")[0] or "<unnamed>", len(left), len(requests))
+    batched, fell_back = (len(requests) - len(left), len(left)) if runs else (0, 0)
+    runs += _run_missing([requests[i] for i in left], [keys[i] for i in left], cache, sandbox, backend, workers)
+    return runs, batched, fell_back
+
+
 def measure_mutation(
     solution: str,
     tests: str,
@@ -169,16 +217,17 @@ def measure_mutation(
     backend = backend or get_backend(sandbox)
     base = SuiteRequest(item_id=item_id, solution=solution, tests=tests, test_classes=list(test_classes), mode=mode,
                         coverage=False, hash_seed=sandbox.hash_seed)
-    limit, runs = None, 0
+    limit, runs, batched, fell_back = None, 0, 0, 0
     if missing:
         if reference_wall_s is None:
             reference_wall_s, runs = _time_reference(base, backend, sandbox), 1
         limit = mutant_limit(reference_wall_s, config, sandbox)
         requests = [base.model_copy(update={"item_id": f"{item_id}:{m.mutant_id}", "solution": m.source, "limit_s": limit})
                     for m in missing]
-        runs += _run_missing(requests, [keys[m.mutant_id] for m in missing], cache, sandbox, backend,
-                             config.workers or sandbox.workers)
+        made, batched, fell_back = _run_all(requests, [keys[m.mutant_id] for m in missing], cache, sandbox, backend, config)
+        runs += made
     outcomes = {m.mutant_id: MutantOutcome(cache.get(keys[m.mutant_id]).outcome) for m in found.mutants}
     report = build_report(found.mutants, outcomes, len(found.equivalent), found.invalid, config)
     return MutationRun(item_id=item_id, report=report, wall_s=time.perf_counter() - t0, sandbox_runs=runs,
-                       cached=len(found.mutants) - len(missing), limit_s=limit)
+                       cached=len(found.mutants) - len(missing), limit_s=limit,
+                       batched=batched, fell_back=fell_back)

@@ -313,18 +313,30 @@ def _sweep_escapees(runner_pgid: int) -> int:
 def _write_report(path: str, key: bytearray, body: dict) -> None:
     text = json.dumps(body, sort_keys=True, separators=(",", ":"), default=repr)
     mac = _hmac_sha256(bytes(key), text.encode("utf-8"))
-    data = json.dumps({"mac": mac, "body": text}).encode("utf-8")
+    _fresh_file(path, json.dumps({"mac": mac, "body": text}).encode("utf-8"), 0o600)
+
+
+def _fresh_file(path: str, data: bytes, mode: int) -> None:
+    """Written anew, whatever a runner may have planted at that name (never through a link)."""
     try:
-        os.unlink(path)  # whatever the runner may have planted there
+        os.unlink(path)
     except FileNotFoundError:
         pass
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, mode)
     try:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
     finally:
         os.close(fd)
+
+
+def _body(run_id: str, channel: _Channel, runner: dict, canaries: dict, integrity: dict, undumpable: bool, escaped) -> dict:
+    return {
+        "protocol": PROTOCOL, "run_id": run_id, "events": channel.events, "noise": channel.noise,
+        "noise_samples": channel.noise_samples, "overflow": channel.overflow, "runner": runner,
+        "canaries": canaries, "integrity": integrity, "undumpable": undumpable, "escaped": escaped,
+    }
 
 
 def supervise(spec_path: str) -> int:
@@ -345,38 +357,34 @@ def supervise(spec_path: str) -> int:
         "workdir": os.getcwd(),
     }
     pid, rfd = _fork_runner(key, context)
-    channel = _Channel()
-    deadline = started + float(spec["timeout_s"])
-    exited, reaped_status = _watch(pid, rfd, deadline, channel, shares := _Shares(spec, deadline))
-    if exited:
-        _drain(rfd, channel)
-    _kill_group(pid)  # descendants left in the runner's group; the runner itself if it timed out
-    if reaped_status is None:
-        _, reaped_status = os.waitpid(pid, 0)
+    channel, shares, exited, reaped_status = _await_runner(pid, rfd, spec, started + float(spec["timeout_s"]))
     # Escaped processes could still rewrite files after we write the report. kill(-1) is safe only
     # where the host vouches for containment (a PID namespace or a uid of our own) *and* we are
     # not root: as root outside a PID namespace it would signal every process on the machine.
     escaped = _sweep_escapees(pid) if spec.get("sweep") and os.getuid() != 0 else None
     channel.close()
     os.close(rfd)
-    body = {
-        "protocol": PROTOCOL,
-        "run_id": spec["run_id"],
-        "events": channel.events,
-        "noise": channel.noise,
-        "noise_samples": channel.noise_samples,
-        "overflow": channel.overflow,
-        "runner": _runner_summary(started, exited, reaped_status, shares),
-        "canaries": context["canaries"],
-        "integrity": {
-            "solution": _digest(spec["solution_file"]) == digests["solution"],
-            "tests": _digest(spec["tests_file"]) == digests["tests"],
-        },
-        "undumpable": undumpable,
-        "escaped": escaped,
+    integrity = {
+        "solution": _digest(spec["solution_file"]) == digests["solution"],
+        "tests": _digest(spec["tests_file"]) == digests["tests"],
     }
+    body = _body(spec["run_id"], channel, _runner_summary(started, exited, reaped_status, shares), context["canaries"],
+                 integrity, undumpable, escaped)
     _write_report(spec["report_file"], key, body)
     return 0
+
+
+def _await_runner(pid: int, rfd: int, spec: dict, deadline: float) -> tuple:
+    """Collect the runner's events until it ends or its time is up, then kill its group and reap
+    it: (channel, shares, whether it exited by itself, its wait status)."""
+    channel = _Channel()
+    exited, reaped_status = _watch(pid, rfd, deadline, channel, shares := _Shares(spec, deadline))
+    if exited:
+        _drain(rfd, channel)
+    _kill_group(pid)  # descendants left in the runner's group; the runner itself if it timed out
+    if reaped_status is None:
+        _, reaped_status = os.waitpid(pid, 0)
+    return channel, shares, exited, reaped_status
 
 
 def _fork_runner(key: bytearray, context: dict) -> tuple[int, int]:
@@ -395,13 +403,21 @@ def _fork_runner(key: bytearray, context: dict) -> tuple[int, int]:
     return pid, rfd
 
 
-def _runner_summary(started: float, exited: bool, reaped_status: int, shares: _Shares) -> dict:
-    """How the runner ended (and, stopped early, for which class), and what it and its children cost."""
+def _cpu_so_far() -> float:
+    import resource
+
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def _runner_summary(started: float, exited: bool, reaped_status: int, shares: _Shares, cpu_before: float = 0.0) -> dict:
+    """How the runner ended (and, stopped early, for which class), and what it and its children cost
+    (in a batch: since `cpu_before`, so one runner is not charged for the ones before it)."""
     import resource
 
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
-        "cpu_s": round(own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime, 4),
+        "cpu_s": round(_cpu_so_far() - cpu_before, 4),
         "max_rss_kb": max(own.ru_maxrss, children.ru_maxrss),
         "timed_out": not exited,
         "timed_out_class": None if exited else shares.limit()[1],
@@ -409,6 +425,92 @@ def _runner_summary(started: float, exited: bool, reaped_status: int, shares: _S
         "exit_code": os.WEXITSTATUS(reaped_status) if os.WIFEXITED(reaped_status) else None,
         "signal": os.WTERMSIG(reaped_status) if os.WIFSIGNALED(reaped_status) else None,
     }
+
+
+# --------------------------------------------------------------------------------------------
+# batch supervisor: several solutions against one suite, one runner child per solution
+# --------------------------------------------------------------------------------------------
+
+
+def supervise_batch(spec_path: str) -> int:
+    """Run each solution listed in the spec's `batch` against the same tests, one after the other,
+    each in a runner forked from this warm process (unittest already imported) with its own
+    deadline, the work folder as a lone run finds it, and its own signed report (its own run id),
+    as `supervise` would write it alone. A runner can only damage its own copy of the machinery
+    (fork); what it leaves behind (processes, new files in the work folder and a private /tmp) is
+    removed before the next starts; reports are written only at the end, when no runner is left."""
+    undumpable = _make_undumpable()
+    with open(spec_path, encoding="utf-8") as fh:
+        spec = json.load(fh)
+    key = _take_key(spec["key_file"])
+    if not spec.get("sweep") or os.getuid() == 0:
+        # Without the sweep a process one runner leaves behind could reach the next: no reports,
+        # so the host runs every solution alone.
+        sys.stderr.write("harness: a batch needs to sweep leftover processes, which is not possible here\n")
+        return 3
+    tests_src = _read(spec["tests_file"])
+    solutions = []
+    for entry in spec["batch"]:  # all read before any runner starts, and gone from the folder
+        solutions.append(_read(entry["solution_file"]))
+        os.unlink(entry["solution_file"])
+    import traceback  # noqa: F401 - warm for every runner: imported once here, not once per solution
+    import types  # noqa: F401
+    import unittest  # noqa: F401
+
+    home = os.getcwd()
+    keep = _listing(home, "/tmp" if spec.get("private_tmp") else None)
+    bodies = []
+    for entry, solution_src in zip(spec["batch"], solutions):
+        bodies.append(_batch_one(spec, entry, solution_src, tests_src, key, undumpable))
+        _clean_since(keep)
+    for entry, body in zip(spec["batch"], bodies):
+        _write_report(entry["report_file"], key, body)
+    return 0
+
+
+def _listing(*folders) -> dict:
+    return {d: set(os.listdir(d)) for d in folders if d}
+
+
+def _clean_since(keep: dict) -> None:
+    """Remove what appeared in the listed folders since `keep` was taken (never following links)."""
+    import shutil
+
+    for folder, names in keep.items():
+        for name in set(os.listdir(folder)) - names:
+            path = os.path.join(folder, name)
+            try:
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path, ignore_errors=True)
+                else:
+                    os.unlink(path)
+            except OSError:
+                pass
+
+
+def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, key: bytearray, undumpable: bool) -> dict:
+    """One solution's run inside a batch: the same body `supervise` writes, for its own run id."""
+    started, cpu_before = time.monotonic(), _cpu_so_far()
+    home = os.getcwd()
+    one = dict(spec, run_id=entry["run_id"])
+    paths = {"solution": os.path.join(home, spec["solution_file"]), "tests": os.path.join(home, spec["tests_file"])}
+    for role, src in (("solution", solution_src), ("tests", tests_src)):
+        _fresh_file(paths[role], src, 0o644)
+    context = {"spec": one, "solution_src": solution_src, "tests_src": tests_src, "canaries": _canaries(),
+               "preimport": list(spec.get("preimport", [])), "workdir": home}
+    pid, rfd = _fork_runner(key, context)
+    channel, shares, exited, reaped_status = _await_runner(pid, rfd, one, started + float(spec["timeout_s"]))
+    escaped = _sweep_escapees(pid)  # supervise_batch checked it may
+    for _ in range(2):  # a fork in flight during one sweep is caught by the next
+        _sweep_escapees(pid)
+    channel.close()
+    os.close(rfd)
+    integrity = {
+        "solution": _digest(paths["solution"]) == _sha256()(solution_src).hexdigest(),
+        "tests": _digest(paths["tests"]) == _sha256()(tests_src).hexdigest(),
+    }
+    return _body(entry["run_id"], channel, _runner_summary(started, exited, reaped_status, shares, cpu_before),
+                 context["canaries"], integrity, undumpable, escaped)
 
 
 def _runner_entry(key: bytearray, rfd: int, wfd: int, context: dict) -> None:

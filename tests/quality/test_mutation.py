@@ -82,7 +82,8 @@ def sandbox() -> SandboxConfig:
 
 @pytest.fixture(scope="module")
 def config() -> MutationConfig:
-    return MutationConfig(max_mutants_per_method=50, timeout_floor_s=1.5, timeout_factor=2.0)
+    # One sandbox run per mutant: the path the batched one (test_mutation_batch.py) is held to.
+    return MutationConfig(max_mutants_per_method=50, timeout_floor_s=1.5, timeout_factor=2.0, batch_size=0)
 
 
 @pytest.fixture(scope="module")
