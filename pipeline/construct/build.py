@@ -143,7 +143,8 @@ def build_fingerprint(config: Config, prompts: Prompts) -> str:
         "stages_version": STAGES_VERSION,
         "endpoints": [e.model_dump(include={"model", "temperature", "max_tokens", "max_tokens_param"}) for e in endpoints],
         "construct": config.construction.model_dump(
-            mode="json", exclude={"pairing": True, "output_root": True, "mutation": {"workers"}}),
+            mode="json", exclude={"pairing": True, "output_root": True, "mutation": {"workers"}, "track": True,
+                                  "real_source": True}),
         "prompts": prompts.fingerprint(),
         "gate": config.sandbox.model_dump(mode="json", include={"min_line_coverage", "wall_limit_s", "environment_checks"}),
     }

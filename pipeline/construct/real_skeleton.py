@@ -1,0 +1,237 @@
+"""Real-source track: a ClassEval-format skeleton derived deterministically from a real class.
+
+The reference solution is the harvested class as a standalone module (`HarvestedClass.module_source`:
+its imports, the module-level context it needs, the class). The skeleton is that module with
+libcst (comments and layout kept):
+  - the class docstring kept as written;
+  - `__init__` kept whole (it is how ClassEval states the fields), its docstring rewritten so each
+    parameter has a `:param name:` line (from its own docstring, else the class docstring's Args);
+  - every other method reduced to its decorators, signature and docstring, the docstring rewritten
+    in the skeleton checks' form: description, `:param name:` per parameter, `:return:`.
+Docstrings are read with `docstring_parser` (Google, NumPy, reST or Epydoc style). A method whose
+docstring cannot state its contract (none, no description, a parameter or a returned value left
+undescribed) is listed in `thin`; the docstring stage has it written by an LLM, or drops the class.
+`>>>` examples are added later, from observed runs (`pipeline.construct.real_examples`).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import docstring_parser
+import libcst as cst
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.construct.skeleton_checks import Problem, SkeletonReport, check_skeleton, doc_problems
+from pipeline.core import reasons as R
+from pipeline.core.errors import IntegrityError
+from pipeline.core.records import HarvestedClass
+
+
+class DerivationError(IntegrityError):
+    """The harvested class cannot be turned into a skeleton (it no longer parses, or is not there)."""
+
+
+class DerivedSkeleton(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    class_name: str
+    solution: str = Field(description="the reference: the real class as a standalone module")
+    skeleton: str = Field(description="bodies removed, docstrings in the checks' form, no examples yet")
+    context: list[str] = Field(default_factory=list, description="module-level definitions shipped with the skeleton")
+    thin: dict[str, str] = Field(default_factory=dict, description="method -> what its docstring lacks")
+    docstrings: dict[str, str] = Field(default_factory=dict, description="method -> the docstring written into the skeleton")
+
+
+# A summary that already says what comes back ("Return the ...", "Get the ...") serves as `:return:`.
+_RETURNING_SUMMARY = re.compile(r"^(returns?|gets?|checks? (if|whether)|whether|is|true if)\b", re.IGNORECASE)
+
+
+def param_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    a = fn.args
+    names = [p.arg for p in [*a.posonlyargs, *a.args]]
+    if names and not any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list):
+        names = names[1:]
+    if a.vararg is not None:
+        names.append(a.vararg.arg)
+    names += [p.arg for p in a.kwonlyargs]
+    if a.kwarg is not None:
+        names.append(a.kwarg.arg)
+    return names
+
+
+def returns_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    """A `return <value>` or `yield` in the function itself (nested functions not counted)."""
+    stack: list[ast.AST] = list(fn.body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
+            continue
+        if isinstance(node, ast.Return) and node.value is not None and not (
+                isinstance(node.value, ast.Constant) and node.value.value is None):
+            return True
+        if isinstance(node, (ast.Yield, ast.YieldFrom)):
+            return True
+        stack.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _one_line(text: str | None) -> str:
+    return " ".join((text or "").split())
+
+
+def normalise_docstring(doc: str | None, params: list[str], *, returns: bool, constructor: bool,
+                        fallback_params: dict[str, str] | None = None) -> tuple[str, str]:
+    """(docstring in the checks' form, what is missing: '' when complete)."""
+    if not doc or not doc.strip():
+        return "", "no docstring"
+    parsed = docstring_parser.parse(doc)
+    description = "\n\n".join(p.strip() for p in (parsed.short_description, parsed.long_description) if p and p.strip())
+    described = {p.arg_name.lstrip("*"): _one_line(p.description) for p in parsed.params if p.description}
+    for name, text in (fallback_params or {}).items():
+        described.setdefault(name, text)
+    lacking = [f":param {p}:" for p in params if not described.get(p)]
+    fields = [f":param {p}: {described.get(p, '')}".rstrip() for p in params]
+    if not constructor:
+        ret = _one_line(parsed.returns.description) if parsed.returns and parsed.returns.description else ""
+        if not ret and returns and _RETURNING_SUMMARY.match(parsed.short_description or ""):
+            ret = _one_line(parsed.short_description)
+        if not ret and not returns:
+            ret = "None"
+        if not ret:
+            lacking.append(":return:")
+        fields.append(f":return: {ret}".rstrip())
+    if not description:
+        lacking.insert(0, "no description")
+    blocks = [b for b in (description, "\n".join(fields)) if b]
+    return "\n\n".join(blocks), ", ".join(lacking)
+
+
+def docstring_literal(text: str, indent: str) -> str:
+    """A docstring statement's source at `indent` (the body's indentation)."""
+    body = text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"')
+    lines = body.splitlines() or [""]
+    inner = "\n".join((indent + ln) if ln.strip() else "" for ln in lines[1:])
+    return f'"""{lines[0]}\n{inner}\n{indent}"""' if len(lines) > 1 else f'"""{lines[0]}"""'
+
+
+def _doc_statement(text: str, indent: str) -> cst.SimpleStatementLine:
+    return cst.SimpleStatementLine(body=[cst.Expr(value=cst.SimpleString(docstring_literal(text, indent)))])
+
+
+def _body_indent(module: cst.Module, fn: cst.FunctionDef, depth: int) -> str:
+    unit = module.default_indent
+    return unit * (depth + 1)
+
+
+class _Strip(cst.CSTTransformer):
+    """Reduce the target class's methods to signature + the given docstring (`__init__` keeps its body)."""
+
+    def __init__(self, module: cst.Module, class_name: str, docs: dict[str, str]) -> None:
+        self.module, self.class_name, self.docs = module, class_name, docs
+        self.depth = 0
+        self.in_target = False
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> bool:
+        self.in_target = self.depth == 0 and node.name.value == self.class_name
+        self.depth += 1
+        return self.in_target
+
+    def leave_ClassDef(self, original: cst.ClassDef, updated: cst.ClassDef) -> cst.ClassDef:
+        self.depth -= 1
+        return updated
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> bool:
+        return False
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        if not self.in_target or self.depth != 1 or original.name.value not in self.docs:
+            return updated
+        indent = _body_indent(self.module, original, self.depth)
+        doc = _doc_statement(self.docs[original.name.value], indent)
+        body = list(updated.body.body) if isinstance(updated.body, cst.IndentedBlock) else []
+        if original.name.value == "__init__":
+            rest = body[1:] if body and original.get_docstring() is not None else body
+            return updated.with_changes(body=cst.IndentedBlock(body=[doc, *rest]))
+        return updated.with_changes(body=cst.IndentedBlock(body=[doc]))
+
+
+def _class_params(cls: ast.ClassDef) -> dict[str, str]:
+    """Parameter/attribute descriptions the class docstring gives (Args, Attributes, ...)."""
+    doc = ast.get_docstring(cls)
+    if not doc:
+        return {}
+    return {p.arg_name: _one_line(p.description) for p in docstring_parser.parse(doc).params if p.description}
+
+
+def _target(solution: str, hc: HarvestedClass) -> ast.ClassDef:
+    try:
+        module = ast.parse(solution)
+    except SyntaxError as exc:
+        raise DerivationError(f"{hc.id}: the reference does not parse: {exc.msg}") from exc
+    cls = next((n for n in module.body if isinstance(n, ast.ClassDef) and n.name == hc.class_name), None)
+    if cls is None:
+        raise DerivationError(f"{hc.id}: class {hc.class_name} is not at the top level of its module")
+    return cls
+
+
+def derive_skeleton(hc: HarvestedClass) -> DerivedSkeleton:
+    """The skeleton of a harvested class, and which of its docstrings are too thin to ship."""
+    solution = hc.module_source()
+    cls = _target(solution, hc)
+    fallback = _class_params(cls)
+    docs: dict[str, str] = {}
+    thin: dict[str, str] = {}
+    for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+        constructor = fn.name == "__init__"
+        text, lacking = normalise_docstring(ast.get_docstring(fn), param_names(fn), returns=returns_value(fn),
+                                            constructor=constructor, fallback_params=fallback if constructor else None)
+        docs[fn.name] = text
+        if lacking:
+            thin[fn.name] = lacking
+    module = cst.parse_module(solution)
+    skeleton = module.visit(_Strip(module, hc.class_name, docs)).code
+    return DerivedSkeleton(class_name=hc.class_name, solution=solution, skeleton=skeleton,
+                           context=list(hc.context), thin=thin, docstrings=docs)
+
+
+def with_docstrings(skeleton: str, class_name: str, docs: dict[str, str]) -> str:
+    """The skeleton with the named methods' docstrings replaced (examples, LLM-written ones)."""
+    module = cst.parse_module(skeleton)
+    return module.visit(_Strip(module, class_name, docs)).code
+
+
+def without_context(skeleton: str, context: list[str]) -> str:
+    """The skeleton minus the carried module context, for the checks written for one-class modules:
+    real classes need their module's constants and helper types, which ship beside them verbatim."""
+    out = skeleton
+    for block in context:
+        out = out.replace(block.strip("\n"), "", 1)
+    return re.sub(r"\n{4,}", "\n\n\n", out)
+
+
+def _exempt_from_examples(name: str) -> bool:
+    """Private helpers and dunder methods: the tests never call them by name, so no run shows them."""
+    return name.startswith("_")
+
+
+def check_real_skeleton(skeleton: str, context: list[str], min_methods: int) -> SkeletonReport:
+    """The existing skeleton checks on a derived skeleton (context set aside), with the two
+    differences real code needs: private helper methods are allowed (they are elided and must be
+    written too), and they need no `>>>` example (no test calls them by name)."""
+    report = check_skeleton(without_context(skeleton, context), min_methods)
+    kept = [p for p in report.problems if p.reason not in (R.PRIVATE_METHOD, R.UNDOCUMENTED_METHOD)]
+    if any(p.reason == R.UNDOCUMENTED_METHOD for p in report.problems):
+        undocumented = []
+        module = cst.parse_module(without_context(skeleton, context))
+        cls = next(s for s in module.body if isinstance(s, cst.ClassDef))
+        for fn in (s for s in cls.body.body if isinstance(s, cst.FunctionDef)):
+            missing = doc_problems(fn, is_constructor=fn.name.value == "__init__")
+            if _exempt_from_examples(fn.name.value):
+                missing = [m for m in missing if m != ">>> example"]
+            if missing:
+                undocumented.append(f"{fn.name.value} ({', '.join(missing)})")
+        if undocumented:
+            kept.append(Problem(reason=R.UNDOCUMENTED_METHOD, detail="incomplete docstrings: " + "; ".join(undocumented)))
+    return SkeletonReport(problems=kept, class_name=report.class_name, methods=report.methods)
