@@ -50,7 +50,10 @@ STAGE_UNITS: dict[str, str] = {
     "imports": "classes", "structure": "classes", "references": "classes", "testability": "classes",
     "provenance": "classes",
     "dedup": "classes", "pairing": "classes",
+    # the real-source track counts candidate classes from its licence check to its task record
+    "license": "candidate classes", "skeleton": "candidate classes", "docstrings": "candidate classes",
     "compose": "candidate pairs", "tests": "candidate pairs", "judges": "candidate pairs", "solution": "candidate pairs",
+    "reference": "candidate classes", "examples": "candidate classes",
     "mutation": "candidate pairs", "strengthen": "candidate pairs",
     "task": "tasks", "release": "tasks",
 }
