@@ -424,6 +424,48 @@ def export(
                       + (f": {result.commit_url}" if result.commit_url else ""))
 
 
+# -- strengthen: a plus tier (tests no LLM wrote) for any dataset (pipeline/quality/plus) -------------
+
+
+@app.command()
+def strengthen(
+    dataset: Annotated[str, typer.Option("--dataset", "-d", help="what `evaluate --dataset` takes: 'classeval', "
+                                         "a JSON/JSONL/Parquet file or a release folder")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="folder the strengthened dataset is written to")],
+    task: Annotated[list[str] | None, typer.Option("--task", help="only this task id (repeatable)")] = None,
+    config: ConfigOpt = None,
+) -> None:
+    """Write DATASET again with a generated, validated `plus` suite per task (Pynguin, in the sandbox)."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from pipeline.core.formats.hub import resolve_dataset
+    from pipeline.quality.plus.dataset import strengthen_dataset
+
+    cfg = _load(config)
+    with Progress(TextColumn("[bold]strengthen[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
+                  TimeElapsedColumn(), console=console, transient=True) as bar:
+        bar_id = bar.add_task("tasks", total=None)
+
+        def progress(done_task, suite, reused: bool) -> None:
+            bar.update(bar_id, advance=1, description=f"{done_task.task_id}: {suite.tests} plus tests"
+                       + (" (cached)" if reused else ""))
+
+        try:
+            summary = strengthen_dataset(resolve_dataset(dataset), out, cfg.sandbox, cfg.plus,
+                                         task_ids=task or None, on_task=progress)
+        except ClassforgeError as exc:
+            fail(exc)
+        except KeyboardInterrupt:
+            fail("interrupted; every finished task's plus suite is cached: run the same command to resume", 130)
+    console.print(f"{summary.tasks} tasks ({summary.reused} from the cache): {summary.plus_tests} plus tests kept, "
+                  f"{summary.with_plus} tasks have at least one")
+    if summary.dropped:
+        console.print("dropped: " + ", ".join(f"{r} {n}" for r, n in summary.dropped.items()))
+    if summary.failed:
+        console.print(f"[yellow]generation produced nothing for {len(summary.failed)}:[/yellow] {', '.join(summary.failed[:10])}")
+    console.print(f"written to {summary.output}")
+
+
 # -- evaluate: score a model on a ClassEval-style dataset (benchmark/) -------------------------------
 
 def _evaluation_table(results) -> Table:

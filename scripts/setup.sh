@@ -20,6 +20,22 @@ if ((${#need_apt[@]})); then
   fi
 fi
 
+# The plus tier's test generator (Pynguin) lives in its own virtualenv, .venv-plus: its pins
+# (libcst, pytest, black) must not move classforge's, and it only ever runs inside the sandbox.
+# CLASSFORGE_SKIP_PLUS=1 skips it (a machine that never generates plus tests).
+plus_reqs=pipeline/quality/plus/requirements.txt
+if [ -z "${CLASSFORGE_SKIP_PLUS:-}" ]; then
+  if [ ! -x .venv-plus/bin/python ]; then
+    echo "setup: creating .venv-plus (the plus tier's test generator) with $("${PYTHON:-python3}" --version 2>&1)"
+    "${PYTHON:-python3}" -m venv .venv-plus
+  fi
+  if [ ! -f .venv-plus/.installed ] || [ "$plus_reqs" -nt .venv-plus/.installed ]; then
+    echo "setup: installing $(grep -v '^#' "$plus_reqs" | tr '\n' ' ')into .venv-plus"
+    .venv-plus/bin/pip install -q -r "$plus_reqs"
+    touch .venv-plus/.installed
+  fi
+fi
+
 # CLASSFORGE_REUSE_PYTHON=/path/to/python: an interpreter that already has classforge's dependencies
 # (e.g. another checkout's .venv/bin/python). .venv is then made from it without pip, and sees this
 # checkout's code plus that interpreter's packages through one .pth file: no download, no install,

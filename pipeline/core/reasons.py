@@ -154,6 +154,23 @@ REFERENCE_CORPUS: Final = _code("reference-corpus", "the same or near-identical 
 ALREADY_RELEASED: Final = _code("already-released", "an earlier release has the task, its source classes or its solution")
 
 
+# -- the plus tier: one generated test each (pipeline/quality/plus) ---------------------------------
+PLUS_EXPECTS_CRASH: Final = _code("plus-expects-crash", "the generated test expects an exception it does not name (Pynguin's xfail)")
+PLUS_UNCONVERTIBLE: Final = _code("plus-unconvertible", "the generated test has no faithful unittest form")
+PLUS_NO_ASSERTION: Final = _code("plus-no-assertion", "the generated test checks nothing but that no exception is raised")
+PLUS_FOREIGN_IMPORT: Final = _code("plus-foreign-import", "the generated test needs a module the task does not import")
+PLUS_OBJECT_IDENTITY: Final = _code("plus-object-identity", "asserts on id(), `is` between objects or a repr with an address")
+PLUS_PRIVATE_ATTRIBUTE: Final = _code("plus-private-attribute", "reads a private attribute (a leading underscore)")
+PLUS_EXCEPTION_MESSAGE: Final = _code("plus-exception-message", "asserts on an exception's message or args (types only)")
+PLUS_UNORDERED: Final = _code("plus-unordered", "asserts on the iteration order or the text of a set or dict")
+PLUS_TIME: Final = _code("plus-time", "asserts on the clock, a date computed from it, or on elapsed time")
+PLUS_OUTSIDE_TEMP_DIR: Final = _code("plus-outside-temp-dir", "names a file or folder outside the task's temp dir")
+PLUS_OFF_CONTRACT: Final = _code("plus-off-contract", "passes an argument of a type the task's description and tests never use")
+PLUS_FAILS_REFERENCE: Final = _code("plus-fails-reference", "fails on the reference solution in one of the validation runs")
+PLUS_ENVIRONMENT: Final = _code("plus-environment-dependent", "its verdict on the reference changes under an environment perturbation")
+PLUS_DUPLICATE: Final = _code("plus-duplicate", "the same checks as a test already kept")
+PLUS_OVER_LIMIT: Final = _code("plus-over-limit", "beyond plus.max_tests")
+
 # -- the verification gate (sandbox), passed through by the solution stage ---------------------
 class GateReason(str, Enum):
     COMPILE_ERROR = _code("compile-error", "the solution does not compile")

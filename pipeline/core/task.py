@@ -10,6 +10,8 @@ live in `pipeline.core.formats`.
 
 from __future__ import annotations
 
+import json
+
 from datetime import datetime
 from typing import Any, Literal
 
@@ -164,6 +166,34 @@ class MutationReport(BaseModel):
                 f"of {self.mutants - self.equivalent} ({self.equivalent} equivalent excluded)")
 
 
+class PlusDrop(BaseModel):
+    """A generated test that did not make it into the plus suite, and why (a registered reason)."""
+
+    model_config = ConfigDict(extra="forbid")
+    origin: str = Field(description="the generated test it came from, e.g. test_3")
+    reason: str
+    detail: str = ""
+
+
+class PlusSuite(BaseModel):
+    """A task's hidden plus tier: unit tests no LLM wrote (search-based, pipeline/quality/plus),
+    each validated on the reference. Scored next to the base tests, never mixed into them."""
+
+    model_config = ConfigDict(extra="forbid")
+    test: str = Field("", description="unittest source in ClassEval form; empty when no test survived")
+    test_classes: list[str] = Field(default_factory=list)
+    tests: int = Field(0, description="test methods kept")
+    generated: int = Field(0, description="test functions the generator wrote")
+    dropped: dict[str, int] = Field(default_factory=dict, description="reason -> generated tests dropped for it")
+    drops: list[PlusDrop] = Field(default_factory=list)
+    generator: str = ""
+    seed: int = 0
+    generation_s: float = Field(0.0, description="wall time of the generation run (0 when read from the cache)")
+    hit_time_cap: bool = Field(False, description="the search stopped at its time cap: a rerun may differ")
+    failure: str | None = Field(None, description="why generation produced nothing, when it did not")
+    key: str = Field("", description="content hash it is cached under")
+
+
 def task_license(sources: list[Any]) -> str:
     """The task's licence as an SPDX expression over its source repositories ("MIT", "Apache-2.0 AND MIT").
 
@@ -217,6 +247,7 @@ class Task(BaseModel):
     metrics: TaskMetrics | None = None
     candidate_id: str | None = None
     schema_version: int | None = None
+    plus: PlusSuite | None = Field(None, description="hidden plus tier: generated, validated tests (scored apart)")
     # Not columns: where the task was read from, and the columns this model does not know.
     source: str | None = Field(None, exclude=True, description="which dataset the task came from")
     extras: dict[str, Any] = Field(default_factory=dict, exclude=True,
@@ -228,6 +259,12 @@ class Task(BaseModel):
         if v != v.strip() or "\n" in v:
             raise ValueError(f"task_id {v!r} has surrounding whitespace or a newline")
         return v
+
+    @field_validator("plus", mode="before")
+    @classmethod
+    def _plus_from_text(cls, v: Any) -> Any:
+        # Parquet files keep the plus suite as one JSON text column (its shape varies per task).
+        return json.loads(v) if isinstance(v, str) and v.strip() else (None if v == "" else v)
 
     @field_validator("composition_type", mode="before")
     @classmethod
@@ -288,6 +325,6 @@ def column_origin(name: str) -> str:
 
 __all__ = [
     "CLASSEVAL_COLUMNS", "CORE_COLUMNS", "PRO_COLUMNS", "SCHEMA_VERSION", "CompositionType", "Dependencies",
-    "JudgeVote", "Method", "MutationReport", "SourceRef", "SurvivingMutant", "Task", "TaskMetrics", "VoteStatus", "column_origin", "composition_type",
+    "JudgeVote", "Method", "MutationReport", "PlusDrop", "PlusSuite", "SourceRef", "SurvivingMutant", "Task", "TaskMetrics", "VoteStatus", "column_origin", "composition_type",
     "task_license",
 ]

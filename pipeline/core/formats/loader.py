@@ -35,7 +35,7 @@ DatasetFormat = Literal["classeval", "classeval-pro", "classforge-release"]
 
 REQUIRED = ("task_id", "class_name", "skeleton", "test", "solution_code")
 CLASS_LEVEL = ("import_statement", "class_description", "class_constructor", "fields")
-KNOWN = set(REQUIRED) | set(CLASS_LEVEL) | {"test_classes", "methods_info", "composition_type", "domain1", "domain2", "source"}
+KNOWN = set(REQUIRED) | set(CLASS_LEVEL) | {"test_classes", "methods_info", "composition_type", "domain1", "domain2", "source", "plus"}
 
 
 class DatasetError(InputError):
@@ -113,6 +113,17 @@ def _load_classforge_release(folder: Path, task_ids: Collection[str] | None) -> 
 
 
 # -- reading -----------------------------------------------------------------------------------
+
+def read_records(path: Path) -> list[dict[str, Any]]:
+    """The raw records of a JSON, JSONL or Parquet file, or of a folder's data/*.parquet, as stored."""
+    path = Path(path)
+    if path.is_dir():
+        return read_release_rows(path) if is_classforge_release(path) else [r for _, r in _read_release(path)]
+    reader = {".parquet": _read_parquet, ".jsonl": _read_jsonl, ".json": _read_json}.get(path.suffix)
+    if reader is None:
+        raise DatasetError(f"{path}: unknown dataset format (expected .json, .jsonl, .parquet or a folder with data/*.parquet)")
+    return [r for _, r in reader(path)]
+
 
 Located = tuple[str, dict[str, Any]]  # ("file:line" or "file row n", record)
 
@@ -274,7 +285,7 @@ def task_from_record(record: dict[str, Any], where: str, default_source: str) ->
             test_classes=test_classes, solution_code=record["solution_code"],
             **{k: record[k] if record.get(k) is not None else derived[k] for k in CLASS_LEVEL},
             methods_info=methods, composition_type=kind, domain1=record.get("domain1"),
-            domain2=record.get("domain2"), source=source, extras=extras,
+            domain2=record.get("domain2"), source=source, extras=extras, plus=record.get("plus") or None,
         )
     except ValidationError as e:
         raise DatasetError(f"{where}: task {tid}: {e}") from e

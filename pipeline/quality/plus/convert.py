@@ -1,0 +1,148 @@
+"""Pynguin's pytest functions into ClassEval-form unittest methods, readable and self-contained.
+
+Each generated `def test_N():` becomes one unittest method: the module alias `under_test_.` goes
+(ClassEval's tests run in the solution's namespace), a variable bound to a literal, a builtin or
+the class itself is written inline where it is used once (or is immutable), a result checked
+right after the call is checked in place, the remaining `var_N` get names (`chat`, `result`), and
+`assert` becomes `self.assertEqual`/`assertTrue`/`assertRaises`... A test that cannot be
+expressed so, checks nothing, or needs a module the task does not import is dropped, with its
+reason. Grouping (method- or class-level) is decided by the methods of the class it calls.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+import libcst as cst
+from pydantic import BaseModel, ConfigDict, Field
+
+from pipeline.core import reasons
+from pipeline.quality.plus.asserts import AssertRewriter, ConversionFailed
+from pipeline.quality.plus.names import rename_variables
+
+_ALIAS = "under_test_"
+_MODULE = "under_test"
+
+
+class PlusTest(BaseModel):
+    """One converted test: a unittest method's source, and what it exercises."""
+
+    model_config = ConfigDict(extra="forbid")
+    origin: str = Field(description="the generated function it came from, e.g. test_3")
+    methods: list[str] = Field(description="methods of the class it calls, in call order, constructor excluded")
+    body: str = Field(description="the method's body statements, unindented")
+    imports: list[str] = Field(default_factory=list, description="modules it uses, each imported by the task")
+
+
+class Dropped(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    origin: str
+    reason: str
+    detail: str = ""
+
+
+class Conversion(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    tests: list[PlusTest] = Field(default_factory=list)
+    dropped: list[Dropped] = Field(default_factory=list)
+
+
+def task_modules(import_statement: list[str]) -> dict[str, str]:
+    """Names the task's import lines bind -> the statement that binds them."""
+    bound: dict[str, str] = {}
+    for line in import_statement:
+        try:
+            tree = ast.parse(line.strip())
+        except SyntaxError:
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                for alias in node.names:
+                    bound[alias.asname or alias.name.split(".")[0]] = line.strip()
+    return bound
+
+
+def _module_aliases(module: cst.Module) -> dict[str, str]:
+    """`import datetime as module_0` -> {'module_0': 'datetime'} (Pynguin's aliases of other modules)."""
+    aliases: dict[str, str] = {}
+    for stmt in module.body:
+        if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Import):
+            for alias in stmt.body[0].names:
+                name = cst.Module([]).code_for_node(alias.name)
+                local = alias.asname.name.value if alias.asname else name.split(".")[0]
+                aliases[local] = name
+    return aliases
+
+
+class _Dealias(cst.CSTTransformer):
+    """`under_test_.X` -> `X`; `module_0.f` -> `datetime.f`; records the real modules used."""
+
+    def __init__(self, aliases: dict[str, str]) -> None:
+        self.aliases = aliases
+        self.used: set[str] = set()
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
+        if isinstance(updated.value, cst.Name):
+            head = updated.value.value
+            if head == _ALIAS:
+                return updated.attr
+            if head in self.aliases and head not in ("sys", "pytest", _MODULE):
+                real = self.aliases[head]
+                self.used.add(real.split(".")[0])
+                return updated.with_changes(value=cst.parse_expression(real))
+        return updated
+
+
+def _class_methods(solution: str, class_name: str) -> set[str]:
+    for node in ast.walk(ast.parse(solution)):
+        if isinstance(node, ast.ClassDef) and node.name == class_name:
+            return {f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return set()
+
+
+def _called_methods(body: str, methods: set[str]) -> list[str]:
+    found = re.findall(r"\.([A-Za-z_][A-Za-z0-9_]*)\(", body)
+    return list(dict.fromkeys(m for m in found if m in methods and m != "__init__"))
+
+
+def _is_xfail(fn: cst.FunctionDef) -> bool:
+    return any("xfail" in cst.Module([]).code_for_node(d.decorator) for d in fn.decorators)
+
+
+def convert_function(fn: cst.FunctionDef, aliases: dict[str, str], allowed: dict[str, str],
+                     methods: set[str], class_name: str) -> PlusTest | Dropped:
+    """One generated test function -> a unittest body, or why it cannot be one."""
+    origin = fn.name.value
+    if _is_xfail(fn):
+        # Pynguin marks a test whose last call raised unexpectedly: it checks a crash whose type it
+        # does not state, almost always on an argument the task never promises to accept.
+        return Dropped(origin=origin, reason=reasons.PLUS_EXPECTS_CRASH)
+    dealias = _Dealias(aliases)
+    fn = fn.visit(dealias)
+    foreign = sorted(m for m in dealias.used if m not in allowed)
+    if foreign:
+        return Dropped(origin=origin, reason=reasons.PLUS_FOREIGN_IMPORT, detail=", ".join(foreign))
+    try:
+        statements = AssertRewriter(class_name).rewrite(list(fn.body.body))
+    except ConversionFailed as exc:
+        return Dropped(origin=origin, reason=reasons.PLUS_UNCONVERTIBLE, detail=str(exc))
+    body = rename_variables(statements, class_name)
+    if "self.assert" not in body:
+        return Dropped(origin=origin, reason=reasons.PLUS_NO_ASSERTION)
+    return PlusTest(origin=origin, methods=_called_methods(body, methods), body=body,
+                    imports=sorted(dealias.used))
+
+
+def convert(generated: str, *, solution: str, class_name: str, import_statement: list[str]) -> Conversion:
+    """Every test function of a Pynguin module, converted or dropped with a registered reason."""
+    module = cst.parse_module(generated)
+    aliases = _module_aliases(module)
+    allowed = task_modules(import_statement)
+    methods = _class_methods(solution, class_name)
+    out = Conversion()
+    for stmt in module.body:
+        if isinstance(stmt, cst.FunctionDef) and stmt.name.value.startswith("test"):
+            result = convert_function(stmt, aliases, allowed, methods, class_name)
+            (out.dropped if isinstance(result, Dropped) else out.tests).append(result)
+    return out

@@ -1,0 +1,69 @@
+"""Each static rule of the plus tier: a test body it must drop, and a near miss it must keep.
+
+Without a rule, its `bad` case would come back None and the test would fail; without the
+near-miss, a rule that dropped everything would pass."""
+
+from __future__ import annotations
+
+import pytest
+
+from pipeline.core import reasons
+from pipeline.quality.plus.rules import violation
+from pipeline.quality.plus.suite import screen
+from pipeline.quality.plus.convert import PlusTest
+
+CASES = [
+    (reasons.PLUS_OBJECT_IDENTITY,
+     "stack = Stack()\nself.assertEqual(id(stack.top()), 140)",
+     "stack = Stack()\nself.assertEqual(stack.top(), 140)"),
+    (reasons.PLUS_OBJECT_IDENTITY,
+     "stack = Stack()\nself.assertIs(stack.top(), stack)",
+     "stack = Stack()\nself.assertIs(stack.empty(), True)"),
+    (reasons.PLUS_OBJECT_IDENTITY,
+     "stack = Stack()\nself.assertEqual(repr(stack), '<Stack object at 0x7f3a2c1d>')",
+     "stack = Stack()\nself.assertEqual(stack.name(), 'Stack object')"),
+    (reasons.PLUS_PRIVATE_ATTRIBUTE,
+     "stack = Stack()\nself.assertEqual(stack._items, [])",
+     "stack = Stack()\nself.assertEqual(stack.items, [])"),
+    (reasons.PLUS_EXCEPTION_MESSAGE,
+     "stack = Stack()\nwith self.assertRaisesRegex(IndexError, 'empty'):\n    stack.pop()",
+     "stack = Stack()\nwith self.assertRaises(IndexError):\n    stack.pop()"),
+    (reasons.PLUS_EXCEPTION_MESSAGE,
+     "stack = Stack()\nwith self.assertRaises(IndexError) as caught:\n    stack.pop()\nself.assertEqual(str(caught.exception), 'empty')",
+     "stack = Stack()\nwith self.assertRaises(IndexError) as caught:\n    stack.pop()\nself.assertIsNotNone(caught)"),
+    (reasons.PLUS_UNORDERED,
+     "tags = Tags()\nself.assertEqual(tags.show(), \"{'red', 'blue'}\")",
+     "tags = Tags()\nself.assertEqual(tags.show(), \"{'red'}\")"),
+    (reasons.PLUS_UNORDERED,
+     "tags = Tags()\nself.assertEqual(list(set(tags.all())), ['a', 'b'])",
+     "tags = Tags()\nself.assertEqual(sorted(set(tags.all())), ['a', 'b'])"),
+    (reasons.PLUS_TIME,
+     "log = Log()\nself.assertEqual(log.stamp(), datetime.datetime.now().year)",
+     "log = Log()\nself.assertEqual(log.stamp(), datetime.datetime(2020, 1, 1).year)"),
+    (reasons.PLUS_TIME,
+     "log = Log()\nself.assertLess(log.age(), time.time())",
+     "log = Log()\nself.assertLess(log.age(), 10)"),
+    (reasons.PLUS_OUTSIDE_TEMP_DIR,
+     "store = Store()\nself.assertTrue(store.save(path='/home/user/data.json'))",
+     "store = Store()\nself.assertTrue(store.save(path='data.json'))"),
+    (reasons.PLUS_OUTSIDE_TEMP_DIR,
+     "store = Store()\nself.assertTrue(os.path.exists('/etc/passwd'))",
+     "router = Router()\nself.assertTrue(router.route(uri='/api/login'))"),
+]
+
+
+@pytest.mark.parametrize(("reason", "bad", "near_miss"), CASES, ids=[f"{c[0]}-{i}" for i, c in enumerate(CASES)])
+def test_rule_drops_the_bad_case_and_keeps_the_near_miss(reason, bad, near_miss):
+    found = violation(bad)
+    assert found is not None and found[0] == reason, found
+    assert reasons.is_registered(found[0])
+    assert violation(near_miss) is None
+
+
+def test_screen_drops_duplicates_and_what_is_over_the_cap():
+    tests = [PlusTest(origin=f"test_{i}", methods=["top"], body=body)
+             for i, body in enumerate(["s = S()\nself.assertEqual(s.top(), 1)\n"] * 2 + [f"s = S()\nself.assertEqual(s.top({i}), 1)\n" for i in range(3)])]
+    kept, drops = screen(tests, max_tests=2)
+    assert [t.origin for t in kept] == ["test_0", "test_2"]
+    assert [(d.origin, d.reason) for d in drops] == [
+        ("test_1", reasons.PLUS_DUPLICATE), ("test_3", reasons.PLUS_OVER_LIMIT), ("test_4", reasons.PLUS_OVER_LIMIT)]
