@@ -15,16 +15,11 @@ from pipeline.construct.build import Progress
 from pipeline.construct.gate import ENVIRONMENT_CACHE, Gate, SandboxGate
 from pipeline.construct.real_build import RealBuildResult, build_real_tasks
 from pipeline.construct.real_candidate import TestGenerator
+from pipeline.construct.real_generators import configured_generator
 from pipeline.construct.run import build_dir, import_caches, read_snapshot
 from pipeline.llm.cache import ResponseCache
 from pipeline.llm.client import LLMClient
 from pipeline.llm.ledger import UsageLedger
-
-
-def configured_generator(config: Config) -> TestGenerator | None:
-    """The test generator this installation has (the plus tier's), or None: classes are then
-    dropped at `tests` with `no-test-generator`, and the funnel says so."""
-    return None
 
 
 def run_real_build(config: Config, env: Mapping[str, str], *, classes_path: Path | None = None,

@@ -45,7 +45,9 @@ class DerivedSkeleton(BaseModel):
 
 
 # A summary that already says what comes back ("Return the ...", "Get the ...") serves as `:return:`.
-_RETURNING_SUMMARY = re.compile(r"^(returns?|gets?|checks? (if|whether)|whether|is|true if)\b", re.IGNORECASE)
+_RETURNING_SUMMARY = re.compile(
+    r"^(returns?|gets?|checks? (if|whether)|whether|is|true if|converts?|computes?|calculates?|counts?|builds?|creates?)\b",
+    re.IGNORECASE)
 
 
 def param_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
@@ -81,9 +83,17 @@ def _one_line(text: str | None) -> str:
     return " ".join((text or "").split())
 
 
+def protocol_docstring(name: str, params: list[str]) -> str:
+    """The docstring of a special method nobody documented: Python's data model states its contract."""
+    args = "".join(f"\n    {p}: the operand of `{name}`." for p in params)
+    body = f"Implements `{name}` for this class, as Python's data model defines it."
+    return body + (f"\n\nArgs:{args}" if args else "") + f"\n\nReturns:\n    what `{name}` returns for this object."
+
+
 def normalise_docstring(doc: str | None, params: list[str], *, returns: bool, constructor: bool,
-                        fallback_params: dict[str, str] | None = None) -> tuple[str, str]:
-    """(docstring in the checks' form, what is missing: '' when complete)."""
+                        fallback_params: dict[str, str] | None = None, is_property: bool = False) -> tuple[str, str]:
+    """(docstring in the checks' form, what is missing: '' when complete). A property's summary
+    says what it returns, so it stands for `:return:` when there is no Returns section."""
     if not doc or not doc.strip():
         return "", "no docstring"
     parsed = docstring_parser.parse(doc)
@@ -95,7 +105,7 @@ def normalise_docstring(doc: str | None, params: list[str], *, returns: bool, co
     fields = [f":param {p}: {described.get(p, '')}".rstrip() for p in params]
     if not constructor:
         ret = _one_line(parsed.returns.description) if parsed.returns and parsed.returns.description else ""
-        if not ret and returns and _RETURNING_SUMMARY.match(parsed.short_description or ""):
+        if not ret and returns and (is_property or _RETURNING_SUMMARY.match(parsed.short_description or "")):
             ret = _one_line(parsed.short_description)
         if not ret and not returns:
             ret = "None"
@@ -157,6 +167,29 @@ class _Strip(cst.CSTTransformer):
         return updated.with_changes(body=cst.IndentedBlock(body=[doc]))
 
 
+def _is_special(name: str) -> bool:
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")
+
+
+def _is_property(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    return any(isinstance(d, ast.Name) and d.id in ("property", "cached_property") for d in fn.decorator_list)
+
+
+def _completed_special(doc: str | None, name: str, params: list[str]) -> str:
+    """A special method's docstring with the data model's wording where the author's lacks a part."""
+    if not doc or not doc.strip():
+        return protocol_docstring(name, params)
+    parsed = docstring_parser.parse(doc)
+    have = {p.arg_name.lstrip("*") for p in parsed.params if p.description}
+    args = "".join(f"\n    {p}: the operand of `{name}`." for p in params if p not in have)
+    extra = (f"\n\nArgs:{args}" if args and not parsed.params else "")
+    if args and parsed.params:
+        return protocol_docstring(name, params).replace(
+            f"Implements `{name}` for this class, as Python's data model defines it.", doc.strip().splitlines()[0])
+    returns = "" if parsed.returns else f"\n\nReturns:\n    what `{name}` returns for this object."
+    return doc.strip() + extra + returns
+
+
 def _class_params(cls: ast.ClassDef) -> dict[str, str]:
     """Parameter/attribute descriptions the class docstring gives (Args, Attributes, ...)."""
     doc = ast.get_docstring(cls)
@@ -185,8 +218,13 @@ def derive_skeleton(hc: HarvestedClass) -> DerivedSkeleton:
     thin: dict[str, str] = {}
     for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
         constructor = fn.name == "__init__"
-        text, lacking = normalise_docstring(ast.get_docstring(fn), param_names(fn), returns=returns_value(fn),
-                                            constructor=constructor, fallback_params=fallback if constructor else None)
+        doc = ast.get_docstring(fn)
+        if _is_special(fn.name) and not constructor:
+            # Special methods' contracts are Python's; what their authors left out, the data model says.
+            doc = _completed_special(doc, fn.name, param_names(fn))
+        text, lacking = normalise_docstring(doc, param_names(fn), returns=returns_value(fn),
+                                            constructor=constructor, fallback_params=fallback if constructor else None,
+                                            is_property=_is_property(fn))
         docs[fn.name] = text
         if lacking:
             thin[fn.name] = lacking
