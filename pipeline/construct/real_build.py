@@ -44,7 +44,7 @@ from pipeline.llm.usage_history import new_run_id, recorded_usage, save_usage, w
 
 log = logging.getLogger(__name__)
 
-REAL_STAGES_VERSION = 1
+REAL_STAGES_VERSION = 2  # 2: methods no test observes keep no example instead of dropping the class
 
 
 class RealBuildResult(BaseModel):
@@ -77,6 +77,8 @@ def real_fingerprint(config: Config, generator: TestGenerator | None) -> str:
     material = {
         "stages_version": REAL_STAGES_VERSION, "real_source": rs.model_dump(mode="json"),
         "generator": generator.name if generator is not None else None,
+        "generator_settings": config.plus.model_dump(mode="json", exclude={"python", "cache_dir", "enabled",
+                                                                           "strengthen_first"}),
         "docstring_models": [e.model_dump(include={"model", "temperature", "max_tokens"})
                              for e in ([endpoint, config.llm.judges[0]] if endpoint else [])],
         "prompts": prompts if endpoint else {},

@@ -80,7 +80,9 @@ class RealCandidateResult(BaseModel):
         """Release columns only this track has (kept outside `Task` fields, re-attached on load)."""
         written = [w.method for w in self.docstrings.written] if self.docstrings else []
         methods = list(self.derived.docstrings) if self.derived else []
+        public = [m for m in methods if not m.startswith("_") and m != "__init__"]
         return {"track": TRACK, "docstrings_llm_written": written,
+                "methods_without_example": [m for m in public if m not in self.examples] if self.skeleton else [],
                 "docstrings_original": [m for m in methods if m not in written],
                 "test_generator": self.suite.generator if self.suite else None}
 
@@ -156,10 +158,11 @@ def _examples(result: RealCandidateResult, config: Config) -> StageOutcome:
     docs = {name: with_examples(text, found.get(name, [])) for name, text in derived.docstrings.items()
             if name != "__init__"}
     result.skeleton = with_docstrings(derived.skeleton, derived.class_name, docs)
-    unseen = [m for m in docs if not m.startswith("_") and m not in found]
-    if unseen:
-        return StageOutcome.drop(R.EXAMPLES, R.NO_OBSERVED_EXAMPLE, "no observed example for: " + ", ".join(unseen))
-    report = check_real_skeleton(result.skeleton, derived.context, config.construction.min_methods)
+    public = [m for m in docs if not m.startswith("_")]
+    unseen = [m for m in public if m not in found]
+    if public and len(unseen) == len(public):
+        return StageOutcome.drop(R.EXAMPLES, R.NO_OBSERVED_EXAMPLE, "no observed example for any of: " + ", ".join(unseen))
+    report = check_real_skeleton(result.skeleton, derived.context, config.construction.min_methods, frozenset(unseen))
     verdict = report.verdict()
     return StageOutcome.of(R.EXAMPLES, verdict)
 

@@ -254,10 +254,12 @@ def _exempt_from_examples(name: str) -> bool:
     return name.startswith("_")
 
 
-def check_real_skeleton(skeleton: str, context: list[str], min_methods: int) -> SkeletonReport:
+def check_real_skeleton(skeleton: str, context: list[str], min_methods: int,
+                        unobserved: frozenset[str] = frozenset()) -> SkeletonReport:
     """The existing skeleton checks on a derived skeleton (context set aside), with the two
     differences real code needs: private helper methods are allowed (they are elided and must be
-    written too), and they need no `>>>` example (no test calls them by name)."""
+    written too), and they need no `>>>` example (no test calls them by name), nor do the methods
+    in `unobserved` (no generated test observes them; the task records which)."""
     report = check_skeleton(without_context(skeleton, context), min_methods)
     kept = [p for p in report.problems if p.reason not in (R.PRIVATE_METHOD, R.UNDOCUMENTED_METHOD)]
     if any(p.reason == R.UNDOCUMENTED_METHOD for p in report.problems):
@@ -266,7 +268,7 @@ def check_real_skeleton(skeleton: str, context: list[str], min_methods: int) -> 
         cls = next(s for s in module.body if isinstance(s, cst.ClassDef))
         for fn in (s for s in cls.body.body if isinstance(s, cst.FunctionDef)):
             missing = doc_problems(fn, is_constructor=fn.name.value == "__init__")
-            if _exempt_from_examples(fn.name.value):
+            if _exempt_from_examples(fn.name.value) or fn.name.value in unobserved:
                 missing = [m for m in missing if m != ">>> example"]
             if missing:
                 undocumented.append(f"{fn.name.value} ({', '.join(missing)})")

@@ -217,4 +217,4 @@ DOCSTRING_LEAKS: Final = _code("docstring-leaks-implementation", "the judge foun
 NO_TEST_GENERATOR: Final = _code("no-test-generator", "no test generator is available to write the tests")
 NO_GENERATED_TESTS: Final = _code("no-generated-tests", "the generator produced no test that passes on the reference")
 NO_OBSERVED_EXAMPLE: Final = _code(
-    "no-observed-example", "a public method has no example the generated tests observe (its docstring would lack `>>>`)")
+    "no-observed-example", "no public method has an example the generated tests observe (no docstring would have `>>>`)")

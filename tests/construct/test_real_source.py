@@ -247,28 +247,31 @@ class T(unittest.TestCase):
 
 # -- licences and the stages end to end -----------------------------------------------------------
 
+OBSERVES_ALL = ("        b.record_failure()\n        b.record_success()\n        b.reset()\n"
+                "        self.assertTrue(b.allow_request())\n        self.assertEqual(b.state, CircuitState.CLOSED)\n"
+                "        self.assertEqual(b.stats.times_opened, 0)\n")
+
+
 class Generator:
     name = "scripted-generator"
 
-    def __init__(self) -> None:
+    def __init__(self, body: str = OBSERVES_ALL) -> None:
         self.calls: list[str] = []
+        self.body = body
 
     def __call__(self, solution: str, class_name: str, *, item_id: str) -> GeneratedSuite:
         self.calls.append(class_name)
         tests = (f"import unittest\n\n\nclass {class_name}TestMain(unittest.TestCase):\n"
-                 f"    def test_main(self):\n        b = {class_name}()\n"
-                 + "".join(f"        b.{m}()\n" for m in ("record_failure", "record_success", "reset"))
-                 + "        self.assertTrue(b.allow_request())\n        self.assertEqual(b.state, CircuitState.CLOSED)\n"
-                 "        self.assertEqual(b.stats.times_opened, 0)\n")
+                 f"    def test_main(self):\n        b = {class_name}()\n" + self.body)
         return GeneratedSuite(tests=tests, test_classes=[f"{class_name}TestMain"], generator=self.name)
 
 
-def _build(tmp_path, classes, mutator=None, **real):
+def _build(tmp_path, classes, mutator=None, generator=None, **real):
     cfg = make_config("http://127.0.0.1:9/v1", tmp_path, mode="replay")
     cfg.construction.track = "real-source"
     for k, v in real.items():
         setattr(cfg.construction.real_source, k, v)
-    gen, gate = Generator(), ScriptedGate()
+    gen, gate = generator or Generator(), ScriptedGate()
     with ResponseCache(tmp_path / "c.sqlite") as cache, LLMClient(cfg.llm, ENV, cache, UsageLedger({})) as client:
         cfg.construction.mutation.enabled = mutator is not None
         result = build_real_tasks(classes, cfg, client, gate, tmp_path / "built", gen, mutator=mutator)
@@ -315,3 +318,17 @@ def test_no_generator_is_a_named_drop(breaker, tmp_path):
     with ResponseCache(tmp_path / "c.sqlite") as cache, LLMClient(cfg.llm, ENV, cache, UsageLedger({})) as client:
         result = build_real_tasks([breaker], cfg, client, ScriptedGate(), tmp_path / "b", None)
     assert result.funnel.stages["tests"].dropped == {R.NO_TEST_GENERATOR: 1}
+
+
+def test_methods_no_test_observes_ship_without_an_example(breaker, tmp_path):
+    only_allow = Generator("        self.assertTrue(b.allow_request())\n        b.reset()\n")
+    result, _, _ = _build(tmp_path, [breaker], generator=only_allow)
+    (task,) = result.tasks
+    assert ">>> b.allow_request()\n        True" in task.skeleton
+    assert ">>>" not in task.method("reset").method_description  # called last, never observed afterwards
+    assert task.to_row()["methods_without_example"] == ["state", "record_success", "record_failure", "reset", "stats"]
+
+
+def test_a_suite_that_observes_no_public_method_drops_the_class(breaker, tmp_path):
+    result, _, _ = _build(tmp_path, [breaker], generator=Generator("        b.reset()\n        self.assertTrue(True)\n"))
+    assert result.tasks == [] and result.funnel.stages["examples"].dropped == {R.NO_OBSERVED_EXAMPLE: 1}

@@ -1,0 +1,74 @@
+"""`classforge build --track real-source` end to end on the real repositories shipped in
+examples/real-repos: harvest, the real-source stages with the plus generator in the sandbox,
+the mutation gate, a release that verifies and loads; no LLM call."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pipeline.cli import app, build_overrides
+from pipeline.config import load_config
+
+ROOT = Path(__file__).resolve().parents[2]
+REPOS = ROOT / "examples" / "real-repos"
+
+
+def test_build_options_become_configuration_keys(tmp_path):
+    overrides = build_overrides("real-source", [tmp_path], tmp_path / "out")
+    cfg = load_config(ROOT / "examples" / "classforge.toml", overrides=overrides)
+    assert cfg.construction.track == "real-source"
+    assert cfg.harvest.local_sources == [str(tmp_path)] and cfg.harvest.spec_corpora == []
+    assert cfg.release.output_root == tmp_path / "out" / "releases"
+    assert cfg.construction.output_root == tmp_path / "out" / "built"
+
+
+def test_a_missing_source_is_one_line(tmp_path):
+    done = CliRunner().invoke(app, ["build", "--track", "real-source", "--source", str(tmp_path / "nope")])
+    assert done.exit_code == 2 and f"--source: {tmp_path / 'nope'} does not exist" in done.output
+
+
+@pytest.fixture
+def real_repos(tmp_path) -> Path:
+    """The shipped bundles as plain clones in one folder, as a user's --source would be."""
+    folder = tmp_path / "repos"
+    for bundle in sorted(REPOS.glob("*.bundle")):
+        subprocess.run(["git", "clone", "-q", str(bundle), str(folder / bundle.name.removesuffix(".bundle"))], check=True)
+    return folder
+
+
+@pytest.mark.slow
+def test_real_source_build_on_the_shipped_repositories(prefect_harness, real_repos, tmp_path, monkeypatch):
+    import datasets
+
+    from flows.build_benchmark import build_benchmark
+    from pipeline.release.verify import verify_release
+
+    plus_python = ROOT / ".venv-plus" / "bin" / "python"
+    if not plus_python.exists():
+        pytest.skip("the plus generator's virtualenv (.venv-plus) is not set up: scripts/setup.sh makes it")
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hf-hub"))
+    overrides = build_overrides("real-source", [real_repos], tmp_path / "out") | {
+        "harvest.clone.workdir": str(tmp_path / "clones"), "llm.cache_path": str(tmp_path / "llm.sqlite"),
+        "plus.python": str(plus_python), "plus.cache_dir": str(tmp_path / "plus"),
+    }
+    summary = build_benchmark(config_path=str(ROOT / "examples" / "real-source.toml"), cutoff="2025-01-01",
+                              overrides=overrides)
+    stages = summary["funnel"]["stages"]
+    assert summary["usage"]["requests"] == 0, "no LLM call on this track without a docstring role"
+    assert stages["license"]["seen"] == summary["classes"] == 13
+    assert stages["docstrings"]["dropped"] == {"docstring-needs-llm": 12}
+    release = Path(summary["release"])
+    assert release.parent == tmp_path / "out" / "releases" and verify_release(release) == []
+    rows = [json.loads(line) for line in (release / "tasks.jsonl").read_text().splitlines()]
+    assert [r["class_name"] for r in rows] == ["CircuitBreaker"] and rows[0]["track"] == "real-source"
+    assert rows[0]["coverage"] >= 90 and rows[0]["mutation_score"] is not None
+    assert rows[0]["sources"][0]["license_spdx"] == "MIT" and rows[0]["test_generator"].startswith("pynguin==")
+    assert ">>> " in rows[0]["skeleton"]
+    loaded = datasets.load_dataset(str(release), split="test")
+    assert loaded.num_rows == 1 and loaded[0]["task_id"] == rows[0]["task_id"]
+    assert "## Real-source tasks" in (release / "README.md").read_text()
