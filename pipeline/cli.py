@@ -54,6 +54,12 @@ LevelsChoice = Enum("LevelsChoice", {s: s for s in ("labels", "model")}, type=st
 TrackChoice = Enum("TrackChoice", {s: s for s in ("composition", "real-source")}, type=str)
 
 
+TrackOpt = Annotated[TrackChoice | None, typer.Option(help="override construction.track: composition or real-source")]
+SourceOpt = Annotated[list[Path] | None, typer.Option(
+    help="a git repository or a folder of them to harvest; repeatable; replaces the file's sources")]
+OutOpt = Annotated[Path | None, typer.Option(help="write harvest, build and release under OUT/ (harvested, built, releases)")]
+
+
 def build_overrides(track: str | None, sources: list[Path] | None, out: Path | None) -> dict:
     """`classforge build`'s options as dotted configuration keys (absolute paths: the file's folder
     is not where the user typed them)."""
@@ -285,10 +291,7 @@ def build(
     snapshot: Annotated[str | None, typer.Option(help="override harvest.snapshot; 'auto' = refresh-<today>")] = None,
     release_version: Annotated[str | None, typer.Option(help="version to release (default: next by release.version_scheme)")] = None,
     dask: Annotated[str | None, typer.Option(help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local'")] = None,
-    track: Annotated[TrackChoice | None, typer.Option(help="override construction.track: composition or real-source")] = None,
-    source: Annotated[list[Path] | None, typer.Option(
-        help="a git repository or a folder of them to harvest; repeatable; replaces the file's sources")] = None,
-    out: Annotated[Path | None, typer.Option(help="write harvest, build and release under OUT/ (harvested, built, releases)")] = None,
+    track: TrackOpt = None, source: SourceOpt = None, out: OutOpt = None,
 ) -> None:
     """Run the build-benchmark flow in-process on Prefect's embedded server (no server to set up)."""
     overrides = build_overrides(track.value if track else None, source, out)
