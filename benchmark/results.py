@@ -240,6 +240,9 @@ class RunResults(Record):
     reference: list[ReferenceRecord]
     samples: list[SampleRecord]
     scores: list[GroupScores] = Field(default_factory=list)
+    plus_scores: list[GroupScores] = Field(
+        default_factory=list, description="the same samples against base + plus tests (tasks with a plus suite)")
+    plus_reference: list[ReferenceRecord] = Field(default_factory=list, description="the reference against base + plus")
     usage: UsageSummary | None = None
     stats: RunStats = Field(default_factory=RunStats)
 

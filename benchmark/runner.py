@@ -45,11 +45,13 @@ from benchmark.execution import ExecutionJob, ExecutionStore, Executor, StoredEx
 from benchmark.generation import Generated, LLMGenerator, SampleUnit, direct_unit, pregenerated_sample, special_sample
 from benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
 from benchmark.plots import write_plots
+from benchmark.plus import plus_scores
 from benchmark.results import (
     DIRECT,
     SPECIAL_MODELS,
     DatasetInfo,
     ExecutionRecord,
+    GroupScores,
     ReferenceRecord,
     RunResults,
     RunSettings,
@@ -511,6 +513,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
 
     settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
     settings.environment = environment
+    plus, plus_refs = _plus_phase(tasks, records, executor, config, settings, progress, clock)
     usage = phase.usage
     if (run_dir / USAGE_DIR).is_dir():
         write_usage_files(run_dir, *recorded_usage(run_dir, config.llm.costs, usage_run))
@@ -518,10 +521,31 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         run_id=run_id, classforge_version=__version__,
         dataset=_dataset_info(request, dataset, dataset_sha, tasks),
         settings=settings, tasks=tasks, reference=references, samples=records, usage=usage,
+        plus_scores=plus, plus_reference=plus_refs,
         stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused, samples_resumed=resumed,
                        llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0),
     )
     return _score_and_write(run_dir, results, progress, clock, samples_written=True)
+
+
+def _plus_phase(tasks: list[Task], records: list[SampleRecord], executor: Executor, config: Config,
+                settings: RunSettings, progress: Progress | None,
+                clock: dict[str, float]) -> tuple[list[GroupScores], list[ReferenceRecord]]:
+    """Base + plus scores of the same samples, when the dataset has plus suites (benchmark.plus)."""
+    def renamed(phase: str, done: int, total: int) -> None:
+        if progress:
+            progress(f"plus {phase}", done, total)
+
+    t0 = time.perf_counter()
+    scored = plus_scores(
+        tasks, records,
+        run_samples=lambda generated, by_id, refs: execute_samples(generated, by_id, refs, executor, renamed),
+        reference=lambda combined: reference_prerun(combined, executor, config, renamed),
+        score=lambda combined, broken, recs: score_run(combined, broken, recs, settings),
+    )
+    if scored[1]:
+        clock["plus"] = time.perf_counter() - t0
+    return scored
 
 
 def _check_request(request: EvaluationRequest, strategies: list[str]) -> None:

@@ -51,6 +51,40 @@ def table4_rows(results: RunResults) -> list[list[str]]:
     return rows
 
 
+def plus_header() -> list[str]:
+    return ["Strategy", "Model", "tasks"] + [f"{lname} {kname} pass@1 base / plus" for _, lname in LEVELS for _, kname in KINDS]
+
+
+def plus_rows(results: RunResults) -> list[list[str]]:
+    """Base next to plus pass@1 (%) per strategy and model: how much of a score the plus tests take away."""
+    plus = {(g.strategy, g.model): g for g in results.plus_scores}
+    rows = []
+    for g in results.scores:
+        p = plus.get((g.strategy, g.model))
+        if p is None:
+            continue
+        row = [g.strategy, g.model, f"{g.tasks_scored} / {p.tasks_scored}"]
+        for level, _ in LEVELS:
+            for kind, _ in KINDS:
+                base, more = _estimate(g, level, kind, 1), _estimate(p, level, kind, 1)
+                row.append(f"{pct(base.value if base else None)} / {pct(more.value if more else None)}")
+        rows.append(row)
+    return rows
+
+
+def plus_section(results: RunResults) -> list[str]:
+    if not results.plus_scores:
+        return []
+    failing = [r for r in results.plus_reference if r.broken]
+    with_plus = sum(1 for t in results.tasks if t.plus is not None and t.plus.tests)
+    return ["", "## Base vs plus pass@1 (%)", "",
+            f"{with_plus} tasks carry a plus suite ({sum(t.plus.tests for t in results.tasks if t.plus)} tests no LLM wrote); "
+            "plus = the base tests and the plus tests together. "
+            f"The reference fails base + plus on {len(failing)} task(s)"
+            + (f" ({', '.join(r.task_id for r in failing[:10])}), excluded from the plus column." if failing else "."),
+            "", *_md_table(plus_header(), plus_rows(results))]
+
+
 def reported_ks(results: RunResults) -> list[int]:
     """The configured ks that some row actually reports (k <= n)."""
     found = {k for g in results.scores if g.metrics for k in g.metrics.ks}
@@ -193,6 +227,7 @@ def render_summary(results: RunResults) -> str:
         row += [_ci(g.dep.dep_m if g.dep else None), _ci(g.dep.dep_f if g.dep else None)]
         rows.append(row)
     lines += _md_table(head, rows)
+    lines += plus_section(results)
     lines += ["", "## Samples by outcome bucket", "",
               "Every sample is in exactly one bucket. Unscored buckets: generation_error (the model call failed for good), "
               "sandbox_error (the sandbox failed), task_broken (a pre-generated sample of a broken task).", ""]

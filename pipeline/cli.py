@@ -578,8 +578,20 @@ def _run_evaluation(cfg, dataset: str, model, samples, task, max_tasks, progress
 def _print_evaluation(outcome, *, regraded: bool) -> None:
     from benchmark.summary import unscored_advice
 
+    from benchmark.summary import plus_header, plus_rows
+
     results = outcome.results
     console.print(_evaluation_table(results))
+    if results.plus_scores:
+        table = Table(title="base vs plus pass@1 (%): plus = base tests + tests no LLM wrote")
+        for column in plus_header():
+            table.add_column(column)
+        for row in plus_rows(results):
+            table.add_row(*row)
+        console.print(table)
+        if any(r.broken for r in results.plus_reference):
+            console.print(f"[yellow]the reference fails base + plus on "
+                          f"{', '.join(r.task_id for r in results.plus_reference if r.broken)}[/yellow]")
     advice = unscored_advice(results)
     if advice:
         console.print(f"[yellow]{advice}[/yellow]", soft_wrap=True)

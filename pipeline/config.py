@@ -384,8 +384,9 @@ class PlusConfig(Section):
     enabled: bool = Field(False, description="build: give every released task a hidden plus suite")
     strengthen_first: bool = Field(
         True, description="mutation gate: add generated tests that kill surviving mutants before any LLM re-ask")
-    python: Path = Field(Path(".venv-plus/bin/python"),
-                         description="interpreter of the generator's own virtualenv (scripts/setup.sh makes it)")
+    python: Path | None = Field(
+        None, description="interpreter of the generator's own virtualenv; default: the checkout's .venv-plus "
+                          "(scripts/setup.sh makes it from pipeline/quality/plus/requirements.txt)")
     seed: int = Field(0, ge=0, description="Pynguin's seed; with hash_seed and the iteration cap it fixes the tests")
     hash_seed: int = Field(0, ge=0, le=4294967295, description="PYTHONHASHSEED of the generation run")
     max_iterations: int = Field(40, ge=1, description="search iterations: the stopping rule that does not move with load")

@@ -22,9 +22,10 @@ fi
 
 # The plus tier's test generator (Pynguin) lives in its own virtualenv, .venv-plus: its pins
 # (libcst, pytest, black) must not move classforge's, and it only ever runs inside the sandbox.
-# CLASSFORGE_SKIP_PLUS=1 skips it (a machine that never generates plus tests).
+# CLASSFORGE_SKIP_PLUS=1 skips it (a machine that never generates plus tests), and so does a quick
+# CLASSFORGE_REUSE_PYTHON setup (no download, no install: plus tests need scripts/setup.sh proper).
 plus_reqs=pipeline/quality/plus/requirements.txt
-if [ -z "${CLASSFORGE_SKIP_PLUS:-}" ]; then
+if [ -z "${CLASSFORGE_SKIP_PLUS:-}" ] && [ -z "${CLASSFORGE_REUSE_PYTHON:-}" ]; then
   if [ ! -x .venv-plus/bin/python ]; then
     echo "setup: creating .venv-plus (the plus tier's test generator) with $("${PYTHON:-python3}" --version 2>&1)"
     "${PYTHON:-python3}" -m venv .venv-plus

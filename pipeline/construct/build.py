@@ -50,7 +50,8 @@ from pipeline.construct.judges import JudgesResult, judge
 from pipeline.construct.pairing import Pair, PairingResult, make_pairs
 from pipeline.construct.solve import SolveResult, solve
 from pipeline.construct.spec import SpecError, build_spec
-from pipeline.construct.strengthen import MutationStageResult, Mutator, SandboxMutator, mutation_stage
+from pipeline.construct.strengthen import MutationStageResult, Mutator, PlusMaker, SandboxMutator, SandboxPlusMaker, mutation_stage
+from pipeline.quality.plus.combine import combined_suite
 from pipeline.construct.task import RecordError, build_record
 from pipeline.core.task import Task
 from pipeline.construct.tests_stage import TestsResult, write_tests
@@ -119,6 +120,8 @@ class BuildResult(BaseModel):
     resumed: int = Field(0, description="candidates loaded from an earlier run instead of rebuilt")
     attempts: dict[str, StageAttempts] = Field(default_factory=dict, description="per stage: good at once, after repair, failed")
     fingerprint: str
+    strengthening: dict[str, int] = Field(
+        default_factory=dict, description="weak suites strengthened by search (no LLM call: the calls saved) and by the LLM")
     usage: UsageSummary = Field(description="this run's LLM usage")
     usage_all_runs: UsageSummary = Field(description="every run's LLM usage in this build folder, this one included")
 
@@ -148,6 +151,8 @@ def build_fingerprint(config: Config, prompts: Prompts) -> str:
         "prompts": prompts.fingerprint(),
         "gate": config.sandbox.model_dump(mode="json", include={"min_line_coverage", "wall_limit_s", "environment_checks"}),
     }
+    if config.plus.enabled:  # only then: a build without the plus tier keeps its fingerprint
+        material["plus"] = config.plus.model_dump(mode="json", exclude={"python", "cache_dir", "enabled"})
     return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()[:16]
 
 
@@ -164,19 +169,19 @@ def check_build_config(config: Config) -> None:
 
 def run_candidate(
     pair: Pair, classes: dict[str, HarvestedClass], ctx: StageContext, gate: Gate, fingerprint: str, config: Config,
-    mutator: Mutator | None = None,
+    mutator: Mutator | None = None, plus_maker: PlusMaker | None = None,
 ) -> CandidateResult:
     """Stages 2-6 for one pair. Raises only what is not about the candidate (budget, replay miss).
 
     Safe to call from several threads (a flow's task runner): every AST conversion goes through
     `pipeline.core.parsing`, which is what made concurrent candidates fail on CPython 3.11.7.
     """
-    return _run_stages(pair, classes, ctx, gate, fingerprint, config, mutator)
+    return _run_stages(pair, classes, ctx, gate, fingerprint, config, mutator, plus_maker)
 
 
 def _run_stages(
     pair: Pair, classes: dict[str, HarvestedClass], ctx: StageContext, gate: Gate, fingerprint: str, config: Config,
-    mutator: Mutator | None = None,
+    mutator: Mutator | None = None, plus_maker: PlusMaker | None = None,
 ) -> CandidateResult:
     result = CandidateResult(candidate_id=pair.candidate_id, fingerprint=fingerprint, pair=pair,
                              status="rejected", outcomes=[])
@@ -215,11 +220,11 @@ def _run_stages(
         return stop(solved.outcome)
     result.outcomes.append(solved.outcome)
     assert solved.solution is not None and solved.gate is not None
-    return _test_strength_and_record(result, pair, ctx, iface, gate, config, mutator)
+    return _test_strength_and_record(result, pair, ctx, iface, gate, config, mutator, plus_maker)
 
 
 def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageContext, iface, gate: Gate,
-                              config: Config, mutator: Mutator | None) -> CandidateResult:
+                              config: Config, mutator: Mutator | None, plus_maker: PlusMaker | None = None) -> CandidateResult:
     """Stages 5b (mutation, strengthen) and 6 (the task record) after a verified solution."""
     composed, tested, judged, solved = result.compose, result.tests, result.judges, result.solution
 
@@ -231,8 +236,10 @@ def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageCon
     verified = solved.gate
     prompt_versions = {"compose": composed.prompt_version, "tests_writer": tested.prompt_version}
     if mutator is not None:
+        first = plus_maker if plus_maker is not None and config.plus.strengthen_first else None
         result.mutation = mutated = mutation_stage(ctx, composed.skeleton, iface, solved.solution, tested.tests,
-                                                   tested.test_classes, gate, mutator, solved.gate.wall_s)
+                                                   tested.test_classes, gate, mutator, solved.gate.wall_s,
+                                                   plus_maker=first, method_test_classes=tested.method_test_classes)
         result.outcomes.extend(mutated.outcomes[:-1])
         if not mutated.keep:
             return stop(mutated.outcomes[-1])
@@ -241,7 +248,8 @@ def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageCon
             # The strengthened suite replaces the judged one; the judges saw the original.
             suite = mutated.strengthened.model_dump(include={"tests", "test_classes", "method_test_classes"})
             verified = mutated.strengthened.gate
-            prompt_versions["tests_strengthen"] = mutated.prompt_version
+            if not mutated.by_search:
+                prompt_versions["tests_strengthen"] = mutated.prompt_version
 
     judge_version = judged.prompt_version
     if any(v.attempts > 1 for v in judged.votes):
@@ -260,8 +268,28 @@ def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageCon
     # environment checks) again.
     if verified.environment is not None:
         result.task = result.task.model_copy(update={"environment_checks": verified.environment})
+    if plus_maker is not None:
+        result.task = with_plus_tier(result.task, plus_maker, mutator, ctx.candidate_id, verified.wall_s)
     result.status = "built"
     return stop(StageOutcome.kept(R.TASK))
+
+
+def strengthening_counts(finished: list) -> dict[str, int]:
+    """How weak suites were strengthened: by search-based tests (each an LLM call saved) or by the LLM."""
+    weak = [r.mutation for r in finished if r.mutation is not None and r.mutation.first_report is not None]
+    return {"weak_suites": len(weak),
+            "by_search_llm_calls_saved": sum(1 for m in weak if m.by_search),
+            "by_llm": sum(1 for m in weak if m.strengthened is not None and not m.by_search)}
+
+
+def with_plus_tier(task, plus_maker: PlusMaker, mutator: Mutator | None, item_id: str, reference_wall_s: float | None):
+    """The task with its hidden plus suite, and the mutation score base + plus tests reach together."""
+    plus = plus_maker(task.solution_code, task.class_name, task.skeleton, item_id=item_id)
+    if plus.tests and mutator is not None:
+        tests, classes, _ = combined_suite(task.test, task.test_classes, plus)
+        report = mutator(task.solution_code, tests, classes, item_id=item_id, reference_wall_s=reference_wall_s)
+        plus = plus.model_copy(update={"mutation_score": report.score})
+    return task.model_copy(update={"plus": plus})
 
 
 def _candidate_path(out_dir: Path, candidate_id: str) -> Path:
@@ -311,7 +339,7 @@ class BuildPlan:
     """
 
     def __init__(self, classes: Iterable[HarvestedClass], config: Config, out_dir: Path, prompt_dir: Path | None = None,
-                 run_id: str | None = None, mutator: Mutator | None = None):
+                 run_id: str | None = None, mutator: Mutator | None = None, plus_maker: PlusMaker | None = None):
         check_build_config(config)
         # Names this run's usage folder; every process of one flow run shares it.
         self.run_id = run_id or new_run_id()
@@ -330,6 +358,10 @@ class BuildPlan:
             # Mutant outcomes are cached by content in the build folder: a resumed build re-runs none.
             mutator = SandboxMutator(config.sandbox, config.construction.mutation, self.out_dir / "mutation-cache")
         self.mutator = mutator if config.construction.mutation.enabled else None
+        if plus_maker is None and config.plus.enabled:
+            # Generated suites are cached by content in the build folder, like the mutants.
+            plus_maker = SandboxPlusMaker(config.sandbox, config.plus, self.out_dir / "plus-cache")
+        self.plus_maker = plus_maker if config.plus.enabled else None
 
 
 CandidateOutcome = tuple[str, "CandidateResult | Incomplete"]
@@ -346,7 +378,7 @@ def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) 
     ctx = StageContext(client=client, llm=plan.config.llm, construct=plan.config.construction, prompts=plan.prompts,
                        candidate_id=pair.candidate_id)
     try:
-        result = run_candidate(pair, plan.by_id, ctx, gate, plan.fingerprint, plan.config, plan.mutator)
+        result = run_candidate(pair, plan.by_id, ctx, gate, plan.fingerprint, plan.config, plan.mutator, plan.plus_maker)
     except (BudgetExceeded, UnpricedModel) as exc:
         if not plan.stop_reason:
             plan.stop_reason.append(R.INCOMPLETE_BUDGET)
@@ -401,7 +433,7 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
         out_dir=plan.out_dir, tasks=tasks, rejections=plan.collect.rejections, funnel=plan.funnel.report(),
         pairing=plan.pairing, incomplete=incomplete, stopped=plan.stop_reason[0] if plan.stop_reason else None,
         resumed=resumed, attempts=attempt_counts(finished), fingerprint=plan.fingerprint,
-        usage=this_run, usage_all_runs=all_runs,
+        strengthening=strengthening_counts(finished), usage=this_run, usage_all_runs=all_runs,
     )
     _write_outputs(result, plan.config)
     return result
@@ -417,10 +449,11 @@ def build_tasks(
     prompt_dir: Path | None = None,
     progress: Progress | None = None,
     mutator: Mutator | None = None,
+    plus_maker: PlusMaker | None = None,
 ) -> BuildResult:
     parsing.guard_interpreter()  # candidates run on threads; so may other code's parses
     with FolderLock(Path(out_dir), "classforge build"):
-        plan = BuildPlan(classes, config, out_dir, prompt_dir, mutator=mutator)
+        plan = BuildPlan(classes, config, out_dir, prompt_dir, mutator=mutator, plus_maker=plus_maker)
 
         def tracked(pair: Pair) -> CandidateOutcome:
             status, value = build_candidate(plan, pair, client, gate)
@@ -453,6 +486,7 @@ def _write_outputs(result: BuildResult, config: Config) -> None:
         "stopped": result.stopped,
         "resumed": result.resumed,
         "attempts": {stage: a.model_dump() for stage, a in result.attempts.items()},
+        "strengthening": result.strengthening,
         "pairing": {"intra_target": result.pairing.intra_target, "intra_built": result.pairing.intra_built,
                     "cross_target": result.pairing.cross_target, "cross_built": result.pairing.cross_built,
                     "shortfall": result.pairing.shortfall},

@@ -19,12 +19,13 @@ folder, so an interrupted build re-runs no mutant. Timings stay out of the store
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 from typing import Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.config import MutationConfig, SandboxConfig
+from pipeline.config import MutationConfig, PlusConfig, SandboxConfig
 from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
 from pipeline.core.extraction import extract_code
@@ -32,7 +33,8 @@ from pipeline.construct.gate import Gate, GateOutcome, GateUnavailable
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.suite_checks import check_tests
 from pipeline.llm.client import Completion
-from pipeline.core.task import MutationReport
+from pipeline.core.task import MutationReport, PlusSuite
+from pipeline.quality.plus.combine import combined_suite
 
 ROLE = "test_writer"
 
@@ -60,6 +62,27 @@ class SandboxMutator:
         return run.report
 
 
+class PlusMaker(Protocol):
+    def __call__(self, solution: str, class_name: str, skeleton: str, *, item_id: str) -> PlusSuite: ...
+
+
+class SandboxPlusMaker:
+    """The real plus maker: search-based tests (pipeline.quality.plus) cached under `cache_root`."""
+
+    def __init__(self, sandbox: SandboxConfig, plus: PlusConfig, cache_root: Path | None) -> None:
+        self.sandbox, self.plus = sandbox, plus.model_copy(update={"cache_dir": cache_root})
+
+    def __call__(self, solution: str, class_name: str, skeleton: str, *, item_id: str) -> PlusSuite:
+        from pipeline.quality.plus import GeneratorUnavailable, make_plus_suite
+
+        imports = [ast.unparse(n) for n in ast.parse(solution).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        try:
+            return make_plus_suite(solution, class_name, import_statement=imports, sandbox=self.sandbox, plus=self.plus,
+                                   item_id=item_id, described=skeleton)
+        except GeneratorUnavailable as exc:
+            raise GateUnavailable(f"candidate {item_id}: plus tests: {exc}") from exc
+
+
 class StrengthenedTests(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -79,6 +102,7 @@ class MutationStageResult(BaseModel):
     reply: str = ""
     cache_key: str = ""
     prompt_version: str = ""
+    by_search: bool = Field(False, description="strengthened by search-based tests: no LLM call was made")
 
     @property
     def keep(self) -> bool:
@@ -112,16 +136,44 @@ def strengthen_messages(ctx: StageContext, skeleton: str, class_name: str, tests
 
 def mutation_stage(
     ctx: StageContext, skeleton: str, iface: ClassInterface, solution: str, tests: str, test_classes: list[str],
-    gate: Gate, mutator: Mutator, reference_wall_s: float | None,
+    gate: Gate, mutator: Mutator, reference_wall_s: float | None, plus_maker: PlusMaker | None = None,
+    method_test_classes: dict[str, str] | None = None,
 ) -> MutationStageResult:
     config = ctx.construct.mutation
     report = mutator(solution, tests, test_classes, item_id=ctx.candidate_id, reference_wall_s=reference_wall_s)
     if passes(report, config):
         return MutationStageResult(outcomes=[StageOutcome.kept(R.MUTATION)], report=report)
     weak = f"{report.summary()} < {100 * config.min_score:.1f}%"
+    if plus_maker is not None:
+        searched = search_strengthen(ctx, skeleton, iface, solution, (tests, test_classes, method_test_classes or {}),
+                                     gate, mutator, plus_maker, report)
+        if searched is not None:
+            return searched
     if not config.strengthen:
         return MutationStageResult(outcomes=[StageOutcome.drop(R.MUTATION, R.WEAK_TESTS, weak)], report=report)
     return _strengthen(ctx, skeleton, iface, solution, tests, gate, mutator, report)
+
+
+def search_strengthen(ctx: StageContext, skeleton: str, iface: ClassInterface, solution: str,
+                      suite: tuple[str, list[str], dict[str, str]], gate: Gate, mutator: Mutator, plus_maker: PlusMaker,
+                      first: MutationReport) -> MutationStageResult | None:
+    """Before any LLM re-ask: the base tests plus search-generated ones (validated on this solution).
+    The result when that reaches the threshold; None (on to the LLM) when it does not."""
+    tests, test_classes, method_classes = suite
+    plus = plus_maker(solution, iface.class_name, skeleton, item_id=ctx.candidate_id)
+    if not plus.tests:
+        return None
+    combined, classes, replaced = combined_suite(tests, test_classes, plus)
+    verdict = gate(solution, combined, classes, item_id=ctx.candidate_id)
+    if not verdict.passed:
+        return None
+    second = mutator(solution, combined, classes, item_id=ctx.candidate_id, reference_wall_s=verdict.wall_s)
+    if not passes(second, ctx.construct.mutation):
+        return None
+    kept = StrengthenedTests(tests=combined, test_classes=classes, gate=verdict,
+                             method_test_classes={m: replaced.get(c, c) for m, c in method_classes.items()})
+    return MutationStageResult(outcomes=[StageOutcome.kept(R.MUTATION), StageOutcome.kept(R.STRENGTHEN)],
+                               first_report=first, report=second, strengthened=kept, by_search=True)
 
 
 def _strengthen(

@@ -16,6 +16,7 @@ Definitions (also written into stats.json, so the numbers can be recomputed):
 from __future__ import annotations
 
 import ast
+import json
 import statistics
 from collections.abc import Iterable, Mapping
 from typing import Any
@@ -36,6 +37,8 @@ DEFINITIONS = {
     "methods": "def statements in the solution class body, __init__ included",
     "mutation_score": "percent of the solution's non-equivalent mutants its tests kill (pipeline.quality; "
                       "timeouts count as killed); tasks without a measured score are left out",
+    "plus_tests": "tests in the task's hidden plus suite: search-generated (Pynguin), no LLM, validated on the reference",
+    "mutation_score_with_plus": "the mutation score of the base and plus tests together",
 }
 
 
@@ -67,6 +70,8 @@ class TaskStats(BaseModel):
     methods: int
     methods_to_generate: int
     mutation_score: float | None = Field(None, description="percent; None when the task carries none")
+    plus_tests: int | None = Field(None, description="None when the task carries no plus suite")
+    mutation_score_with_plus: float | None = None
 
 
 class DatasetStats(BaseModel):
@@ -80,6 +85,8 @@ class DatasetStats(BaseModel):
     methods: Summary | None
     methods_to_generate: Summary | None
     mutation_score: Summary | None = None
+    plus_tests: Summary | None = None
+    mutation_score_with_plus: Summary | None = None
     per_task: list[TaskStats]
     definitions: dict[str, str] = Field(default_factory=lambda: dict(DEFINITIONS))
 
@@ -111,7 +118,16 @@ def task_stats(task: Mapping[str, Any]) -> TaskStats:
         methods=len(class_methods(cls)),
         methods_to_generate=len(task.get("methods_info") or []),
         mutation_score=_percent(task.get("mutation_score")),
+        **_plus_stats(task.get("plus")),
     )
+
+
+def _plus_stats(plus: object) -> dict[str, Any]:
+    if isinstance(plus, str) and plus.strip():
+        plus = json.loads(plus)
+    if not isinstance(plus, Mapping):
+        return {}
+    return {"plus_tests": int(plus.get("tests") or 0), "mutation_score_with_plus": _percent(plus.get("mutation_score"))}
 
 
 def _percent(score: object) -> float | None:
@@ -156,5 +172,7 @@ def compute_stats(tasks: Iterable[Mapping[str, Any]]) -> DatasetStats:
         methods=summarize([m.methods for m in metrics]),
         methods_to_generate=summarize([m.methods_to_generate for m in metrics]),
         mutation_score=summarize([m.mutation_score for m in metrics if m.mutation_score is not None]),
+        plus_tests=summarize([m.plus_tests for m in metrics if m.plus_tests is not None]),
+        mutation_score_with_plus=summarize([m.mutation_score_with_plus for m in metrics if m.mutation_score_with_plus is not None]),
         per_task=metrics,
     )

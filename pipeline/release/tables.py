@@ -39,6 +39,12 @@ def size_table(stats: DatasetStats) -> str:
     if stats.mutation_score is not None:
         scored = sum(m.mutation_score is not None for m in stats.per_task)
         rows.append(row(f"Mutation score, % ({scored} of {stats.total} tasks)", stats.mutation_score))
+    if stats.plus_tests is not None:
+        carried = sum(m.plus_tests is not None for m in stats.per_task)
+        rows.append(row(f"Plus tests, hidden, no LLM ({carried} of {stats.total} tasks)", stats.plus_tests))
+    if stats.mutation_score_with_plus is not None:
+        scored = sum(m.mutation_score_with_plus is not None for m in stats.per_task)
+        rows.append(row(f"Mutation score with plus tests, % ({scored} of {stats.total} tasks)", stats.mutation_score_with_plus))
     return md_table(("Metric", "Mean", "Median", "Min", "Max"), rows)
 
 

@@ -67,3 +67,13 @@ def test_screen_drops_duplicates_and_what_is_over_the_cap():
     assert [t.origin for t in kept] == ["test_0", "test_2"]
     assert [(d.origin, d.reason) for d in drops] == [
         ("test_1", reasons.PLUS_DUPLICATE), ("test_3", reasons.PLUS_OVER_LIMIT), ("test_4", reasons.PLUS_OVER_LIMIT)]
+
+
+def test_screen_drops_reads_of_fields_the_description_does_not_declare():
+    described = "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def top(self):\n        pass\n"
+    tests = [PlusTest(origin="test_0", methods=["top"], body="stack = Stack()\nself.assertEqual(stack.items, [])\n"),
+             PlusTest(origin="test_1", methods=["top"], body="stack = Stack()\nself.assertEqual(stack.cache, {})\n")]
+    kept, drops = screen(tests, 10, "Stack", {}, described)
+    assert [t.origin for t in kept] == ["test_0"]
+    assert [(d.origin, d.reason) for d in drops] == [("test_1", reasons.PLUS_PRIVATE_ATTRIBUTE)]
+    assert "cache" in drops[0].detail

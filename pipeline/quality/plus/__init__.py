@@ -4,7 +4,7 @@ Public API:
 
     make_plus_suite(solution, class_name, *, import_statement, sandbox, plus, item_id="") -> PlusSuite
     generate(source, sandbox, plus, *, item_id="") -> GeneratedTests      (the raw Pynguin module)
-    convert(generated, *, solution, class_name, import_statement) -> Conversion
+    convert(generated, *, solution, class_name, import_statement) -> Conversion (tests, dropped: PlusDrop)
     GeneratorUnavailable: the generator's virtualenv or the sandbox is missing (infrastructure)
 
 Importing this package does no work.

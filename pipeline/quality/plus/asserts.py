@@ -14,11 +14,13 @@ import re
 
 import libcst as cst
 
+from pipeline.core.errors import InputError
+
 _VAR = re.compile(r"^var_\d+$")
 _CODE = cst.Module([])
 
 
-class ConversionFailed(ValueError):
+class ConversionFailed(InputError):
     """A statement has no faithful unittest form; the message says which."""
 
 
@@ -47,6 +49,19 @@ def _pure(node: cst.BaseExpression, *, mutable_ok: bool) -> bool:
     if isinstance(node, cst.Lambda):
         return mutable_ok
     return False
+
+
+def _names_anything(node: cst.CSTNode) -> bool:
+    """Whether an expression reads a variable (anything but a builtin constant)."""
+    found: list[str] = []
+
+    class _Names(cst.CSTVisitor):
+        def visit_Name(self, name: cst.Name) -> None:
+            if name.value not in ("True", "False", "None", "complex"):
+                found.append(name.value)
+
+    node.visit(_Names())
+    return bool(found)
 
 
 class _Substitute(cst.CSTTransformer):
@@ -155,8 +170,21 @@ class AssertRewriter:
         for stmt in body:
             self._check_supported(stmt)
         body = self._inline_values(body)
+        body = [stmt for stmt in body if not self._says_nothing(stmt)]
         body = self._check_in_place(body)
         return [self._unittest_form(stmt) for stmt in body]
+
+    def _says_nothing(self, stmt: cst.BaseStatement) -> bool:
+        """An assert true by construction: on an input literal (Pynguin's simple assertions check
+        its own arguments too: `"x" == "x"` once inlined), or that a fresh instance is one."""
+        small = _small(stmt)
+        if not isinstance(small, cst.Assert):
+            return False
+        test = small.test
+        if isinstance(test, cst.Comparison) and _pure(test.left, mutable_ok=True) and not _names_anything(test.left):
+            return True
+        text = code(test)
+        return bool(re.fullmatch(rf"isinstance\(\w+, (under_test_\.)?{re.escape(self.class_name)}\)", text))
 
     def _check_supported(self, stmt: cst.BaseStatement) -> None:
         small = _small(stmt)

@@ -107,3 +107,28 @@ def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
             if actual is not None and not _fits(actual, wanted[kw.arg]):
                 return f"{method}({kw.arg}=<{actual}>) where the description says {wanted[kw.arg]}"
     return None
+
+
+def declared_fields(described: str, class_name: str) -> set[str] | None:
+    """`self.x` names the described class assigns (a skeleton's constructor declares its fields);
+    None when it cannot be read."""
+    try:
+        cls = _class(ast.parse(described), class_name)
+    except SyntaxError:
+        return None
+    if cls is None:
+        return None
+    return {t.attr for node in ast.walk(cls) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+
+
+def undeclared_attribute(body: str, class_name: str, fields: set[str], methods: set[str]) -> str | None:
+    """The first attribute of an instance the test reads that the description does not declare."""
+    tree = ast.parse(body)
+    instances = _instances(tree, class_name)
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in instances
+                and node.attr not in fields and node.attr not in methods):
+            return f".{node.attr} is not a field the task's description declares"
+    return None

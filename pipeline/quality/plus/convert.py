@@ -18,6 +18,7 @@ import libcst as cst
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import reasons
+from pipeline.core.task import PlusDrop
 from pipeline.quality.plus.asserts import AssertRewriter, ConversionFailed
 from pipeline.quality.plus.names import rename_variables
 
@@ -35,17 +36,10 @@ class PlusTest(BaseModel):
     imports: list[str] = Field(default_factory=list, description="modules it uses, each imported by the task")
 
 
-class Dropped(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    origin: str
-    reason: str
-    detail: str = ""
-
-
 class Conversion(BaseModel):
     model_config = ConfigDict(extra="forbid")
     tests: list[PlusTest] = Field(default_factory=list)
-    dropped: list[Dropped] = Field(default_factory=list)
+    dropped: list[PlusDrop] = Field(default_factory=list)
 
 
 def task_modules(import_statement: list[str]) -> dict[str, str]:
@@ -111,25 +105,25 @@ def _is_xfail(fn: cst.FunctionDef) -> bool:
 
 
 def convert_function(fn: cst.FunctionDef, aliases: dict[str, str], allowed: dict[str, str],
-                     methods: set[str], class_name: str) -> PlusTest | Dropped:
+                     methods: set[str], class_name: str) -> PlusTest | PlusDrop:
     """One generated test function -> a unittest body, or why it cannot be one."""
     origin = fn.name.value
     if _is_xfail(fn):
         # Pynguin marks a test whose last call raised unexpectedly: it checks a crash whose type it
         # does not state, almost always on an argument the task never promises to accept.
-        return Dropped(origin=origin, reason=reasons.PLUS_EXPECTS_CRASH)
+        return PlusDrop(origin=origin, reason=reasons.PLUS_EXPECTS_CRASH)
     dealias = _Dealias(aliases)
     fn = fn.visit(dealias)
     foreign = sorted(m for m in dealias.used if m not in allowed)
     if foreign:
-        return Dropped(origin=origin, reason=reasons.PLUS_FOREIGN_IMPORT, detail=", ".join(foreign))
+        return PlusDrop(origin=origin, reason=reasons.PLUS_FOREIGN_IMPORT, detail=", ".join(foreign))
     try:
         statements = AssertRewriter(class_name).rewrite(list(fn.body.body))
     except ConversionFailed as exc:
-        return Dropped(origin=origin, reason=reasons.PLUS_UNCONVERTIBLE, detail=str(exc))
+        return PlusDrop(origin=origin, reason=reasons.PLUS_UNCONVERTIBLE, detail=str(exc))
     body = rename_variables(statements, class_name)
     if "self.assert" not in body:
-        return Dropped(origin=origin, reason=reasons.PLUS_NO_ASSERTION)
+        return PlusDrop(origin=origin, reason=reasons.PLUS_NO_ASSERTION)
     return PlusTest(origin=origin, methods=_called_methods(body, methods), body=body,
                     imports=sorted(dealias.used))
 
@@ -144,5 +138,5 @@ def convert(generated: str, *, solution: str, class_name: str, import_statement:
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value.startswith("test"):
             result = convert_function(stmt, aliases, allowed, methods, class_name)
-            (out.dropped if isinstance(result, Dropped) else out.tests).append(result)
+            (out.dropped if isinstance(result, PlusDrop) else out.tests).append(result)
     return out

@@ -49,14 +49,19 @@ class GeneratedTests(BaseModel):
     isolation: str = ""
 
 
-def generator_python(config: PlusConfig) -> str:
+# The checkout's own generator environment (scripts/setup.sh), found from the code, not the cwd.
+DEFAULT_PYTHON = Path(__file__).resolve().parents[3] / ".venv-plus" / "bin" / "python"
+
+
+def generator_python(config: PlusConfig, item_id: str = "") -> str:
     """The generator's interpreter as an absolute path; a clear error when it was never set up."""
-    python = Path(config.python).expanduser()
+    python = DEFAULT_PYTHON if config.python is None else Path(config.python).expanduser()
     python = python if python.is_absolute() else Path.cwd() / python
     if not python.exists():
         raise GeneratorUnavailable(
             f"the plus-tier generator is not installed: {python} does not exist "
-            "(run scripts/setup.sh, or set plus.python to a virtualenv with pipeline/quality/plus/requirements.txt)"
+            "(run scripts/setup.sh, or set plus.python to a virtualenv with pipeline/quality/plus/requirements.txt)",
+            item_id,
         )
     return str(python)
 
@@ -75,10 +80,10 @@ def pynguin_command(python: str, config: PlusConfig) -> list[str]:
     ]
 
 
-def generator_sandbox(sandbox: SandboxConfig, plus: PlusConfig) -> SandboxConfig:
+def generator_sandbox(sandbox: SandboxConfig, plus: PlusConfig, item_id: str = "") -> SandboxConfig:
     """The gate's sandbox settings with the generator's interpreter and its one required variable."""
     return sandbox.model_copy(update={
-        "python": generator_python(plus),
+        "python": generator_python(plus, item_id),
         "memory_mb": max(sandbox.memory_mb, plus.memory_mb),
         # Pynguin refuses to start without it: it executes arbitrary code (here: inside the sandbox).
         "env": {**sandbox.env, "PYNGUIN_DANGER_AWARE": "1"},
@@ -89,7 +94,7 @@ def generate(source: str, sandbox: SandboxConfig, plus: PlusConfig, *, item_id: 
     """Run Pynguin on `source` (a module defining the class under test) in a fresh sandbox."""
     if not source.strip():
         raise InputError(f"[{item_id}] nothing to generate tests for: the source is empty")
-    config = generator_sandbox(sandbox, plus)
+    config = generator_sandbox(sandbox, plus, item_id)
     backend = get_backend(config)
     limits = RunLimits.from_config(config, wall_s=plus.wall_limit_s)
     try:

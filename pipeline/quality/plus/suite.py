@@ -18,7 +18,9 @@ from pipeline.core import reasons
 from pipeline.core.store import write_text
 from pipeline.core.task import PlusDrop, PlusSuite
 from pipeline.quality.cache import content_key
-from pipeline.quality.plus.contract import Contract, annotated_source, declared_types, off_contract
+from pipeline.quality.plus.contract import (
+    Contract, annotated_source, declared_fields, declared_types, off_contract, undeclared_attribute,
+)
 from pipeline.quality.plus.convert import PlusTest, convert
 from pipeline.quality.plus.generate import GENERATOR, GeneratedTests, generate
 from pipeline.quality.plus.render import name_tests, render
@@ -27,7 +29,7 @@ from pipeline.quality.plus.validate import validate
 
 log = logging.getLogger(__name__)
 
-PLUS_VERSION = 1  # bump when conversion, rules or validation change what a suite holds
+PLUS_VERSION = 2  # bump when conversion, rules or validation change what a suite holds
 
 
 def suite_key(solution: str, class_name: str, import_statement: list[str], sandbox: SandboxConfig, plus: PlusConfig,
@@ -70,14 +72,20 @@ def cached_suite(plus: PlusConfig, key: str) -> PlusSuite | None:
         return None
 
 
-def screen(tests: list[PlusTest], max_tests: int, class_name: str = "", contract: Contract | None = None
-           ) -> tuple[list[PlusTest], list[PlusDrop]]:
-    """The static rules, the description's argument types, duplicates and the per-task cap, in that order."""
+def screen(tests: list[PlusTest], max_tests: int, class_name: str = "", contract: Contract | None = None,
+           described: str | None = None) -> tuple[list[PlusTest], list[PlusDrop]]:
+    """The static rules, the description's fields and argument types, duplicates and the per-task
+    cap, in that order."""
     kept: list[PlusTest] = []
     drops: list[PlusDrop] = []
     seen: set[str] = set()
+    fields = declared_fields(described, class_name) if described else None
+    methods = set(contract or {}) | {m for t in tests for m in t.methods}
     for test in tests:
         broken = violation(test.body)
+        if broken is None and fields is not None:
+            hidden = undeclared_attribute(test.body, class_name, fields, methods)
+            broken = (reasons.PLUS_PRIVATE_ATTRIBUTE, hidden) if hidden else None
         off = off_contract(test.body, class_name, contract) if contract else None
         if broken is not None:
             drops.append(PlusDrop(origin=test.origin, reason=broken[0], detail=broken[1]))
@@ -118,8 +126,8 @@ def make_plus_suite(solution: str, class_name: str, *, import_statement: list[st
         # Not cached: a generator that died may well succeed on a machine with more room.
         return suite.model_copy(update={"failure": generated.detail[:2000]})
     conversion = convert(generated.module, solution=solution, class_name=class_name, import_statement=import_statement)
-    drops = [PlusDrop(origin=d.origin, reason=d.reason, detail=d.detail) for d in conversion.dropped]
-    screened, screen_drops = screen(conversion.tests, plus.max_tests, class_name, contract)
+    drops = list(conversion.dropped)
+    screened, screen_drops = screen(conversion.tests, plus.max_tests, class_name, contract, described or solution)
     checked = validate(name_tests(screened, class_name), solution, import_statement, sandbox, plus, item_id)
     drops += screen_drops + checked.drops
     kept = name_tests([t.test for t in checked.kept], class_name)

@@ -16,9 +16,8 @@ from pipeline.core.task import PlusDrop
 from pipeline.quality.environment_checks import run_checks
 from pipeline.quality.plus.generate import GeneratorUnavailable
 from pipeline.quality.plus.render import NamedTest, render
-from pipeline.sandbox.registry import get_backend
+from pipeline.sandbox.pool import run_suites
 from pipeline.sandbox.results import SuiteRequest, SuiteStatus
-from pipeline.sandbox.suite import execute
 
 
 class Validated(BaseModel):
@@ -35,12 +34,11 @@ def _request(named: list[NamedTest], solution: str, import_statement: list[str],
 
 def failing_on_reference(named: list[NamedTest], solution: str, import_statement: list[str], sandbox: SandboxConfig,
                          runs: int, item_id: str = "") -> dict[str, str]:
-    """test id -> what went wrong, over `runs` runs with hash seeds hash_seed, hash_seed + 1, ..."""
-    backend = get_backend(sandbox)
+    """test id -> what went wrong, over `runs` runs (in parallel) with hash seeds hash_seed, hash_seed + 1, ..."""
+    seeds = [(sandbox.hash_seed + run) % 4294967296 for run in range(runs)]
+    requests = [_request(named, solution, import_statement, item_id, seed) for seed in seeds]
     bad: dict[str, str] = {}
-    for run in range(runs):
-        seed = (sandbox.hash_seed + run) % 4294967296
-        result = execute(_request(named, solution, import_statement, item_id, seed), backend, sandbox)
+    for run, (seed, result) in enumerate(zip(seeds, run_suites(requests, sandbox))):
         if result.status is SuiteStatus.SANDBOX_ERROR:
             raise GeneratorUnavailable(f"the sandbox failed while validating plus tests: {result.detail}", item_id)
         outcomes = result.outcomes()
