@@ -35,7 +35,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -403,19 +403,20 @@ def save_candidate_usage(plan: BuildPlan, client: LLMClient, candidate_id: str) 
     save_usage(plan.out_dir, plan.run_id, candidate_id, client.ledger.entries(candidate_id))
 
 
-def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | BaseException]]) -> BuildResult:
-    """Fold candidate outcomes, in pairing order, into the funnel and the build's files; the usage
-    comes from what every candidate stored, so no process's ledger can be lost."""
+def fold_candidates(outcomes: Iterable[tuple[str, str, Any]], funnel: Funnel) -> tuple[list[Task], list[Incomplete], list, int]:
+    """(tasks, unfinished, finished results, resumed count) from (label, candidate id, outcome)
+    triples in build order, every finished candidate's verdicts recorded in `funnel`. Either
+    track's results fit: anything with `outcomes` and `task`."""
     tasks: list[Task] = []
     incomplete: list[Incomplete] = []
-    finished: list[CandidateResult] = []
+    finished: list = []
     resumed = 0
-    for pair, outcome in outcomes:
+    for label, candidate_id, outcome in outcomes:
         if isinstance(outcome, BaseException):
             # A bug or an infrastructure failure (e.g. the sandbox could not start): reported, not
             # persisted, so the candidate is retried once it is fixed.
-            log.error("candidate %s failed: %s: %s", pair.label, type(outcome).__name__, outcome, exc_info=outcome)
-            incomplete.append(Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_ERROR,
+            log.error("candidate %s failed: %s: %s", label, type(outcome).__name__, outcome, exc_info=outcome)
+            incomplete.append(Incomplete(candidate_id=candidate_id, reason=R.INCOMPLETE_ERROR,
                                          detail=f"{type(outcome).__name__}: {outcome}"))
             continue
         status, value = outcome
@@ -425,9 +426,17 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
         resumed += status == "resumed"
         finished.append(value)
         for stage_outcome in value.outcomes:
-            plan.funnel.record(stage_outcome.stage, value.candidate_id, stage_outcome.verdict())
+            funnel.record(stage_outcome.stage, value.candidate_id, stage_outcome.verdict())
         if value.task is not None:
             tasks.append(value.task)
+    return tasks, incomplete, finished, resumed
+
+
+def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | BaseException]]) -> BuildResult:
+    """Fold candidate outcomes, in pairing order, into the funnel and the build's files; the usage
+    comes from what every candidate stored, so no process's ledger can be lost."""
+    tasks, incomplete, finished, resumed = fold_candidates(
+        ((pair.label, pair.candidate_id, outcome) for pair, outcome in outcomes), plan.funnel)
     this_run, all_runs = recorded_usage(plan.out_dir, plan.config.llm.costs, plan.run_id)
     result = BuildResult(
         out_dir=plan.out_dir, tasks=tasks, rejections=plan.collect.rejections, funnel=plan.funnel.report(),

@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.config import Config
-from pipeline.construct.build import Incomplete, Progress, write_json_model
+from pipeline.construct.build import Incomplete, Progress, fold_candidates, write_json_model
 from pipeline.construct.common import Prompts, StageContext
 from pipeline.construct.gate import Gate, GateUnavailable
 from pipeline.construct.real_candidate import (
@@ -162,24 +162,8 @@ def build_real_candidate(plan: RealPlan, hc: HarvestedClass, client: LLMClient, 
 def finish_real_build(plan: RealPlan, outcomes: list[tuple[HarvestedClass, Outcome | BaseException]]) -> RealBuildResult:
     collect = RejectionList()
     funnel: Funnel = Funnel(sink=collect)
-    tasks: list[Task] = []
-    incomplete: list[Incomplete] = []
-    resumed = 0
-    for hc, outcome in outcomes:
-        if isinstance(outcome, BaseException):
-            log.error("candidate %s failed: %s: %s", hc.id, type(outcome).__name__, outcome, exc_info=outcome)
-            incomplete.append(Incomplete(candidate_id=candidate_id_for(hc), reason=R.INCOMPLETE_ERROR,
-                                         detail=f"{type(outcome).__name__}: {outcome}"))
-            continue
-        status, value = outcome
-        if isinstance(value, Incomplete):
-            incomplete.append(value)
-            continue
-        resumed += status == "resumed"
-        for stage_outcome in value.outcomes:
-            funnel.record(stage_outcome.stage, value.candidate_id, stage_outcome.verdict())
-        if value.task is not None:
-            tasks.append(value.task)
+    tasks, incomplete, _, resumed = fold_candidates(
+        ((hc.id, candidate_id_for(hc), outcome) for hc, outcome in outcomes), funnel)
     this_run, all_runs = recorded_usage(plan.out_dir, plan.config.llm.costs, plan.run_id)
     result = RealBuildResult(out_dir=plan.out_dir, tasks=tasks, rejections=collect.rejections, funnel=funnel.report(),
                              incomplete=incomplete, stopped=plan.stop_reason[0] if plan.stop_reason else None,
