@@ -10,7 +10,8 @@ stage-by-stage verdicts of each candidate are in its result file and in the funn
 
 How a run ends, so that `prefect deployment run --watch` and the CLI's exit code say it:
 - Completed: a new version was released; or Completed named `AlreadyReleased`: every task is in
-  an earlier version (a resumed or repeated run);
+  an earlier version (a resumed or repeated run); or, on the real-source track, Completed named
+  `NothingReleased`: every class was finished and dropped with a reason;
 - Failed, with the reason as its message: candidates left unfinished (an infrastructure fault that
   outlasted the candidate task's retries, the budget, a replay miss), or no task was built at all.
 A second run on the same build folder while one is running fails at once, naming the holder.
@@ -223,13 +224,19 @@ def check_models(cfg: Config, checked: list[dict] | None, run_key: str) -> None:
     save_usage(build_dir(cfg), run_key, PROBE_ROLE, probe_ledger_entries(reports))
 
 
-def final_state(summary: dict, result: construct_lib.BuildResult, published: PublishResult) -> State:
-    """How the run ends (see the module docstring); the summary travels as the state's data."""
+def final_state(summary: dict, result: construct_lib.BuildResult, published: PublishResult,
+                track: str = "composition") -> State:
+    """How the run ends (see the module docstring); the summary travels as the state's data.
+    A finished real-source build that dropped every class ends Completed (`NothingReleased`): each
+    drop is a verdict about real code with its reason in the funnel, not a fault of the run."""
     if result.incomplete:
         reasons = sorted({i.reason for i in result.incomplete})
         return Failed(message=f"{len(result.incomplete)} candidate(s) unfinished ({', '.join(reasons)}): "
                               f"{result.incomplete[0].detail[:300]}; nothing released; run again to resume",
                       data=summary)
+    if published.path is None and not result.tasks and track == "real-source":
+        return Completed(name="NothingReleased", message=f"released nothing: {published.note}; every class was "
+                                                         "dropped with a reason (see the funnel)", data=summary)
     if published.path is None and not result.tasks:
         return Failed(message=f"released nothing: {published.note}; the funnel says where candidates were dropped",
                       data=summary)
@@ -315,6 +322,6 @@ def _release_and_report(cfg: Config, result, summary, release_version: str | Non
         "version": published.version, "note": published.note, "funnel": published.funnel.model_dump(),
         "usage": result.usage.model_dump(mode="json")["total"],
     }
-    state = final_state(summary, result, published)
+    state = final_state(summary, result, published, cfg.construction.track)
     publish_artifacts(summary, published.funnel, state)
     return state

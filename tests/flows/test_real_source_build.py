@@ -77,3 +77,19 @@ def test_real_source_build_on_the_shipped_repositories(prefect_harness, real_rep
     loaded = datasets.load_dataset(str(release), split="test")
     assert loaded.num_rows == 1 and loaded[0]["task_id"] == rows[0]["task_id"]
     assert "## Real-source tasks" in (release / "README.md").read_text()
+
+
+def test_a_real_source_build_that_drops_every_class_completes_and_says_so():
+    from types import SimpleNamespace
+
+    from flows.build_benchmark import final_state
+    from pipeline.core.funnel import FunnelReport
+    from pipeline.release.publish import PublishResult
+
+    empty = SimpleNamespace(incomplete=[], tasks=[])
+    published = PublishResult(None, None, 0, 0, FunnelReport(), "nothing to release: the build produced no tasks")
+    real = final_state({}, empty, published, "real-source")
+    assert real.is_completed() and real.name == "NothingReleased" and "dropped with a reason" in real.message
+    assert final_state({}, empty, published, "composition").is_failed()
+    unfinished = SimpleNamespace(incomplete=[SimpleNamespace(reason="infrastructure-fault", detail="sandbox")], tasks=[])
+    assert final_state({}, unfinished, published, "real-source").is_failed()
