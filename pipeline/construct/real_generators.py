@@ -1,15 +1,15 @@
 """The test generator of the real-source track: the plus tier's search-based generator (Pynguin,
 in the sandbox, validated on the reference), adapted to the track's `TestGenerator` protocol.
 
-`configured_generator` gives it when its virtualenv (`plus.python`) exists, else None: the classes
-are then dropped at `tests` with `no-test-generator`, and the funnel says so.
+`configured_generator` gives it when its virtualenv (`plus.python`, default the checkout's
+.venv-plus) exists, else None: the classes are then dropped at `tests` with `no-test-generator`,
+and the funnel says so.
 """
 
 from __future__ import annotations
 
 import ast
 import re
-from pathlib import Path
 
 from pipeline.config import Config, PlusConfig, SandboxConfig
 from pipeline.construct.gate import GateUnavailable
@@ -63,4 +63,11 @@ class PlusGenerator:
 
 
 def configured_generator(config: Config) -> TestGenerator | None:
-    return PlusGenerator(config.sandbox, config.plus) if Path(config.plus.python).exists() else None
+    from pipeline.quality.plus import GeneratorUnavailable
+    from pipeline.quality.plus.generate import generator_python
+
+    try:
+        generator_python(config.plus)
+    except GeneratorUnavailable:
+        return None
+    return PlusGenerator(config.sandbox, config.plus)

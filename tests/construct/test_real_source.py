@@ -332,3 +332,18 @@ def test_methods_no_test_observes_ship_without_an_example(breaker, tmp_path):
 def test_a_suite_that_observes_no_public_method_drops_the_class(breaker, tmp_path):
     result, _, _ = _build(tmp_path, [breaker], generator=Generator("        b.reset()\n        self.assertTrue(True)\n"))
     assert result.tasks == [] and result.funnel.stages["examples"].dropped == {R.NO_OBSERVED_EXAMPLE: 1}
+
+
+def test_the_generator_is_the_plus_tier_when_installed_else_none(tmp_path):
+    from pipeline.config import Config
+    from pipeline.construct.real_generators import PlusGenerator, configured_generator, method_test_classes
+
+    cfg = Config()
+    cfg.plus.python = tmp_path / "missing" / "python"
+    assert configured_generator(cfg) is None
+    (tmp_path / "python").write_text("")
+    cfg.plus.python = tmp_path / "python"
+    assert isinstance(configured_generator(cfg), PlusGenerator)
+    solution = "class A:\n    def __init__(self):\n        pass\n\n    def allow_request(self):\n        return 1\n"
+    assert method_test_classes(["ATestAllowRequest", "ATestMain", "ATestInit"], "A", solution) == {
+        "allow_request": "ATestAllowRequest"}
