@@ -70,3 +70,11 @@ if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   echo "setup: done"
   touch "$stamp"
 fi
+
+# The code under test imports what the evaluator's environment has (numpy, pandas, ... of the
+# classeval extra): .venv-plus sees .venv's packages after its own, so Pynguin's pins stay first.
+if [ -x .venv-plus/bin/python ]; then
+  plus_site=$(.venv-plus/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  .venv/bin/python -c 'import sys; print("\n".join(p for p in sys.path if p.endswith("-packages")))' \
+    > "$plus_site/classforge-host-packages.pth"
+fi

@@ -178,7 +178,7 @@ def test_drops_have_registered_reasons():
 
 def test_a_module_the_task_imports_is_written_by_its_name_and_imported():
     test = _by_origin()["test_7"]
-    assert "datetime.date(2020, 1, 2)" in test.body and test.imports == ["datetime"]
+    assert "datetime.date(2020, 1, 2)" in test.body and test.imports == ["import datetime"]
     code, _ = render(name_tests([test], "Chat"), ["import datetime", "import os"])
     assert "import datetime" in code and "import os" not in code
 
@@ -212,3 +212,22 @@ def test_off_contract_arguments_are_named():
     assert "<type>" in off_contract("chat = Chat()\nself.assertTrue(chat.add_user(username=float))", "Chat", contract)
     # an int where a float is promised is fine (Python's numeric tower)
     assert off_contract("chat = Chat()\nself.assertEqual(chat.ratio(part=3), 1.0)", "Chat", contract) is None
+
+
+def test_a_module_the_task_imports_under_another_name_is_written_by_that_name():
+    generated = GENERATED.replace("import datetime as module_0", "import numpy as module_0").replace(
+        "module_0.date(2020, 1, 2)", "module_0.zeros(2)")
+    generated += textwrap.dedent('''
+
+        def test_9():
+            var_0 = under_test_.Chat()
+            var_1 = var_0.count()
+            assert f"{type(var_1).__module__}.{type(var_1).__qualname__}" == "numpy.ndarray"
+    ''')
+    converted = convert(generated, solution=SOLUTION, class_name="Chat", import_statement=["import numpy as np"])
+    by_origin = {t.origin: t for t in converted.tests}
+    assert "np.zeros(2)" in by_origin["test_7"].body and by_origin["test_7"].imports == ["import numpy as np"]
+    assert by_origin["test_9"].body == "chat = Chat()\nresult = chat.count()\nself.assertIsInstance(result, np.ndarray)\n"
+    assert by_origin["test_9"].imports == ["import numpy as np"]
+    code, _ = render(name_tests([by_origin["test_7"]], "Chat"), ["import numpy as np"])
+    assert code.startswith("import unittest\nimport numpy as np\n")

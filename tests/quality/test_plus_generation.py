@@ -104,3 +104,15 @@ def test_code_under_test_cannot_escape_during_generation(tmp_path, monkeypatch):
     assert secret not in result.model_dump_json()
     time.sleep(0.2)
     assert leftover_processes(mark) == []
+
+
+@needs_generator
+def test_a_search_stopped_by_its_time_cap_says_so(tmp_path):
+    # A branch no search reaches (a 40-digit product): only the time cap can end this search.
+    hard = STACK.replace("        self.items.append(item)\n",
+                         "        if len(str(item * 7919)) == 40:\n            return 0\n        self.items.append(item)\n")
+    sandbox = make_config(wall_limit_s=240, memory_mb=4096, max_processes=64)
+    capped = generate(hard, sandbox, _plus(tmp_path).model_copy(update={"max_iterations": 1_000_000, "budget_s": 3}))
+    assert capped.ok and capped.hit_time_cap and capped.coverage is not None and capped.coverage < 1.0
+    easy = generate(STACK, sandbox, _plus(tmp_path))
+    assert easy.ok and not easy.hit_time_cap and easy.coverage == 1.0

@@ -70,10 +70,12 @@ def test_screen_drops_duplicates_and_what_is_over_the_cap():
 
 
 def test_screen_drops_reads_of_fields_the_description_does_not_declare():
-    described = "class Stack:\n    def __init__(self):\n        self.items = []\n\n    def top(self):\n        pass\n"
+    described = ("class Stack:\n    def __init__(self):\n        self.items = []\n        self.name, self.size = 'a', 0\n\n"
+                 "    def top(self):\n        pass\n")
     tests = [PlusTest(origin="test_0", methods=["top"], body="stack = Stack()\nself.assertEqual(stack.items, [])\n"),
-             PlusTest(origin="test_1", methods=["top"], body="stack = Stack()\nself.assertEqual(stack.cache, {})\n")]
+             PlusTest(origin="test_1", methods=["top"], body="stack = Stack()\nself.assertEqual(stack.cache, {})\n"),
+             PlusTest(origin="test_2", methods=["top"], body="stack = Stack()\nself.assertEqual(stack.size, 0)\n")]
     kept, drops = screen(tests, 10, "Stack", {}, described)
-    assert [t.origin for t in kept] == ["test_0"]
+    assert [t.origin for t in kept] == ["test_0", "test_2"]  # `self.name, self.size = ...` declares both
     assert [(d.origin, d.reason) for d in drops] == [("test_1", reasons.PLUS_PRIVATE_ATTRIBUTE)]
     assert "cache" in drops[0].detail

@@ -166,3 +166,30 @@ def test_strengthen_refuses_to_overwrite_its_input(tmp_path, canned_generator):
     source.write_text(json.dumps([_record("T_0")]))
     with pytest.raises(InputError, match="would overwrite"):
         strengthen_dataset(tmp_path, tmp_path / "out", SANDBOX, PlusConfig(cache_dir=None))
+
+
+def test_an_interrupted_strengthen_loses_no_finished_task(tmp_path, canned_generator):
+    second = dict(_record("T_1"), solution_code=SOLUTION + "\n# another class text, another key\n")
+    source = tmp_path / "data.json"
+    source.write_text(json.dumps([_record("T_0"), second]))
+    plus = PlusConfig(cache_dir=tmp_path / "cache")
+
+    def interrupt_after_first(task, suite, reused):
+        raise KeyboardInterrupt
+
+    with pytest.raises(KeyboardInterrupt):
+        strengthen_dataset(source, tmp_path / "out", SANDBOX, plus, on_task=interrupt_after_first)
+    assert not (tmp_path / "out" / "data.json").exists()  # nothing half-written
+    seen = []
+    strengthen_dataset(source, tmp_path / "out", SANDBOX, plus, on_task=lambda task, suite, reused: seen.append((task.task_id, reused)))
+    assert seen == [("T_0", True), ("T_1", False)] and canned_generator == ["T_0", "T_1"]
+
+
+def test_cli_strengthen_names_a_missing_dataset_in_one_line(tmp_path):
+    from typer.testing import CliRunner
+
+    from pipeline.cli import app
+
+    result = CliRunner().invoke(app, ["strengthen", "--dataset", str(tmp_path / "nope.json"), "--out", str(tmp_path / "o")])
+    assert result.exit_code == 2
+    assert "nope.json: no such file or directory" in result.output and "Traceback" not in result.output

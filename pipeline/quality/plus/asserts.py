@@ -117,7 +117,8 @@ def _approx_delta(call: cst.Call) -> tuple[cst.BaseExpression, str]:
     return expected, repr(max(absolute, relative, *tolerance[:0]) or 1e-6)
 
 
-def _type_name_check(left: cst.BaseExpression, right: cst.BaseExpression, class_name: str) -> str | None:
+def _type_name_check(left: cst.BaseExpression, right: cst.BaseExpression, class_name: str,
+                     bound: dict[str, tuple[str, str]], used: set[str]) -> str | None:
     """Pynguin's `f"{type(x).__module__}.{type(x).__qualname__}" == "builtins.list"` as assertIsInstance."""
     if not isinstance(left, cst.FormattedString) or not isinstance(right, cst.SimpleString):
         return None
@@ -128,10 +129,16 @@ def _type_name_check(left: cst.BaseExpression, right: cst.BaseExpression, class_
     module, _, name = qualified.rpartition(".")
     if module == "builtins" or (module == "under_test" and name == class_name):
         return f"self.assertIsInstance({match.group(1)}, {name})"
+    top = next((m for m in sorted(bound, key=len, reverse=True) if module == m or module.startswith(m + ".")), None)
+    if top is not None and "." not in name:
+        alias, line = bound[top]
+        used.add(line)
+        return f"self.assertIsInstance({match.group(1)}, {alias}{module[len(top):]}.{name})"
     raise ConversionFailed(f"type check against {qualified}, which the task does not name")
 
 
-def assert_call(test: cst.BaseExpression, class_name: str) -> str:
+def assert_call(test: cst.BaseExpression, class_name: str, bound: dict[str, tuple[str, str]] | None = None,
+                used: set[str] | None = None) -> str:
     """The unittest call that checks what `assert <test>` checks."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return f"self.assertFalse({code(test.expression)})"
@@ -145,7 +152,7 @@ def assert_call(test: cst.BaseExpression, class_name: str) -> str:
     if isinstance(op, cst.IsNot) and isinstance(right, cst.Name) and right.value == "None":
         return f"self.assertIsNotNone({shown})"
     if isinstance(op, cst.Equal):
-        typed = _type_name_check(left, right, class_name)
+        typed = _type_name_check(left, right, class_name, bound or {}, used if used is not None else set())
         if typed is not None:
             return typed
         if isinstance(right, cst.Call) and code(right.func) == "pytest.approx":
@@ -163,8 +170,10 @@ def assert_call(test: cst.BaseExpression, class_name: str) -> str:
 class AssertRewriter:
     """Rewrites one generated test's statements; raises ConversionFailed for what it cannot."""
 
-    def __init__(self, class_name: str) -> None:
+    def __init__(self, class_name: str, bound: dict[str, tuple[str, str]] | None = None) -> None:
         self.class_name = class_name
+        self.bound = bound or {}
+        self.used: set[str] = set()  # the task's import lines the rewritten checks need
 
     def rewrite(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         for stmt in body:
@@ -235,7 +244,7 @@ class AssertRewriter:
     def _unittest_form(self, stmt: cst.BaseStatement) -> cst.BaseStatement:
         small = _small(stmt)
         if isinstance(small, cst.Assert):
-            return cst.parse_statement(assert_call(small.test, self.class_name) + "\n")
+            return cst.parse_statement(assert_call(small.test, self.class_name, self.bound, self.used) + "\n")
         if isinstance(stmt, cst.With):
             raised = stmt.items[0].item
             if not isinstance(raised, cst.Call) or not raised.args:

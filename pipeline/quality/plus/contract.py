@@ -118,9 +118,11 @@ def declared_fields(described: str, class_name: str) -> set[str] | None:
         return None
     if cls is None:
         return None
-    return {t.attr for node in ast.walk(cls) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-            for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
-            if isinstance(t, ast.Attribute) and isinstance(t.value, ast.Name) and t.value.id == "self"}
+    targets = [t for node in ast.walk(cls) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+               for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
+    # `self.a, self.b = a, b` binds two fields: look inside tuple and list targets too.
+    return {n.attr for t in targets for n in ast.walk(t)
+            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"}
 
 
 def undeclared_attribute(body: str, class_name: str, fields: set[str], methods: set[str]) -> str | None:

@@ -33,7 +33,7 @@ class PlusTest(BaseModel):
     origin: str = Field(description="the generated function it came from, e.g. test_3")
     methods: list[str] = Field(description="methods of the class it calls, in call order, constructor excluded")
     body: str = Field(description="the method's body statements, unindented")
-    imports: list[str] = Field(default_factory=list, description="modules it uses, each imported by the task")
+    imports: list[str] = Field(default_factory=list, description="the task's import lines it uses")
 
 
 class Conversion(BaseModel):
@@ -42,18 +42,19 @@ class Conversion(BaseModel):
     dropped: list[PlusDrop] = Field(default_factory=list)
 
 
-def task_modules(import_statement: list[str]) -> dict[str, str]:
-    """Names the task's import lines bind -> the statement that binds them."""
-    bound: dict[str, str] = {}
+def task_modules(import_statement: list[str]) -> dict[str, tuple[str, str]]:
+    """Module the task's `import` lines bind -> (the name it is bound to, the line): `import numpy
+    as np` -> {"numpy": ("np", "import numpy as np")}."""
+    bound: dict[str, tuple[str, str]] = {}
     for line in import_statement:
         try:
             tree = ast.parse(line.strip())
         except SyntaxError:
             continue
         for node in ast.walk(tree):
-            if isinstance(node, (ast.Import, ast.ImportFrom)):
+            if isinstance(node, ast.Import):
                 for alias in node.names:
-                    bound[alias.asname or alias.name.split(".")[0]] = line.strip()
+                    bound[alias.name] = (alias.asname or alias.name, line.strip())
     return bound
 
 
@@ -70,11 +71,13 @@ def _module_aliases(module: cst.Module) -> dict[str, str]:
 
 
 class _Dealias(cst.CSTTransformer):
-    """`under_test_.X` -> `X`; `module_0.f` -> `datetime.f`; records the real modules used."""
+    """`under_test_.X` -> `X`; `module_0.f` -> `np.f` (the task's own name for numpy); records the
+    task's import lines used, and the modules the task does not import."""
 
-    def __init__(self, aliases: dict[str, str]) -> None:
-        self.aliases = aliases
+    def __init__(self, aliases: dict[str, str], bound: dict[str, tuple[str, str]]) -> None:
+        self.aliases, self.bound = aliases, bound
         self.used: set[str] = set()
+        self.foreign: set[str] = set()
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.Attribute) -> cst.BaseExpression:
         if isinstance(updated.value, cst.Name):
@@ -83,8 +86,12 @@ class _Dealias(cst.CSTTransformer):
                 return updated.attr
             if head in self.aliases and head not in ("sys", "pytest", _MODULE):
                 real = self.aliases[head]
-                self.used.add(real.split(".")[0])
-                return updated.with_changes(value=cst.parse_expression(real))
+                if real not in self.bound:
+                    self.foreign.add(real)
+                    return updated
+                name, line = self.bound[real]
+                self.used.add(line)
+                return updated.with_changes(value=cst.parse_expression(name))
         return updated
 
 
@@ -104,7 +111,7 @@ def _is_xfail(fn: cst.FunctionDef) -> bool:
     return any("xfail" in cst.Module([]).code_for_node(d.decorator) for d in fn.decorators)
 
 
-def convert_function(fn: cst.FunctionDef, aliases: dict[str, str], allowed: dict[str, str],
+def convert_function(fn: cst.FunctionDef, aliases: dict[str, str], bound: dict[str, tuple[str, str]],
                      methods: set[str], class_name: str) -> PlusTest | PlusDrop:
     """One generated test function -> a unittest body, or why it cannot be one."""
     origin = fn.name.value
@@ -112,31 +119,32 @@ def convert_function(fn: cst.FunctionDef, aliases: dict[str, str], allowed: dict
         # Pynguin marks a test whose last call raised unexpectedly: it checks a crash whose type it
         # does not state, almost always on an argument the task never promises to accept.
         return PlusDrop(origin=origin, reason=reasons.PLUS_EXPECTS_CRASH)
-    dealias = _Dealias(aliases)
+    dealias = _Dealias(aliases, bound)
     fn = fn.visit(dealias)
-    foreign = sorted(m for m in dealias.used if m not in allowed)
+    foreign = sorted(dealias.foreign)
     if foreign:
         return PlusDrop(origin=origin, reason=reasons.PLUS_FOREIGN_IMPORT, detail=", ".join(foreign))
     try:
-        statements = AssertRewriter(class_name).rewrite(list(fn.body.body))
+        rewriter = AssertRewriter(class_name, bound)
+        statements = rewriter.rewrite(list(fn.body.body))
     except ConversionFailed as exc:
         return PlusDrop(origin=origin, reason=reasons.PLUS_UNCONVERTIBLE, detail=str(exc))
     body = rename_variables(statements, class_name)
     if "self.assert" not in body:
         return PlusDrop(origin=origin, reason=reasons.PLUS_NO_ASSERTION)
     return PlusTest(origin=origin, methods=_called_methods(body, methods), body=body,
-                    imports=sorted(dealias.used))
+                    imports=sorted(dealias.used | rewriter.used))
 
 
 def convert(generated: str, *, solution: str, class_name: str, import_statement: list[str]) -> Conversion:
     """Every test function of a Pynguin module, converted or dropped with a registered reason."""
     module = cst.parse_module(generated)
     aliases = _module_aliases(module)
-    allowed = task_modules(import_statement)
+    bound = task_modules(import_statement)
     methods = _class_methods(solution, class_name)
     out = Conversion()
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value.startswith("test"):
-            result = convert_function(stmt, aliases, allowed, methods, class_name)
+            result = convert_function(stmt, aliases, bound, methods, class_name)
             (out.dropped if isinstance(result, PlusDrop) else out.tests).append(result)
     return out

@@ -12,8 +12,11 @@ The time cap only bounds a pathological class; a run that reached it says so (`h
 
 from __future__ import annotations
 
+import csv
+import io
 import logging
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -27,6 +30,7 @@ log = logging.getLogger(__name__)
 GENERATOR = "pynguin==0.48.0"  # what made the tests; part of every cache key
 MODULE_NAME = "under_test"
 _OUTPUT = f"out/test_{MODULE_NAME}.py"
+_STATISTICS = "pynguin-report/statistics.csv"
 
 
 class GeneratorUnavailable(InfrastructureError):
@@ -46,7 +50,26 @@ class GeneratedTests(BaseModel):
     detail: str = Field("", description="why nothing came back (timeout, crash, no tests), with the log's tail")
     wall_s: float = 0.0
     hit_time_cap: bool = False
+    coverage: float | None = Field(None, description="Pynguin's branch coverage of the class, in [0, 1]")
+    iterations: int | None = None
     isolation: str = ""
+
+
+def _statistics(raw: bytes | None) -> dict[str, str]:
+    """The one row of Pynguin's statistics.csv (the output variables asked for)."""
+    rows = list(csv.DictReader(io.StringIO((raw or b"").decode("utf-8", errors="replace"))))
+    return rows[-1] if rows else {}
+
+
+def _search_stats(raw: bytes | None, max_iterations: int) -> dict[str, Any]:
+    stats = _statistics(raw)
+    try:
+        coverage = float(stats["Coverage"])
+        iterations = int(stats["AlgorithmIterations"])
+    except (KeyError, ValueError):
+        return {}
+    # Full coverage also ends a search early; fewer iterations without it means the time cap did.
+    return {"coverage": coverage, "iterations": iterations, "hit_time_cap": iterations < max_iterations and coverage < 1.0}
 
 
 # The checkout's own generator environment (scripts/setup.sh), found from the code, not the cwd.
@@ -77,6 +100,7 @@ def pynguin_command(python: str, config: PlusConfig) -> list[str]:
         "--maximum-search-time", str(config.budget_s),
         "--maximum-mutation-time", str(max(5, config.budget_s // 2)),
         "--assertion-generation", config.assertions,
+        "--output-variables", "TargetModule", "Coverage", "AlgorithmIterations", "SearchTime",
     ]
 
 
@@ -102,15 +126,15 @@ def generate(source: str, sandbox: SandboxConfig, plus: PlusConfig, *, item_id: 
             {f"{MODULE_NAME}.py": source, "out/.keep": ""},
             pynguin_command(backend.python, plus),
             limits,
-            outputs=[_OUTPUT],
+            outputs=[_OUTPUT, _STATISTICS],
             env={"PYTHONHASHSEED": str(plus.hash_seed)},
         )
     except SandboxError as exc:
         raise GeneratorUnavailable(f"the sandbox could not run the generator: {exc}", item_id) from exc
-    hit_cap = "Stopping condition" in run.stderr and "MaxSearchTime" in run.stderr
+    stats = _search_stats(run.outputs.get(_STATISTICS), plus.max_iterations)
     module = run.outputs.get(_OUTPUT, b"").decode("utf-8", errors="replace")
     if run.timed_out or not module.strip():
         why = "killed at the wall limit" if run.timed_out else f"exit {run.exit_code}, no test file"
         log.info("plus: %s: generation produced nothing (%s)", item_id or "<unnamed>", why)
         return GeneratedTests(ok=False, detail=f"{why}: {run.stderr[-600:]}", wall_s=run.wall_s, isolation=run.isolation)
-    return GeneratedTests(module=module, ok=True, wall_s=run.wall_s, hit_time_cap=hit_cap, isolation=run.isolation)
+    return GeneratedTests(module=module, ok=True, wall_s=run.wall_s, isolation=run.isolation, **stats)

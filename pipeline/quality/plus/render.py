@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.quality.plus.convert import PlusTest, task_modules
+from pipeline.quality.plus.convert import PlusTest
 
 
 class NamedTest(BaseModel):
@@ -39,8 +39,7 @@ def name_tests(tests: list[PlusTest], class_name: str) -> list[NamedTest]:
 
 def render(named: list[NamedTest], import_statement: list[str]) -> tuple[str, list[str]]:
     """(module source, test classes in order) for these tests."""
-    bound = task_modules(import_statement)
-    lines = ["import unittest"] + sorted({bound[m] for t in named for m in t.test.imports if m in bound})
+    lines = ["import unittest"] + sorted({line for t in named for line in t.test.imports if line in import_statement})
     classes = list(dict.fromkeys(t.test_class for t in named))
     chunks = ["\n".join(lines) + "\n"]
     for test_class in classes:
