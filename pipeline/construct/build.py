@@ -481,13 +481,19 @@ def write_json_model(path: Path, model: BaseModel) -> None:
         fh.write("\n")
 
 
-def _write_outputs(result: BuildResult, config: Config) -> None:
+def write_build_files(result, summary: dict) -> None:
+    """tasks.jsonl, rejects.jsonl, funnel.json, the usage files and build.json (`summary`) of
+    either track's result (anything with those fields)."""
     out = result.out_dir
     write_jsonl(out / "tasks.jsonl", result.tasks)
     write_jsonl(out / "rejects.jsonl", result.rejections)
     write_json(out / "funnel.json", result.funnel.model_dump(mode="json"))
     write_usage_files(out, result.usage, result.usage_all_runs)
-    write_json(out / "build.json", {
+    write_json(out / "build.json", summary)
+
+
+def _write_outputs(result: BuildResult, config: Config) -> None:
+    write_build_files(result, {
         "fingerprint": result.fingerprint,
         "tasks": len(result.tasks),
         "rejected": len([r for r in result.rejections if r.stage != R.PAIRING]),

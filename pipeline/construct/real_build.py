@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.config import Config
-from pipeline.construct.build import Incomplete, Progress, fold_candidates, write_json_model
+from pipeline.construct.build import Incomplete, Progress, fold_candidates, write_build_files, write_json_model
 from pipeline.construct.common import Prompts, StageContext
 from pipeline.construct.gate import Gate, GateUnavailable
 from pipeline.construct.real_candidate import (
@@ -33,14 +33,13 @@ from pipeline.core.folder_lock import FolderLock
 from pipeline.core.funnel import Funnel, FunnelReport, RejectionList
 from pipeline.core.pool import map_concurrently
 from pipeline.core.records import HarvestedClass, Rejection
-from pipeline.core.store import write_json, write_jsonl
 from pipeline.core.task import Task
 from pipeline.llm.cache import canonical_json
 from pipeline.llm.client import LLMClient
 from pipeline.llm.errors import BudgetExceeded, CacheMiss, UnpricedModel
 from pipeline.llm.ledger import UsageSummary
 from pipeline.llm.prompts import load_prompt
-from pipeline.llm.usage_history import new_run_id, recorded_usage, save_usage, write_usage_files
+from pipeline.llm.usage_history import new_run_id, recorded_usage, save_usage
 
 log = logging.getLogger(__name__)
 
@@ -192,12 +191,7 @@ def build_real_tasks(classes: Iterable[HarvestedClass], config: Config, client: 
 
 
 def _write_outputs(result: RealBuildResult, plan: RealPlan) -> None:
-    out = result.out_dir
-    write_jsonl(out / "tasks.jsonl", result.tasks)
-    write_jsonl(out / "rejects.jsonl", result.rejections)
-    write_json(out / "funnel.json", result.funnel.model_dump(mode="json"))
-    write_usage_files(out, result.usage, result.usage_all_runs)
-    write_json(out / "build.json", {
+    write_build_files(result, {
         "track": TRACK, "fingerprint": result.fingerprint, "tasks": len(result.tasks),
         "rejected": len(result.rejections), "incomplete": [i.model_dump(mode="json") for i in result.incomplete],
         "stopped": result.stopped, "resumed": result.resumed,
