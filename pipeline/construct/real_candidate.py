@@ -80,10 +80,12 @@ class RealCandidateResult(BaseModel):
         """Release columns only this track has (kept outside `Task` fields, re-attached on load)."""
         written = [w.method for w in self.docstrings.written] if self.docstrings else []
         methods = list(self.derived.docstrings) if self.derived else []
+        typed = [m for m in (self.derived.from_annotations if self.derived else []) if m not in written]
         public = [m for m in methods if not m.startswith("_") and m != "__init__"]
-        return {"track": TRACK, "docstrings_llm_written": written,
+        return {"track": TRACK, "docstrings_llm_written": written, "docstrings_from_annotations": typed,
                 "methods_without_example": [m for m in public if m not in self.examples] if self.skeleton else [],
-                "docstrings_original": [m for m in methods if m not in written],
+                "docstrings_original": [m for m in methods if m not in written and m not in typed],
+                "methods_given": list(self.derived.implemented) if self.derived else [],
                 "test_generator": self.suite.generator if self.suite else None}
 
 

@@ -5,12 +5,18 @@ its imports, the module-level context it needs, the class). The skeleton is that
 libcst (comments and layout kept):
   - the class docstring kept as written;
   - `__init__` kept whole (it is how ClassEval states the fields), its docstring rewritten so each
-    parameter has a `:param name:` line (from its own docstring, else the class docstring's Args);
+    parameter has a `:param name:` line (from its own docstring, else the class docstring's Args,
+    else its annotation), or left as written when that cannot be done: the body is given code;
+  - private helper methods (`_name`, not dunder) kept whole too: given code, like the constructor,
+    which the model may call but does not write (the tests and the coverage gate still run them);
   - every other method reduced to its decorators, signature and docstring, the docstring rewritten
     in the skeleton checks' form: description, `:param name:` per parameter, `:return:`.
-Docstrings are read with `docstring_parser` (Google, NumPy, reST or Epydoc style). A method whose
-docstring cannot state its contract (none, no description, a parameter or a returned value left
-undescribed) is listed in `thin`; the docstring stage has it written by an LLM, or drops the class.
+Docstrings are read with `docstring_parser` (Google, NumPy, reST or Epydoc style). A parameter or a
+returned value the author described nowhere is stated by its type annotation (`:param n: int`, as
+ClassEval's own skeletons often do) when the method has a description: such methods are listed in
+`from_annotations`. A method the model writes whose docstring still cannot state its contract
+(none, no description, a parameter or a returned value neither described nor annotated) is listed
+in `thin`; the docstring stage has it written by an LLM, or drops the class.
 `>>>` examples are added later, from observed runs (`pipeline.construct.real_examples`).
 """
 
@@ -23,7 +29,9 @@ import docstring_parser
 import libcst as cst
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.construct.skeleton_checks import Problem, SkeletonReport, check_skeleton, doc_problems
+from pipeline.construct.skeleton_checks import (
+    Problem, SkeletonReport, _constructor_calls, _is_elided, check_skeleton, doc_problems,
+)
 from pipeline.core import reasons as R
 from pipeline.core.errors import IntegrityError
 from pipeline.core.records import HarvestedClass
@@ -42,6 +50,10 @@ class DerivedSkeleton(BaseModel):
     context: list[str] = Field(default_factory=list, description="module-level definitions shipped with the skeleton")
     thin: dict[str, str] = Field(default_factory=dict, description="method -> what its docstring lacks")
     docstrings: dict[str, str] = Field(default_factory=dict, description="method -> the docstring written into the skeleton")
+    from_annotations: list[str] = Field(
+        default_factory=list, description="methods whose docstrings were completed from type annotations")
+    implemented: list[str] = Field(
+        default_factory=list, description="private helpers shipped with their bodies, as given context")
 
 
 # A summary that already says what comes back ("Return the ...", "Get the ...") serves as `:return:`.
@@ -91,9 +103,12 @@ def protocol_docstring(name: str, params: list[str]) -> str:
 
 
 def normalise_docstring(doc: str | None, params: list[str], *, returns: bool, constructor: bool,
-                        fallback_params: dict[str, str] | None = None, is_property: bool = False) -> tuple[str, str]:
+                        fallback_params: dict[str, str] | None = None, is_property: bool = False,
+                        annotations: dict[str, str] | None = None) -> tuple[str, str]:
     """(docstring in the checks' form, what is missing: '' when complete). A property's summary
-    says what it returns, so it stands for `:return:` when there is no Returns section."""
+    says what it returns, so it stands for `:return:` when there is no Returns section.
+    `annotations` (parameter -> type, `return` -> type) state what the text leaves undescribed,
+    only when there is a description: a type completes a contract, it does not make one."""
     if not doc or not doc.strip():
         return "", "no docstring"
     parsed = docstring_parser.parse(doc)
@@ -101,6 +116,10 @@ def normalise_docstring(doc: str | None, params: list[str], *, returns: bool, co
     described = {p.arg_name.lstrip("*"): _one_line(p.description) for p in parsed.params if p.description}
     for name, text in (fallback_params or {}).items():
         described.setdefault(name, text)
+    typed = annotations if description and annotations else {}
+    for name in params:
+        if not described.get(name) and typed.get(name):
+            described[name] = typed[name]
     lacking = [f":param {p}:" for p in params if not described.get(p)]
     fields = [f":param {p}: {described.get(p, '')}".rstrip() for p in params]
     if not constructor:
@@ -109,6 +128,8 @@ def normalise_docstring(doc: str | None, params: list[str], *, returns: bool, co
             ret = _one_line(parsed.short_description)
         if not ret and not returns:
             ret = "None"
+        if not ret:
+            ret = typed.get("return", "")
         if not ret:
             lacking.append(":return:")
         fields.append(f":return: {ret}".rstrip())
@@ -209,6 +230,40 @@ def _target(solution: str, hc: HarvestedClass) -> ast.ClassDef:
     return cls
 
 
+def is_private_helper(name: str) -> bool:
+    return name.startswith("_") and not _is_special(name)
+
+
+def annotations_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+    """Parameter -> its annotation's source, and `return` -> the return annotation (quotes of
+    forward references dropped; `-> None` left out: a method that returns nothing says so already)."""
+    a = fn.args
+    every = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x is not None)]
+    found = {p.arg: ast.unparse(p.annotation) for p in every if p.annotation is not None}
+    if fn.returns is not None:
+        found["return"] = ast.unparse(fn.returns)
+    found = {k: v.strip("'\"") for k, v in found.items()}
+    if found.get("return") == "None":
+        del found["return"]
+    return found
+
+
+def _method_docstring(fn: ast.FunctionDef | ast.AsyncFunctionDef, fallback: dict[str, str]) -> tuple[str, str, bool]:
+    """(docstring in the checks' form, what it lacks, whether annotations completed it)."""
+    constructor = fn.name == "__init__"
+    doc = ast.get_docstring(fn)
+    if _is_special(fn.name) and not constructor:
+        # Special methods' contracts are Python's; what their authors left out, the data model says.
+        doc = _completed_special(doc, fn.name, param_names(fn))
+    shape = dict(params=param_names(fn), returns=returns_value(fn), constructor=constructor,
+                 fallback_params=fallback if constructor else None, is_property=_is_property(fn))
+    text, lacking = normalise_docstring(doc, **shape)
+    if not lacking:
+        return text, lacking, False
+    typed, still = normalise_docstring(doc, **shape, annotations=annotations_of(fn))
+    return typed, still, not still
+
+
 def derive_skeleton(hc: HarvestedClass) -> DerivedSkeleton:
     """The skeleton of a harvested class, and which of its docstrings are too thin to ship."""
     solution = hc.module_source()
@@ -216,22 +271,24 @@ def derive_skeleton(hc: HarvestedClass) -> DerivedSkeleton:
     fallback = _class_params(cls)
     docs: dict[str, str] = {}
     thin: dict[str, str] = {}
+    typed: list[str] = []
+    helpers: list[str] = []
     for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
-        constructor = fn.name == "__init__"
-        doc = ast.get_docstring(fn)
-        if _is_special(fn.name) and not constructor:
-            # Special methods' contracts are Python's; what their authors left out, the data model says.
-            doc = _completed_special(doc, fn.name, param_names(fn))
-        text, lacking = normalise_docstring(doc, param_names(fn), returns=returns_value(fn),
-                                            constructor=constructor, fallback_params=fallback if constructor else None,
-                                            is_property=_is_property(fn))
+        if is_private_helper(fn.name):
+            helpers.append(fn.name)  # shipped whole, as written: given code, not a specification
+            continue
+        text, lacking, from_types = _method_docstring(fn, fallback)
+        if lacking and fn.name == "__init__":
+            continue  # shipped whole like a helper: its author's docstring, or none, stays as written
         docs[fn.name] = text
+        if from_types:
+            typed.append(fn.name)
         if lacking:
             thin[fn.name] = lacking
     module = cst.parse_module(solution)
     skeleton = module.visit(_Strip(module, hc.class_name, docs)).code
-    return DerivedSkeleton(class_name=hc.class_name, solution=solution, skeleton=skeleton,
-                           context=list(hc.context), thin=thin, docstrings=docs)
+    return DerivedSkeleton(class_name=hc.class_name, solution=solution, skeleton=skeleton, context=list(hc.context),
+                           thin=thin, docstrings=docs, from_annotations=typed, implemented=helpers)
 
 
 def with_docstrings(skeleton: str, class_name: str, docs: dict[str, str]) -> str:
@@ -250,28 +307,53 @@ def without_context(skeleton: str, context: list[str]) -> str:
 
 
 def _exempt_from_examples(name: str) -> bool:
-    """Private helpers and dunder methods: the tests never call them by name, so no run shows them."""
+    """Dunder methods: the tests never call them by name, so no run shows them."""
     return name.startswith("_")
+
+
+def _given(fn: cst.FunctionDef) -> bool:
+    """Shipped with its body (the constructor, private helpers): context, not a specification."""
+    return fn.name.value == "__init__" or (is_private_helper(fn.name.value) and not _is_elided(fn))
+
+
+def _written_problems(cls: cst.ClassDef, unobserved: frozenset[str]) -> list[Problem]:
+    """The docstring and elision checks on the methods the model writes only."""
+    undocumented, not_elided = [], []
+    for fn in (s for s in cls.body.body if isinstance(s, cst.FunctionDef) and not _given(s)):
+        missing = doc_problems(fn, is_constructor=False)
+        if _exempt_from_examples(fn.name.value) or fn.name.value in unobserved:
+            missing = [m for m in missing if m != ">>> example"]
+        if missing:
+            undocumented.append(f"{fn.name.value} ({', '.join(missing)})")
+        if not _is_elided(fn):
+            not_elided.append(fn.name.value)
+    problems = []
+    if undocumented:
+        problems.append(Problem(reason=R.UNDOCUMENTED_METHOD, detail="incomplete docstrings: " + "; ".join(undocumented)))
+    if not_elided:
+        problems.append(Problem(reason=R.BODY_NOT_ELIDED, detail="bodies must be elided (docstring only): " + ", ".join(not_elided)))
+    return problems
 
 
 def check_real_skeleton(skeleton: str, context: list[str], min_methods: int,
                         unobserved: frozenset[str] = frozenset()) -> SkeletonReport:
-    """The existing skeleton checks on a derived skeleton (context set aside), with the two
-    differences real code needs: private helper methods are allowed (they are elided and must be
-    written too), and they need no `>>>` example (no test calls them by name), nor do the methods
-    in `unobserved` (no generated test observes them; the task records which)."""
-    report = check_skeleton(without_context(skeleton, context), min_methods)
-    kept = [p for p in report.problems if p.reason not in (R.PRIVATE_METHOD, R.UNDOCUMENTED_METHOD)]
-    if any(p.reason == R.UNDOCUMENTED_METHOD for p in report.problems):
-        undocumented = []
-        module = cst.parse_module(without_context(skeleton, context))
-        cls = next(s for s in module.body if isinstance(s, cst.ClassDef))
-        for fn in (s for s in cls.body.body if isinstance(s, cst.FunctionDef)):
-            missing = doc_problems(fn, is_constructor=fn.name.value == "__init__")
-            if _exempt_from_examples(fn.name.value) or fn.name.value in unobserved:
-                missing = [m for m in missing if m != ">>> example"]
-            if missing:
-                undocumented.append(f"{fn.name.value} ({', '.join(missing)})")
-        if undocumented:
-            kept.append(Problem(reason=R.UNDOCUMENTED_METHOD, detail="incomplete docstrings: " + "; ".join(undocumented)))
+    """The existing skeleton checks on a derived skeleton (context set aside), with the differences
+    real code needs: private helper methods are allowed and ship implemented, like the constructor
+    (given code: neither their docstrings nor their bodies are checked, and the constructor may call
+    them), and methods in `unobserved` need no `>>>` example (no generated test observes them; the
+    task records which)."""
+    code = without_context(skeleton, context)
+    report = check_skeleton(code, min_methods)
+    recomputed = (R.PRIVATE_METHOD, R.UNDOCUMENTED_METHOD, R.BODY_NOT_ELIDED, R.CONSTRUCTOR_CALLS_METHOD)
+    kept = [p for p in report.problems if p.reason not in recomputed]
+    if len(kept) == len(report.problems):
+        return report
+    module = cst.parse_module(code)
+    cls = next(s for s in module.body if isinstance(s, cst.ClassDef))
+    kept += _written_problems(cls, unobserved)
+    functions = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
+    init = next((f for f in functions if f.name.value == "__init__"), None)
+    if init is not None:
+        _constructor_calls(init, {f.name.value for f in functions if not _given(f)},
+                           lambda reason, detail: kept.append(Problem(reason=reason, detail=detail)))
     return SkeletonReport(problems=kept, class_name=report.class_name, methods=report.methods)

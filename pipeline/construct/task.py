@@ -16,6 +16,7 @@ from pipeline.core.class_analysis import analyse_class, dependency_depth, import
 from pipeline.construct.interface import find_top_class, init_fields
 from pipeline.construct.pairing import Pair
 from pipeline.core.records import SCHEMA_VERSION
+from pipeline.core.source import is_placeholder_body
 from pipeline.core.task import Dependencies, JudgeVote, Method, MutationReport, Task, TaskMetrics
 from pipeline.core import parsing
 from pipeline.core.errors import IntegrityError
@@ -74,12 +75,14 @@ def _top_classes(candidate_id: str, class_name: str, skeleton: str, solution: st
 
 def _method_records(candidate_id: str, skeleton: str, skel_cls: ast.ClassDef, solution: str, sol_cls: ast.ClassDef,
                     tests: str, test_mod: ast.Module, method_test_classes: dict[str, str], deps) -> list[Method]:
-    """ClassEval's per-method records, in the skeleton's order (the constructor is not one)."""
+    """ClassEval's per-method records, in the skeleton's order, for the methods the model writes:
+    the constructor and methods the skeleton ships implemented (a real class's private helpers) are
+    given code, not records."""
     test_nodes = {n.name: n for n in test_mod.body if isinstance(n, ast.ClassDef)}
     sol_methods = _methods(sol_cls)
     methods: list[Method] = []
     for name, fn in _methods(skel_cls).items():
-        if name == "__init__":
+        if name == "__init__" or not is_placeholder_body(fn):
             continue
         if name not in sol_methods:
             raise RecordError(f"candidate {candidate_id}: method {name} missing from the solution")

@@ -40,6 +40,8 @@ def real_source_section(rows: Sequence[Mapping[str, Any]], stats: DatasetStats) 
     per = [m for m in stats.per_task if m.task_id in ids]
     written = sum(len(r.get("docstrings_llm_written") or []) for r in real)
     original = sum(len(r.get("docstrings_original") or []) for r in real)
+    typed = sum(len(r.get("docstrings_from_annotations") or []) for r in real)
+    given = sum(len(r.get("methods_given") or []) for r in real)
     generators = Counter(str(r.get("test_generator")) for r in real)
     ours = (_mean([m.loc for m in per]), _mean([m.dependency_depth for m in per]), _mean([m.methods for m in per]))
     size = md_table(("Benchmark", "LOC (mean)", "Dependency depth (mean)", "Methods (mean)"),
@@ -63,7 +65,9 @@ authors wrote it (with the module context it needs), the skeleton is derived fro
 (bodies removed, docstrings normalised; `>>>` examples are runs the tests observe), and the tests were
 generated without an LLM ({", ".join(f"`{g}` x{n}" for g, n in generators.items())}) and passed the same
 sandbox gate and mutation gate as composed tasks. Docstrings: {original} as written by the authors,
-{written} written by an LLM and checked by a judge for leaks. A task is released only when its
+{typed} completed from type annotations (a parameter or return the authors described only by its
+type), {written} written by an LLM and checked by a judge for leaks. {given} private helper
+method(s) ship implemented in the skeletons, as given code the model may call. A task is released only when its
 repository's licence is on the allow-list; the licence and attribution of each are below.
 
 {size}

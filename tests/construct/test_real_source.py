@@ -65,8 +65,11 @@ def test_real_class_becomes_a_classeval_skeleton(breaker):
     skel = _class(derived.skeleton, "CircuitBreaker")
     methods = {fn.name: fn for fn in skel.body if isinstance(fn, ast.FunctionDef)}
     assert set(methods) == {m.name for m in breaker.methods}
-    # every body but the constructor's is gone; the constructor keeps the fields it sets
-    assert all(is_placeholder_body(fn) for name, fn in methods.items() if name != "__init__")
+    # every body but the constructor's and the private helper's is gone; those are given code
+    given = {"__init__", "_get_state"}
+    assert all(is_placeholder_body(fn) for name, fn in methods.items() if name not in given)
+    assert not any(is_placeholder_body(methods[name]) for name in given)
+    assert derived.implemented == ["_get_state"] and "_get_state" not in derived.docstrings
     assert "self.failure_threshold = failure_threshold" in derived.skeleton
     # Google-style sections became the checks' fields; nothing of this class is too thin
     assert ":param failure_threshold: Consecutive failures before opening circuit." in derived.skeleton
@@ -81,7 +84,8 @@ def test_skeleton_checks_want_observed_examples_then_pass(breaker):
     derived = derive_skeleton(breaker)
     report = check_real_skeleton(derived.skeleton, derived.context, 5)
     assert report.verdict().reason == R.UNDOCUMENTED_METHOD and ">>> example" in report.verdict().detail
-    assert "_get_state" not in report.verdict().detail  # a private helper needs no example
+    # the shipped helper is neither an elided body nor a method to document, and `state` may call it
+    assert [p.reason for p in report.problems] == [R.UNDOCUMENTED_METHOD] and "_get_state" not in report.verdict().detail
     public = [m for m in derived.docstrings if not m.startswith("_")]
     docs = {m: derived.docstrings[m] + "\n>>> breaker = CircuitBreaker()\n>>> breaker.reset()" for m in public}
     shipped = with_docstrings(derived.skeleton, "CircuitBreaker", docs)
@@ -99,7 +103,9 @@ def test_skeleton_round_trips_through_the_task_model(breaker):
     task = Task(**columns, domain1="Utilities", extras={"track": "real-source"})
     back = Task.from_row(json.loads(json.dumps(task.to_row())))
     assert back.model_dump() == task.model_dump() and back.extras["track"] == "real-source"
-    assert [m.method_name for m in task.methods_info] == [m.name for m in breaker.methods if m.name != "__init__"]
+    # the records are the methods the model writes: not the constructor, not the shipped helper
+    assert [m.method_name for m in task.methods_info] == [
+        m.name for m in breaker.methods if m.name not in ("__init__", "_get_state")]
     allow = task.method("allow_request")
     assert allow.test_class == "CircuitBreakerTestAllowRequest" and "return True" in allow.solution_code
     assert allow.method_description.startswith("def allow_request(self) -> bool:")
@@ -150,6 +156,71 @@ def test_thin_docstrings_are_named(tmp_path):
     assert derived.thin == {"add": ":param amount:", "total": "no docstring"}
     assert derived.docstrings["clear"].endswith(":return: None")
     assert derived.docstrings["names"].endswith(":return: Return the names in insertion order.")
+
+
+TYPED = '''class Meter:
+    """A meter of readings."""
+
+    def __init__(self, limit: int = 10):
+        self.limit = limit
+        self.readings = self._empty()
+
+    def add(self, value: float, *, unit: "Unit" = None) -> bool:
+        """Record a reading if there is room."""
+        if len(self.readings) >= self.limit:
+            return False
+        self.readings.append(value)
+        return True
+
+    def last(self, n: int) -> list[float]:
+        """The last readings.
+
+        Args:
+            n: how many.
+
+        Returns:
+            the readings, oldest first.
+        """
+        return self.readings[-n:]
+
+    def count(self, at_least) -> int:
+        """Readings of at least a value."""
+        return sum(r >= at_least for r in self.readings)
+
+    def total(self, scale: float) -> float:
+        return scale * sum(self.readings)
+
+    def _empty(self):
+        return []
+'''
+
+
+def test_a_described_method_is_completed_from_its_annotations_and_helpers_ship_whole():
+    derived = derive_skeleton(harvested(TYPED, "Utilities"))
+    # a description plus types: `:param value: float`, the forward reference unquoted, `:return: bool`
+    assert derived.docstrings["add"] == "Record a reading if there is room.\n\n:param value: float\n:param unit: Unit\n:return: bool"
+    # the authors' text wins over the annotation; an unannotated parameter stays thin; no description, no docstring
+    assert derived.docstrings["last"].endswith(":param n: how many.\n:return: the readings, oldest first.")
+    assert derived.thin == {"count": ":param at_least:", "total": "no docstring"}
+    assert derived.from_annotations == ["add"]
+    # the undocumented helper and the constructor without a docstring ship as written, and are not thin
+    assert derived.implemented == ["_empty"] and "def _empty(self):\n        return []" in derived.skeleton
+    assert "__init__" not in derived.docstrings and "self.readings = self._empty()" in derived.skeleton
+
+
+def test_shipped_helpers_are_given_code_for_the_checks_and_the_task_model():
+    typed = TYPED.replace("    def count(self, at_least) -> int:", "    def count(self, at_least: float) -> int:")
+    derived = derive_skeleton(harvested(typed, "Utilities"))
+    docs = {m: d + "\n>>> m = Meter()" for m, d in derived.docstrings.items() if m != "total"}
+    docs["total"] = "Scaled sum.\n\n:param scale: float\n:return: float\n>>> m = Meter()"
+    shipped = with_docstrings(derived.skeleton, "Meter", docs)
+    assert check_real_skeleton(shipped, [], 3).ok  # the constructor calls the helper: allowed, it is given
+    # a helper of the skeleton that was elided (the model must write it) is checked like any method
+    elided = shipped.replace("def _empty(self):\n        return []", "def _empty(self):\n        pass")
+    assert "_empty (no docstring)" in check_real_skeleton(elided, [], 3).verdict().detail
+    columns = code_columns("cand-real-m", skeleton=shipped, class_name="Meter", tests="import unittest\n",
+                           test_classes=[], method_test_classes={}, solution=typed)
+    assert [m.method_name for m in columns["methods_info"]] == ["add", "last", "count", "total"]
 
 
 # -- docstrings written by an LLM and judged for leaks (fake server) ------------------------------
@@ -303,6 +374,7 @@ def test_built_task_records_provenance_examples_and_the_mutation_gate(breaker, t
     row = task.to_row()
     assert row["track"] == "real-source" and row["test_generator"] == "scripted-generator"
     assert row["docstrings_llm_written"] == [] and "allow_request" in row["docstrings_original"]
+    assert row["docstrings_from_annotations"] == [] and row["methods_given"] == ["_get_state"]
     # a second run loads the finished candidate (extras included) instead of rebuilding it
     again, _, gate2 = _build(tmp_path, [breaker], mutator=ScriptedMutator([mutation_report(9, 1)]))
     assert again.resumed == 1 and gate2.calls == [] and again.tasks[0].to_row()["track"] == "real-source"
