@@ -28,6 +28,8 @@ from pipeline.llm.cache import ResponseCache
 from pipeline.llm.client import LLMClient
 from pipeline.llm.fake_server import FakeOpenAIServer, Text
 from pipeline.llm.ledger import UsageLedger
+from pipeline.release.real_card import real_source_section
+from pipeline.release.stats import compute_stats
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "examples" / "real-repos" / "security-use__security-use.bundle"
@@ -375,6 +377,9 @@ def test_built_task_records_provenance_examples_and_the_mutation_gate(breaker, t
     assert row["track"] == "real-source" and row["test_generator"] == "scripted-generator"
     assert row["docstrings_llm_written"] == [] and "allow_request" in row["docstrings_original"]
     assert row["docstrings_from_annotations"] == [] and row["methods_given"] == ["_get_state"]
+    card = real_source_section([row], compute_stats([row]))
+    assert f"Docstrings: {len(row['docstrings_original'])} as written by the authors,\n0 completed from type" in card
+    assert "1 private helper\nmethod(s) ship implemented" in card
     # a second run loads the finished candidate (extras included) instead of rebuilding it
     again, _, gate2 = _build(tmp_path, [breaker], mutator=ScriptedMutator([mutation_report(9, 1)]))
     assert again.resumed == 1 and gate2.calls == [] and again.tasks[0].to_row()["track"] == "real-source"
