@@ -10,7 +10,8 @@ stage-by-stage verdicts of each candidate are in its result file and in the funn
 
 How a run ends, so that `prefect deployment run --watch` and the CLI's exit code say it:
 - Completed: a new version was released; or Completed named `AlreadyReleased`: every task is in
-  an earlier version (a resumed or repeated run);
+  an earlier version (a resumed or repeated run); or, on the real-source track, Completed named
+  `NothingReleased`: every class was finished and dropped with a reason;
 - Failed, with the reason as its message: candidates left unfinished (an infrastructure fault that
   outlasted the candidate task's retries, the budget, a replay miss), or no task was built at all.
 A second run on the same build folder while one is running fails at once, naming the holder.
@@ -36,6 +37,8 @@ from pipeline.config import Config, HarvestConfig, load_config, require_sources,
 from pipeline.construct import build as construct_lib
 from pipeline.core import reasons as R
 from pipeline.construct.pairing import Pair
+from pipeline.construct.real_build import RealBuildResult
+from pipeline.construct.real_run import real_models, run_real_build
 from pipeline.construct.run import Construction, build_dir, open_construction
 from pipeline.harvest import run as harvest_lib
 from pipeline.harvest.github_source import GitHubSearchResult, preflight, search_github
@@ -169,25 +172,35 @@ def finish_build(cfg: Config, run_key: str, pairs: list[Pair], outcomes: list) -
     return construct_lib.finish_build(_construction(_config_json(cfg), run_key).plan, list(zip(pairs, outcomes)))
 
 
+@task(name="build-real-source", tags=["sandbox"], cache_policy=NO_CACHE)
+def build_real_source(cfg: Config) -> RealBuildResult:
+    """The real-source track: every harvested class through its stages (no pairing, no composition)."""
+    return run_real_build(cfg, dict(os.environ))
+
+
 @task(name="release", cache_policy=NO_CACHE)
-def release(cfg: Config, result: construct_lib.BuildResult, harvest_funnel, version: str | None) -> PublishResult:
+def release(cfg: Config, result: construct_lib.BuildResult | RealBuildResult, harvest_funnel,
+            version: str | None) -> PublishResult:
     if result.incomplete:
         # A partial build is resumable; publishing it would freeze an arbitrary subset as a version.
         return PublishResult(None, None, 0, 0, harvest_funnel.merge(result.funnel),
                              f"not released: {len(result.incomplete)} candidate(s) unfinished ({result.stopped or 'see build.json'}); run again to resume")
-    published = publish(result.tasks, cfg, harvest_funnel.merge(result.funnel), construct_lib.models_by_role(cfg), version)
+    models = real_models(cfg) if isinstance(result, RealBuildResult) else construct_lib.models_by_role(cfg)
+    published = publish(result.tasks, cfg, harvest_funnel.merge(result.funnel), models, version)
     # Like the harvest's and the build's drops, the release stage's are written down with their reasons.
     write_jsonl(build_dir(cfg) / "release-rejects.jsonl", published.rejections)
     return published
 
 
-def configure(config_path: str | None, cutoff: str | None, snapshot: str | None) -> Config:
-    """The configuration with the run's parameters applied and validated like the file."""
+def configure(config_path: str | None, cutoff: str | None, snapshot: str | None,
+              overrides: dict | None = None) -> Config:
+    """The configuration with the run's parameters applied and validated like the file
+    (`overrides`: more dotted keys, e.g. the command line's track, sources and output folders)."""
     if snapshot == "auto":
         # A scheduled refresh harvests into a snapshot of its own, so it dedups against all earlier ones.
         snapshot = f"refresh-{date.today().isoformat()}"
     cfg = load_config(Path(config_path) if config_path else None,
-                      overrides={"harvest.cutoff": cutoff, "harvest.snapshot": snapshot})
+                      overrides={**(overrides or {}), "harvest.cutoff": cutoff, "harvest.snapshot": snapshot})
     require_sources(cfg.harvest)  # a deployment run: before the lock, the probes and the harvest
     return cfg
 
@@ -219,13 +232,19 @@ def check_models(cfg: Config, checked: list[dict] | None, run_key: str) -> None:
     _probe_usage[run_key] = probe_ledger_entries(reports)
 
 
-def final_state(summary: dict, result: construct_lib.BuildResult, published: PublishResult) -> State:
-    """How the run ends (see the module docstring); the summary travels as the state's data."""
+def final_state(summary: dict, result: construct_lib.BuildResult, published: PublishResult,
+                track: str = "composition") -> State:
+    """How the run ends (see the module docstring); the summary travels as the state's data.
+    A finished real-source build that dropped every class ends Completed (`NothingReleased`): each
+    drop is a verdict about real code with its reason in the funnel, not a fault of the run."""
     if result.incomplete:
         reasons = sorted({i.reason for i in result.incomplete})
         return Failed(message=f"{len(result.incomplete)} candidate(s) unfinished ({', '.join(reasons)}): "
                               f"{result.incomplete[0].detail[:300]}; nothing released; run again to resume",
                       data=summary)
+    if published.path is None and not result.tasks and track == "real-source":
+        return Completed(name="NothingReleased", message=f"released nothing: {published.note}; every class was "
+                                                         "dropped with a reason (see the funnel)", data=summary)
     if published.path is None and not result.tasks:
         return Failed(message=f"released nothing: {published.note}; the funnel says where candidates were dropped",
                       data=summary)
@@ -258,12 +277,13 @@ def publish_artifacts(summary: dict, funnel, state: State) -> None:
 @flow(name="build-benchmark", task_runner=ThreadPoolTaskRunner(max_workers=8), log_prints=True)
 def build_benchmark(config_path: str | None = "examples/classforge.toml", cutoff: str | None = None,
                     snapshot: str | None = None, release_version: str | None = None,
-                    endpoint_reports: list[dict] | None = None) -> State:
+                    endpoint_reports: list[dict] | None = None, overrides: dict | None = None) -> State:
     """Harvest post-cutoff classes, build verified tasks from them, and release a new version.
 
-    `endpoint_reports`: the endpoint check `classforge build` already made (not probed again)."""
+    `endpoint_reports`: the endpoint check `classforge build` already made (not probed again).
+    `overrides`: dotted configuration keys applied over the file (the command line's options)."""
     parsing.guard_interpreter()  # a worker process running a deployment starts here, not in the CLI
-    cfg = configure(config_path, cutoff, snapshot)
+    cfg = configure(config_path, cutoff, snapshot, overrides)
     with FolderLock(build_dir(cfg), "build-benchmark flow run"):
         return _run(cfg, release_version, endpoint_reports)
 
@@ -292,6 +312,8 @@ def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] 
     logger.info("harvest: %d classes kept from %d repositories (%d reused)", summary.classes, summary.repos,
                 sum(h["reused"] for h in harvested))
 
+    if cfg.construction.track == "real-source":
+        return _release_and_report(cfg, build_real_source(cfg), summary, release_version, 0)
     pairs = plan_build(cfg, run_key)
     candidate_task = build_candidate.with_options(retries=cfg.construction.candidate_retries,
                                                   retry_delay_seconds=cfg.construction.candidate_retry_delay_s)
@@ -302,8 +324,14 @@ def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] 
         result = finish_build(cfg, run_key, pairs, outcomes)
     finally:
         _close_construction(_config_json(cfg), run_key)
-    logger.info("build: %d tasks from %d pairs (%d resumed, %d unfinished)", len(result.tasks), len(pairs),
-                result.resumed, len(result.incomplete))
+    return _release_and_report(cfg, result, summary, release_version, len(pairs))
+
+
+def _release_and_report(cfg: Config, result, summary, release_version: str | None, pairs: int) -> State:
+    """Release what the build made (either track) and end the run with its summary."""
+    logger = get_run_logger()
+    logger.info("build (%s): %d tasks from %d candidates (%d resumed, %d unfinished)", cfg.construction.track,
+                len(result.tasks), pairs or summary.classes, result.resumed, len(result.incomplete))
     published = release(cfg, result, summary.funnel, release_version)
     logger.info("%s", published.note)
     summary = {
@@ -313,6 +341,6 @@ def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] 
         "version": published.version, "note": published.note, "funnel": published.funnel.model_dump(),
         "usage": result.usage.model_dump(mode="json")["total"],
     }
-    state = final_state(summary, result, published)
+    state = final_state(summary, result, published, cfg.construction.track)
     publish_artifacts(summary, published.funnel, state)
     return state

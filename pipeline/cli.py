@@ -54,6 +54,34 @@ def main(
 StrategyChoice = Enum("StrategyChoice", {s: s for s in get_args(EvalStrategy)}, type=str)
 LevelsChoice = Enum("LevelsChoice", {s: s for s in ("labels", "model")}, type=str)
 
+TrackChoice = Enum("TrackChoice", {s: s for s in ("composition", "real-source")}, type=str)
+
+
+TrackOpt = Annotated[TrackChoice | None, typer.Option(help="override construction.track: composition or real-source")]
+SourceOpt = Annotated[list[Path] | None, typer.Option(
+    help="a git repository or a folder of them to harvest; repeatable; replaces the file's sources")]
+OutOpt = Annotated[Path | None, typer.Option(help="write harvest, build and release under OUT/ (harvested, built, releases)")]
+
+
+def build_overrides(track: str | None, sources: list[Path] | None, out: Path | None) -> dict:
+    """`classforge build`'s options as dotted configuration keys (absolute paths: the file's folder
+    is not where the user typed them)."""
+    overrides: dict = {}
+    if track:
+        overrides["construction.track"] = track
+    if sources:
+        missing = [str(p) for p in sources if not p.exists()]
+        if missing:
+            fail(f"--source: {', '.join(missing)} does not exist")
+        overrides |= {"harvest.local_sources": [str(p.absolute()) for p in sources],
+                      "harvest.spec_corpora": [], "harvest.bundle_sources": []}
+    if out is not None:
+        root = out.absolute()
+        overrides |= {"harvest.output_root": str(root / "harvested"), "construction.output_root": str(root / "built"),
+                      "release.output_root": str(root / "releases")}
+    return overrides
+
+
 ConfigOpt = Annotated[Path | None, typer.Option("--config", "-c", help="TOML configuration file", exists=False)]
 
 
@@ -334,10 +362,13 @@ def build(
     snapshot: Annotated[str | None, typer.Option(help="override harvest.snapshot; 'auto' = refresh-<today>")] = None,
     release_version: Annotated[str | None, typer.Option(help="version to release (default: next by release.version_scheme)")] = None,
     dask: Annotated[str | None, typer.Option(help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local'")] = None,
+    track: TrackOpt = None, source: SourceOpt = None, out: OutOpt = None,
 ) -> None:
     """Run the build-benchmark flow in-process on Prefect's embedded server (no server to set up)."""
+    overrides = build_overrides(track.value if track else None, source, out)
     # Fail here, before Prefect starts, if the configuration, an override or an endpoint is wrong.
-    cfg = _load(config, {"harvest.cutoff": cutoff, "harvest.snapshot": None if snapshot == "auto" else snapshot})
+    cfg = _load(config, {**overrides, "harvest.cutoff": cutoff,
+                         "harvest.snapshot": None if snapshot == "auto" else snapshot})
     _check_before_work(cfg)
     if snapshot != "auto":
         _refuse_busy_build_folder(cfg, ctx)
@@ -368,7 +399,7 @@ def build(
         # The flow applies this check's findings and records them next to the build; it does not probe again.
         state = stoppable.run(lambda: flow_fn(
             config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
-            release_version=release_version, return_state=True,
+            release_version=release_version, return_state=True, overrides=overrides or None,
             endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None))
     result = state.result(raise_on_failure=False)
     if not isinstance(result, dict):  # the flow raised before it had a summary

@@ -85,6 +85,7 @@ class HarvestConfig(Section):
     output_root: Path = Field(Path("harvested"), description="where snapshots are written")
     local_sources: list[str] = Field(default_factory=list, description="directories of git repos, repo paths or file:// URLs")
     spec_corpora: list[Path] = Field(default_factory=list, description="folders of declarative repo specs (the offline example), built into git repos first")
+    bundle_sources: list[Path] = Field(default_factory=list, description="git bundles (files or folders of *.bundle) of real repositories, unpacked first")
     github: GitHubConfig = Field(default_factory=GitHubConfig)
     clone: CloneConfig = Field(default_factory=CloneConfig)
     filters: FilterConfig = Field(default_factory=FilterConfig)
@@ -113,7 +114,7 @@ def harvest_overrides(harvest: "HarvestConfig", *, sources: list[str] | None = N
     `github` switches the GitHub search on or off."""
     data = harvest.model_dump()
     if sources is not None:
-        data["local_sources"], data["spec_corpora"] = list(sources), []
+        data["local_sources"], data["spec_corpora"], data["bundle_sources"] = list(sources), [], []
     github = changes.pop("github", None)
     if github is not None:
         data["github"]["enabled"] = github
@@ -292,9 +293,27 @@ class MutationConfig(Section):
     )
 
 
+# Licences that allow redistribution with attribution only (SPDX ids): the real-source default.
+PERMISSIVE_LICENSES = ("MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "0BSD", "Unlicense", "Zlib", "PSF-2.0")
+DocstringRole = Literal["none", "composer", "test_writer", "solver", "judge"]
+
+
+class RealSourceConfig(Section):
+    """The real-source track: the harvested class itself is the reference solution."""
+
+    license_allow: list[str] = Field(default_factory=lambda: list(PERMISSIVE_LICENSES),
+                                     description="SPDX ids whose code may be redistributed in a release")
+    docstring_role: DocstringRole = Field(
+        "none", description="LLM role that writes docstrings too thin to ship (the first judge checks them); none: drop such classes")
+    max_examples_per_method: int = Field(1, ge=1, le=5, description="observed `>>>` examples written into each docstring")
+
+
 class ConstructConfig(Section):
     """The LLM construction stages: pairing, composition, tests, judges, solution."""
 
+    track: Literal["composition", "real-source"] = Field(
+        "composition", description="composition: fuse pairs with LLMs; real-source: each harvested class is a task")
+    real_source: RealSourceConfig = Field(default_factory=RealSourceConfig)
     pairing: PairingConfig = Field(default_factory=PairingConfig)
     mutation: MutationConfig = Field(default_factory=MutationConfig)
     output_root: Path = Field(Path("built"), description="a build of snapshot S is written to <output_root>/S")

@@ -9,5 +9,10 @@ One module per stage, each answering keep or drop with a reason code (pipeline/c
     task.py         6. the task record (a `pipeline.core.task.Task`)
     build.py        all of it with resume, budget stop, funnel and concurrency
 
+The real-source track (construction.track = "real-source"): each harvested class is a task whose
+reference is the class itself; real_candidate.py holds its stages (licence, skeleton derived in
+real_skeleton.py, docstrings in real_docs.py, generated tests from real_generators.py, the gate,
+observed examples in real_examples.py, mutation, record) and real_build.py / real_run.py run them.
+
 Plain library code: Prefect flows wire `build_tasks`, they do not reimplement it.
 """

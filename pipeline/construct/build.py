@@ -35,7 +35,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -146,7 +146,8 @@ def build_fingerprint(config: Config, prompts: Prompts) -> str:
         "stages_version": STAGES_VERSION,
         "endpoints": [e.model_dump(include={"model", "temperature", "max_tokens", "max_tokens_param"}) for e in endpoints],
         "construct": config.construction.model_dump(
-            mode="json", exclude={"pairing": True, "output_root": True, "mutation": {"workers"}}),
+            mode="json", exclude={"pairing": True, "output_root": True, "mutation": {"workers"}, "track": True,
+                                  "real_source": True}),
         "prompts": prompts.fingerprint(),
         "gate": config.sandbox.model_dump(mode="json", include={"min_line_coverage", "wall_limit_s", "environment_checks"}),
     }
@@ -402,19 +403,20 @@ def save_candidate_usage(plan: BuildPlan, client: LLMClient, candidate_id: str) 
     save_usage(plan.out_dir, plan.run_id, candidate_id, client.ledger.entries(candidate_id))
 
 
-def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | BaseException]]) -> BuildResult:
-    """Fold candidate outcomes, in pairing order, into the funnel and the build's files; the usage
-    comes from what every candidate stored, so no process's ledger can be lost."""
+def fold_candidates(outcomes: Iterable[tuple[str, str, Any]], funnel: Funnel) -> tuple[list[Task], list[Incomplete], list, int]:
+    """(tasks, unfinished, finished results, resumed count) from (label, candidate id, outcome)
+    triples in build order, every finished candidate's verdicts recorded in `funnel`. Either
+    track's results fit: anything with `outcomes` and `task`."""
     tasks: list[Task] = []
     incomplete: list[Incomplete] = []
-    finished: list[CandidateResult] = []
+    finished: list = []
     resumed = 0
-    for pair, outcome in outcomes:
+    for label, candidate_id, outcome in outcomes:
         if isinstance(outcome, BaseException):
             # A bug or an infrastructure failure (e.g. the sandbox could not start): reported, not
             # persisted, so the candidate is retried once it is fixed.
-            log.error("candidate %s failed: %s: %s", pair.label, type(outcome).__name__, outcome, exc_info=outcome)
-            incomplete.append(Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_ERROR,
+            log.error("candidate %s failed: %s: %s", label, type(outcome).__name__, outcome, exc_info=outcome)
+            incomplete.append(Incomplete(candidate_id=candidate_id, reason=R.INCOMPLETE_ERROR,
                                          detail=f"{type(outcome).__name__}: {outcome}"))
             continue
         status, value = outcome
@@ -424,9 +426,17 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
         resumed += status == "resumed"
         finished.append(value)
         for stage_outcome in value.outcomes:
-            plan.funnel.record(stage_outcome.stage, value.candidate_id, stage_outcome.verdict())
+            funnel.record(stage_outcome.stage, value.candidate_id, stage_outcome.verdict())
         if value.task is not None:
             tasks.append(value.task)
+    return tasks, incomplete, finished, resumed
+
+
+def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | BaseException]]) -> BuildResult:
+    """Fold candidate outcomes, in pairing order, into the funnel and the build's files; the usage
+    comes from what every candidate stored, so no process's ledger can be lost."""
+    tasks, incomplete, finished, resumed = fold_candidates(
+        ((pair.label, pair.candidate_id, outcome) for pair, outcome in outcomes), plan.funnel)
     this_run, all_runs = recorded_usage(plan.out_dir, plan.config.llm.costs, plan.run_id)
     result = BuildResult(
         out_dir=plan.out_dir, tasks=tasks, rejections=plan.collect.rejections, funnel=plan.funnel.report(),
@@ -471,13 +481,19 @@ def write_json_model(path: Path, model: BaseModel) -> None:
         fh.write("\n")
 
 
-def _write_outputs(result: BuildResult, config: Config) -> None:
+def write_build_files(result, summary: dict) -> None:
+    """tasks.jsonl, rejects.jsonl, funnel.json, the usage files and build.json (`summary`) of
+    either track's result (anything with those fields)."""
     out = result.out_dir
     write_jsonl(out / "tasks.jsonl", result.tasks)
     write_jsonl(out / "rejects.jsonl", result.rejections)
     write_json(out / "funnel.json", result.funnel.model_dump(mode="json"))
     write_usage_files(out, result.usage, result.usage_all_runs)
-    write_json(out / "build.json", {
+    write_json(out / "build.json", summary)
+
+
+def _write_outputs(result: BuildResult, config: Config) -> None:
+    write_build_files(result, {
         "fingerprint": result.fingerprint,
         "tasks": len(result.tasks),
         "rejected": len([r for r in result.rejections if r.stage != R.PAIRING]),

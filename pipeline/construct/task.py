@@ -16,6 +16,7 @@ from pipeline.core.class_analysis import analyse_class, dependency_depth, import
 from pipeline.construct.interface import find_top_class, init_fields
 from pipeline.construct.pairing import Pair
 from pipeline.core.records import SCHEMA_VERSION
+from pipeline.core.source import is_placeholder_body
 from pipeline.core.task import Dependencies, JudgeVote, Method, MutationReport, Task, TaskMetrics
 from pipeline.core import parsing
 from pipeline.core.errors import IntegrityError
@@ -59,30 +60,32 @@ def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunction
     return {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
 
 
-def _top_classes(pair: Pair, class_name: str, skeleton: str, solution: str, tests: str):
+def _top_classes(candidate_id: str, class_name: str, skeleton: str, solution: str, tests: str):
     """(skeleton module, skeleton class, solution module, solution class, test module)."""
     try:
         skel_mod, sol_mod, test_mod = parsing.parse(skeleton), parsing.parse(solution), parsing.parse(tests)
     except SyntaxError as exc:
-        raise RecordError(f"candidate {pair.candidate_id}: a source does not parse: {exc.msg}") from exc
+        raise RecordError(f"candidate {candidate_id}: a source does not parse: {exc.msg}") from exc
     skel_cls, sol_cls = find_top_class(skel_mod, class_name), find_top_class(sol_mod, class_name)
     if skel_cls is None or sol_cls is None:
-        raise RecordError(f"candidate {pair.candidate_id}: class {class_name} missing from the "
+        raise RecordError(f"candidate {candidate_id}: class {class_name} missing from the "
                           f"{'skeleton' if skel_cls is None else 'solution'}")
     return skel_mod, skel_cls, sol_mod, sol_cls, test_mod
 
 
-def _method_records(pair: Pair, skeleton: str, skel_cls: ast.ClassDef, solution: str, sol_cls: ast.ClassDef,
+def _method_records(candidate_id: str, skeleton: str, skel_cls: ast.ClassDef, solution: str, sol_cls: ast.ClassDef,
                     tests: str, test_mod: ast.Module, method_test_classes: dict[str, str], deps) -> list[Method]:
-    """ClassEval's per-method records, in the skeleton's order (the constructor is not one)."""
+    """ClassEval's per-method records, in the skeleton's order, for the methods the model writes:
+    the constructor and methods the skeleton ships implemented (a real class's private helpers) are
+    given code, not records."""
     test_nodes = {n.name: n for n in test_mod.body if isinstance(n, ast.ClassDef)}
     sol_methods = _methods(sol_cls)
     methods: list[Method] = []
     for name, fn in _methods(skel_cls).items():
-        if name == "__init__":
+        if name == "__init__" or not is_placeholder_body(fn):
             continue
         if name not in sol_methods:
-            raise RecordError(f"candidate {pair.candidate_id}: method {name} missing from the solution")
+            raise RecordError(f"candidate {candidate_id}: method {name} missing from the solution")
         d = deps[name]
         tc = method_test_classes.get(name)
         methods.append(Method(
@@ -113,6 +116,22 @@ def _class_columns(class_name: str, skeleton: str, skel_mod: ast.Module, skel_cl
     }
 
 
+def code_columns(candidate_id: str, *, skeleton: str, class_name: str, tests: str, test_classes: list[str],
+                 method_test_classes: dict[str, str], solution: str) -> dict:
+    """The task columns that come from the three texts alone (ClassEval's, and the metrics), for any track."""
+    skel_mod, skel_cls, sol_mod, sol_cls, test_mod = _top_classes(candidate_id, class_name, skeleton, solution, tests)
+    deps = analyse_class(sol_cls, import_aliases(sol_mod))
+    methods = _method_records(candidate_id, skeleton, skel_cls, solution, sol_cls, tests, test_mod, method_test_classes, deps)
+    first, last = _span(sol_cls)
+    return {
+        "task_id": task_id_for(candidate_id), "class_name": class_name, "skeleton": skeleton, "test": tests,
+        "test_classes": list(test_classes), "solution_code": solution,
+        **_class_columns(class_name, skeleton, skel_mod, skel_cls, sol_cls),
+        "methods_info": methods,
+        "metrics": TaskMetrics(loc=last - first + 1, method_count=len(methods), dependency_depth=dependency_depth(deps)),
+    }
+
+
 def build_record(
     pair: Pair,
     *,
@@ -129,19 +148,10 @@ def build_record(
     prompt_versions: dict[str, str],
     mutation: MutationReport | None = None,
 ) -> Task:
-    skel_mod, skel_cls, sol_mod, sol_cls, test_mod = _top_classes(pair, class_name, skeleton, solution, tests)
-    deps = analyse_class(sol_cls, import_aliases(sol_mod))
-    methods = _method_records(pair, skeleton, skel_cls, solution, sol_cls, tests, test_mod, method_test_classes, deps)
-    first, last = _span(sol_cls)
+    columns = code_columns(pair.candidate_id, skeleton=skeleton, class_name=class_name, tests=tests,
+                           test_classes=test_classes, method_test_classes=method_test_classes, solution=solution)
     return Task(
-        task_id=task_id_for(pair.candidate_id),
-        class_name=class_name,
-        skeleton=skeleton,
-        test=tests,
-        test_classes=list(test_classes),
-        solution_code=solution,
-        **_class_columns(class_name, skeleton, skel_mod, skel_cls, sol_cls),
-        methods_info=methods,
+        **columns,
         composition_type=pair.composition_type,
         domain1=pair.domain1,
         domain2=pair.domain2,
@@ -155,8 +165,6 @@ def build_record(
         sources=[pair.first, pair.second],
         models=models,
         prompt_versions=prompt_versions,
-        metrics=TaskMetrics(loc=last - first + 1, method_count=len(methods),
-                            dependency_depth=dependency_depth(deps)),
         candidate_id=pair.candidate_id,
         schema_version=SCHEMA_VERSION,
     )

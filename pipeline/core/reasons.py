@@ -200,3 +200,23 @@ INCOMPLETE_INFRASTRUCTURE: Final = _code("infrastructure-fault", 'a call or the 
 # Drops that describe the infrastructure, not the candidate: never stored as final, so the next
 # run retries them (after an outage, a missing key, a sandbox that would not start).
 INFRASTRUCTURE: Final = frozenset({LLM_CALL_FAILED, GATE_ERROR})
+
+# -- real-source track (pipeline/construct/real_build.py), stages in order ----------------------
+LICENSE: Final = "license"
+DOCSTRINGS: Final = "docstrings"
+REFERENCE: Final = "reference"    # the generated tests on the real class: the verification gate
+SKELETON: Final = "skeleton"      # the skeleton derived from the real class
+EXAMPLES: Final = "examples"      # observed `>>>` examples written in, then the skeleton checks
+REAL_SOURCE_STAGES: Final = (LICENSE, SKELETON, DOCSTRINGS, TESTS, REFERENCE, EXAMPLES, MUTATION, TASK)
+NO_LICENSE: Final = _code("no-license", "the source repository declares no licence: its code may not be redistributed")
+LICENSE_NOT_ALLOWED: Final = _code(
+    "license-not-allowed", "the source licence is not in construction.real_source.license_allow")
+DERIVATION_FAILED: Final = _code("skeleton-derivation-failed", "the real class could not be turned into a skeleton")
+DOCSTRING_NEEDS_LLM: Final = _code(
+    "docstring-needs-llm", "a docstring is missing or too thin and no LLM is configured to write it")
+DOCSTRING_INVALID: Final = _code("docstring-invalid", "the LLM's docstring is missing, cut or lacks a parameter or the return")
+DOCSTRING_LEAKS: Final = _code("docstring-leaks-implementation", "the judge found the written docstring gives the implementation away")
+NO_TEST_GENERATOR: Final = _code("no-test-generator", "no test generator is available to write the tests")
+NO_GENERATED_TESTS: Final = _code("no-generated-tests", "the generator produced no test that passes on the reference")
+NO_OBSERVED_EXAMPLE: Final = _code(
+    "no-observed-example", "no public method has an example the generated tests observe (no docstring would have `>>>`)")

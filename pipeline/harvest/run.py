@@ -26,6 +26,7 @@ from pipeline.harvest.dedup import (
 )
 from pipeline.harvest.domains import label_domains
 from pipeline.harvest.github_source import GitHubSearchResult
+from pipeline.harvest.bundles import unpack_bundles
 from pipeline.harvest.local_source import expand_local_sources, local_repo_ref
 from pipeline.harvest.repo_builder import materialise_corpus
 from pipeline.harvest.scan import RepoShard, scan_checkout
@@ -70,6 +71,9 @@ def gather_repos(cfg: HarvestConfig, github: GitHubSearchResult | None = None) -
     for spec_root in cfg.spec_corpora:
         built = materialise_corpus(spec_root, Path(cfg.clone.workdir).parent / "example-repos")
         locations += [str(p) for p in built]
+    if cfg.bundle_sources:
+        unpacked = unpack_bundles(cfg.bundle_sources, Path(cfg.clone.workdir).parent / "bundled-repos")
+        locations += [str(p) for p in unpacked]
     refs = [local_repo_ref(p) for p in expand_local_sources(locations)] if locations else []
     if github is not None:
         refs += github.repos

@@ -61,9 +61,10 @@ class TaskStats(BaseModel):
     """One task's row of the statistics (stats.json `per_task`)."""
 
     task_id: str
-    composition_type: str = Field(description="'intra' or 'cross', whichever spelling the task used")
+    composition_type: str = Field(description="'intra' or 'cross', whichever spelling the task used; "
+                                              "'real' for a real-source task (no composition)")
     domain1: str
-    domain2: str
+    domain2: str | None = None
     loc: int
     dependency_depth: int
     methods: int
@@ -77,6 +78,7 @@ class DatasetStats(BaseModel):
     total: int
     intra: int
     cross: int
+    real: int = Field(0, description="real-source tasks: one real class each, no composition")
     domains: list[DomainRow]
     loc: Summary | None
     dependency_depth: Summary | None
@@ -108,9 +110,9 @@ def task_stats(task: Mapping[str, Any]) -> TaskStats:
     depth = held.get("dependency_depth") or dependency_depth(analyse_class(cls, import_aliases(module)))
     return TaskStats(
         task_id=tid,
-        composition_type=composition_kind(task["composition_type"]),
+        composition_type=composition_kind(task["composition_type"]) if task.get("composition_type") else "real",
         domain1=task["domain1"],
-        domain2=task["domain2"],
+        domain2=task.get("domain2"),
         loc=loc,
         dependency_depth=depth,
         methods=len(class_methods(cls)),
@@ -141,7 +143,7 @@ def summarize(values: list[float]) -> Summary | None:
 
 def domain_rows(metrics: list[TaskStats]) -> list[DomainRow]:
     """Every known domain (zeros included, for comparison with the paper), then any others; busiest first."""
-    names = list(DOMAINS) + sorted({d for m in metrics for d in (m.domain1, m.domain2)} - set(DOMAINS))
+    names = list(DOMAINS) + sorted({d for m in metrics for d in (m.domain1, m.domain2) if d} - set(DOMAINS))
     rows = []
     for name in names:
         primary = [m for m in metrics if m.domain1 == name]
@@ -163,6 +165,7 @@ def compute_stats(tasks: Iterable[Mapping[str, Any]]) -> DatasetStats:
         total=len(metrics),
         intra=sum(m.composition_type == "intra" for m in metrics),
         cross=sum(m.composition_type == "cross" for m in metrics),
+        real=sum(m.composition_type == "real" for m in metrics),
         domains=domain_rows(metrics),
         loc=summarize([m.loc for m in metrics]),
         dependency_depth=summarize([m.dependency_depth for m in metrics]),

@@ -56,7 +56,10 @@ STAGE_UNITS: dict[str, str] = {
     "imports": "classes", "structure": "classes", "references": "classes", "testability": "classes",
     "provenance": "classes",
     "dedup": "classes", "pairing": "classes",
+    # the real-source track counts candidate classes from its licence check to its task record
+    "license": "candidate classes", "skeleton": "candidate classes", "docstrings": "candidate classes",
     "compose": "candidate pairs", "tests": "candidate pairs", "judges": "candidate pairs", "solution": "candidate pairs",
+    "reference": "candidate classes", "examples": "candidate classes",
     "mutation": "candidate pairs", "strengthen": "candidate pairs",
     "task": "tasks", "release": "tasks",
 }
@@ -69,7 +72,13 @@ def ordered_stages(funnel: FunnelReport) -> list[tuple[str, StageCounts]]:
     return sorted(items, key=lambda kv: known.index(kv[0]) if kv[0] in known else len(known))
 
 
-def stage_unit(stage: str) -> str:
+# The stages both tracks share count candidate classes, not pairs, in a real-source build.
+_REAL_SOURCE_SHARED = {"tests": "candidate classes", "mutation": "candidate classes"}
+
+
+def stage_unit(stage: str, funnel: FunnelReport | None = None) -> str:
+    if funnel is not None and "license" in funnel.stages and stage in _REAL_SOURCE_SHARED:
+        return _REAL_SOURCE_SHARED[stage]
     return STAGE_UNITS.get(stage, "items")
 
 
@@ -78,7 +87,7 @@ def funnel_rows(funnel: FunnelReport) -> list[tuple]:
     for stage, c in ordered_stages(funnel):
         reasons = ", ".join(f"{r} x{n}" for r, n in sorted(c.dropped.items(), key=lambda kv: (-kv[1], kv[0])))
         rate = f"{100 * c.kept / c.seen:.1f}%" if c.seen else "-"
-        rows.append((stage, stage_unit(stage), c.seen, c.kept, rate, reasons or "-"))
+        rows.append((stage, stage_unit(stage, funnel), c.seen, c.kept, rate, reasons or "-"))
     return rows
 
 
@@ -92,7 +101,7 @@ def unit_yields(funnel: FunnelReport) -> list[tuple[str, int, int]]:
     """(unit, seen at the unit's first stage, kept at its last stage), in pipeline order: never across units."""
     spans: dict[str, list[int]] = {}
     for stage, c in ordered_stages(funnel):
-        unit = stage_unit(stage)
+        unit = stage_unit(stage, funnel)
         if unit not in spans:
             spans[unit] = [c.seen, c.kept]
         spans[unit][1] = c.kept

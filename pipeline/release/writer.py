@@ -34,6 +34,7 @@ from pipeline.release.manifest import MANIFEST, Manifest, SourceRepo, file_entri
 from pipeline.release.errors import ReleaseError, ReleaseExistsError
 from pipeline.core.formats.release_rows import DATA_FILE, release_rows, short_type, to_arrow_table
 from pipeline.release.plots import write_plots
+from pipeline.release.real_card import real_source_section
 from pipeline.release.stats import compute_stats
 from pipeline.release.validity import compute_validity
 from pipeline.release.versions import validate_version
@@ -249,6 +250,7 @@ def _write_contents(folder: Path, *, version: str, records: list[dict[str, Any]]
                        validity=compute_validity(records, cutoff=cutoff, decontamination=decontamination,
                                                  earlier_releases=earlier_releases),
                        example=records[0] if records else None, year=created_at.year)
+    body += real_source_section(records, stats)
     write_text(folder / "README.md", render_card_file(card_metadata(version, len(records), license), body))
     manifest = Manifest(
         version=version, created_at=created_at, pipeline_version=pipeline_version, row_count=len(records),

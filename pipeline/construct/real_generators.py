@@ -1,0 +1,73 @@
+"""The test generator of the real-source track: the plus tier's search-based generator (Pynguin,
+in the sandbox, validated on the reference), adapted to the track's `TestGenerator` protocol.
+
+`configured_generator` gives it when its virtualenv (`plus.python`, default the checkout's
+.venv-plus) exists, else None: the classes are then dropped at `tests` with `no-test-generator`,
+and the funnel says so.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+
+from pipeline.config import Config, PlusConfig, SandboxConfig
+from pipeline.construct.gate import GateUnavailable
+from pipeline.construct.real_candidate import GeneratedSuite, TestGenerator
+
+
+def import_lines(solution: str) -> list[str]:
+    """The module's top-level import statements, as written."""
+    module = ast.parse(solution)
+    return [ast.get_source_segment(solution, n) or "" for n in module.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+
+
+def _squash(name: str) -> str:
+    return re.sub(r"[^a-z0-9]", "", name.lower())
+
+
+def method_test_classes(test_classes: list[str], class_name: str, solution: str) -> dict[str, str]:
+    """Method -> its test class, by the plus tier's naming (`<Class>Test<Method>`, method in CamelCase)."""
+    cls = next(n for n in ast.parse(solution).body if isinstance(n, ast.ClassDef) and n.name == class_name)
+    methods = {_squash(n.name): n.name for n in cls.body
+               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name != "__init__"}
+    found: dict[str, str] = {}
+    for tc in test_classes:
+        key = _squash(tc.removeprefix(f"{class_name}Test"))
+        if key in methods and methods[key] not in found:
+            found[methods[key]] = tc
+    return found
+
+
+class PlusGenerator:
+    """`make_plus_suite` for a reference; an unusable generator or sandbox is an infrastructure fault."""
+
+    def __init__(self, sandbox: SandboxConfig, plus: PlusConfig) -> None:
+        from pipeline.quality.plus import GENERATOR
+
+        self.sandbox, self.plus, self.name = sandbox, plus, GENERATOR
+
+    def __call__(self, solution: str, class_name: str, *, item_id: str) -> GeneratedSuite | None:
+        from pipeline.quality.plus import GeneratorUnavailable, make_plus_suite
+
+        try:
+            suite = make_plus_suite(solution, class_name, import_statement=import_lines(solution), sandbox=self.sandbox,
+                                    plus=self.plus, item_id=item_id)
+        except GeneratorUnavailable as exc:
+            raise GateUnavailable(f"candidate {item_id}: test generator unavailable: {exc}") from exc
+        if suite.failure or not suite.test_classes:
+            return None
+        return GeneratedSuite(tests=suite.test, test_classes=list(suite.test_classes),
+                              method_test_classes=method_test_classes(suite.test_classes, class_name, solution),
+                              generator=suite.generator or self.name)
+
+
+def configured_generator(config: Config) -> TestGenerator | None:
+    from pipeline.quality.plus import GeneratorUnavailable
+    from pipeline.quality.plus.generate import generator_python
+
+    try:
+        generator_python(config.plus)
+    except GeneratorUnavailable:
+        return None
+    return PlusGenerator(config.sandbox, config.plus)
