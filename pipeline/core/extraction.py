@@ -1,6 +1,6 @@
 """Code out of raw model output, keeping every code line.
 
-What existing tools got wrong (GUIDE section 3): an unclosed fence gave an empty string, and blank
+What ClassEval's and ClassEval-Pro's extraction got wrong: an unclosed fence gave an empty string, and blank
 lines were deleted. Here:
 
 - Line endings are normalised first (CRLF and lone CR to LF): every rule below is line-based.
