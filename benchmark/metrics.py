@@ -27,7 +27,8 @@ defines it.
 DEP (paper, eq. 2-3): DEP(M) = sum_i G_i(M) / sum_i S_i(M), DEP(F) likewise for fields, summed
 over every generated method i of every sample. S_i is the number of method (field) dependencies of
 method i in the canonical solution; G_i how many of those the generated method i also uses (read as
-the share of the canonical solution's dependencies that a generated method also uses, so a generated method cannot score above its canonical one). Both sides are measured by the
+the share of the canonical solution's dependencies that a generated method also uses, so a
+generated method cannot score above its canonical one). Both sides are measured by the
 same analysis, `pipeline.core.class_analysis.analyse_class`, so the reference solution scores exactly
 1.0; `canonical="labels"` takes S_i from the dataset's labels instead. A reference `self.m` in
 the generated method counts for method m even when the generated class lacks m. A sample whose
