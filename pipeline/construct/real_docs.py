@@ -23,6 +23,7 @@ from pipeline.core import reasons as R
 from pipeline.core.funnel import Verdict
 from pipeline.llm.client import Completion
 from pipeline.llm.prompts import PromptTemplate, load_prompt
+from pipeline.core import parsing
 
 WRITER_SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["description", "params", "returns"],
@@ -73,7 +74,7 @@ def _json(reply: Completion) -> dict:
 
 
 def _method(solution: str, class_name: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
-    cls = next(n for n in ast.parse(solution).body if isinstance(n, ast.ClassDef) and n.name == class_name)
+    cls = next(n for n in parsing.parse(solution).body if isinstance(n, ast.ClassDef) and n.name == class_name)
     return next(n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name)
 
 

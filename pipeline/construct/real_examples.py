@@ -16,13 +16,14 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+from pipeline.core import parsing
 
 _TRUTH = {"assertTrue": "True", "assertFalse": "False", "assertIsNone": "None"}
 
 
 def _literal(node: ast.expr) -> bool:
     try:
-        ast.literal_eval(node)
+        parsing.literal_eval(node)
     except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
         return False
     return True
@@ -38,7 +39,7 @@ def _dotted(node: ast.expr) -> bool:
 def _expected(node: ast.expr) -> str | None:
     """How an asserted value is shown in an example, if it can be shown."""
     if _literal(node):
-        return repr(ast.literal_eval(node))
+        return repr(parsing.literal_eval(node))
     return ast.unparse(node) if _dotted(node) else None
 
 
@@ -149,7 +150,7 @@ class _Walk:
 def observed_examples(tests: str, class_name: str, limit: int = 1) -> dict[str, list[str]]:
     """Member name -> up to `limit` examples (each a block of doctest lines), shortest first."""
     try:
-        module = ast.parse(tests)
+        module = parsing.parse(tests)
     except SyntaxError:
         return {}
     by_member: dict[str, list[list[str]]] = {}

@@ -14,11 +14,12 @@ import re
 from pipeline.config import Config, PlusConfig, SandboxConfig
 from pipeline.construct.gate import GateUnavailable
 from pipeline.construct.real_candidate import GeneratedSuite, TestGenerator
+from pipeline.core import parsing
 
 
 def import_lines(solution: str) -> list[str]:
     """The module's top-level import statements, as written."""
-    module = ast.parse(solution)
+    module = parsing.parse(solution)
     return [ast.get_source_segment(solution, n) or "" for n in module.body if isinstance(n, (ast.Import, ast.ImportFrom))]
 
 
@@ -28,7 +29,7 @@ def _squash(name: str) -> str:
 
 def method_test_classes(test_classes: list[str], class_name: str, solution: str) -> dict[str, str]:
     """Method -> its test class, by the plus tier's naming (`<Class>Test<Method>`, method in CamelCase)."""
-    cls = next(n for n in ast.parse(solution).body if isinstance(n, ast.ClassDef) and n.name == class_name)
+    cls = next(n for n in parsing.parse(solution).body if isinstance(n, ast.ClassDef) and n.name == class_name)
     methods = {_squash(n.name): n.name for n in cls.body
                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name != "__init__"}
     found: dict[str, str] = {}

@@ -35,6 +35,7 @@ from pipeline.construct.skeleton_checks import (
 from pipeline.core import reasons as R
 from pipeline.core.errors import IntegrityError
 from pipeline.core.records import HarvestedClass
+from pipeline.core import parsing
 
 
 class DerivationError(IntegrityError):
@@ -221,7 +222,7 @@ def _class_params(cls: ast.ClassDef) -> dict[str, str]:
 
 def _target(solution: str, hc: HarvestedClass) -> ast.ClassDef:
     try:
-        module = ast.parse(solution)
+        module = parsing.parse(solution)
     except SyntaxError as exc:
         raise DerivationError(f"{hc.id}: the reference does not parse: {exc.msg}") from exc
     cls = next((n for n in module.body if isinstance(n, ast.ClassDef) and n.name == hc.class_name), None)

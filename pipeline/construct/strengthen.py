@@ -35,6 +35,7 @@ from pipeline.construct.suite_checks import check_tests
 from pipeline.llm.client import Completion
 from pipeline.core.task import MutationReport, PlusSuite
 from pipeline.quality.plus.combine import combined_suite
+from pipeline.core import parsing
 
 ROLE = "test_writer"
 
@@ -75,7 +76,7 @@ class SandboxPlusMaker:
     def __call__(self, solution: str, class_name: str, skeleton: str, *, item_id: str) -> PlusSuite:
         from pipeline.quality.plus import GeneratorUnavailable, make_plus_suite
 
-        imports = [ast.unparse(n) for n in ast.parse(solution).body if isinstance(n, (ast.Import, ast.ImportFrom))]
+        imports = [ast.unparse(n) for n in parsing.parse(solution).body if isinstance(n, (ast.Import, ast.ImportFrom))]
         try:
             return make_plus_suite(solution, class_name, import_statement=imports, sandbox=self.sandbox, plus=self.plus,
                                    item_id=item_id, described=skeleton)

@@ -69,8 +69,8 @@ def compile_code(source: str | bytes | ast.AST, filename: str, mode: Mode = "exe
         return compile(source, filename, mode, dont_inherit=True)
 
 
-def literal_eval(source: str) -> object:
-    """`ast.literal_eval` of a string, safe under threads (it parses first)."""
+def literal_eval(source: str | ast.AST) -> object:
+    """`ast.literal_eval` of a string (or a node), safe under threads (a string is parsed first)."""
     with _guarded(True):
         return ast.literal_eval(source)
 

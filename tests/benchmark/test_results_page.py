@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from benchmark.leaderboard import BASE, board_of, load_board, suites_of
-from benchmark.results import GroupScores, RunResults, load_results
+from benchmark.results import GroupScores, load_results
 from benchmark.results_page import PAGE_FILE, render_page, write_leaderboard
 from benchmark.metrics import Estimate, MetricsReport
 from benchmark.runner import EvaluationRequest, evaluate
@@ -75,17 +75,11 @@ class PlusScores(GroupScores):
     plus: MetricsReport | None = None
 
 
-class PlusResults(RunResults):
-    """A run that also scored its samples against base + plus tests, beside its base scores."""
-
-    plus_scores: list[GroupScores] = []
-
-
 def test_plus_scores_beside_a_runs_scores_get_columns_and_a_base_comparison(runs):
     results = load_results(runs[0])
     plus = results.scores[0].model_copy(deep=True)
     plus.metrics.method_level.full[1] = Estimate(value=0.5, ci_low=0.25, ci_high=0.75)
-    board = board_of([PlusResults(**dict(results), plus_scores=[plus])])
+    board = board_of([results.model_copy(update={"plus_scores": [plus]})])
     assert board.suites == [BASE, "plus"] and list(board.rows[0].suites) == [BASE, "plus"]
     assert list(board.rows[1].suites) == [BASE]                 # no plus scores for the empty model
     page = render_page(board)

@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 import re
 
+from pipeline.core import parsing
+
 _TYPE_WORDS = {
     "str": "str", "string": "str", "int": "int", "integer": "int", "float": "float", "number": "float",
     "bool": "bool", "boolean": "bool", "list": "list", "dict": "dict", "dictionary": "dict",
@@ -31,7 +33,7 @@ def _class(tree: ast.AST, class_name: str) -> ast.ClassDef | None:
 def declared_types(described: str, class_name: str) -> Contract:
     """Method -> parameter -> type, from the `:param` lines of the class's docstrings."""
     try:
-        cls = _class(ast.parse(described), class_name)
+        cls = _class(parsing.parse(described), class_name)
     except SyntaxError:
         return {}
     contract: Contract = {}
@@ -50,7 +52,7 @@ def annotated_source(solution: str, class_name: str, contract: Contract) -> str:
     """The solution with the contract's types as parameter annotations (where none is written)."""
     if not contract:
         return solution
-    tree = ast.parse(solution)
+    tree = parsing.parse(solution)
     cls = _class(tree, class_name)
     if cls is None:
         return solution
@@ -91,7 +93,7 @@ def _instances(tree: ast.AST, class_name: str) -> set[str]:
 
 def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
     """The first call in `body` passing a literal of a type its parameter does not promise."""
-    tree = ast.parse(body)
+    tree = parsing.parse(body)
     instances = _instances(tree, class_name)
     for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
         func = call.func
@@ -117,7 +119,7 @@ def declared_fields(described: str, class_name: str) -> set[str] | None:
     """`self.x` names the described class assigns (a skeleton's constructor declares its fields);
     None when it cannot be read."""
     try:
-        cls = _class(ast.parse(described), class_name)
+        cls = _class(parsing.parse(described), class_name)
     except SyntaxError:
         return None
     if cls is None:
@@ -131,7 +133,7 @@ def declared_fields(described: str, class_name: str) -> set[str] | None:
 
 def undeclared_attribute(body: str, class_name: str, fields: set[str], methods: set[str]) -> str | None:
     """The first attribute of an instance the test reads that the description does not declare."""
-    tree = ast.parse(body)
+    tree = parsing.parse(body)
     instances = _instances(tree, class_name)
     for node in ast.walk(tree):
         if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in instances

@@ -21,6 +21,7 @@ from pipeline.core import reasons
 from pipeline.core.task import PlusDrop
 from pipeline.quality.plus.asserts import AssertRewriter, ConversionFailed
 from pipeline.quality.plus.names import rename_variables
+from pipeline.core import parsing
 
 _ALIAS = "under_test_"
 _MODULE = "under_test"
@@ -48,7 +49,7 @@ def task_modules(import_statement: list[str]) -> dict[str, tuple[str, str]]:
     bound: dict[str, tuple[str, str]] = {}
     for line in import_statement:
         try:
-            tree = ast.parse(line.strip())
+            tree = parsing.parse(line.strip())
         except SyntaxError:
             continue
         for node in ast.walk(tree):
@@ -96,7 +97,7 @@ class _Dealias(cst.CSTTransformer):
 
 
 def _class_methods(solution: str, class_name: str) -> set[str]:
-    for node in ast.walk(ast.parse(solution)):
+    for node in ast.walk(parsing.parse(solution)):
         if isinstance(node, ast.ClassDef) and node.name == class_name:
             return {f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
     return set()

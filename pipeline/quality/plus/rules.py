@@ -13,6 +13,7 @@ import re
 from collections.abc import Callable
 
 from pipeline.core import reasons
+from pipeline.core import parsing
 
 _ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]+|object at\b")
 _CLOCK = {"time", "time_ns", "monotonic", "perf_counter", "process_time", "now", "today", "utcnow", "localtime", "gmtime", "ctime"}
@@ -68,7 +69,7 @@ def _unordered_text(text: str) -> bool:
     """A set's or dict's printed form with two or more entries: its order is the hash order."""
     for chunk in re.findall(r"\{[^{}]*\}", text):
         try:
-            value = ast.literal_eval(chunk)
+            value = parsing.literal_eval(chunk)
         except (ValueError, SyntaxError, MemoryError, RecursionError):
             continue
         if isinstance(value, (set, frozenset)) and len(value) > 1:
@@ -135,7 +136,7 @@ RULES: list[tuple[str, Callable[[ast.AST], str | None]]] = [
 
 def violation(body: str) -> tuple[str, str] | None:
     """(reason, what) of the first rule the test body breaks, else None."""
-    tree = ast.parse(body)
+    tree = parsing.parse(body)
     for reason, rule in RULES:
         found = rule(tree)
         if found:
