@@ -9,8 +9,6 @@ command -v git >/dev/null || need_apt+=(git)
 command -v bwrap >/dev/null || need_apt+=(bubblewrap)
 # libfaketime: the environment checks move the sandbox's clock with it (skipped, and said so, without)
 compgen -G '/usr/lib/*/faketime/libfaketime.so.1' >/dev/null || need_apt+=(libfaketime)
-# chromium: the results page is checked in a real headless browser (that test is skipped without it)
-command -v chromium >/dev/null || need_apt+=(chromium)
 if ((${#need_apt[@]})); then
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     echo "installing system packages: ${need_apt[*]}"
