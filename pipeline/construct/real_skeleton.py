@@ -308,7 +308,7 @@ def without_context(skeleton: str, context: list[str]) -> str:
 
 
 def _exempt_from_examples(name: str) -> bool:
-    """Dunder methods: the tests never call them by name, so no run shows them."""
+    """Special methods and private helpers: the tests never call them by name, so no run shows them."""
     return name.startswith("_")
 
 

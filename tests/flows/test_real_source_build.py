@@ -79,7 +79,9 @@ def test_real_source_build_on_the_shipped_repositories(prefect_harness, real_rep
     breaker = next(r for r in rows if r["class_name"] == "CircuitBreaker")
     assert ">>> " in breaker["skeleton"] and breaker["methods_given"] == ["_get_state"]
     assert "def _get_state(self) -> CircuitState:" in breaker["skeleton"]
-    loaded = datasets.load_dataset(str(release), split="test")
+    # a cache of its own: the datasets cache is keyed by the folder's name (the version), so a
+    # release of an earlier run under the same version would be served instead of this one
+    loaded = datasets.load_dataset(str(release), split="test", cache_dir=str(tmp_path / "hf-datasets"))
     assert loaded.num_rows == len(rows) and loaded[0]["task_id"] == rows[0]["task_id"]
     assert "## Real-source tasks" in (release / "README.md").read_text()
 
