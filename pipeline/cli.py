@@ -332,6 +332,9 @@ def _prefect_defaults() -> None:
 
     os.environ.setdefault("PREFECT_SERVER_ANALYTICS_ENABLED", "false")
     os.environ.setdefault("PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS", "600")
+    # Likewise the client's requests to it: under load its SQLite answers slowly, and a 60 s read
+    # timeout ended in a traceback from Prefect's background workers mid-build.
+    os.environ.setdefault("PREFECT_API_REQUEST_TIMEOUT", "300")
     os.environ.setdefault("PREFECT_HOME", str(Path(".cache/prefect").resolve()))
     # Prefect's embedded server cannot create its SQLite file in a folder that does not exist yet.
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)

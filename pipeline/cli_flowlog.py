@@ -34,28 +34,41 @@ class TerminalOneLine(logging.Filter):
         return True
 
 
+def _writing_loggers() -> list[logging.Logger]:
+    """The root logger and every logger that keeps its records from it (Prefect's
+    `prefect._internal`, uvicorn's, fastapi's): a traceback logged there bypasses the root's handlers."""
+    found = [logging.getLogger()]
+    for logger in list(logging.Logger.manager.loggerDict.values()):
+        if isinstance(logger, logging.Logger) and logger.handlers and not logger.propagate:
+            found.append(logger)
+    return found
+
+
 @contextmanager
 def flow_log(folder: Path) -> Iterator[Path]:
     """Attach the log file (first, so it formats tracebacks before the terminal filter cuts them)
-    and the terminal filter to the root logger's handlers; undo both on the way out."""
+    and the terminal filter to the handlers of every logger that writes; undo both on the way out."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOG_NAME
     file_handler = logging.FileHandler(path, encoding="utf-8")
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
-    root = logging.getLogger()
+    loggers = _writing_loggers()
     # Prefect's console handler (and a plain stream handler a user configured); not a log file, not
     # another tool's capture handler.
-    terminal = [h for h in root.handlers if type(h).__module__.startswith("prefect.") or type(h) is logging.StreamHandler]
+    terminal = {id(h): h for logger in loggers for h in logger.handlers
+                if type(h).__module__.startswith("prefect.") or type(h) is logging.StreamHandler}
     one_line = TerminalOneLine()
-    for handler in terminal:
+    for handler in terminal.values():
         handler.addFilter(one_line)
-    root.handlers.insert(0, file_handler)
+    for logger in loggers:
+        logger.handlers.insert(0, file_handler)
     try:
         yield path
     finally:
-        root.removeHandler(file_handler)
+        for logger in loggers:
+            logger.removeHandler(file_handler)
         file_handler.close()
-        for handler in terminal:
+        for handler in terminal.values():
             handler.removeFilter(one_line)
 
 

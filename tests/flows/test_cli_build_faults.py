@@ -238,3 +238,31 @@ def test_the_terminal_gets_one_line_per_record_and_the_log_file_the_tracebacks(t
     assert log_path == tmp_path / "built" / "build.log"
     assert text.count("Traceback") == 2 and "Encountered exception during execution" in text and "Finished in state" in text
     assert "after the build" not in text   # detached on the way out
+
+
+def test_a_traceback_on_a_logger_that_keeps_its_records_from_the_root_is_cut_too(tmp_path):
+    """Prefect's `prefect._internal` (and uvicorn's loggers) have handlers of their own and do not
+    propagate: a client timeout logged there printed a whole traceback on the terminal mid-build."""
+    import io
+    import logging
+
+    from pipeline.cli_flowlog import flow_log
+
+    terminal = io.StringIO()
+    handler = logging.StreamHandler(terminal)
+    internal = logging.getLogger("classforge-test-internal")
+    internal.addHandler(handler)
+    internal.propagate = False
+    try:
+        with flow_log(tmp_path / "built") as log_path:
+            try:
+                raise TimeoutError("timed out")
+            except TimeoutError:
+                logging.getLogger("classforge-test-internal.events").error("events worker failed", exc_info=True)
+    finally:
+        internal.removeHandler(handler)
+        internal.propagate = True
+    assert terminal.getvalue().splitlines() == ["events worker failed (TimeoutError: timed out; traceback in build.log)"]
+    text = log_path.read_text()
+    assert "Traceback" in text and "events worker failed" in text
+    assert internal.handlers == []   # the log file was detached on the way out
