@@ -56,7 +56,8 @@ def flow_log(folder: Path) -> Iterator[Path]:
     # Prefect's console handler (and a plain stream handler a user configured); not a log file, not
     # another tool's capture handler.
     terminal = {id(h): h for logger in loggers for h in logger.handlers
-                if type(h).__module__.startswith("prefect.") or type(h) is logging.StreamHandler}
+                if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
+                and (type(h).__module__.startswith("prefect.") or type(h) is logging.StreamHandler)}
     one_line = TerminalOneLine()
     for handler in terminal.values():
         handler.addFilter(one_line)
