@@ -335,6 +335,9 @@ def _prefect_defaults() -> None:
     # Likewise the client's requests to it: under load its SQLite answers slowly, and a 60 s read
     # timeout ended in a traceback from Prefect's background workers mid-build.
     os.environ.setdefault("PREFECT_API_REQUEST_TIMEOUT", "300")
+    # The embedded server is a subprocess writing to this terminal: its SQLite "database is locked"
+    # errors (Prefect retries them; the build is unaffected) printed whole tracebacks mid-build.
+    os.environ.setdefault("PREFECT_SERVER_LOGGING_LEVEL", "CRITICAL")
     os.environ.setdefault("PREFECT_HOME", str(Path(".cache/prefect").resolve()))
     # Prefect's embedded server cannot create its SQLite file in a folder that does not exist yet.
     Path(os.environ["PREFECT_HOME"]).mkdir(parents=True, exist_ok=True)
