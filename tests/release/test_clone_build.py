@@ -116,3 +116,15 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
     assert harvest_line and harvest_line == [line for line in again.stdout.splitlines() if line.startswith("harvest: ")]
     assert f"release {release.name} (3 solution classes)" in again.stdout
     assert "release: nothing new to release: all 3 task(s) are in release" in again.stdout, again.stdout[-2000:]
+
+
+def test_the_example_builds_do_not_see_each_others_snapshots() -> None:
+    """`make run` builds both examples at once; a harvest dedups against every finished snapshot
+    under its root, so a shared root would make one build's result depend on the other's timing."""
+    from pipeline.config import load_config
+
+    configs = [load_config(REPO / "examples" / name, env={}) for name in ("classforge.toml", "real-source.toml")]
+    snapshots = [Path(c.harvest.output_root).resolve() / c.harvest.snapshot for c in configs]
+    assert len(set(snapshots)) == 2
+    (example, real), (example_root, real_root) = snapshots, [s.parent for s in snapshots]
+    assert real.parent != example_root and example.parent != real_root
