@@ -60,7 +60,9 @@ from pipeline.sandbox import (
     get_backend,
     run_suites,
 )
+from pipeline.sandbox.batch import can_batch, run_batches
 from pipeline.sandbox.cluster import DaskCluster
+from pipeline.sandbox.pool import pool_size
 from pipeline.sandbox.expectations import static_expectations
 from pipeline.sandbox.suite import harness_source
 from pipeline.core.store import write_json
@@ -338,8 +340,9 @@ class Executor:
 
     def __init__(self, config: SandboxConfig, store: ExecutionStore, *, workers: int | None = None,
                  retries: int = 2, rerun_classes: bool = True, backend: SandboxBackend | None = None,
-                 cluster: DaskCluster | None = None) -> None:
+                 cluster: DaskCluster | None = None, batch_size: int = 0) -> None:
         self.config = config
+        self.batch_size = batch_size
         self.cluster = cluster
         self.store = store
         self.workers = workers
@@ -379,11 +382,13 @@ class Executor:
             return self.cluster.run_suites(requests, self.config, on_done)
         return run_suites(requests, self.config, backend=self.backend, workers=self.workers, on_done=on_done)
 
-    def run(self, jobs: Sequence[ExecutionJob],
-            on_done: Callable[[StoredExecution], None] | None = None) -> dict[str, StoredExecution]:
+    def run(self, jobs: Sequence[ExecutionJob], on_done: Callable[[StoredExecution], None] | None = None,
+            batched: bool = True) -> dict[str, StoredExecution]:
         """Execute every distinct job (by key); returns key -> stored execution, including sandbox
         failures (those are returned but not stored, so a later run tries again). `on_done` sees
-        each execution as soon as it is final (and stored)."""
+        each execution as soon as it is final (and stored). `batched=False`: each job in a sandbox
+        run of its own (the reference pre-run, whose CPU time sets limits: a lone run's counts
+        its interpreter's start, a batched runner's does not)."""
         by_key: dict[str, ExecutionJob] = {}
         for job in jobs:
             by_key.setdefault(job.key(self.config), job)
@@ -412,7 +417,8 @@ class Executor:
                                        whole=result), done, on_done)
 
         abnormal: list[tuple[str, ExecutionJob, SuiteResult]] = []
-        for (key, job), result in zip(todo, self._run(requests, finished), strict=True):
+        for (key, job), result in zip(todo, self._batched_or_alone(
+                requests, finished, [_predicted_s(job) for _, job in todo] if batched else None), strict=True):
             if self._needs_apart(job, result):
                 abnormal.append((key, job, result))
             elif key not in done:  # succeeded on a retry, or failed for good (then not stored)
@@ -421,6 +427,31 @@ class Executor:
         if abnormal:
             self._apart(abnormal, done, on_done)
         return done
+
+    def _batched_or_alone(self, requests: list[SuiteRequest], on_done: Callable[[int, SuiteResult], None],
+                          costs: list[float] | None) -> list[SuiteResult]:
+        """First runs in batches where the sandbox allows it (`pipeline.sandbox.batch`: one sandbox
+        start, one forked runner per sample with its own limits, folder and signed report); a run
+        its batch gave no trustworthy result for runs alone, as every run does without batches."""
+        found: list[SuiteResult | None] = [None] * len(requests)
+        if costs is not None and self.batch_size > 0 and self.cluster is None and len(requests) > 1 and can_batch(self.backend):
+            workers = pool_size(self.config, self.workers)
+
+            def trustworthy(i: int, result: SuiteResult) -> None:
+                if result.status is not SuiteStatus.SANDBOX_ERROR:
+                    on_done(i, result)
+
+            found, runs = run_batches(requests, self.backend, self.config, workers=workers, size=self.batch_size,
+                                      on_done=trustworthy, costs=costs)
+            with self._lock:
+                self.sandbox_runs += runs
+        left = [i for i, r in enumerate(found) if r is None or r.status is SuiteStatus.SANDBOX_ERROR]
+        if left and len(left) < len(requests):
+            log.info("%d of %d runs got no trustworthy result from their batch; they run alone", len(left), len(requests))
+        alone = self._run([requests[i] for i in left], lambda j, result: on_done(left[j], result)) if left else []
+        for i, result in zip(left, alone, strict=True):
+            found[i] = result
+        return [r for r in found if r is not None]
 
     def _floors(self, job: ExecutionJob) -> dict[str, float] | None:
         """Share the limit among the classes only where the classes a stop leaves run again."""
@@ -462,6 +493,12 @@ class Executor:
             self.store.put(stored)
         if on_done:
             on_done(stored)
+
+
+def _predicted_s(job: ExecutionJob) -> float:
+    """What a run should take, to pack batches by: its reference's time in the test classes (the
+    floors are that times the limit's factor, so they order alike), else its limit."""
+    return sum((job.class_floors or {}).values()) or job.limit_s
 
 
 def _expected(job: ExecutionJob) -> dict[str, list[str]]:

@@ -207,7 +207,7 @@ def _run_cached(executor: Executor, jobs: dict[str, ExecutionJob], cache: Execut
         for key in keys.values():
             if executor.store.get(key) is None and (hit := cache.get(key)) is not None:
                 executor.store.put(hit)
-    done = executor.run(list(jobs.values()), on_done=lambda _stored: tick())
+    done = executor.run(list(jobs.values()), on_done=lambda _stored: tick(), batched=False)
     if cache is not None:
         for key in keys.values():
             if not done[key].infrastructure_failure and cache.get(key) is None:
@@ -556,7 +556,8 @@ def _evaluate(request: EvaluationRequest, config: Config, env: Mapping[str, str]
     if cluster is not None:
         cluster.check(config.sandbox)
     executor = Executor(config.sandbox, ExecutionStore(run_dir / EXECUTIONS_DIR), workers=cfg.workers,
-                        retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend, cluster=cluster)
+                        retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend, cluster=cluster,
+                        batch_size=cfg.batch_size)
     t0 = time.perf_counter()
     references = reference_prerun(tasks, executor, config, progress, cache=reference_cache(config))
     refs = {r.task_id: r for r in references}

@@ -361,6 +361,8 @@ class EvaluateConfig(Section):
     dask: str | None = Field(None, description="run the sandbox executions on a Dask cluster: tcp://HOST:PORT of its "
                                                "scheduler, or 'local' for worker processes on this machine")
     sandbox_retries: int = Field(2, ge=0, description="re-runs of a run the sandbox itself failed; then it is reported")
+    batch_size: int = Field(16, ge=0, description="samples per sandbox start (one isolated runner forked per sample, "
+                                                  "each with its own limits, folder and signed report); 0: one start each")
     rerun_classes: bool = Field(
         True, description="after a timeout, crash or resource limit, run the test classes the sample did not reach "
                           "in a fresh run with what is left of its limit, so one class cannot mask another"

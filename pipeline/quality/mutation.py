@@ -35,8 +35,7 @@ from pipeline.core.task import MutationReport, SurvivingMutant
 from pipeline.quality.cache import CachedOutcome, MutationCache, content_key
 from pipeline.quality.mutants import Mutant, generate_mutants
 from pipeline.sandbox import SandboxBackend, pool_size, SuiteMode, SuiteRequest, SuiteResult, SuiteStatus, get_backend, run_suites
-from pipeline.core.pool import map_concurrently
-from pipeline.sandbox.batch import can_batch, execute_batch
+from pipeline.sandbox.batch import can_batch, run_batches
 from pipeline.sandbox.suite import execute
 
 log = logging.getLogger(__name__)
@@ -154,27 +153,18 @@ def _run_missing(requests: list[SuiteRequest], keys: list[str], cache: MutationC
     return runs
 
 
-def _chunks(items: list, size: int, at_least: int) -> list[list]:
-    count = max(min(at_least, len(items)), -(-len(items) // size))
-    return [items[i::count] for i in range(count)]
-
-
 def _run_batched(requests: list[SuiteRequest], keys: list[str], cache: MutationCache, sandbox: SandboxConfig,
                  backend: SandboxBackend, workers: int, size: int) -> tuple[list[int], int]:
     """Run the requests in batches, caching every trustworthy outcome; returns (the indexes
     without one, to be run alone, and the sandbox runs made)."""
-    groups = _chunks(list(range(len(requests))), size, workers)
-    outcomes = map_concurrently(lambda group: execute_batch([requests[i] for i in group], backend, sandbox),
-                                groups, workers, thread_name="mutants")
+    results, runs = run_batches(requests, backend, sandbox, workers=workers, size=size)
     left: list[int] = []
-    for group, outcome in zip(groups, outcomes):
-        results = outcome.value if outcome.error is None else [None] * len(group)
-        for i, result in zip(group, results):
-            if result is None or result.status is SuiteStatus.SANDBOX_ERROR:
-                left.append(i)
-            else:
-                cache.put(CachedOutcome(key=keys[i], outcome=_outcome(result).value, failing=_failing(result), wall_s=result.wall_s))
-    return sorted(left), len(groups)
+    for i, result in enumerate(results):
+        if result is None or result.status is SuiteStatus.SANDBOX_ERROR:
+            left.append(i)
+        else:
+            cache.put(CachedOutcome(key=keys[i], outcome=_outcome(result).value, failing=_failing(result), wall_s=result.wall_s))
+    return left, runs
 
 
 def _run_all(requests: list[SuiteRequest], keys: list[str], cache: MutationCache, sandbox: SandboxConfig,

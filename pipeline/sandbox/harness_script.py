@@ -448,11 +448,15 @@ def supervise_batch(spec_path: str) -> int:
         # so the host runs every solution alone.
         sys.stderr.write("harness: a batch needs to sweep leftover processes, which is not possible here\n")
         return 3
-    tests_src = _read(spec["tests_file"])
-    solutions = []
+    shared_tests = _read(spec["tests_file"])
+    solutions, suites = [], []
     for entry in spec["batch"]:  # all read before any runner starts, and gone from the folder
         solutions.append(_read(entry["solution_file"]))
         os.unlink(entry["solution_file"])
+        # A batch of several tasks' samples: each entry brings its own tests (and limits, below).
+        suites.append(_read(entry["tests_source"]) if entry.get("tests_source") else shared_tests)
+        if entry.get("tests_source"):
+            os.unlink(entry["tests_source"])
     import traceback  # noqa: F401 - warm for every runner: imported once here, not once per solution
     import types  # noqa: F401
     import unittest  # noqa: F401
@@ -460,12 +464,29 @@ def supervise_batch(spec_path: str) -> int:
     home = os.getcwd()
     keep = _listing(home, "/tmp" if spec.get("private_tmp") else None)
     bodies = []
-    for entry, solution_src in zip(spec["batch"], solutions):
+    for entry, solution_src, tests_src in zip(spec["batch"], solutions, suites):
+        _mark_outputs(key, entry["run_id"])
         bodies.append(_batch_one(spec, entry, solution_src, tests_src, key, undumpable))
         _clean_since(keep)
     for entry, body in zip(spec["batch"], bodies):
         _write_report(entry["report_file"], key, body)
     return 0
+
+
+def output_mark(key: bytes, run_id: str) -> bytes:
+    """Where one runner's stdout and stderr begin in the batch's: only a holder of the key (the
+    host, this supervisor) can write it, so no runner can claim where another's output begins."""
+    return ("\x1ecf:" + _hmac_sha256(bytes(key), ("output:" + run_id).encode("utf-8"))[:32] + "\x1e").encode("ascii")
+
+
+def _mark_outputs(key: bytearray, run_id: str) -> None:
+    sys.stdout.flush()
+    sys.stderr.flush()
+    for fd in (1, 2):
+        try:
+            os.write(fd, output_mark(key, run_id))
+        except OSError:
+            pass  # a closed stream: that runner's output is lost, not its verdict
 
 
 def _listing(*folders) -> dict:
@@ -492,14 +513,15 @@ def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, k
     """One solution's run inside a batch: the same body `supervise` writes, for its own run id."""
     started, cpu_before = time.monotonic(), _cpu_so_far()
     home = os.getcwd()
-    one = dict(spec, run_id=entry["run_id"])
+    one = dict(spec, run_id=entry["run_id"], **entry.get("own", {}))
     paths = {"solution": os.path.join(home, spec["solution_file"]), "tests": os.path.join(home, spec["tests_file"])}
     for role, src in (("solution", solution_src), ("tests", tests_src)):
         _fresh_file(paths[role], src, 0o644)
     context = {"spec": one, "solution_src": solution_src, "tests_src": tests_src, "canaries": _canaries(),
-               "preimport": list(spec.get("preimport", [])), "workdir": home}
+               "preimport": list(one.get("preimport", [])), "workdir": home,
+               "cpu_limit_s": entry.get("cpu_limit_s")}  # a lone run's CPU rlimit: its own, not the batch's
     pid, rfd = _fork_runner(key, context)
-    channel, shares, exited, reaped_status = _await_runner(pid, rfd, one, started + float(spec["timeout_s"]))
+    channel, shares, exited, reaped_status = _await_runner(pid, rfd, one, started + float(one["timeout_s"]))
     escaped = _sweep_escapees(pid)  # supervise_batch checked it may
     for _ in range(2):  # a fork in flight during one sweep is caught by the next
         _sweep_escapees(pid)
@@ -520,6 +542,12 @@ def _runner_entry(key: bytearray, rfd: int, wfd: int, context: dict) -> None:
         key[:] = bytes(len(key))  # the only copy of the key in this process
         os.close(rfd)
         os.setpgid(0, 0)
+        if context.get("cpu_limit_s"):  # a runner forked in a batch starts its own CPU count at 0
+            import resource
+
+            soft, hard = int(context["cpu_limit_s"]), resource.getrlimit(resource.RLIMIT_CPU)[1]
+            hard = soft + 1 if hard == resource.RLIM_INFINITY else min(hard, soft + 1)
+            resource.setrlimit(resource.RLIMIT_CPU, (min(soft, hard), hard))
         _set_dumpable()
         code = run_tests(context, wfd)
     except BaseException:  # noqa: B036 - whatever happens, the child must not continue as supervisor
