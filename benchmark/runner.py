@@ -91,7 +91,7 @@ from pipeline import __version__
 
 if TYPE_CHECKING:  # the client (and the OpenAI SDK under it) is loaded only when a model is asked
     from pipeline.llm.client import LLMClient
-from pipeline.config import Config, EvaluateConfig, SandboxConfig
+from pipeline.config import Config, EvaluateConfig, LLMConfig, SandboxConfig
 from pipeline.llm.errors import LLMError
 from pipeline.llm.ledger import LedgerEntry, UsageSummary
 from pipeline.llm.usage_history import USAGE_DIR, new_run_id, recorded_usage, save_usage, write_usage_files
@@ -125,6 +125,22 @@ class EvaluationRequest(BaseModel):
     max_tasks: int | None = Field(None, ge=1, description="only the first N (selected) tasks")
 
 
+class EvaluatorConfig(BaseModel):
+    """The parts of the configuration the evaluator reads; nothing else of the root `Config` reaches it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+
+    @classmethod
+    def of(cls, config: Config | EvaluatorConfig) -> EvaluatorConfig:
+        if isinstance(config, EvaluatorConfig):
+            return config
+        return cls(evaluate=config.evaluate, sandbox=config.sandbox, llm=config.llm)
+
+
 class RunOutcome(BaseModel):
     model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
@@ -147,11 +163,10 @@ def select_tasks(dataset: LoadedDataset, task_ids: list[str] | None, max_tasks: 
     return tasks[:max_tasks] if max_tasks else tasks
 
 
-def _identity(dataset_sha: str, request: EvaluationRequest, ev: Config, tasks: list[Task], samples_sha: str | None,
-              models: list[str]) -> dict:
+def _identity(dataset_sha: str, request: EvaluationRequest, cfg: EvaluateConfig, sb: SandboxConfig, tasks: list[Task],
+              samples_sha: str | None, models: list[str]) -> dict:
     """Everything that changes which samples exist or how they are run (not ks or the bootstrap,
     which only change the scoring, so a different k re-scores the same run)."""
-    cfg = ev.evaluate
     llm_models = [m for m in request.models if m not in SPECIAL_MODELS] and samples_sha is None
     return {
         "dataset": dataset_sha, "models": models, "samples": samples_sha,
@@ -161,12 +176,12 @@ def _identity(dataset_sha: str, request: EvaluationRequest, ev: Config, tasks: l
         "levels": cfg.levels_source if llm_models else None,
         "endpoint": {"base_url": cfg.endpoint.base_url, "temperature": cfg.endpoint.temperature,
                      "max_tokens": cfg.endpoint.max_tokens} if llm_models else None,
-        "limits": {"floor": ev.sandbox.scale_floor_s, "factor": ev.sandbox.scale_factor, "cap": ev.sandbox.scale_cap_s,
+        "limits": {"floor": sb.scale_floor_s, "factor": sb.scale_factor, "cap": sb.scale_cap_s,
                    "basis": "cpu"},
     } | ({"environment": cfg.environment} if cfg.environment != "host" else {})
 
 
-def _settings(request: EvaluationRequest, config: Config, models: list[str], strategies: list[str],
+def _settings(request: EvaluationRequest, config: EvaluatorConfig, models: list[str], strategies: list[str],
               samples_sha: str | None, tasks: list[Task]) -> RunSettings:
     cfg = config.evaluate
     return RunSettings(
@@ -183,18 +198,17 @@ def _settings(request: EvaluationRequest, config: Config, models: list[str], str
     )
 
 
-def reference_prerun(tasks: list[Task], executor: Executor, config: Config,
+def reference_prerun(tasks: list[Task], executor: Executor, sandbox: SandboxConfig,
                      progress: Progress | None = None, cache: ExecutionStore | None = None) -> list[ReferenceRecord]:
     """Run every task's reference once; broken = anything but a pass (see the module docstring).
 
     `cache`: reference runs kept by content across results folders (`reference_cache`); a run found
     there is copied into this run's store instead of running again. The limit scales from the
     reference's CPU time, which load does not inflate (`evaluation_limit`), so one timing suffices."""
-    limit = config.sandbox.wall_limit_s
-    jobs = {t.task_id: job_for(t, reference_program(t), limit) for t in tasks}
+    jobs = {t.task_id: job_for(t, reference_program(t), sandbox.wall_limit_s) for t in tasks}
     counter = _Counter("reference", len(jobs), progress)
     done = _run_cached(executor, jobs, cache, counter.tick)
-    return [_reference_record(t.task_id, done[t.task_id].whole, jobs[t.task_id].key(executor.config), config.sandbox)
+    return [_reference_record(t.task_id, done[t.task_id].whole, jobs[t.task_id].key(executor.config), sandbox)
             for t in tasks]
 
 
@@ -226,13 +240,12 @@ def _reference_record(task_id: str, w: SuiteResult, key: str, sb: SandboxConfig)
                            execution_key=key, infrastructure=infra)
 
 
-def reference_cache(config: Config) -> ExecutionStore:
+def reference_cache(cfg: EvaluateConfig, sandbox: SandboxConfig) -> ExecutionStore:
     """The shared store of reference runs: under `evaluate.reference_cache` (default `.cache/references`
     beside the results root), one folder per interpreter and harness (`environment_tag`), since an
     execution's key names the interpreter only when it is not the host's own."""
-    cfg = config.evaluate
     root = cfg.reference_cache or Path(cfg.output_root).parent / ".cache" / "references"
-    return ExecutionStore(Path(root) / environment_tag(config.sandbox))
+    return ExecutionStore(Path(root) / environment_tag(sandbox))
 
 
 class _Counter:
@@ -417,14 +430,13 @@ def _key(u: SampleUnit) -> tuple[str, str, str, int]:
     return u.model, u.strategy, u.task_id, u.sample_index
 
 
-def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Task], broken: set[str],
+def _generation_phase(request: EvaluationRequest, cfg: EvaluateConfig, llm: LLMConfig, tasks: list[Task], broken: set[str],
                       samples: list[NumberedSample] | None, client: LLMClient | None, env: Mapping[str, str] | None,
                       progress: Progress | None, done: Collection[tuple[str, str, str, int]] = (),
                       keep_usage: Callable[[list[LedgerEntry]], None] | None = None) -> _Generation:
     """Pre-generated samples, or every (model, strategy, task, index) of the non-broken tasks;
     the samples in `done` (finished by an earlier, interrupted run) are left out but keep their place in `order`.
     `keep_usage` receives what the client paid for, even when generation is interrupted."""
-    cfg = config.evaluate
     by_id = {t.task_id: t for t in tasks}
     if samples is not None:
         units = [SampleUnit(model=s.model, strategy=s.strategy, task_id=s.task_id, sample_index=s.sample_index)
@@ -444,7 +456,7 @@ def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Ta
     if own_client:
         from pipeline.llm.client import LLMClient
 
-        client = LLMClient.from_config(config.llm, env or {})
+        client = LLMClient.from_config(llm, env or {})
     usage = None
     try:
         generator = LLMGenerator(client, cfg.endpoint, levels_source=cfg.levels_source) if needs_llm else None
@@ -466,15 +478,15 @@ def _generation_phase(request: EvaluationRequest, config: Config, tasks: list[Ta
 
 # -- the run ----------------------------------------------------------------------------------------
 
-def _environment(dataset_format: str, tasks: list[Task], config: Config) -> EnvironmentInfo:
+def _environment(dataset_format: str, tasks: list[Task], cfg: EvaluateConfig, sandbox: SandboxConfig) -> EnvironmentInfo:
     """The declared environment: a virtual environment for the local backend (built once, reused),
     the sandbox image for the docker backend; either way from the same requirements list."""
     requirements, declared_in = declared_requirements(dataset_format, tasks)
-    requirements += config.evaluate.environment_extra
+    requirements += cfg.environment_extra
     try:
-        if config.sandbox.backend == "docker":
-            return image_environment(requirements, config.sandbox.docker_image)
-        return ensure_environment(requirements, config.evaluate.environment_root, declared_in=declared_in)
+        if sandbox.backend == "docker":
+            return image_environment(requirements, sandbox.docker_image)
+        return ensure_environment(requirements, cfg.environment_root, declared_in=declared_in)
     except EnvironmentBuildError as e:
         raise EvaluationError(str(e)) from e
 
@@ -515,12 +527,14 @@ def _execution_phase(phase: _Generation, by_id: dict[str, Task], refs: dict[str,
     return [by_key[k] for k in phase.order if k in by_key], resumed
 
 
-def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, str] | None = None,
+def evaluate(request: EvaluationRequest, config: Config | EvaluatorConfig, *, env: Mapping[str, str] | None = None,
              client: LLMClient | None = None, backend: SandboxBackend | None = None,
              progress: Progress | None = None) -> RunOutcome:
     """Run (or resume) one evaluation and write its folder; see the module docstring. With
     `evaluate.dask`, the sandbox runs go to that Dask cluster (`pipeline.sandbox.cluster`), whose
-    workers are checked first; everything else, the stores included, stays here."""
+    workers are checked first; everything else, the stores included, stays here. Of `config` only
+    the evaluator's parts are read (`EvaluatorConfig`)."""
+    config = EvaluatorConfig.of(config)
     if config.evaluate.dask is None:
         return _evaluate(request, config, env, client, backend, progress, None)
     try:
@@ -530,7 +544,7 @@ def evaluate(request: EvaluationRequest, config: Config, *, env: Mapping[str, st
         raise EvaluationError(str(exc)) from exc
 
 
-def _evaluate(request: EvaluationRequest, config: Config, env: Mapping[str, str] | None, client: LLMClient | None,
+def _evaluate(request: EvaluationRequest, config: EvaluatorConfig, env: Mapping[str, str] | None, client: LLMClient | None,
               backend: SandboxBackend | None, progress: Progress | None, cluster: DaskCluster | None) -> RunOutcome:
     cfg = config.evaluate
     _check_request(request, cfg.strategies)
@@ -546,20 +560,16 @@ def _evaluate(request: EvaluationRequest, config: Config, env: Mapping[str, str]
     dataset_sha = file_sha256(request.dataset)
     samples, samples_sha = _read_samples(request, dataset, tasks, covered or [])
     models = list(dict.fromkeys(s.model for s in samples)) if samples is not None else request.models
-    run_id = run_id_for(dataset_label(Path(request.dataset)), _identity(dataset_sha, request, config, tasks, samples_sha, models))
+    run_id = run_id_for(dataset_label(Path(request.dataset)), _identity(dataset_sha, request, cfg, config.sandbox, tasks, samples_sha, models))
     run_dir = Path(cfg.output_root) / run_id
     clock["load"] = time.perf_counter() - t0
 
-    environment = _environment(dataset.format, tasks, config) if cfg.environment == "dataset" else None
+    environment = _environment(dataset.format, tasks, cfg, config.sandbox) if cfg.environment == "dataset" else None
     if environment is not None:
         config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
-    if cluster is not None:
-        cluster.check(config.sandbox)
-    executor = Executor(config.sandbox, ExecutionStore(run_dir / EXECUTIONS_DIR), workers=cfg.workers,
-                        retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend, cluster=cluster,
-                        batch_size=cfg.batch_size)
+    executor = _executor(config, run_dir, backend, cluster)
     t0 = time.perf_counter()
-    references = reference_prerun(tasks, executor, config, progress, cache=reference_cache(config))
+    references = reference_prerun(tasks, executor, config.sandbox, progress, cache=reference_cache(cfg, config.sandbox))
     refs = {r.task_id: r for r in references}
     broken = {r.task_id for r in references if r.broken}
     clock["reference"] = time.perf_counter() - t0
@@ -568,7 +578,7 @@ def _evaluate(request: EvaluationRequest, config: Config, env: Mapping[str, str]
     finished = files.finished()  # a killed run's finished samples: not done again
     t0 = time.perf_counter()
     usage_run = new_run_id()
-    phase = _generation_phase(request, config, tasks, broken, samples, client, env, progress, done=finished,
+    phase = _generation_phase(request, cfg, config.llm, tasks, broken, samples, client, env, progress, done=finished,
                               keep_usage=lambda entries: save_usage(run_dir, usage_run, "generation", entries))
     clock["generation"] = time.perf_counter() - t0
 
@@ -578,7 +588,7 @@ def _evaluate(request: EvaluationRequest, config: Config, env: Mapping[str, str]
 
     settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
     settings.environment = environment
-    plus, plus_refs = _plus_phase(tasks, records, executor, config, settings, progress, clock)
+    plus, plus_refs = _plus_phase(tasks, records, executor, config.sandbox, settings, progress, clock)
     usage = phase.usage
     if (run_dir / USAGE_DIR).is_dir():
         write_usage_files(run_dir, *recorded_usage(run_dir, config.llm.costs, usage_run))
@@ -593,7 +603,18 @@ def _evaluate(request: EvaluationRequest, config: Config, env: Mapping[str, str]
     return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
 
 
-def _plus_phase(tasks: list[Task], records: list[SampleRecord], executor: Executor, config: Config,
+def _executor(config: EvaluatorConfig, run_dir: Path, backend: SandboxBackend | None,
+              cluster: DaskCluster | None) -> Executor:
+    """The run's executor over its own store; a Dask cluster's workers are checked first."""
+    cfg = config.evaluate
+    if cluster is not None:
+        cluster.check(config.sandbox)
+    return Executor(config.sandbox, ExecutionStore(run_dir / EXECUTIONS_DIR), workers=cfg.workers,
+                    retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend, cluster=cluster,
+                    batch_size=cfg.batch_size)
+
+
+def _plus_phase(tasks: list[Task], records: list[SampleRecord], executor: Executor, sandbox: SandboxConfig,
                 settings: RunSettings, progress: Progress | None,
                 clock: dict[str, float]) -> tuple[list[GroupScores], list[ReferenceRecord]]:
     """Base + plus scores of the same samples, when the dataset has plus suites (benchmark.plus)."""
@@ -605,7 +626,7 @@ def _plus_phase(tasks: list[Task], records: list[SampleRecord], executor: Execut
     scored = plus_scores(
         tasks, records,
         run_samples=lambda generated, by_id, refs: execute_samples(generated, by_id, refs, executor, renamed),
-        reference=lambda combined: reference_prerun(combined, executor, config, renamed),
+        reference=lambda combined: reference_prerun(combined, executor, sandbox, renamed),
         score=lambda combined, broken, recs: score_run(combined, broken, recs, settings),
     )
     if scored[1]:
