@@ -14,8 +14,6 @@ doing) gives None for it, never a verdict: the caller runs those alone.
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import logging
 import re
 import secrets
@@ -39,6 +37,7 @@ _LAUNCH_BATCH = "import sys, cf_harness; sys.exit(cf_harness.supervise_batch(sys
 # Host-side allowance per solution on top of its limit: the fork, the sweep and the clean-up.
 _PER_RUN_SLACK_S = 2.0
 _ANY_MARK = re.compile("\x1ecf:[0-9a-f]{32}\x1e")
+_MARKS_FILE = ".cf_marks"
 _SHARED_FIELDS = ("mode", "module_name", "coverage", "branch", "hash_seed")
 
 
@@ -58,9 +57,10 @@ def _check_shared(requests: Sequence[SuiteRequest]) -> None:
             raise SandboxError(f"a batch shares everything but the solution; {', '.join(differs)} differ", request.item_id)
 
 
-def _batch_files(requests: Sequence[SuiteRequest], spec: dict, key: bytes) -> dict[str, str | bytes]:
+def _batch_files(requests: Sequence[SuiteRequest], spec: dict, key: bytes, marks: list[str]) -> dict[str, str | bytes]:
     files = _files(requests[0], spec, key)
     del files[spec["solution_file"]]  # the harness writes each runner's own before it starts
+    files[_MARKS_FILE] = "\n".join(marks)
     for entry, request in zip(spec["batch"], requests):
         files[entry["solution_file"]] = request.solution
         if entry.get("tests_source"):
@@ -81,15 +81,10 @@ def _entry(i: int, request: SuiteRequest, first: SuiteRequest, config: SandboxCo
     return entry
 
 
-def output_mark(key: bytes, run_id: str) -> str:
-    """The harness's mark before a runner's output (`output_mark` there), as text."""
-    mac = hmac.new(key, ("output:" + run_id).encode("utf-8"), hashlib.sha256).hexdigest()[:32]
-    return f"\x1ecf:{mac}\x1e"
-
-
 def _own_part(text: str, mark: str) -> str:
-    """A runner's part of the batch's stream: from its mark to the next mark (marks carry no key a
-    runner has, so none can be forged); empty when the mark was cut off with the stream's cap."""
+    """A runner's part of the batch's stream: from its mark to the next mark (the marks are random,
+    read and deleted by the supervisor before any runner starts, so a runner knows none of the others'
+    to forge); empty when the mark was cut off with the stream's cap."""
     start = text.find(mark)
     if start < 0:
         return ""
@@ -115,28 +110,29 @@ def execute_batch(requests: Sequence[SuiteRequest], backend: SandboxBackend, con
     spec = _spec(first, secrets.token_hex(8), first.limit_s or config.wall_limit_s, config, can_batch(backend), seed)
     spec["private_tmp"] = backend.isolation == "bwrap"
     spec["batch"] = [_entry(i, request, first, config) for i, request in enumerate(requests)]
+    spec["marks_file"] = _MARKS_FILE
+    marks = [secrets.token_hex(16) for _ in requests]  # in their own file: runners can read the spec
     limits = RunLimits.from_config(config, wall_s=sum(e["own"]["timeout_s"] + _PER_RUN_SLACK_S for e in spec["batch"])
                                    + config.grace_s)
     try:
-        run = backend.run(_batch_files(requests, spec, key), [backend.python, "-s", "-B", "-c", _LAUNCH_BATCH, SPEC_FILE],
+        run = backend.run(_batch_files(requests, spec, key, marks), [backend.python, "-s", "-B", "-c", _LAUNCH_BATCH, SPEC_FILE],
                           limits, outputs=[e["report_file"] for e in spec["batch"]], env={"PYTHONHASHSEED": str(seed)})
     except SandboxError as exc:
         log.warning("batch of %d solutions failed as a whole: %s", len(requests), exc)
         return [None] * len(requests)
-    return [_read_one(request, entry, run, key, entry["own"]["timeout_s"], seed,
-                      static_expectations(request.tests, request.test_classes))
-            for request, entry in zip(requests, spec["batch"])]
+    return [_read_one(request, entry, run, key, seed, static_expectations(request.tests, request.test_classes), mark)
+            for request, entry, mark in zip(requests, spec["batch"], marks)]
 
 
-def _read_one(request: SuiteRequest, entry: dict, run: ExecResult, key: bytes, limit_s: float, seed: int,
-              expected) -> SuiteResult | None:
+def _read_one(request: SuiteRequest, entry: dict, run: ExecResult, key: bytes, seed: int, expected,
+              mark: str) -> SuiteResult | None:
     try:
         report = parse(authenticate(run.outputs.get(entry["report_file"]), key, entry["run_id"]))
     except (ReportError, ValidationError, ValueError) as exc:
         log.info("no trustworthy batch report for %s (%s); it runs alone", request.item_id or "<unnamed>", exc)
         return None
-    view = _runner_view(run, report.runner.wall_s, output_mark(key, entry["run_id"]))
-    return interpret(request, view, report, limit_s, seed, expected)
+    view = _runner_view(run, report.runner.wall_s, f"\x1ecf:{mark}\x1e")
+    return interpret(request, view, report, entry["own"]["timeout_s"], seed, expected)
 
 
 
