@@ -376,14 +376,20 @@ def backend(local_backend):
     return local_backend
 
 
-@pytest.mark.parametrize("case", ATTACKS, ids=[a.name for a in ATTACKS])
-def test_attack_never_passes(case: Attack, config, backend, monkeypatch):
+def bait(monkeypatch) -> tuple[str, socket.socket]:
+    """Secrets in the environment and a loopback listener: what an attack must never reach."""
     secret = f"sk-{MARK}"
     for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "HF_TOKEN"):
         monkeypatch.setenv(name, secret)
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))
     listener.listen(1)
+    return secret, listener
+
+
+@pytest.mark.parametrize("case", ATTACKS, ids=[a.name for a in ATTACKS])
+def test_attack_never_passes(case: Attack, config, backend, monkeypatch):
+    secret, listener = bait(monkeypatch)
     tests = case.tests.replace("PORT", str(listener.getsockname()[1]))
     result = run_suite(
         case.solution, tests, case.classes, config=config, backend=backend, limit_s=case.limit_s,

@@ -7,14 +7,13 @@ and each is judged as it is alone; a sample its batch gave no trustworthy report
 from __future__ import annotations
 
 import os
-import socket
 import textwrap
 
 import pytest
 
 from pipeline.sandbox import SuiteRequest, SuiteStatus, execute
 from pipeline.sandbox.batch import can_batch, execute_batch
-from test_sandbox_adversarial import ATTACKS, FINITE_LIMIT_S, HOST_TARGETS, MARK, config  # noqa: F401 - a fixture
+from test_sandbox_adversarial import ATTACKS, FINITE_LIMIT_S, HOST_TARGETS, MARK, bait, config  # noqa: F401 - a fixture
 from sandbox_support import leftover_processes
 
 COUNTER = textwrap.dedent(
@@ -56,12 +55,7 @@ def backend(local_backend):
 
 
 def test_attacks_batched_with_other_tasks_never_pass_nor_reach_them(config, backend, monkeypatch):  # noqa: F811
-    secret = f"sk-{MARK}"
-    for name in ("OPENAI_API_KEY", "GITHUB_TOKEN", "HF_TOKEN"):
-        monkeypatch.setenv(name, secret)
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(1)
+    secret, listener = bait(monkeypatch)
     requests = []
     for i, case in enumerate(CASES):
         requests.append(SuiteRequest(item_id=f"attack{i}", solution=case.solution, coverage=True, limit_s=case.limit_s,
