@@ -168,14 +168,14 @@ def run_batches(requests: Sequence[SuiteRequest], backend: SandboxBackend, confi
     `on_done(i, result)` sees each trustworthy result as its batch ends."""
     groups = batches_by_cost(costs, size, workers) if costs is not None else batches_of(len(requests), size, workers)
 
-    def one(group: list[int]) -> list[SuiteResult | None]:
-        results = execute_batch([requests[i] for i in group], backend, config)
-        for i, result in zip(group, results):
+    def ended(g: int, outcome) -> None:
+        # outside the batch's own call, so what `on_done` raises (an interrupt) stops the run
+        for i, result in zip(groups[g], outcome.value if outcome.error is None else []):
             if result is not None and on_done is not None:
                 on_done(i, result)
-        return results
 
-    outcomes = map_concurrently(one, groups, workers, thread_name="batches")
+    outcomes = map_concurrently(lambda group: execute_batch([requests[i] for i in group], backend, config), groups,
+                                workers, on_done=ended, thread_name="batches")
     found: list[SuiteResult | None] = [None] * len(requests)
     for group, outcome in zip(groups, outcomes):
         for i, result in zip(group, outcome.value if outcome.error is None else [None] * len(group)):
