@@ -24,7 +24,7 @@ import hashlib
 import json
 import logging
 import re
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any, Literal, get_args
 
@@ -234,7 +234,7 @@ class RunStats(Record):
 class RunResults(Record):
     schema_version: Literal[1, 2, 3] = SCHEMA_VERSION
     run_id: str
-    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     classforge_version: str
     dataset: DatasetInfo
     settings: RunSettings

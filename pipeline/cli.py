@@ -226,7 +226,7 @@ def check_endpoint_cmd(
         raise typer.Exit(1)
 
 
-def _github_search(hcfg: "HarvestConfig"):
+def _github_search(hcfg: HarvestConfig):
     """The GitHub search the harvest calls, after its pre-flight; None when GitHub is off."""
     if not hcfg.github.enabled:
         return None

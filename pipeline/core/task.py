@@ -364,8 +364,25 @@ def column_meaning(name: str) -> str:
 
 
 __all__ = [
-    "CLASSEVAL_COLUMNS", "CORE_COLUMNS", "PRO_COLUMNS", "SCHEMA_VERSION", "CompositionType", "Dependencies",
-    "JudgeVote", "Method", "MutationReport", "PlusDrop", "PlusSuite", "SourceRef", "SurvivingMutant", "Task", "TaskMetrics",
-    "VoteStatus", "column_origin", "column_meaning", "COLUMN_MEANINGS", "composition_type",
+    "CLASSEVAL_COLUMNS",
+    "COLUMN_MEANINGS",
+    "CORE_COLUMNS",
+    "PRO_COLUMNS",
+    "SCHEMA_VERSION",
+    "CompositionType",
+    "Dependencies",
+    "JudgeVote",
+    "Method",
+    "MutationReport",
+    "PlusDrop",
+    "PlusSuite",
+    "SourceRef",
+    "SurvivingMutant",
+    "Task",
+    "TaskMetrics",
+    "VoteStatus",
+    "column_meaning",
+    "column_origin",
+    "composition_type",
     "task_license",
 ]

@@ -64,7 +64,7 @@ class Candidate:
     text: str
     module: ast.Module
     node: ast.ClassDef
-    analysis: "_SharedAnalysis"
+    analysis: _SharedAnalysis
     position: int  # index of the class statement in module.body
     # Methods left out of the task (name -> why), and then where the class ends in its real file.
     excluded: dict[str, str] = field(default_factory=dict)
@@ -172,7 +172,7 @@ class Candidate:
         used = {u.name for u in self.resolution.unresolved} | self.resolution.builtins_used
         provided: dict[str, str] = {}
         for module, names in self.analysis.known_stars():
-            provided.update({n: module for n in used & names})  # a later star import wins, as at run time
+            provided.update(dict.fromkeys(used & names, module))  # a later star import wins, as at run time
         return provided
 
     @cached_property

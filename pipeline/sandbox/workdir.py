@@ -26,7 +26,7 @@ class WorkDir:
         self.owner = owner
 
     @classmethod
-    def create(cls, root: str | None, owner: int | None) -> "WorkDir":
+    def create(cls, root: str | None, owner: int | None) -> WorkDir:
         if root is not None:
             os.makedirs(root, exist_ok=True)
         path = tempfile.mkdtemp(prefix="cf-sbx-", dir=root)
@@ -45,7 +45,7 @@ class WorkDir:
             self._chown_tree()
 
     def _chown_tree(self) -> None:
-        for dirpath, dirnames, filenames in os.walk(self.path):
+        for dirpath, _dirnames, filenames in os.walk(self.path):
             os.chown(dirpath, self.owner, self.owner)
             for name in filenames:
                 os.chown(os.path.join(dirpath, name), self.owner, self.owner)

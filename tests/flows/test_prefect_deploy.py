@@ -90,7 +90,7 @@ def test_deploy_schedule_and_run_as_users_do(tmp_path):
         return done
 
     server = subprocess.Popen([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                              cwd=tmp_path, env=env, stdout=open(logs / "server.log", "w"), stderr=subprocess.STDOUT)
+                              cwd=tmp_path, env=env, stdout=open(logs / "server.log", "w"), stderr=subprocess.STDOUT)  # noqa: SIM115 - the server's for its life
     worker = None
     try:
         _wait(lambda: _healthy(api), 600, "the Prefect server to start")   # bounds for a hang, room for a busy machine
@@ -102,7 +102,7 @@ def test_deploy_schedule_and_run_as_users_do(tmp_path):
         assert "Can't evaluate bulk DML" not in (logs / "server.log").read_text()
 
         worker = subprocess.Popen([PREFECT, "worker", "start", "--pool", "classforge"], cwd=tmp_path, env=env,
-                                  stdout=open(logs / "worker.log", "w"), stderr=subprocess.STDOUT)
+                                  stdout=open(logs / "worker.log", "w"), stderr=subprocess.STDOUT)  # noqa: SIM115 - the worker's for its life
         prefect("deployment", "run", "build-benchmark/manual", "--watch", "--watch-timeout", "1800", timeout=1900)
         (run,) = _runs(api, "manual", "COMPLETED")
         assert run["state"]["message"].startswith("released 3 task(s)"), run["state"]
