@@ -26,7 +26,7 @@ import logging
 import re
 from datetime import datetime, UTC
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,7 +43,7 @@ from pipeline.core.errors import InputError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION: Final = 3
 READABLE_VERSIONS = (1, 2, 3)
 RESULTS_FILE = "results.json"
 SAMPLES_DIR = "samples"

@@ -247,7 +247,7 @@ def _parameters(args: ast.arguments) -> list[Parameter]:
 
 def _param(a: ast.arg, kind: str, default: ast.expr | None) -> Parameter:
     return Parameter(
-        name=a.arg, kind=kind,  # type: ignore[arg-type]
+        name=a.arg, kind=kind,
         annotation=ast.unparse(a.annotation) if a.annotation else None,
         default=ast.unparse(default) if default is not None else None,
     )

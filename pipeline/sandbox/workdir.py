@@ -42,13 +42,13 @@ class WorkDir:
             with open(target, "wb") as fh:
                 fh.write(data)
         if self.owner is not None:
-            self._chown_tree()
+            self._chown_tree(self.owner)
 
-    def _chown_tree(self) -> None:
+    def _chown_tree(self, owner: int) -> None:
         for dirpath, _dirnames, filenames in os.walk(self.path):
-            os.chown(dirpath, self.owner, self.owner)
+            os.chown(dirpath, owner, owner)
             for name in filenames:
-                os.chown(os.path.join(dirpath, name), self.owner, self.owner)
+                os.chown(os.path.join(dirpath, name), owner, owner)
 
     def read_outputs(self, names: Sequence[str], cap: int) -> dict[str, bytes]:
         found: dict[str, bytes] = {}
