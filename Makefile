@@ -27,7 +27,7 @@ test: setup
 # (docs/development.md has the measured count and time); `make test` (what CI runs) is the whole suite.
 .PHONY: test-fast lint typecheck format
 test-fast: setup
-	.venv/bin/python -m pytest -q $(FAST_TESTS)
+	.venv/bin/python -m pytest -q -m "not slow" tests/unit tests/core
 
 # What tests/unit/test_tooling.py checks with the suite, one at a time.
 lint: setup
