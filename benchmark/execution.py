@@ -327,7 +327,7 @@ def to_outcome(task_id: str, sample_index: int, stored: StoredExecution, test_cl
     exc_type = {"timeout": "TimeoutError", "crashed": "Crashed"}.get(bucket)
     if exc_type is None:
         exc_type = "MemoryError" if whole.detail.startswith("memory") else "ResourceLimit"
-    return SampleOutcome(task_id=task_id, sample_index=sample_index, status=bucket,  # type: ignore[arg-type]
+    return SampleOutcome(task_id=task_id, sample_index=sample_index, status=bucket,
                          error=ExceptionInfo(type=exc_type, message=whole.detail),
                          test_classes={c.name: class_outcome(c, timed_out=bucket == "timeout")
                                        for c in whole.classes if c.methods})

@@ -213,7 +213,7 @@ class DepCounts(BaseModel):
     field_hits: int = 0
     field_total: int = 0
 
-    def __add__(self, other: "DepCounts") -> "DepCounts":
+    def __add__(self, other: DepCounts) -> DepCounts:
         return DepCounts(method_hits=self.method_hits + other.method_hits, method_total=self.method_total + other.method_total,
                          field_hits=self.field_hits + other.field_hits, field_total=self.field_total + other.field_total)
 

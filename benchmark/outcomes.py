@@ -62,7 +62,7 @@ class TestClassOutcome(BaseModel):
     problems: list[TestProblem] = Field(default_factory=list)
 
     @model_validator(mode="after")
-    def _counts_add_up(self) -> "TestClassOutcome":
+    def _counts_add_up(self) -> TestClassOutcome:
         if self.failures + self.errors + self.skipped > self.tests_run:
             raise ValueError(f"failures+errors+skipped ({self.failures}+{self.errors}+{self.skipped}) "
                              f"exceed tests_run ({self.tests_run})")

@@ -24,9 +24,9 @@ import hashlib
 import json
 import logging
 import re
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Final, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -43,7 +43,7 @@ from pipeline.core.errors import InputError
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION: Final = 3
 READABLE_VERSIONS = (1, 2, 3)
 RESULTS_FILE = "results.json"
 SAMPLES_DIR = "samples"
@@ -234,7 +234,7 @@ class RunStats(Record):
 class RunResults(Record):
     schema_version: Literal[1, 2, 3] = SCHEMA_VERSION
     run_id: str
-    created_at: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     classforge_version: str
     dataset: DatasetInfo
     settings: RunSettings

@@ -11,7 +11,7 @@ grid with the tasks no row solves and those every row solves.
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from html import escape
 from pathlib import Path
 
@@ -139,7 +139,7 @@ def charts(board: Board) -> str:
     for suite in board.suites:
         k = board.ks[suite][0] if board.ks[suite] else 1
         for level, name in LEVELS:
-            bars = _bars(board, lambda r, s=suite, lv=level: r.estimate(s, lv, "full", k))
+            bars = _bars(board, lambda r, s=suite, lv=level, k=k: r.estimate(s, lv, "full", k))
             if bars:
                 out.append(bar_chart(bars, title=f"{_suite_title(suite)}{name}-level full pass@{k} (%), 95% interval"))
     for attr, name in (("dep_m", "DEP(M)"), ("dep_f", "DEP(F)")):
@@ -223,7 +223,7 @@ def task_grid(board: Board) -> str:
 def render_page(board: Board, *, title: str = "classforge results") -> str:
     runs = list(dict.fromkeys((r.run_id, r.dataset) for r in board.rows))
     notes = "".join(f'<p class="note">Note: {escape(n)}.</p>' for n in board.notes)
-    stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,"><title>{escape(title)}</title><style>{STYLE}</style></head>

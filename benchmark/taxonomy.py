@@ -57,7 +57,7 @@ def _attribute_on_class(exc: ExceptionInfo, class_name: str) -> bool:
     msg = exc.message
     return (f"'{class_name}' object has no attribute" in msg
             or f"type object '{class_name}' has no attribute" in msg
-            or msg.startswith("module ") and "has no attribute" in msg)
+            or (msg.startswith("module ") and "has no attribute" in msg))
 
 
 def dependency_reason(exc: ExceptionInfo, class_name: str) -> str | None:
@@ -84,7 +84,7 @@ def classify(task: Task, sample: SampleOutcome) -> Classification | None:
     if sample.status == "compile_error" or error_type in _SYNTAX:
         return Classification(category="syntax", reason=f"does not compile ({error_type or 'SyntaxError'})")
     if sample.status in ("timeout", "resource_limit") or error_type in _RESOURCE:
-        return Classification(category="timeout_resource", reason=sample.status if not error_type else error_type)
+        return Classification(category="timeout_resource", reason=error_type or sample.status)
     if sample.status == "no_code":
         return Classification(category="other", reason="no code extracted from the output")
     if sample.status == "tampered":

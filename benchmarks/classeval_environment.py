@@ -76,7 +76,7 @@ def _print(reports, wall: float, config) -> None:
     print(f"{len(reports)} tasks, isolation {reports[0].isolation if reports else '?'}, {wall:.0f} s wall")
     if first is not None:
         for p in first.perturbations:
-            how = p.skipped and f"SKIPPED: {p.skipped}" or "; ".join(f"{k}: {v}" for k, v in p.applied.items())
+            how = (p.skipped and f"SKIPPED: {p.skipped}") or "; ".join(f"{k}: {v}" for k, v in p.applied.items())
             print(f"  {p.name:<14} {how}")
     print("\nflagged (a test's verdict changed under a perturbation):")
     print("| task | perturbation | tests whose verdict changed |\n| --- | --- | --- |")

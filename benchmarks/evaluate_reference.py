@@ -129,7 +129,7 @@ def main() -> None:
     workers = pool_size(SandboxConfig(), args.workers)
     tasks = load_dataset(args.dataset).tasks
     rounds = []
-    for i in range(args.repeat):
+    for _ in range(args.repeat):
         with tempfile.TemporaryDirectory(prefix="cf-bench-eval-") as tmp:
             tmp_path = Path(tmp)
             e2e = end_to_end(args.dataset, args.workers, tmp_path / "results")

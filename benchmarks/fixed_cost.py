@@ -73,10 +73,10 @@ def main() -> None:
         measure("classforge --help", lambda i: [*cli, "--help"], args.repeat, other)
         for extra, name in (([], "1 sample, 1 task"), (["--task", "ClassEval_0"], "1 sample, 1 task, --task")):
             slug = "task" if extra else "all"
-            measure(f"evaluate {name} (cold)", lambda i: [*base, *extra, "--out", str(tmp_path / f"{slug}{i}" / "a")],
+            measure(f"evaluate {name} (cold)", lambda i, extra=extra, slug=slug: [*base, *extra, "--out", str(tmp_path / f"{slug}{i}" / "a")],
                     args.repeat, other)
             measure(f"evaluate {name} (warm reference)",
-                    lambda i: [*base, *extra, "--out", str(tmp_path / f"{slug}{i}" / "b")], args.repeat, other)
+                    lambda i, extra=extra, slug=slug: [*base, *extra, "--out", str(tmp_path / f"{slug}{i}" / "b")], args.repeat, other)
 
 
 if __name__ == "__main__":

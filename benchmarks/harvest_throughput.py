@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -45,7 +45,7 @@ def build_synthetic(root: Path, repos: int, files_per_repo: int) -> None:
             else:
                 src = "def helper(x):\n    return x * 2\n" * 20       # no classes
             files[f"pkg{r}/mod_{f}.py"] = src.replace("value + ", f"value + {r * 1000 + f} + ")
-        when = datetime(2025, 3, 1, tzinfo=timezone.utc)
+        when = datetime(2025, 3, 1, tzinfo=UTC)
         build_repo(root / f"bench__repo{r:03d}", [CommitSpec(when, "initial", files)])
 
 

@@ -40,7 +40,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ProcessPoolExecutor
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -78,9 +78,9 @@ def _stdlib_only(tree: ast.Module) -> bool:
         if isinstance(node, ast.ImportFrom):
             if node.level or (node.module or "").split(".")[0] not in sys.stdlib_module_names:
                 return False
-        elif isinstance(node, ast.Import):
-            if any(a.name.split(".")[0] not in sys.stdlib_module_names for a in node.names):
-                return False
+        elif isinstance(node, ast.Import) and any(a.name.split(".")[0] not in sys.stdlib_module_names
+                                                  for a in node.names):
+            return False
     return True
 
 
@@ -91,9 +91,7 @@ def _scope_ok(cls: ast.ClassDef, module_names: set[str]) -> bool:
             bound.add(node.id)
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-            bound.add(node.name)
-        elif isinstance(node, ast.ExceptHandler) and node.name:
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (isinstance(node, ast.ExceptHandler) and node.name):
             bound.add(node.name)
     return all(n.id in bound for n in ast.walk(cls) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
 
@@ -189,9 +187,9 @@ def build_corpus(root: Path, repos: int) -> None:
     for r in range(repos):
         first, second, third = repo_files(r)
         build_repo(root / f"bench__repo{r:03d}", [
-            CommitSpec(datetime(2024, 11, 2, tzinfo=timezone.utc), "initial", dict(first)),
-            CommitSpec(datetime(2025, 2, 10, tzinfo=timezone.utc), "features", dict(second)),
-            CommitSpec(datetime(2025, 4, 20, tzinfo=timezone.utc), "engine edits", dict(third)),
+            CommitSpec(datetime(2024, 11, 2, tzinfo=UTC), "initial", dict(first)),
+            CommitSpec(datetime(2025, 2, 10, tzinfo=UTC), "features", dict(second)),
+            CommitSpec(datetime(2025, 4, 20, tzinfo=UTC), "engine edits", dict(third)),
         ])
 
 
@@ -282,7 +280,7 @@ def _clones_round(sources: list[str], urls: list[str], tmp: Path, workers: int, 
                      ("classforge-1 + clones", lambda work: classforge_with_clones(sources, work, 1)),
                      (f"classforge-{workers} + clones", lambda work: classforge_with_clones(sources, work, workers))):
         work = Path(tempfile.mkdtemp(dir=tmp))
-        wall, cpu, kept[name] = measured(lambda: fn(work))
+        wall, cpu, kept[name] = measured(lambda fn=fn, work=work: fn(work))
         rows.setdefault(name, []).append((wall, cpu))
         shutil.rmtree(work)
 

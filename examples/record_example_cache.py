@@ -125,7 +125,7 @@ class Responder:
 def _blank(name: str) -> dict[str, str]:
     from pipeline.llm.prompts import load_prompt
 
-    return {field: "" for field in load_prompt(name).fields}
+    return dict.fromkeys(load_prompt(name).fields, "")
 
 
 def load_example_config(path: Path):

@@ -51,10 +51,10 @@ def main(
 
 
 # Choices, so a mistyped value gets click's one-line "is not one of ..." instead of a pydantic dump.
-StrategyChoice = Enum("StrategyChoice", {s: s for s in get_args(EvalStrategy)}, type=str)
-LevelsChoice = Enum("LevelsChoice", {s: s for s in ("labels", "model")}, type=str)
+StrategyChoice = Enum("StrategyChoice", {s: s for s in get_args(EvalStrategy)}, type=str)  # type: ignore[misc]
+LevelsChoice = Enum("LevelsChoice", {s: s for s in ("labels", "model")}, type=str)  # type: ignore[misc]
 
-TrackChoice = Enum("TrackChoice", {s: s for s in ("composition", "real-source")}, type=str)
+TrackChoice = Enum("TrackChoice", {s: s for s in ("composition", "real-source")}, type=str)  # type: ignore[misc]
 
 
 TrackOpt = Annotated[TrackChoice | None, typer.Option(help="override construction.track: composition or real-source")]
@@ -226,7 +226,7 @@ def check_endpoint_cmd(
         raise typer.Exit(1)
 
 
-def _github_search(hcfg: "HarvestConfig"):
+def _github_search(hcfg: HarvestConfig):
     """The GitHub search the harvest calls, after its pre-flight; None when GitHub is off."""
     if not hcfg.github.enabled:
         return None
@@ -392,7 +392,7 @@ def build(
         from prefect_dask import DaskTaskRunner
 
         runner = DaskTaskRunner() if dask == "local" else DaskTaskRunner(address=dask)
-        flow_fn = build_benchmark.with_options(task_runner=runner)
+        flow_fn = build_benchmark.with_options(task_runner=runner)  # type: ignore[arg-type]  # prefect types it narrower
     from contextlib import nullcontext
 
     from pipeline.cli_flowlog import flow_failure, flow_log
@@ -617,7 +617,7 @@ def evaluate(
         def progress(phase: str, done: int, total: int) -> None:
             if phase not in phases:
                 phases[phase] = bar.add_task(labels.get(phase, phase), total=total)
-            bar.update(phases[phase], completed=done, total=total)
+            bar.update(phases[phase], completed=done, total=total)  # type: ignore[arg-type]  # rich: TaskID is an int
 
         try:
             if regrade is not None:

@@ -104,7 +104,7 @@ def embedded_server_writes_to(path: Path) -> Callable[[], None]:
             os.dup2(saved, 2)
             os.close(saved)
 
-    server._run_uvicorn_command = spawn_writing_to_log
+    server._run_uvicorn_command = spawn_writing_to_log  # type: ignore[method-assign]  # this instance only, undone below
     return lambda: server.__dict__.pop("_run_uvicorn_command", None)
 
 

@@ -108,7 +108,7 @@ class HarvestConfig(Section):
         return v
 
 
-def harvest_overrides(harvest: "HarvestConfig", *, sources: list[str] | None = None, **changes: object) -> "HarvestConfig":
+def harvest_overrides(harvest: HarvestConfig, *, sources: list[str] | None = None, **changes: object) -> HarvestConfig:
     """The harvest section with command-line values applied (None keeps the file's value), validated
     exactly like the file. `sources` replaces every local source of the file (spec corpora too);
     `github` switches the GitHub search on or off."""
@@ -156,7 +156,7 @@ class SandboxConfig(Section):
     hash_seed: int = Field(0, ge=0, le=4294967295, description="PYTHONHASHSEED of a run; the gate's second run uses the next one")
     docker_user: str = Field("10001:10001", description="non-root uid:gid inside the container")
     docker_base_url: str | None = Field(None, description="Docker API URL; default: the SDK's own discovery")
-    environment_checks: "EnvironmentChecksConfig" = Field(default_factory=lambda: EnvironmentChecksConfig())
+    environment_checks: EnvironmentChecksConfig = Field(default_factory=lambda: EnvironmentChecksConfig())  # noqa: PLW0108 - defined below
 
 
 PerturbationName = Literal["hash-seed", "cwd", "timezone", "clock", "host-user", "network"]
@@ -528,7 +528,7 @@ def map_paths(model: BaseModel, fn: Callable[[Path], Path], *, only_set: bool = 
                 object.__setattr__(model, name, [v if _is_url(v) else str(fn(Path(v))) for v in value])
 
 
-def require_sources(harvest: "HarvestConfig") -> None:
+def require_sources(harvest: HarvestConfig) -> None:
     """Every local source the configuration names exists: a missing folder would otherwise harvest
     nothing, silently, and the build would end "released nothing" long after. Checked before any work."""
     from urllib.parse import unquote, urlparse
@@ -541,14 +541,14 @@ def require_sources(harvest: "HarvestConfig") -> None:
         raise ConfigError("; ".join(missing))
 
 
-def build_outputs(cfg: "Config") -> dict[str, Path]:
+def build_outputs(cfg: Config) -> dict[str, Path]:
     """Every place a build writes, by the key that sets it."""
     return {"harvest.output_root": cfg.harvest.output_root, "harvest.clone.workdir": cfg.harvest.clone.workdir,
             "construction.output_root": cfg.construction.output_root, "release.output_root": cfg.release.output_root,
             "llm.cache_path": cfg.llm.cache_path.parent}
 
 
-def require_writable(cfg: "Config") -> None:
+def require_writable(cfg: Config) -> None:
     """Every output location of a build can be written; checked before the first paid call."""
     from pipeline.core.store import unwritable
 

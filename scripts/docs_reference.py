@@ -41,7 +41,7 @@ def _param_row(param: Any, ctx: Any) -> str:
         names = f"`{param.name.upper()}` (argument)"
     kind = param.display_type_rich(ctx) if hasattr(param, "display_type_rich") else ""
     default = param.default
-    shown = "" if default is None or getattr(param, "is_flag", False) and default is False else f"`{default}`"
+    shown = "" if default is None or (getattr(param, "is_flag", False) and default is False) else f"`{default}`"
     if getattr(param, "is_flag", False) and param.secondary_opts:
         shown = "" if default is None else f"`{param.opts[0] if default else param.secondary_opts[0]}`"
     if hasattr(default, "value"):  # an enum choice
@@ -91,10 +91,7 @@ def _type_name(annotation: Any) -> str:
 def _default(field: Any) -> str:
     from pydantic import BaseModel
 
-    if field.default_factory is not None:
-        value = field.default_factory()
-    else:
-        value = field.default
+    value = field.default_factory() if field.default_factory is not None else field.default
     if isinstance(value, BaseModel):
         return ""
     if isinstance(value, list) and value and isinstance(value[0], BaseModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import pytest
@@ -29,7 +29,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def when(text: str) -> datetime:
-    return datetime.fromisoformat(text).replace(tzinfo=timezone.utc) if "+" not in text else datetime.fromisoformat(text)
+    return datetime.fromisoformat(text).replace(tzinfo=UTC) if "+" not in text else datetime.fromisoformat(text)
 
 
 @pytest.fixture

@@ -233,7 +233,7 @@ def make_pairs(
             assert d1 is not None and d2 is not None
             pairs.append(Pair(
                 candidate_id=candidate_id(kind, first.id, second.id),  # type: ignore[arg-type]
-                composition_type=kind,  # type: ignore[arg-type]
+                composition_type=kind,
                 domain1=d1, domain2=d2, theme=composition_theme(d1, d2) or "",
                 first=SourceRef.of(first, d1), second=SourceRef.of(second, d2),
             ))

@@ -25,11 +25,11 @@ class Verdict:
     detail: str = ""
 
     @classmethod
-    def kept(cls) -> "Verdict":
+    def kept(cls) -> Verdict:
         return cls(True)
 
     @classmethod
-    def drop(cls, reason: str, detail: str = "") -> "Verdict":
+    def drop(cls, reason: str, detail: str = "") -> Verdict:
         if not reason:
             raise ValueError("a drop needs a reason code")
         if not reasons.is_registered(reason):
@@ -59,7 +59,7 @@ class FunnelReport(BaseModel):
 
     stages: dict[str, StageCounts] = Field(default_factory=dict)
 
-    def merge(self, other: "FunnelReport") -> "FunnelReport":
+    def merge(self, other: FunnelReport) -> FunnelReport:
         merged = FunnelReport(stages={k: v.model_copy(deep=True) for k, v in self.stages.items()})
         for name, counts in other.stages.items():
             mine = merged.stages.setdefault(name, StageCounts())
@@ -74,7 +74,7 @@ class FunnelReport(BaseModel):
 class Funnel(Generic[T]):
     """Counts verdicts as they happen and hands each drop to a rejection sink."""
 
-    sink: "RejectionSink | None" = None
+    sink: RejectionSink | None = None
     _seen: Counter = field(default_factory=Counter)
     _kept: Counter = field(default_factory=Counter)
     _dropped: dict[str, Counter] = field(default_factory=dict)

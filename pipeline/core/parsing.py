@@ -75,7 +75,7 @@ def literal_eval(source: str | ast.AST) -> object:
         return ast.literal_eval(source)
 
 
-def _locked_parse(source, filename="<unknown>", mode="exec", *, type_comments=False, feature_version=None):  # type: ignore[no-untyped-def]
+def _locked_parse(source, filename="<unknown>", mode="exec", *, type_comments=False, feature_version=None):
     with _AST_CONVERSION:
         return _stdlib_parse(source, filename, mode, type_comments=type_comments, feature_version=feature_version)
 
@@ -87,4 +87,4 @@ def guard_interpreter() -> None:
     behaviour everywhere is easier to trust than a list of patch releases."""
     if ast.parse is not _locked_parse:
         _locked_parse.__doc__ = _stdlib_parse.__doc__
-        ast.parse = _locked_parse  # type: ignore[assignment]
+        ast.parse = _locked_parse

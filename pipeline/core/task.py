@@ -205,7 +205,7 @@ def task_license(sources: list[Any]) -> str:
              if isinstance(s, (SourceRef, dict)) else None for s in sources]
     if not found or any(not lic or lic == "NOASSERTION" for lic in found):
         return "NOASSERTION"
-    unique = sorted(set(found))
+    unique = sorted({lic for lic in found if lic})  # all of them: an empty one returned above
     return unique[0] if len(unique) == 1 else " AND ".join(f"({x})" if " " in x else x for x in unique)
 
 
@@ -364,8 +364,25 @@ def column_meaning(name: str) -> str:
 
 
 __all__ = [
-    "CLASSEVAL_COLUMNS", "CORE_COLUMNS", "PRO_COLUMNS", "SCHEMA_VERSION", "CompositionType", "Dependencies",
-    "JudgeVote", "Method", "MutationReport", "PlusDrop", "PlusSuite", "SourceRef", "SurvivingMutant", "Task", "TaskMetrics",
-    "VoteStatus", "column_origin", "column_meaning", "COLUMN_MEANINGS", "composition_type",
+    "CLASSEVAL_COLUMNS",
+    "COLUMN_MEANINGS",
+    "CORE_COLUMNS",
+    "PRO_COLUMNS",
+    "SCHEMA_VERSION",
+    "CompositionType",
+    "Dependencies",
+    "JudgeVote",
+    "Method",
+    "MutationReport",
+    "PlusDrop",
+    "PlusSuite",
+    "SourceRef",
+    "SurvivingMutant",
+    "Task",
+    "TaskMetrics",
+    "VoteStatus",
+    "column_meaning",
+    "column_origin",
+    "composition_type",
     "task_license",
 ]

@@ -64,7 +64,7 @@ class Candidate:
     text: str
     module: ast.Module
     node: ast.ClassDef
-    analysis: "_SharedAnalysis"
+    analysis: _SharedAnalysis
     position: int  # index of the class statement in module.body
     # Methods left out of the task (name -> why), and then where the class ends in its real file.
     excluded: dict[str, str] = field(default_factory=dict)
@@ -172,7 +172,7 @@ class Candidate:
         used = {u.name for u in self.resolution.unresolved} | self.resolution.builtins_used
         provided: dict[str, str] = {}
         for module, names in self.analysis.known_stars():
-            provided.update({n: module for n in used & names})  # a later star import wins, as at run time
+            provided.update(dict.fromkeys(used & names, module))  # a later star import wins, as at run time
         return provided
 
     @cached_property
@@ -247,7 +247,7 @@ def _parameters(args: ast.arguments) -> list[Parameter]:
 
 def _param(a: ast.arg, kind: str, default: ast.expr | None) -> Parameter:
     return Parameter(
-        name=a.arg, kind=kind,  # type: ignore[arg-type]
+        name=a.arg, kind=kind,
         annotation=ast.unparse(a.annotation) if a.annotation else None,
         default=ast.unparse(default) if default is not None else None,
     )

@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, UTC
 from typing import Any, TypeVar
 
 import requests
@@ -470,7 +470,7 @@ def search_github(
     """Run the domain x keyword-group x star-tier search matrix; see the module docstring."""
     for domain in domains:
         keyword_groups(domain)  # fail fast on an unknown domain, before any request
-    today = today or datetime.fromtimestamp(clock(), tz=timezone.utc).date()
+    today = today or datetime.fromtimestamp(clock(), tz=UTC).date()
     with _github_client(cfg) as gh:
         search = _Search(gh, cfg, cutoff, today, _Retrier(cfg, sleep, clock))
         for domain in domains:

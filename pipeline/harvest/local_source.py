@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
@@ -53,7 +53,7 @@ def _path_of(location: str) -> Path:
 
 
 def _is_repo(path: Path) -> bool:
-    return (path / ".git").exists() or (path / "HEAD").is_file() and (path / "objects").is_dir()
+    return (path / ".git").exists() or ((path / "HEAD").is_file() and (path / "objects").is_dir())
 
 
 def expand_local_sources(locations: list[str]) -> Iterator[Path]:
@@ -89,7 +89,7 @@ def local_repo_ref(path: Path) -> RepoRef:
             ref.head_commit = head.hexsha
             ref.default_branch = None if repo.head.is_detached else repo.active_branch.name
             root_sha = repo.git.rev_list("--max-parents=0", "HEAD").split()[-1]
-            ref.created_at = datetime.fromtimestamp(repo.commit(root_sha).authored_date, tz=timezone.utc)
+            ref.created_at = datetime.fromtimestamp(repo.commit(root_sha).authored_date, tz=UTC)
             for fname in _LICENSE_FILES:
                 try:
                     blob = head.tree / fname

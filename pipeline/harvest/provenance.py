@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import date, datetime, time, timezone
+from datetime import date, datetime, time, UTC
 from pathlib import Path
 
 import git
@@ -85,7 +85,7 @@ class History:
             if block is not None and current is not None:
                 added.setdefault(block[0], []).append(_Added(current, path, _code_lines("\n".join(block[1]))))
 
-        utc = timezone.utc
+        utc = UTC
         # Dispatch on the first character: the log runs to millions of lines on a large repository,
         # most of them removed lines ("-") that nothing here reads.
         for line in out.splitlines():
@@ -181,7 +181,7 @@ class PostCutoff:
         seen = self.history.first_seen(path, class_name, source)
         if seen is None:
             return Verdict.drop(R.NO_HISTORY, f"no commit adds 'class {class_name}' to {path}"), None
-        limit = datetime.combine(self.cutoff, time.min, tzinfo=timezone.utc)
+        limit = datetime.combine(self.cutoff, time.min, tzinfo=UTC)
         # Rebases keep the author date and amends keep neither honest; the earlier one is the safer claim.
         earliest = min(seen.authored, seen.committed)
         if earliest < limit:

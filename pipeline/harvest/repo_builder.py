@@ -23,7 +23,7 @@ import shutil
 import subprocess
 import tomllib
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from pipeline.core.store import write_text
@@ -111,7 +111,7 @@ def _commit_date(value: object) -> datetime:
     """TOML may hand us a datetime or a string; a date without an offset is UTC, so commit ids
     do not depend on the machine's time zone."""
     when = value if isinstance(value, datetime) else datetime.fromisoformat(str(value))
-    return when if when.tzinfo is not None else when.replace(tzinfo=timezone.utc)
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
 
 
 def _spec_files(folder: Path) -> list[Path]:

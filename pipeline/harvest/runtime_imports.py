@@ -52,7 +52,7 @@ def _literal(node: ast.expr) -> tuple[int, ...] | int | None:
     if isinstance(node, ast.Constant) and isinstance(node.value, int):
         return node.value
     if isinstance(node, ast.Tuple) and all(isinstance(e, ast.Constant) and isinstance(e.value, int) for e in node.elts):
-        return tuple(e.value for e in node.elts)  # type: ignore[misc]
+        return tuple(e.value for e in node.elts if isinstance(e, ast.Constant) and isinstance(e.value, int))
     return None
 
 

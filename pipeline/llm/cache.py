@@ -26,7 +26,7 @@ import sqlite3
 import tempfile
 import threading
 import time
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
@@ -78,7 +78,7 @@ class CacheEntry(BaseModel):
     prompt_tokens: int = Field(0, ge=0)
     completion_tokens: int = Field(0, ge=0)
     usage_estimated: bool = Field(False, description="the server sent no usage; the tokens are the client's estimate")
-    created: datetime = Field(default_factory=lambda: datetime.now(timezone.utc))
+    created: datetime = Field(default_factory=lambda: datetime.now(UTC))
     task_id: str | None = Field(None, description="the task that recorded it first; informational, not in the key")
 
 
@@ -326,7 +326,7 @@ def _replace_corrupt(path: Path, exc: sqlite3.DatabaseError) -> sqlite3.Connecti
     """Move a damaged cache file aside (with its WAL), start a fresh one holding what could be
     salvaged, and say in one warning line what happened and what will be paid again."""
     salvaged = _salvage(path)
-    aside = path.with_name(f"{path.name}.corrupt-{datetime.now(timezone.utc):%Y%m%dT%H%M%S}")
+    aside = path.with_name(f"{path.name}.corrupt-{datetime.now(UTC):%Y%m%dT%H%M%S}")
     for suffix in ("", "-wal", "-shm"):
         try:
             Path(f"{path}{suffix}").replace(f"{aside}{suffix}")

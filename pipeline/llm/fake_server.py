@@ -40,7 +40,7 @@ import time
 from collections import deque
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Union
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -131,7 +131,7 @@ class Disconnect(_Reply):
     """Close the connection without answering (a connection error for the client)."""
 
 
-Reply = Union[Text, NullContent, HTTPError, Malformed, Delay, Disconnect]
+Reply = Text | NullContent | HTTPError | Malformed | Delay | Disconnect
 Delay.model_rebuild()
 Responder = Callable[[dict[str, Any]], "Reply | str"]
 

@@ -11,7 +11,7 @@ import threading
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from decimal import Decimal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -85,7 +85,7 @@ class UsageLedger:
         self._lock = threading.Lock()
         self._cells: dict[tuple[str, str, str], _Cell] = defaultdict(_Cell)
         self._spent = Decimal(0)
-        self.started_at = datetime.now(timezone.utc)
+        self.started_at = datetime.now(UTC)
 
     def is_priced(self, model: str) -> bool:
         return model in self._costs

@@ -29,7 +29,7 @@ def storing(cache_path: str) -> Iterator[None]:
 @contextmanager
 def sending() -> Iterator[None]:
     """Around one live request (counted so a stop can say how many it cut off)."""
-    global _in_flight
+    global _in_flight  # noqa: PLW0603 - one count of live requests per process, under _count_lock
     with _count_lock:
         _in_flight += 1
     try:

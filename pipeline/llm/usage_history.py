@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 from pipeline.config import CostConfig
@@ -25,7 +25,7 @@ LAST_RUN_FILE = "usage-last-run.json"
 
 def new_run_id() -> str:
     """Names one run's usage folder: sortable by start time, unique across concurrent runs."""
-    return f"{datetime.now(timezone.utc):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:8]}"
 
 
 def save_usage(folder: Path, run_id: str, name: str, entries: list[LedgerEntry]) -> None:

@@ -287,11 +287,8 @@ def _code_fingerprint(code: CodeType) -> tuple:
     ops = []
     for ins in dis.get_instructions(code):
         arg = ins.argval
-        if isinstance(arg, CodeType):
-            arg = ("code", _code_fingerprint(arg))
-        else:
-            arg = (type(arg).__name__, repr(arg))  # with the type: 1 == True, yet they differ
-        ops.append((ins.opname, arg))
+        # with the type: 1 == True, yet they differ
+        ops.append((ins.opname, ("code", _code_fingerprint(arg)) if isinstance(arg, CodeType) else (type(arg).__name__, repr(arg))))
     return (
         tuple(ops), code.co_varnames, code.co_freevars, code.co_cellvars, code.co_argcount,
         code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags, code.co_exceptiontable, code.co_name,

@@ -98,7 +98,7 @@ def score_of(killed: int, survived: int, timed_out: int, policy: str) -> float |
 
 def build_report(mutants: list[Mutant], outcomes: dict[str, MutantOutcome], equivalent: int, invalid: int,
                  config: MutationConfig) -> MutationReport:
-    counts = {o: 0 for o in MutantOutcome}
+    counts = dict.fromkeys(MutantOutcome, 0)
     by_operator: dict[str, list[int]] = {}
     policy = config.timeouts_count_as
     for mutant in mutants:
@@ -139,7 +139,7 @@ def _run_missing(requests: list[SuiteRequest], keys: list[str], cache: MutationC
         if not requests:
             break
 
-        def done(i: int, result: SuiteResult) -> None:
+        def done(i: int, result: SuiteResult, keys: list[str] = keys) -> None:
             if result.status is not SuiteStatus.SANDBOX_ERROR:
                 cache.put(CachedOutcome(key=keys[i], outcome=_outcome(result).value, failing=_failing(result), wall_s=result.wall_s))
 

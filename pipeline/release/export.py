@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal, Protocol, TypeVar
+from typing import Any, Final, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -32,7 +32,7 @@ from pipeline.release.verify import verify_release
 from pipeline.release.versions import is_version
 from pipeline.release.manifest import FileEntry, file_entries
 
-REPO_TYPE = "dataset"
+REPO_TYPE: Final = "dataset"
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
 T = TypeVar("T")
 

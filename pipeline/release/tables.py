@@ -23,7 +23,8 @@ def _fmt(x: float) -> str:
 
 
 def domain_table(stats: DatasetStats, *, include_empty: bool = False) -> str:
-    rows = [(r.domain, r.tasks, r.intra, r.cross, r.involved) for r in stats.domains if include_empty or r.involved]
+    rows: list[tuple[str, int, int, int, int | str]] = [(r.domain, r.tasks, r.intra, r.cross, r.involved)
+                                                        for r in stats.domains if include_empty or r.involved]
     rows.append(("**Total**", stats.total, stats.intra, stats.cross, "-"))
     return md_table(("Domain", "Tasks", "Intra", "Cross", "Involved"), rows)
 

@@ -72,7 +72,7 @@ def distribution(values: Iterable[float | None]) -> Distribution | None:
 def _fractions_as_percent(values: Iterable[float | None]) -> list[float | None]:
     """Scores stored as fractions (all within 0..1) as percentages like the coverage, before any
     rounding (rounding the fractions first turned 95.2% into 95.0%)."""
-    found = [v for v in values]
+    found = list(values)
     numbers = [v for v in found if isinstance(v, (int, float)) and not isinstance(v, bool)]
     if numbers and max(numbers) <= 1.0:
         return [100 * v if isinstance(v, (int, float)) and not isinstance(v, bool) else v for v in found]

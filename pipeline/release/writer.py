@@ -20,7 +20,7 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
@@ -191,7 +191,7 @@ def write_release(
                       stats=stats, funnel=funnel_report, cutoff=cutoff, config=config_dict,
                       models=models_d, prompt_versions=prompts_d, sources=source_list,
                       pipeline_version=pversion, license=license, hub_repo_id=hub_repo_id,
-                      created_at=created_at or datetime.now(timezone.utc),
+                      created_at=created_at or datetime.now(UTC),
                       decontamination=dict(decontamination) if decontamination is not None else None,
                       earlier_releases=earlier_releases)
     return dest

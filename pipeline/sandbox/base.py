@@ -38,7 +38,7 @@ class RunLimits(BaseModel):
     max_output_file_bytes: int = Field(16 * 1024 * 1024, ge=1024, description="cap on each named output file read back")
 
     @classmethod
-    def from_config(cls, config: SandboxConfig, wall_s: float | None = None) -> "RunLimits":
+    def from_config(cls, config: SandboxConfig, wall_s: float | None = None) -> RunLimits:
         return cls(
             wall_s=wall_s if wall_s is not None else config.wall_limit_s,
             memory_mb=config.memory_mb,

@@ -54,7 +54,7 @@ def _run(command: list, env: dict, wall_s: float, cap: int) -> dict:
         start_new_session=True, close_fds=True,
     )
     streams = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
-    truncated = {fd: False for fd in streams}
+    truncated = dict.fromkeys(streams, False)
     open_fds = list(streams)
 
     def pump(timeout: float) -> None:

@@ -68,7 +68,7 @@ def machinery_imports(tests_src: str) -> list[str]:
         tree = parsing.parse(tests_src)
     except (SyntaxError, ValueError):
         return []
-    found = set()
+    found: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
             names = [a.name for a in node.names]

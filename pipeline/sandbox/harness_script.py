@@ -787,7 +787,7 @@ def _result_class(unittest, emit, label_of, cap: int):
 
 
 def _suite_class(unittest, label_of, on_boundary):
-    class Suite(unittest.TestSuite):
+    class Suite(unittest.TestSuite):  # type: ignore[name-defined]  # unittest: the module handed in
         def _tearDownPreviousClass(self, test, result) -> None:
             previous = getattr(result, "_previousTestClass", None)
             super()._tearDownPreviousClass(test, result)

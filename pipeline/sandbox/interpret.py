@@ -286,7 +286,7 @@ def _classes(request: SuiteRequest, found: _Findings) -> list[ClassResult]:
 
 
 def _failure_detail(classes: list[ClassResult]) -> str:
-    counts = Counter()
+    counts: Counter[str] = Counter()
     first = None
     for cls in classes:
         for m in cls.methods:

@@ -156,7 +156,7 @@ def _spawn(argv: Sequence[str], cwd: str, env: Mapping[str, str], user: int | No
     )
 
 
-def _finished(code: int, exited: bool, wall: float, usage, out: "_Capped", err: "_Capped") -> Finished:
+def _finished(code: int, exited: bool, wall: float, usage, out: _Capped, err: _Capped) -> Finished:
     return Finished(
         exit_code=code if code >= 0 else None,
         signal=-code if code < 0 else None,

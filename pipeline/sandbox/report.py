@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
-from typing import Annotated, Literal, Union
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -106,10 +106,8 @@ class DoneEvent(_Event):
 
 
 Event = Annotated[
-    Union[
-        StartEvent, ImportEvent, CollectEvent, TestEvent, FixtureErrorEvent, TamperEvent, AbortedEvent,
-        CoverageEvent, CoverageErrorEvent, DoneEvent,
-    ],
+    StartEvent | ImportEvent | CollectEvent | TestEvent | FixtureErrorEvent | TamperEvent | AbortedEvent
+    | CoverageEvent | CoverageErrorEvent | DoneEvent,
     Field(discriminator="e"),
 ]
 _EVENT = TypeAdapter(Event)

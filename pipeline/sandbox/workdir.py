@@ -26,7 +26,7 @@ class WorkDir:
         self.owner = owner
 
     @classmethod
-    def create(cls, root: str | None, owner: int | None) -> "WorkDir":
+    def create(cls, root: str | None, owner: int | None) -> WorkDir:
         if root is not None:
             os.makedirs(root, exist_ok=True)
         path = tempfile.mkdtemp(prefix="cf-sbx-", dir=root)
@@ -42,13 +42,13 @@ class WorkDir:
             with open(target, "wb") as fh:
                 fh.write(data)
         if self.owner is not None:
-            self._chown_tree()
+            self._chown_tree(self.owner)
 
-    def _chown_tree(self) -> None:
-        for dirpath, dirnames, filenames in os.walk(self.path):
-            os.chown(dirpath, self.owner, self.owner)
+    def _chown_tree(self, owner: int) -> None:
+        for dirpath, _dirnames, filenames in os.walk(self.path):
+            os.chown(dirpath, owner, owner)
             for name in filenames:
-                os.chown(os.path.join(dirpath, name), self.owner, self.owner)
+                os.chown(os.path.join(dirpath, name), owner, owner)
 
     def read_outputs(self, names: Sequence[str], cap: int) -> dict[str, bytes]:
         found: dict[str, bytes] = {}

@@ -53,7 +53,7 @@ def test_outcome_grid_names_what_nobody_and_everybody_solves(runs):
     only_reference = board_of([load_results(runs[1])])
     assert only_reference.solved_by_everybody() == TASKS[:2]
     empty = board.rows[1]
-    assert {t: (c.status, c.full, c.n) for t, c in empty.tasks.items()} == {t: ("failed", 0, 1) for t in TASKS}
+    assert {t: (c.status, c.full, c.n) for t, c in empty.tasks.items()} == dict.fromkeys(TASKS, ("failed", 0, 1))
     assert "ClassEval_47" not in board.rows[2].tasks    # not selected by the second run: "not run"
 
 

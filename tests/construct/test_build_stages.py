@@ -3,6 +3,7 @@ stage and reason, and the funnel, the rejects and the records agree."""
 
 from __future__ import annotations
 
+import itertools
 import re
 
 import json
@@ -38,7 +39,7 @@ def assert_consistent(result: BuildResult) -> None:
     """Each stage sees what the one before kept; drops add up; rejects match the funnel."""
     rows = funnel_rows(result)
     present = [s for s in LATER if s in rows]
-    for before, after in zip(present, present[1:], strict=False):
+    for before, after in itertools.pairwise(present):
         assert rows[after][0] == rows[before][1], (before, after, rows)
     for stage, (seen, kept, dropped) in rows.items():
         assert seen == kept + sum(dropped.values()), stage

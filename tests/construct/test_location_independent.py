@@ -4,7 +4,7 @@ directories) publish byte-identical task rows, and no row names the builder's di
 from __future__ import annotations
 
 import shutil
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from pathlib import Path
 
 import pytest
@@ -33,7 +33,7 @@ def build_release_from(checkout: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     assert len(result.tasks) == 3 and not result.incomplete
     return write_release(result.tasks, version="2026.01.01", output_root=checkout / "releases", funnel=result.funnel,
                          config=config, models={}, prompt_versions={}, pipeline_version="test",
-                         created_at=datetime(2026, 1, 1, tzinfo=timezone.utc))
+                         created_at=datetime(2026, 1, 1, tzinfo=UTC))
 
 
 @pytest.mark.slow

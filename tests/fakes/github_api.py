@@ -20,7 +20,7 @@ import threading
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import date, datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, UTC
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
@@ -141,7 +141,7 @@ def fake_repo(full_name: str, created: str | date | datetime, stars: int, descri
     if isinstance(created, str):
         created = date.fromisoformat(created)
     if not isinstance(created, datetime):
-        created = datetime(created.year, created.month, created.day, 12, tzinfo=timezone.utc)
+        created = datetime(created.year, created.month, created.day, 12, tzinfo=UTC)
     kw.setdefault("id", next(_ids))
     return FakeRepo(full_name=full_name, created_at=created, stars=stars, description=description, **kw)
 
@@ -237,7 +237,7 @@ def _qualifier_predicate(name: str, value: str) -> Callable[[FakeRepo], bool]:
         return lambda r: (r.language or "").lower() == value.lower()
     if name == "created":
         test = parse_range(value, _parse_date)
-        return lambda r: test(r.created_at.astimezone(timezone.utc).date())
+        return lambda r: test(r.created_at.astimezone(UTC).date())
     if name == "stars":
         test = parse_range(value, _parse_int)
         return lambda r: test(r.stars)
@@ -418,7 +418,7 @@ class FakeGitHub:
                 self._window_start, self._window_used = now, 0
             self._window_used += 1
             used = self._window_used
-            reset = int(math.ceil(self._window_start + 60))
+            reset = math.ceil(self._window_start + 60)
         over = self.enforce_rate_limit and used > self.search_limit
         return {"X-RateLimit-Limit": str(self.search_limit),
                 "X-RateLimit-Remaining": str(max(self.search_limit - used, 0)),

@@ -114,7 +114,7 @@ def test_a_signal_stops_the_build_in_seconds_keeping_every_paid_answer(example_c
         try:
             children = _wait_for_hanging_request(proc, srv, tmp_path)
             proc.send_signal(sig)
-            out, err = proc.communicate(timeout=120)  # seconds in practice; generous for a busy machine
+            _out, err = proc.communicate(timeout=120)  # seconds in practice; generous for a busy machine
             if slow:  # the streams were closed: the server's next chunk finds no reader and it stops
                 deadline = time.monotonic() + 120
                 while srv.answering and time.monotonic() < deadline:

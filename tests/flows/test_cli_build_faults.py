@@ -258,7 +258,7 @@ def test_a_traceback_on_a_logger_that_keeps_its_records_from_the_root_is_cut_too
             try:
                 raise TimeoutError("timed out")
             except TimeoutError:
-                logging.getLogger("classforge-test-internal.events").error("events worker failed", exc_info=True)
+                logging.getLogger("classforge-test-internal.events").exception("events worker failed")
     finally:
         internal.removeHandler(handler)
         internal.propagate = True

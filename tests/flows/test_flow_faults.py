@@ -167,8 +167,8 @@ def test_reports_passed_by_the_cli_are_applied_without_probing_again(prefect_har
                     "response_format": "json_object"}]
         state = build_benchmark(config_path=str(config), endpoint_reports=reports, return_state=True)
         probes = [r for r in server.requests if not r.path.endswith("/chat/completions") or
-                  r.model == "example-handwritten-composer" and "max_tokens" in (r.body or {})
-                  and (r.body or {}).get("max_tokens", 0) < 64]
+                  (r.model == "example-handwritten-composer" and "max_tokens" in (r.body or {})
+                  and (r.body or {}).get("max_tokens", 0) < 64)]
     assert state.is_failed() and "infrastructure-fault" in state.message  # the outage, not a check failure
     assert probes == [], [r.path for r in probes]
     recorded = json.loads((tmp_path / "built" / "example" / "endpoints.json").read_text())

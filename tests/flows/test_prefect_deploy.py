@@ -89,8 +89,9 @@ def test_deploy_schedule_and_run_as_users_do(tmp_path):
         assert done.returncode == 0, f"prefect {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
         return done
 
+    server_log = open(logs / "server.log", "w")  # noqa: SIM115 - the server writes to it for its whole life
     server = subprocess.Popen([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                              cwd=tmp_path, env=env, stdout=open(logs / "server.log", "w"), stderr=subprocess.STDOUT)
+                              cwd=tmp_path, env=env, stdout=server_log, stderr=subprocess.STDOUT)
     worker = None
     try:
         _wait(lambda: _healthy(api), 600, "the Prefect server to start")   # bounds for a hang, room for a busy machine
@@ -101,8 +102,9 @@ def test_deploy_schedule_and_run_as_users_do(tmp_path):
         assert all(r["parameters"]["snapshot"] == "auto" for r in scheduled)
         assert "Can't evaluate bulk DML" not in (logs / "server.log").read_text()
 
+        worker_log = open(logs / "worker.log", "w")  # noqa: SIM115 - as the server's
         worker = subprocess.Popen([PREFECT, "worker", "start", "--pool", "classforge"], cwd=tmp_path, env=env,
-                                  stdout=open(logs / "worker.log", "w"), stderr=subprocess.STDOUT)
+                                  stdout=worker_log, stderr=subprocess.STDOUT)
         prefect("deployment", "run", "build-benchmark/manual", "--watch", "--watch-timeout", "1800", timeout=1900)
         (run,) = _runs(api, "manual", "COMPLETED")
         assert run["state"]["message"].startswith("released 3 task(s)"), run["state"]

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 from pathlib import Path
 
 import pytest
@@ -62,6 +62,6 @@ def test_example_corpus_outcomes(tmp_path):
     assert len(covered) >= 8, covered
     by_name = {c.class_name: c for c in classes}
     # committed 2025-01-27 in UTC-5: first-seen dates are stored in UTC
-    assert by_name["LibraryInventory"].first_seen_date == datetime(2025, 1, 28, 0, 2, tzinfo=timezone.utc)
+    assert by_name["LibraryInventory"].first_seen_date == datetime(2025, 1, 28, 0, 2, tzinfo=UTC)
     assert any("TAX_RATES" in ctx for ctx in by_name["ShoppingCart"].context)
     assert all(c.license_spdx for c in classes)

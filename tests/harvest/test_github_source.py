@@ -12,7 +12,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 from typing import Any
 
 import pytest
@@ -202,7 +202,7 @@ def test_repo_fields_and_licence_mapping(api: FakeGitHub, clock: FakeClock) -> N
     assert {n: r.license_spdx for n, r in refs.items()} == {"a/mit": "MIT", "a/apache": "Apache-2.0", "a/other": None, "a/none": None}
     mit = refs["a/mit"]
     assert (mit.source, mit.clone_url, mit.stars, mit.default_branch) == ("github", "https://github.com/a/mit.git", 150, "develop")
-    assert mit.created_at == datetime(2025, 2, 1, 12, tzinfo=timezone.utc)
+    assert mit.created_at == datetime(2025, 2, 1, 12, tzinfo=UTC)
     # reading the hits never made PyGithub fetch a repository or a licence (lazy completion)
     assert {r.path for r in api.requests} == {"/search/repositories"}
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from datetime import date, datetime, timezone
+from datetime import date, datetime, UTC
 
 import pytest
 from classgen import make_class
@@ -16,7 +16,7 @@ from pipeline.harvest.runtime_imports import version_guard
 
 
 def when(day: str) -> datetime:
-    return datetime.fromisoformat(day).replace(tzinfo=timezone.utc)
+    return datetime.fromisoformat(day).replace(tzinfo=UTC)
 
 
 def run_module(cls) -> dict:

@@ -98,7 +98,7 @@ def test_the_snapshot_a_release_was_built_from_harvests_the_same_again(make_repo
     release's tasks out, as it does for any class with the same normalised source); a renamed copy
     elsewhere is still an earlier-release copy."""
     empty = tmp_path / "releases"
-    _, classes, _, _ = _harvest(tmp_path, make_repo, empty)
+    _harvest(tmp_path, make_repo, empty)
     snap = tmp_path / "harvested" / "snap"
     stock_id = next(c.id for c in read_jsonl(snap / "classes.jsonl", HarvestedClass) if c.class_name == "Stock")
     _release(empty, _composed(make_class("Stock", methods=7), make_class("Partner", methods=6)), built_from=[stock_id])

@@ -79,7 +79,7 @@ def test_classeval_copy_is_dropped_as_reference_corpus(make_repo, tmp_path):
     classes, rejects, _, _ = outputs(cfg)
     assert classes == []
     assert [r.reason for r in rejects if r.stage == "dedup"] == ["reference-corpus"]
-    assert task["task_id"] in [r.detail for r in rejects if r.stage == "dedup"][0]
+    assert task["task_id"] in next(r.detail for r in rejects if r.stage == "dedup")
 
 
 def test_second_run_redoes_nothing_and_writes_identical_files(make_repo, tmp_path, monkeypatch):

@@ -5,6 +5,7 @@ test (6 threads), which the CI run of 2026-11-26 met as a crashed concurrent-bui
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 from pipeline.llm.cache import ResponseCache
 
@@ -15,7 +16,8 @@ def test_six_openers_of_one_new_cache_file_all_succeed(tmp_path):
         path = tmp_path / f"round-{round_}" / "llm.sqlite"
         start = threading.Barrier(6)
 
-        def open_it() -> None:
+        # bound now: a thread still running after join(60) on a busy machine must not see the next round's
+        def open_it(path: Path = path, start: threading.Barrier = start) -> None:
             start.wait()
             try:
                 ResponseCache(path).close()

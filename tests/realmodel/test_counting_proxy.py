@@ -37,12 +37,12 @@ def test_proxy_forwards_unchanged_and_counts_what_the_server_reported() -> None:
 def test_usage_is_read_from_the_last_event_of_a_stream() -> None:
     # The shape llama.cpp's server streams with stream_options.include_usage (CRLF line ends).
     body = (
-        'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}\r\n\r\n'
-        'data: {"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}\r\n\r\n'
-        'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\r\n\r\n'
-        'data: {"choices":[],"usage":{"completion_tokens":10,"prompt_tokens":32,"total_tokens":42}}\r\n\r\n'
-        "data: [DONE]\r\n\r\n"
-    ).encode()
+        b'data: {"choices":[{"index":0,"delta":{"role":"assistant","content":null},"finish_reason":null}]}\r\n\r\n'
+        b'data: {"choices":[{"index":0,"delta":{"content":"Hello"},"finish_reason":null}]}\r\n\r\n'
+        b'data: {"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}\r\n\r\n'
+        b'data: {"choices":[],"usage":{"completion_tokens":10,"prompt_tokens":32,"total_tokens":42}}\r\n\r\n'
+        b"data: [DONE]\r\n\r\n"
+    )
     usage, reasons = _usage_of(body, "text/event-stream")
     assert usage == {"completion_tokens": 10, "prompt_tokens": 32, "total_tokens": 42}
     assert reasons == ["stop"]

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from datetime import datetime, timezone
+from datetime import datetime, UTC
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -226,7 +226,7 @@ def _task(n: int, class_name: str, solution: str, composition: str, d1: str, d2:
             {"class_id": f"cls-{n}a", "class_name": "Part", "domain": d1, "repo": f"alice/repo{n}",
              "clone_url": f"https://github.com/alice/repo{n}.git", "path": f"pkg/a{n}.py",
              "commit": f"{n:040x}", "first_seen_commit": f"{n + 100:040x}",
-             "first_seen_date": "2025-03-0%dT12:00:00Z" % n, "license_spdx": "MIT"},
+             "first_seen_date": f"2025-03-0{n}T12:00:00Z", "license_spdx": "MIT"},
             {"class_id": f"cls-{n}b", "class_name": "Other", "domain": d2, "repo": "bob/tools",
              "clone_url": "https://github.com/bob/tools.git", "path": "tools/b.py",
              "commit": "b" * 40, "first_seen_commit": "c" * 40,
@@ -256,7 +256,7 @@ class TaskModel(BaseModel):
 
 
 VERSION = "2025.06.01"
-CREATED = datetime(2025, 6, 1, 12, 0, tzinfo=timezone.utc)
+CREATED = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
 
 def sample_funnel() -> FunnelReport:

@@ -143,7 +143,7 @@ def _run(dataset: Path, out: Path, models: list[str], n: int):
 def test_passk_with_one_sample_is_bars_and_taxonomy_counts_are_integers(dataset: Path, tmp_path: Path) -> None:
     out = _run(dataset, tmp_path / "r", ["reference", "empty"], n=1)
     fig = _drawn(passk_figure(out.results))
-    left, right = fig.axes
+    left, _right = fig.axes
     # A bar per (strategy, model); no labelled 1-point lines (error-bar caps are unlabelled lines).
     assert len(left.patches) == 2 and not [ln for ln in left.lines if not ln.get_label().startswith("_")]
     assert left.get_ylabel() == "pass@k (%)" and "pass@1" in left.get_xlabel()

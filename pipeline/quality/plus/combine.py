@@ -34,9 +34,9 @@ def combined_suite(tests: str, test_classes: list[str], plus: PlusSuite | None) 
     for name in plus.test_classes:
         header = re.compile(rf"^class {re.escape(name)}\(unittest\.TestCase\):\n", re.MULTILINE)
         if name in test_classes:
-            code = header.sub(lambda _: f"class {name}Plus({name}):\n{_OWN_FIXTURES}", code)
+            code = header.sub(lambda _: f"class {name}Plus({name}):\n{_OWN_FIXTURES}", code)  # noqa: B023 - called within this iteration
         else:
-            code = header.sub(lambda _: f"class {name}Plus(unittest.TestCase):\n", code)
+            code = header.sub(lambda _: f"class {name}Plus(unittest.TestCase):\n", code)  # noqa: B023 - as above
         renamed[name] = f"{name}Plus"
     # Only plus code is rewritten here: its methods are all `    def test_...(self):`.
     code = re.sub(r"^    def test_", "    def test_plus_", code, flags=re.MULTILINE)

@@ -37,9 +37,9 @@ def object_identity(tree: ast.AST) -> str | None:
     for call in _calls(tree):
         if _method(call) == "id":
             return "id()"
-        if _method(call) in ("assertIs", "assertIsNot") and len(call.args) == 2:
-            if not (isinstance(call.args[1], ast.Constant) and call.args[1].value in (True, False, None)):
-                return f"{_method(call)} between objects"
+        if (_method(call) in ("assertIs", "assertIsNot") and len(call.args) == 2
+                and not (isinstance(call.args[1], ast.Constant) and call.args[1].value in (True, False, None))):
+            return f"{_method(call)} between objects"
     found = next((s for s in _strings(tree) if _ADDRESS.search(s)), None)
     return f"a repr with an address: {found[:60]!r}" if found else None
 
