@@ -32,6 +32,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.construct.skeleton_checks import (
     Problem, SkeletonReport, _constructor_calls, _is_elided, check_skeleton, doc_problems,
 )
+from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core import reasons as R
 from pipeline.core.errors import IntegrityError
 from pipeline.core.records import HarvestedClass
@@ -225,7 +226,7 @@ def _target(solution: str, hc: HarvestedClass) -> ast.ClassDef:
         module = parsing.parse(solution)
     except SyntaxError as exc:
         raise DerivationError(f"{hc.id}: the reference does not parse: {exc.msg}") from exc
-    cls = next((n for n in module.body if isinstance(n, ast.ClassDef) and n.name == hc.class_name), None)
+    cls = find_class(module, hc.class_name, top_level_only=True)
     if cls is None:
         raise DerivationError(f"{hc.id}: class {hc.class_name} is not at the top level of its module")
     return cls
@@ -274,7 +275,7 @@ def derive_skeleton(hc: HarvestedClass) -> DerivedSkeleton:
     thin: dict[str, str] = {}
     typed: list[str] = []
     helpers: list[str] = []
-    for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+    for fn in class_methods(cls):
         if is_private_helper(fn.name):
             helpers.append(fn.name)  # shipped whole, as written: given code, not a specification
             continue

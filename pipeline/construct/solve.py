@@ -24,7 +24,8 @@ from pipeline.construct.interface import ClassInterface, interface_from_source
 from pipeline.core.funnel import Verdict
 from pipeline.llm.client import Completion
 from pipeline.core import parsing
-from pipeline.core.source import find_class, is_placeholder_body, methods_of
+from pipeline.core.ast_helpers import find_class, methods_of
+from pipeline.core.source import is_placeholder_body
 
 ROLE = "solver"
 

@@ -34,7 +34,7 @@ from datasketch import MinHash, MinHashLSH
 
 from pipeline.config import DedupConfig
 from pipeline.core.funnel import KEEP, Verdict
-from pipeline.harvest.candidates import normalised_source
+from pipeline.harvest.candidates import normalised_source, segment
 from pipeline.core.records import HarvestedClass, content_id
 from pipeline.core.store import read_jsonl
 from pipeline.core import parsing
@@ -196,8 +196,7 @@ def classes_in(source: str) -> Iterator[tuple[str, str]]:
     lines = source.splitlines(keepends=True)
     for node in module.body:
         if isinstance(node, ast.ClassDef):
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            yield node.name, "".join(lines[first - 1 : node.end_lineno])
+            yield node.name, segment(lines, node)
 
 
 def load_reference_corpus(index: DedupIndex, path: Path) -> int:

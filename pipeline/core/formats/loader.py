@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.core.formats.derive import DeriveError, class_level_fields, derive_methods, test_name_key
 from pipeline.core.formats.quirks import QuirkFix, defined_test_classes, fix_test_classes, repair_source, unwrap_string_skeleton
-from pipeline.core.source import find_class, methods_of, parse
+from pipeline.core.ast_helpers import find_class, methods_of
+from pipeline.core.source import parse
 from pipeline.core.errors import InputError, ReleaseFormatError
 from pipeline.core.formats.release_rows import is_classforge_release, read_release_rows
 from pipeline.core.task import Method, Task, composition_type
