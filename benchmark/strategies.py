@@ -35,7 +35,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.core.extraction import Extraction, MethodExtraction, extract_code, extract_method
+from pipeline.llm.extraction import Extraction, MethodExtraction, extract_code, extract_method
 from pipeline.core.ast_helpers import docstring_node, find_class, methods_of, span
 from pipeline.core.source import parse, reindent_def, slice_lines
 from pipeline.core.task import Task

@@ -1,7 +1,8 @@
 """Source-text helpers shared by the loaders, the extractor and the assembler.
 
-Everything works on line spans taken from `ast` so the original text (comments, blank lines,
-string contents) is sliced, never regenerated: `ast.unparse` would drop comments and reformat.
+Everything works on line spans taken from `ast` (`pipeline.core.ast_helpers.span`) so the original
+text (comments, blank lines, string contents) is sliced, never regenerated: `ast.unparse` would drop
+comments and reformat.
 """
 
 from __future__ import annotations
@@ -13,10 +14,19 @@ import tokenize
 
 from pipeline.core.ast_helpers import FunctionNode, docstring_node
 from pipeline.core import parsing
-from pipeline.core.textfiles import lone_surrogate
 
 _DEF_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+)?def[ \t]+(?P<name>\w+)[ \t]*\(")
 _DECORATOR_LINE = re.compile(r"^(?P<indent>[ \t]*)@")
+
+
+def lone_surrogate(text: str) -> str:
+    """A description of the first lone surrogate in `text` (from an unpaired `\\ud800` escape or
+    an escaped undecodable byte), or "" when the text is valid Unicode to encode as UTF-8."""
+    for i, ch in enumerate(text):
+        if "\ud800" <= ch <= "\udfff":
+            line = text.count("\n", 0, i) + 1
+            return f"lone surrogate U+{ord(ch):04X} at line {line} of the text"
+    return ""
 
 
 def parse(text: str) -> ast.Module:

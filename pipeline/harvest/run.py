@@ -122,7 +122,7 @@ def build_dedup_index(cfg: HarvestConfig, releases: Mapping[str, Iterable[Releas
     """`releases`: the tasks of the project's earlier releases by release folder (the edge reads
     `release.output_root` with `pipeline.release.history.release_solutions`); new classes must not
     copy their solution classes."""
-    from pipeline.core.formats.hub import cached_dataset
+    from pipeline.formats.hub import cached_dataset
 
     index = DedupIndex(cfg.dedup)
     for corpus in cfg.dedup.reference_corpora:

@@ -26,7 +26,7 @@ from pipeline.core.ast_helpers import class_methods, find_class, span
 from pipeline.core.class_analysis import analyse_class, dependency_depth, import_aliases
 from pipeline.config import DOMAINS
 from pipeline.release.errors import ReleaseError
-from pipeline.core.formats.release_rows import composition_kind
+from pipeline.formats.release_rows import composition_kind
 from pipeline.core import parsing
 
 DEFINITIONS = {
@@ -160,7 +160,7 @@ def domain_rows(metrics: list[TaskStats]) -> list[DomainRow]:
 
 
 def compute_stats(tasks: Iterable[Mapping[str, Any]]) -> DatasetStats:
-    """Statistics over release rows (`pipeline.core.formats.release_rows.release_rows`)."""
+    """Statistics over release rows (`pipeline.formats.release_rows.release_rows`)."""
     metrics = [task_stats(t) for t in tasks]
     return DatasetStats(
         total=len(metrics),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 
-from pipeline.core.formats.quirks import QuirkFix
+from pipeline.formats.quirks import QuirkFix
 from pipeline.core.ast_helpers import docstring_node, find_class, methods_of, span
 from pipeline.core.source import is_placeholder_body, parse, slice_lines
 from pipeline.core.task import Method, Dependencies
