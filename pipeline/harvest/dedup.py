@@ -38,11 +38,12 @@ from pipeline.harvest.candidates import normalised_source, segment
 from pipeline.core.records import HarvestedClass, content_id
 from pipeline.core.store import read_jsonl
 from pipeline.core import parsing
+from pipeline.core import reasons as R
 
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
 # Where a match came from decides the reason code a reader sees in the funnel.
-REASONS = {"harvest": ("exact-duplicate", "near-duplicate"), "earlier": ("earlier-harvest", "earlier-harvest"),
-           "release": ("earlier-release", "earlier-release"), "reference": ("reference-corpus", "reference-corpus")}
+REASONS = {"harvest": (R.EXACT_DUPLICATE, R.NEAR_DUPLICATE), "earlier": (R.EARLIER_HARVEST, R.EARLIER_HARVEST),
+           "release": (R.EARLIER_RELEASE, R.EARLIER_RELEASE), "reference": (R.REFERENCE_CORPUS, R.REFERENCE_CORPUS)}
 
 
 # (version, task id, solution code, ids of the harvested classes the task was built from)

@@ -27,7 +27,7 @@ class ImportPurity:
     """
 
     repo_modules: RepoModules
-    name: str = "imports"
+    name: str = R.IMPORTS
 
     def check(self, c: Candidate) -> Verdict:
         try:
@@ -63,7 +63,7 @@ class Structure:
     lines are the physical lines of the class statement, decorators, comments and blank lines included."""
 
     cfg: FilterConfig
-    name: str = "structure"
+    name: str = R.STRUCTURE
 
     def check(self, c: Candidate) -> Verdict:
         return self.fits(c.node)
@@ -86,7 +86,7 @@ class Structure:
 class ReferenceCompleteness:
     """Every name the class (and the context it carries) uses must resolve."""
 
-    name: str = "references"
+    name: str = R.REFERENCES
 
     def check(self, c: Candidate) -> Verdict:
         try:
@@ -125,7 +125,7 @@ class Testability:
     has no behaviour (every method but `__init__` is a stub).
     """
 
-    name: str = "testability"
+    name: str = R.TESTABILITY
 
     def check(self, c: Candidate) -> Verdict:
         if "input" in c.resolution.builtins_used and "input" not in c.star_provided:
