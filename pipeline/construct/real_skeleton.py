@@ -30,7 +30,7 @@ import libcst as cst
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.construct.skeleton_checks import (
-    Problem, SkeletonReport, _constructor_calls, _is_elided, check_skeleton, doc_problems,
+    Problem, SkeletonReport, check_skeleton, constructor_calls, doc_problems, is_elided,
 )
 from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core import reasons as R
@@ -315,7 +315,7 @@ def _exempt_from_examples(name: str) -> bool:
 
 def _given(fn: cst.FunctionDef) -> bool:
     """Shipped with its body (the constructor, private helpers): context, not a specification."""
-    return fn.name.value == "__init__" or (is_private_helper(fn.name.value) and not _is_elided(fn))
+    return fn.name.value == "__init__" or (is_private_helper(fn.name.value) and not is_elided(fn))
 
 
 def _written_problems(cls: cst.ClassDef, unobserved: frozenset[str]) -> list[Problem]:
@@ -327,7 +327,7 @@ def _written_problems(cls: cst.ClassDef, unobserved: frozenset[str]) -> list[Pro
             missing = [m for m in missing if m != ">>> example"]
         if missing:
             undocumented.append(f"{fn.name.value} ({', '.join(missing)})")
-        if not _is_elided(fn):
+        if not is_elided(fn):
             not_elided.append(fn.name.value)
     problems = []
     if undocumented:
@@ -356,6 +356,6 @@ def check_real_skeleton(skeleton: str, context: list[str], min_methods: int,
     functions = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
     init = next((f for f in functions if f.name.value == "__init__"), None)
     if init is not None:
-        _constructor_calls(init, {f.name.value for f in functions if not _given(f)},
+        constructor_calls(init, {f.name.value for f in functions if not _given(f)},
                            lambda reason, detail: kept.append(Problem(reason=reason, detail=detail)))
     return SkeletonReport(problems=kept, class_name=report.class_name, methods=report.methods)
