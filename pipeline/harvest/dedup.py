@@ -35,6 +35,7 @@ from datasketch import MinHash, MinHashLSH
 from pipeline.config import DedupConfig
 from pipeline.core.funnel import KEEP, Verdict
 from pipeline.harvest.candidates import normalised_source, segment
+from pipeline.core.errors import InputError
 from pipeline.core.records import HarvestedClass, content_id
 from pipeline.core.store import read_jsonl
 from pipeline.core import parsing
@@ -200,6 +201,10 @@ def classes_in(source: str) -> Iterator[tuple[str, str]]:
             yield node.name, segment(lines, node)
 
 
+class ReferenceCorpusError(InputError):
+    """A configured reference corpus that cannot be read as a dataset; the message names the file."""
+
+
 def load_reference_corpus(index: DedupIndex, path: Path) -> int:
     """Add every class of a ClassEval-format dataset (its solutions) as a reference.
 
@@ -215,7 +220,10 @@ def load_reference_corpus(index: DedupIndex, path: Path) -> int:
         else:
             tasks = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:   # json, pyarrow (ArrowInvalid is a ValueError) and file errors
-        raise ValueError(f"reference corpus {path}: cannot read: {exc}") from exc
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ReferenceCorpusError(f"harvest.dedup.reference_corpora: {path}: cannot read: {reason}") from exc
+    if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
+        raise ReferenceCorpusError(f"harvest.dedup.reference_corpora: {path}: not a list of tasks (JSON objects)")
     n = 0
     for task in tasks:
         for name, src in classes_in(task.get("solution_code", "")):
