@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 DEFAULT_DATASET = Path("/work/shared/data/classeval/ClassEval_data.json")
-# Documented as depending on their environment (the issue's list, and the GUIDE's section 2).
+# Known to depend on their environment, each for the cause given.
 KNOWN = {
     "ClassEval_17": "today's date (events of January 2024 expected to be upcoming)",
     "ClassEval_48": "the authors' host name / DNS",
