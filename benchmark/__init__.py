@@ -1,7 +1,8 @@
 """The bundled evaluator: score models on ClassEval-style datasets.
 
-Modules, one job each (the task model, dataset formats and code extraction it reads through live in
-`pipeline.core`: `task`, `formats`, `source`, `extraction`):
+Modules, one job each (what it reads through lives below it: the task model and source slicing in
+`pipeline.core` (`task`, `source`, `ast_helpers`), the dataset formats in `pipeline.formats`, code
+extraction from answers in `pipeline.llm.extraction`):
 - strategies: the five generation strategies as plans of prompt steps, and assembly into the skeleton.
 - levels: dependency levels asked of the model (bottom_up/top_down), with a recorded fallback.
 - generation: one sample, (model, strategy, sample index, task) -> program, via the one LLM client.

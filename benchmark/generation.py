@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.core.extraction import Extraction, extract_code
+from pipeline.llm.extraction import Extraction, extract_code
 from benchmark.levels import model_levels
 from benchmark.results import DIRECT, Bucket, LevelsRecord, SampleSource, StepRecord, cause_of
 from benchmark.samples_file import NumberedSample, PregeneratedStep
@@ -40,7 +40,7 @@ from benchmark.strategies import (
 )
 from pipeline.core.task import Task
 from pipeline.config import EndpointConfig
-from pipeline.core.textfiles import lone_surrogate
+from pipeline.core.source import lone_surrogate
 from pipeline.llm.errors import LLMError
 
 EVAL_ROLE = "evaluate"

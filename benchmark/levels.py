@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 import json
 
-from pipeline.core.extraction import fenced_blocks, strip_reasoning
+from pipeline.llm.extraction import fenced_blocks, strip_reasoning
 from benchmark.results import LevelsRecord
 from benchmark.strategies import levels_from_labels
 from pipeline.core.task import Task

@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchmark.environment import EnvironmentInfo
 from benchmark.metrics import Estimate, MetricsReport
 from benchmark.outcomes import SampleOutcome, SampleStatus
-from pipeline.core.formats.quirks import QuirkFix
+from pipeline.formats.quirks import QuirkFix
 from pipeline.core.task import Task
 from benchmark.taxonomy import Category
 from pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, LLMError, PromptTooLong

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.core.formats.loader import LoadedDataset, load_dataset
+from pipeline.formats.loader import LoadedDataset, load_dataset
 from benchmark.environment import (
     EnvironmentBuildError,
     EnvironmentInfo,

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from pipeline.core.textfiles import utf8_lines
+from pipeline.formats.textfiles import utf8_lines
 from pipeline.core.errors import InputError
 
 log = logging.getLogger(__name__)

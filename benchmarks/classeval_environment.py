@@ -8,7 +8,7 @@ Each task's reference program (`benchmark.strategies.reference_program`) and tes
 sandbox once as usual and once per configured perturbation
 (`pipeline.quality.environment_checks`); a task is flagged when a test's verdict changes. Tasks
 whose reference fails even in the baseline are listed separately: a verdict comparison cannot tell
-whether a test that fails in every environment depends on it. `pipeline/core/formats/quirks.py` and
+whether a test that fails in every environment depends on it. `pipeline/formats/quirks.py` and
 `tests/benchmark/test_bench_runner_classeval.py` document why ClassEval's known broken tasks fail;
 the script prints its findings beside that list.
 """
@@ -23,7 +23,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 DEFAULT_DATASET = Path("/work/shared/data/classeval/ClassEval_data.json")
-# Documented as depending on their environment (the issue's list, and the GUIDE's section 2).
+# Known to depend on their environment, each for the cause given.
 KNOWN = {
     "ClassEval_17": "today's date (events of January 2024 expected to be upcoming)",
     "ClassEval_48": "the authors' host name / DNS",
@@ -44,7 +44,7 @@ def _args() -> argparse.Namespace:
 
 def main() -> int:
     args = _args()
-    from pipeline.core.formats.loader import load_dataset
+    from pipeline.formats.loader import load_dataset
     from benchmark.strategies import reference_program
     from pipeline.config import SandboxConfig
     from pipeline.quality.environment_checks import check_environment

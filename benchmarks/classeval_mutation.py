@@ -89,7 +89,7 @@ def summarise(rows: list[dict], skipped: list[dict], total_s: float) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipeline.core.formats.loader import load_dataset
+    from pipeline.formats.loader import load_dataset
     from pipeline.config import MutationConfig, SandboxConfig
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])

@@ -51,7 +51,7 @@ def strengthen(dataset: Path, out: Path, cfg) -> tuple[Path, list[dict]]:
 
 
 def _rows_of(strengthened: Path) -> list[dict]:
-    from pipeline.core.formats.loader import load_dataset
+    from pipeline.formats.loader import load_dataset
 
     return [{"task_id": t.task_id, "kept": t.plus.tests, "generated": t.plus.generated, "dropped": t.plus.dropped,
              "generation_s": t.plus.generation_s, "cached": True, "failure": (t.plus.failure or "")[:100],
@@ -133,7 +133,7 @@ def _pct(value: float | None) -> str:
 
 def main() -> None:
     from pipeline.config import load_config
-    from pipeline.core.formats.loader import load_dataset
+    from pipeline.formats.loader import load_dataset
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)

@@ -122,7 +122,7 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="measure N times, interleaved")
     args = parser.parse_args()
 
-    from pipeline.core.formats.loader import load_dataset
+    from pipeline.formats.loader import load_dataset
     from pipeline.config import SandboxConfig
     from pipeline.sandbox import pool_size
 

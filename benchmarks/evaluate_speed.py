@@ -153,7 +153,7 @@ def main() -> None:
     parser.add_argument("--only", choices=("samples", "reference"), default=None, help="measure one of the two targets")
     args = parser.parse_args()
 
-    from pipeline.core.formats.loader import load_dataset
+    from pipeline.formats.loader import load_dataset
     from pipeline.config import Config
     from pipeline.sandbox import pool_size
 

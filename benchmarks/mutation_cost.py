@@ -48,7 +48,7 @@ def built_tasks(path: Path) -> list[tuple[str, str, str, list[str]]]:
 
 
 def classeval_tasks(dataset: Path, n: int) -> list[tuple[str, str, str, list[str]]]:
-    from pipeline.core.formats.loader import load_dataset
+    from pipeline.formats.loader import load_dataset
     from benchmark.strategies import reference_program
 
     # Known to fail here for reasons outside the code (README: 17, 48, 51, 52, 69); skipped.

@@ -536,7 +536,7 @@ def strengthen(
     """Write DATASET again with a generated, validated `plus` suite per task (Pynguin, in the sandbox)."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    from pipeline.core.formats.hub import resolve_dataset
+    from pipeline.formats.hub import resolve_dataset
     from pipeline.quality.plus.dataset import strengthen_dataset
 
     cfg = _load(config)
@@ -672,7 +672,7 @@ def _run_evaluation(cfg, dataset: str, model, samples, task, max_tasks, progress
     """Check the endpoint when models generate, evaluate, and file the run's usage and endpoint reports."""
     import os
 
-    from pipeline.core.formats.hub import resolve_dataset
+    from pipeline.formats.hub import resolve_dataset
     from benchmark.runner import EvaluationRequest
     from benchmark.runner import evaluate as run_evaluation
 

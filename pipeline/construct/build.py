@@ -39,7 +39,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.config import Config
+from pipeline.config import Config, ConfigError
 from pipeline.core import reasons as R
 from pipeline.construct.attempts import StageAttempts, attempt_counts
 from pipeline.construct.common import Prompts, StageContext, StageOutcome
@@ -160,11 +160,11 @@ def check_build_config(config: Config) -> None:
     """Settings that only make sense together, checked before anything is paid for."""
     need, judges = config.construction.judge_min_full_marks, len(config.llm.judges)
     if need > judges:
-        raise ValueError(f"construction.judge_min_full_marks={need} but only {judges} judge(s) are configured in llm.judges")
+        raise ConfigError(f"construction.judge_min_full_marks={need} but only {judges} judge(s) are configured in llm.judges")
     if config.llm.budget_usd is not None:
         unpriced = sorted({m for m in models_by_role(config).values() if m not in config.llm.costs})
         if unpriced:
-            raise ValueError(f"llm.budget_usd is set but llm.costs has no price for: {', '.join(unpriced)}")
+            raise ConfigError(f"llm.budget_usd is set but llm.costs has no price for: {', '.join(unpriced)}")
 
 
 def run_candidate(

@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict
 
 from pipeline.construct.skeleton_checks import is_private
 from pipeline.construct.spec import ClassSpec
+from pipeline.core.ast_helpers import class_methods
 from pipeline.core import parsing
 
 # Share of a class's public methods that must be one source's for the class to count as its copy.
@@ -60,7 +61,7 @@ def _answer_classes(code: str) -> list[tuple[str, list[str]]]:
     out = []
     for node in module.body:
         if isinstance(node, ast.ClassDef):
-            names = [f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))]
+            names = [f.name for f in class_methods(node)]
             out.append((node.name, [n for n in names if n != "__init__" and not is_private(n)]))
     return out
 

@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import SandboxConfig
 from pipeline.core.errors import InfrastructureError
-from pipeline.core.reasons import ENVIRONMENT_DEPENDENT
+from pipeline.core.reasons import ENVIRONMENT_DEPENDENT, GateReason
 
 if TYPE_CHECKING:  # the sandbox package is imported only when a gate runs
     from pipeline.sandbox import GateVerdict
@@ -58,7 +58,7 @@ class SandboxGate:
 
     def __call__(self, solution: str, tests: str, test_classes: list[str], *, item_id: str) -> GateOutcome:
         # Imported on use: building the stages (and their tests) does not need the sandbox.
-        from pipeline.sandbox import GateReason, verify
+        from pipeline.sandbox import verify
 
         verdict = verify(solution, tests, test_classes, self.config, item_id=item_id)
         if verdict.reason is GateReason.SANDBOX_ERROR:
@@ -80,7 +80,7 @@ class SandboxGate:
         update: dict[str, Any] = {"environment": summary.model_dump(mode="json")}
         if report.baseline_status != "passed":
             # The gate's two runs passed, this third one did not: not reproducible.
-            update.update(passed=False, reason="flaky",
+            update.update(passed=False, reason=GateReason.FLAKY.value,
                           detail=f"environment checks' baseline run: {'; '.join(report.baseline_failures[:3])}")
         elif report.environment_dependent:
             update.update(passed=False, reason=ENVIRONMENT_DEPENDENT, detail=report.drop_detail())

@@ -11,7 +11,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.core.class_analysis import assigned_fields, class_methods
+from pipeline.core.ast_helpers import class_methods, find_class
+from pipeline.core.class_analysis import assigned_fields
 from pipeline.core import parsing
 
 MethodKind = Literal["method", "static", "class", "property"]
@@ -103,13 +104,6 @@ def init_fields(fn: ast.FunctionDef | ast.AsyncFunctionDef | None) -> list[str]:
     return assigned_fields(fn)
 
 
-def find_top_class(module: ast.Module, class_name: str | None = None) -> ast.ClassDef | None:
-    classes = [n for n in module.body if isinstance(n, ast.ClassDef)]
-    if class_name is None:
-        return classes[0] if len(classes) == 1 else None
-    return next((c for c in classes if c.name == class_name), None)
-
-
 def interface_of(cls: ast.ClassDef) -> ClassInterface:
     methods = {fn.name: method_sig(fn) for fn in class_methods(cls)}
     init = next((fn for fn in class_methods(cls) if fn.name == "__init__"), None)
@@ -122,10 +116,10 @@ def interface_of(cls: ast.ClassDef) -> ClassInterface:
     return ClassInterface(class_name=cls.name, methods=methods, fields=init_fields(init), class_attributes=class_attrs)
 
 
-def interface_from_source(code: str, class_name: str | None = None) -> ClassInterface | None:
+def interface_from_source(code: str, class_name: str) -> ClassInterface | None:
     try:
         module = parsing.parse(code)
     except (SyntaxError, ValueError):
         return None
-    cls = find_top_class(module, class_name)
+    cls = find_class(module, class_name, top_level_only=True)
     return interface_of(cls) if cls is not None else None

@@ -11,7 +11,7 @@ from __future__ import annotations
 import ast
 import re
 
-from pipeline.construct.interface import find_top_class
+from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core import parsing
 
 _RAISES = re.compile(r":raises?\s+([A-Za-z_][\w.]*)|\braises?\s+(?:an?\s+)?``?([A-Z][A-Za-z]*(?:Error|Exception))``?")
@@ -84,10 +84,10 @@ def case_outlines(skeleton: str, class_name: str) -> str:
         module = parsing.parse(skeleton)
     except SyntaxError:
         return ""
-    cls = find_top_class(module, class_name)
+    cls = find_class(module, class_name, top_level_only=True)
     if cls is None:
         return ""
-    methods = [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name != "__init__"]
+    methods = [n for n in class_methods(cls) if n.name != "__init__"]
     names = [m.name for m in methods]
     parts = [_method_outline(fn, names) for fn in methods]
     parts.append(

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.config import EndpointConfig, LLMConfig
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
 from pipeline.construct.real_skeleton import DerivedSkeleton, normalise_docstring, param_names, returns_value
+from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core import reasons as R
 from pipeline.core.funnel import Verdict
 from pipeline.llm.client import Completion
@@ -74,8 +75,8 @@ def _json(reply: Completion) -> dict:
 
 
 def _method(solution: str, class_name: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
-    cls = next(n for n in parsing.parse(solution).body if isinstance(n, ast.ClassDef) and n.name == class_name)
-    return next(n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == name)
+    cls = find_class(parsing.parse(solution), class_name, top_level_only=True)
+    return next(n for n in class_methods(cls) if n.name == name)
 
 
 def _compose(data: dict, params: list[str], returns: bool, constructor: bool) -> tuple[str, str]:

@@ -14,6 +14,7 @@ import re
 from pipeline.config import Config, PlusConfig, SandboxConfig
 from pipeline.construct.gate import GateUnavailable
 from pipeline.construct.real_candidate import GeneratedSuite, TestGenerator
+from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core import parsing
 
 
@@ -29,9 +30,8 @@ def _squash(name: str) -> str:
 
 def method_test_classes(test_classes: list[str], class_name: str, solution: str) -> dict[str, str]:
     """Method -> its test class, by the plus tier's naming (`<Class>Test<Method>`, method in CamelCase)."""
-    cls = next(n for n in parsing.parse(solution).body if isinstance(n, ast.ClassDef) and n.name == class_name)
-    methods = {_squash(n.name): n.name for n in cls.body
-               if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name != "__init__"}
+    cls = find_class(parsing.parse(solution), class_name, top_level_only=True)
+    methods = {_squash(n.name): n.name for n in class_methods(cls) if n.name != "__init__"}
     found: dict[str, str] = {}
     for tc in test_classes:
         key = _squash(tc.removeprefix(f"{class_name}Test"))

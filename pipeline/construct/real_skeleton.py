@@ -30,8 +30,9 @@ import libcst as cst
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.construct.skeleton_checks import (
-    Problem, SkeletonReport, _constructor_calls, _is_elided, check_skeleton, doc_problems,
+    Problem, SkeletonReport, check_skeleton, constructor_calls, doc_problems, is_elided,
 )
+from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core import reasons as R
 from pipeline.core.errors import IntegrityError
 from pipeline.core.records import HarvestedClass
@@ -225,7 +226,7 @@ def _target(solution: str, hc: HarvestedClass) -> ast.ClassDef:
         module = parsing.parse(solution)
     except SyntaxError as exc:
         raise DerivationError(f"{hc.id}: the reference does not parse: {exc.msg}") from exc
-    cls = next((n for n in module.body if isinstance(n, ast.ClassDef) and n.name == hc.class_name), None)
+    cls = find_class(module, hc.class_name, top_level_only=True)
     if cls is None:
         raise DerivationError(f"{hc.id}: class {hc.class_name} is not at the top level of its module")
     return cls
@@ -274,7 +275,7 @@ def derive_skeleton(hc: HarvestedClass) -> DerivedSkeleton:
     thin: dict[str, str] = {}
     typed: list[str] = []
     helpers: list[str] = []
-    for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+    for fn in class_methods(cls):
         if is_private_helper(fn.name):
             helpers.append(fn.name)  # shipped whole, as written: given code, not a specification
             continue
@@ -314,7 +315,7 @@ def _exempt_from_examples(name: str) -> bool:
 
 def _given(fn: cst.FunctionDef) -> bool:
     """Shipped with its body (the constructor, private helpers): context, not a specification."""
-    return fn.name.value == "__init__" or (is_private_helper(fn.name.value) and not _is_elided(fn))
+    return fn.name.value == "__init__" or (is_private_helper(fn.name.value) and not is_elided(fn))
 
 
 def _written_problems(cls: cst.ClassDef, unobserved: frozenset[str]) -> list[Problem]:
@@ -326,7 +327,7 @@ def _written_problems(cls: cst.ClassDef, unobserved: frozenset[str]) -> list[Pro
             missing = [m for m in missing if m != ">>> example"]
         if missing:
             undocumented.append(f"{fn.name.value} ({', '.join(missing)})")
-        if not _is_elided(fn):
+        if not is_elided(fn):
             not_elided.append(fn.name.value)
     problems = []
     if undocumented:
@@ -355,6 +356,6 @@ def check_real_skeleton(skeleton: str, context: list[str], min_methods: int,
     functions = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
     init = next((f for f in functions if f.name.value == "__init__"), None)
     if init is not None:
-        _constructor_calls(init, {f.name.value for f in functions if not _given(f)},
+        constructor_calls(init, {f.name.value for f in functions if not _given(f)},
                            lambda reason, detail: kept.append(Problem(reason=reason, detail=detail)))
     return SkeletonReport(problems=kept, class_name=report.class_name, methods=report.methods)

@@ -115,7 +115,7 @@ def _is_import_line(stmt: cst.BaseStatement) -> bool:
     return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
 
 
-def _is_elided(fn: cst.FunctionDef) -> bool:
+def is_elided(fn: cst.FunctionDef) -> bool:
     """The body stands for an elided one, by the one definition the harvest and the loaders share
     (the function is rendered on its own and read with `ast`)."""
     node = parse(cst.Module(body=[fn]).code).body[0]
@@ -217,7 +217,7 @@ def _method_problems(functions: list[cst.FunctionDef], init: cst.FunctionDef | N
             undocumented.append(f"{fn.name.value} ({', '.join(missing)})")
         if fn is init:
             continue
-        if not _is_elided(fn):
+        if not is_elided(fn):
             not_elided.append(fn.name.value)
     if undocumented:
         add(R.UNDOCUMENTED_METHOD, "incomplete docstrings: " + "; ".join(undocumented))
@@ -225,7 +225,9 @@ def _method_problems(functions: list[cst.FunctionDef], init: cst.FunctionDef | N
         add(R.BODY_NOT_ELIDED, "bodies must be elided (docstring only): " + ", ".join(not_elided))
 
 
-def _constructor_calls(init: cst.FunctionDef, methods: set[str], add) -> None:
+def constructor_calls(init: cst.FunctionDef, methods: set[str], add) -> None:
+    """Report (through `add`) the class's own methods the constructor calls on its receiver: a
+    skeleton's methods are elided, so a constructor that calls one cannot run."""
     params = [*init.params.posonly_params, *init.params.params]
     if params:
         visitor = _SelfCalls(params[0].name.value, methods)
@@ -266,5 +268,5 @@ def check_skeleton(code: str, min_methods: int) -> SkeletonReport:
         add(R.PRIVATE_METHOD, "methods must be public (they are generated and tested one by one): " + ", ".join(private))
     _method_problems(functions, init, add)
     if init is not None:
-        _constructor_calls(init, set(report.methods), add)
+        constructor_calls(init, set(report.methods), add)
     return report

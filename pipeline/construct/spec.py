@@ -12,6 +12,7 @@ import ast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core.class_analysis import analyse_class, import_aliases
 from pipeline.core.records import HarvestedClass
 from pipeline.core import parsing
@@ -113,13 +114,13 @@ def build_spec(hc: HarvestedClass, domain: str) -> ClassSpec:
         module = parsing.parse(hc.module_source())
     except SyntaxError as exc:
         raise SpecError(f"class {hc.id} ({hc.class_name}): source does not parse: {exc.msg}") from exc
-    cls = next((n for n in module.body if isinstance(n, ast.ClassDef) and n.name == hc.class_name), None)
+    cls = find_class(module, hc.class_name, top_level_only=True)
     if cls is None:
         raise SpecError(f"class {hc.id}: source defines no top-level class {hc.class_name!r}")
     deps = analyse_class(cls, import_aliases(module))
     stored = {m.name: m for m in hc.methods}
     methods = []
-    for fn in (n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))):
+    for fn in class_methods(cls):
         d = deps[fn.name]
         info = stored.get(fn.name)
         signature = info.signature if info is not None else f"def {fn.name}({ast.unparse(fn.args)})"

@@ -28,7 +28,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.config import MutationConfig, PlusConfig, SandboxConfig
 from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
-from pipeline.core.extraction import extract_code
+from pipeline.llm.extraction import extract_code
 from pipeline.construct.gate import Gate, GateOutcome, GateUnavailable
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.suite_checks import check_tests

@@ -13,10 +13,11 @@ from __future__ import annotations
 import ast
 
 from pipeline.core.class_analysis import analyse_class, dependency_depth, import_aliases
-from pipeline.construct.interface import find_top_class, init_fields
+from pipeline.core.ast_helpers import find_class, methods_of, span
+from pipeline.construct.interface import init_fields
 from pipeline.construct.pairing import Pair
 from pipeline.core.records import SCHEMA_VERSION
-from pipeline.core.source import is_placeholder_body
+from pipeline.core.source import is_placeholder_body, slice_lines
 from pipeline.core.task import Dependencies, JudgeVote, Method, MutationReport, Task, TaskMetrics
 from pipeline.core import parsing
 from pipeline.core.errors import IntegrityError
@@ -31,20 +32,13 @@ def task_id_for(candidate_id: str) -> str:
     return "cf-" + candidate_id.removeprefix("cand-")
 
 
-def _span(node: ast.stmt) -> tuple[int, int]:
-    decorators = getattr(node, "decorator_list", [])
-    start = min([node.lineno] + [d.lineno for d in decorators])
-    return start, node.end_lineno or node.lineno
-
-
 def _slice(text: str, node: ast.stmt) -> str:
-    first, last = _span(node)
-    return "\n".join(text.splitlines()[first - 1:last])
+    return slice_lines(text, *span(node))
 
 
 def _header_and_doc(text: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
     """Decorators, signature and docstring of a skeleton method (its elided body left out)."""
-    first, _ = _span(fn)
+    first, _ = span(fn)
     body = fn.body
     has_doc = bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
     last = (body[0].end_lineno if has_doc else body[0].lineno - 1) or fn.lineno
@@ -56,17 +50,14 @@ def _classeval_form(segment: str) -> str:
     return segment.lstrip(" \t")
 
 
-def _methods(cls: ast.ClassDef) -> dict[str, ast.FunctionDef | ast.AsyncFunctionDef]:
-    return {n.name: n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-
-
 def _top_classes(candidate_id: str, class_name: str, skeleton: str, solution: str, tests: str):
     """(skeleton module, skeleton class, solution module, solution class, test module)."""
     try:
         skel_mod, sol_mod, test_mod = parsing.parse(skeleton), parsing.parse(solution), parsing.parse(tests)
     except SyntaxError as exc:
         raise RecordError(f"candidate {candidate_id}: a source does not parse: {exc.msg}") from exc
-    skel_cls, sol_cls = find_top_class(skel_mod, class_name), find_top_class(sol_mod, class_name)
+    skel_cls = find_class(skel_mod, class_name, top_level_only=True)
+    sol_cls = find_class(sol_mod, class_name, top_level_only=True)
     if skel_cls is None or sol_cls is None:
         raise RecordError(f"candidate {candidate_id}: class {class_name} missing from the "
                           f"{'skeleton' if skel_cls is None else 'solution'}")
@@ -79,9 +70,9 @@ def _method_records(candidate_id: str, skeleton: str, skel_cls: ast.ClassDef, so
     the constructor and methods the skeleton ships implemented (a real class's private helpers) are
     given code, not records."""
     test_nodes = {n.name: n for n in test_mod.body if isinstance(n, ast.ClassDef)}
-    sol_methods = _methods(sol_cls)
+    sol_methods = methods_of(sol_cls)
     methods: list[Method] = []
-    for name, fn in _methods(skel_cls).items():
+    for name, fn in methods_of(skel_cls).items():
         if name == "__init__" or not is_placeholder_body(fn):
             continue
         if name not in sol_methods:
@@ -105,14 +96,14 @@ def _method_records(candidate_id: str, skeleton: str, skel_cls: ast.ClassDef, so
 def _class_columns(class_name: str, skeleton: str, skel_mod: ast.Module, skel_cls: ast.ClassDef,
                    sol_cls: ast.ClassDef) -> dict:
     """ClassEval's class-level columns, sliced from the skeleton."""
-    init = _methods(skel_cls).get("__init__")
+    init = methods_of(skel_cls).get("__init__")
     doc = skel_cls.body[0] if skel_cls.body and isinstance(skel_cls.body[0], ast.Expr) else None
     return {
         "import_statement": [_slice(skeleton, n).strip() for n in skel_mod.body if isinstance(n, (ast.Import, ast.ImportFrom))],
         "class_description": (_slice(skeleton, doc) + "\n") if doc is not None else "",
         "class_constructor": f"class {class_name}: \n" + (_slice(skeleton, init) + "\n\n" if init is not None else ""),
         # ClassEval lists fields sorted; an elided constructor leaves them to the solution's
-        "fields": sorted(f"self.{f}" for f in (init_fields(init) or init_fields(_methods(sol_cls).get("__init__")))),
+        "fields": sorted(f"self.{f}" for f in (init_fields(init) or init_fields(methods_of(sol_cls).get("__init__")))),
     }
 
 
@@ -122,7 +113,7 @@ def code_columns(candidate_id: str, *, skeleton: str, class_name: str, tests: st
     skel_mod, skel_cls, sol_mod, sol_cls, test_mod = _top_classes(candidate_id, class_name, skeleton, solution, tests)
     deps = analyse_class(sol_cls, import_aliases(sol_mod))
     methods = _method_records(candidate_id, skeleton, skel_cls, solution, sol_cls, tests, test_mod, method_test_classes, deps)
-    first, last = _span(sol_cls)
+    first, last = span(sol_cls)
     return {
         "task_id": task_id_for(candidate_id), "class_name": class_name, "skeleton": skeleton, "test": tests,
         "test_classes": list(test_classes), "solution_code": solution,

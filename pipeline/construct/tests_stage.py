@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
-from pipeline.core.extraction import extract_code
+from pipeline.llm.extraction import extract_code
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.outlines import case_outlines
 from pipeline.construct.skeleton_checks import Problem

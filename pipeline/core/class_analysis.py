@@ -11,6 +11,8 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from pipeline.core.ast_helpers import class_methods
+
 STDLIB = frozenset(sys.stdlib_module_names)
 
 
@@ -77,10 +79,6 @@ def assigned_fields(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, nodes: It
                     hits.append((sub.lineno, sub.col_offset, sub.attr))
     # ast.walk is breadth-first; sorting by position makes the list read like the method
     return list(dict.fromkeys(attr for _, _, attr in sorted(hits)))
-
-
-def class_methods(cls: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    return [n for n in cls.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
 
 
 def analyse_class(cls: ast.ClassDef, aliases: dict[str, str] | None = None) -> dict[str, MethodDeps]:

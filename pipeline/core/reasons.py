@@ -34,6 +34,22 @@ def registry() -> dict[str, str]:
     return dict(_MEANINGS)
 
 # -- stages, in pipeline order ------------------------------------------------------------------
+# The harvest's: repositories (search, clone), then files, then classes.
+GITHUB_SEARCH: Final = "github-search"
+CLONE: Final = "clone"
+SELECT: Final = "select"            # which files of a checkout are read at all
+CONTENT: Final = "content"          # the bytes: size, NUL bytes, encoding, markup
+COMPILE: Final = "compile"          # the file parses, compiles and holds a top-level class
+IMPORTS: Final = "imports"          # the class imports nothing outside the standard library
+STRUCTURE: Final = "structure"      # method count and length, from the class statement alone
+REFERENCES: Final = "references"    # every name the class uses resolves
+TESTABILITY: Final = "testability"  # no keyboard or terminal, and some behaviour besides stubs
+PROVENANCE: Final = "provenance"    # first seen after the cutoff
+DEDUP: Final = "dedup"
+HARVEST_STAGES: Final = (GITHUB_SEARCH, CLONE, SELECT, CONTENT, COMPILE, IMPORTS, STRUCTURE, REFERENCES, TESTABILITY,
+                         PROVENANCE, DEDUP)
+RELEASE: Final = "release"
+# The construction's:
 PAIRING: Final = "pairing"
 COMPOSE: Final = "compose"
 TESTS: Final = "tests"

@@ -1,7 +1,8 @@
 """Source-text helpers shared by the loaders, the extractor and the assembler.
 
-Everything works on line spans taken from `ast` so the original text (comments, blank lines,
-string contents) is sliced, never regenerated: `ast.unparse` would drop comments and reformat.
+Everything works on line spans taken from `ast` (`pipeline.core.ast_helpers.span`) so the original
+text (comments, blank lines, string contents) is sliced, never regenerated: `ast.unparse` would drop
+comments and reformat.
 """
 
 from __future__ import annotations
@@ -11,14 +12,21 @@ import io
 import re
 import tokenize
 
-from pipeline.core.class_analysis import class_methods
+from pipeline.core.ast_helpers import FunctionNode, docstring_node
 from pipeline.core import parsing
-from pipeline.core.textfiles import lone_surrogate
-
-FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef
 
 _DEF_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+)?def[ \t]+(?P<name>\w+)[ \t]*\(")
 _DECORATOR_LINE = re.compile(r"^(?P<indent>[ \t]*)@")
+
+
+def lone_surrogate(text: str) -> str:
+    """A description of the first lone surrogate in `text` (from an unpaired `\\ud800` escape or
+    an escaped undecodable byte), or "" when the text is valid Unicode to encode as UTF-8."""
+    for i, ch in enumerate(text):
+        if "\ud800" <= ch <= "\udfff":
+            line = text.count("\n", 0, i) + 1
+            return f"lone surrogate U+{ord(ch):04X} at line {line} of the text"
+    return ""
 
 
 def parse(text: str) -> ast.Module:
@@ -30,40 +38,9 @@ def parse(text: str) -> ast.Module:
         raise SyntaxError(f"not valid source text: {lone_surrogate(text) or e.reason}") from e
 
 
-def find_class(module: ast.Module, name: str) -> ast.ClassDef | None:
-    """The class called `name`: top-level first, since that is where a skeleton puts it."""
-    for node in module.body:
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return node
-    for node in ast.walk(module):
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return node
-    return None
-
-
-def methods_of(cls: ast.ClassDef) -> dict[str, FunctionNode]:
-    """Method nodes by name in declaration order (a later redefinition wins, as in Python)."""
-    return {fn.name: fn for fn in class_methods(cls)}
-
-
-def span(node: ast.stmt) -> tuple[int, int]:
-    """1-based inclusive line span of a statement, decorators included."""
-    decorators = getattr(node, "decorator_list", [])
-    start = min([node.lineno] + [d.lineno for d in decorators])
-    end = node.end_lineno or node.lineno
-    return start, end
-
-
 def slice_lines(text: str, first: int, last: int) -> str:
     """Lines first..last (1-based, inclusive) of `text`, joined with newlines."""
     return "\n".join(text.splitlines()[first - 1:last])
-
-
-def docstring_node(body: list[ast.stmt]) -> ast.Expr | None:
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
-        return body[0]
-    return None
 
 
 def is_placeholder_body(fn: FunctionNode) -> bool:

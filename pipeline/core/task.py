@@ -5,7 +5,7 @@ Field names and order are ClassEval's (`methods_info`, `Standalone`), then Class
 (coverage, judges, sources, models, metrics, ...; None for tasks from other datasets). A release row
 is `Task.to_row()` and reads back with `Task.from_row()`; columns the model does not know travel in
 `extras` so nothing a dataset publishes is lost. Converters from ClassEval and ClassEval-Pro files
-live in `pipeline.core.formats`.
+live in `pipeline.formats`.
 """
 
 from __future__ import annotations

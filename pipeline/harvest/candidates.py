@@ -7,6 +7,7 @@ import textwrap
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from pipeline.core.ast_helpers import class_methods, span
 from pipeline.core.class_analysis import analyse_class, assigned_fields, dependency_depth, import_aliases
 from pipeline.harvest.files import ModuleIndex, index_module
 from pipeline.harvest.resolver import ModuleAnalysis, Resolution, UnresolvedName
@@ -22,21 +23,14 @@ def normalised_source(source: str) -> str:
 
 def segment(lines: list[str], node: ast.stmt) -> str:
     """The physical lines of a statement, decorators included, exactly as written."""
-    first = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
-    return "".join(lines[first - 1 : node.end_lineno])
-
-
-def class_start_line(node: ast.ClassDef) -> int:
-    return min([node.lineno] + [d.lineno for d in node.decorator_list])
+    first, last = span(node)
+    return "".join(lines[first - 1 : last])
 
 
 def class_loc(node: ast.ClassDef) -> int:
     """Physical lines of the class statement, decorators, comments and blank lines included."""
-    return (node.end_lineno or node.lineno) - class_start_line(node) + 1
-
-
-def class_methods(node: ast.ClassDef) -> list[ast.FunctionDef | ast.AsyncFunctionDef]:
-    return [n for n in node.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    first, last = span(node)
+    return last - first + 1
 
 
 def carried_statement(lines: list[str], stmt: ast.stmt) -> tuple[str, list[ast.stmt]]:
@@ -98,7 +92,7 @@ class Candidate:
 
     @property
     def start_line(self) -> int:
-        return class_start_line(self.node)
+        return span(self.node)[0]
 
     @property
     def loc(self) -> int:
@@ -299,7 +293,7 @@ def to_record(c: Candidate) -> HarvestedClass:
             name=fn.name, signature=_signature(fn), parameters=_parameters(fn.args),
             docstring=ast.get_docstring(fn), source=textwrap.dedent(segment(c.lines, fn)),
             decorators=[ast.unparse(x) for x in fn.decorator_list],
-            start_line=min([fn.lineno] + [x.lineno for x in fn.decorator_list]), end_line=fn.end_lineno,
+            start_line=span(fn)[0], end_line=fn.end_lineno,
             calls=d.method_calls, fields_read=d.fields,
         ))
     imports = [ast.unparse(n) for n in c.future_imports]

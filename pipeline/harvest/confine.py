@@ -13,7 +13,8 @@ from collections.abc import Sequence
 
 from pipeline.core import parsing
 from pipeline.core.funnel import KEEP, Filter, Verdict
-from pipeline.harvest.candidates import Candidate, class_start_line, list_candidates
+from pipeline.core.ast_helpers import span
+from pipeline.harvest.candidates import Candidate, list_candidates
 from pipeline.harvest.filters import TERMINAL_MODULES, clears_screen
 
 
@@ -63,7 +64,8 @@ def without_methods(c: Candidate, names: set[str]) -> Candidate:
     cut: set[int] = set()
     for fn in c.methods:
         if fn.name in names:
-            cut.update(range(class_start_line(fn) - 1, fn.end_lineno or fn.lineno))  # type: ignore[arg-type]
+            first, last = span(fn)
+            cut.update(range(first - 1, last))
     text = "".join(line for i, line in enumerate(c.lines) if i not in cut)
     module = parsing.parse(text, filename=c.path)
     pruned = next(k for k in list_candidates(c.ref, c.path, text, module) if k.position == c.position)

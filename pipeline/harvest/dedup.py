@@ -34,15 +34,17 @@ from datasketch import MinHash, MinHashLSH
 
 from pipeline.config import DedupConfig
 from pipeline.core.funnel import KEEP, Verdict
-from pipeline.harvest.candidates import normalised_source
+from pipeline.harvest.candidates import normalised_source, segment
+from pipeline.core.errors import InputError
 from pipeline.core.records import HarvestedClass, content_id
 from pipeline.core.store import read_jsonl
 from pipeline.core import parsing
+from pipeline.core import reasons as R
 
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
 # Where a match came from decides the reason code a reader sees in the funnel.
-REASONS = {"harvest": ("exact-duplicate", "near-duplicate"), "earlier": ("earlier-harvest", "earlier-harvest"),
-           "release": ("earlier-release", "earlier-release"), "reference": ("reference-corpus", "reference-corpus")}
+REASONS = {"harvest": (R.EXACT_DUPLICATE, R.NEAR_DUPLICATE), "earlier": (R.EARLIER_HARVEST, R.EARLIER_HARVEST),
+           "release": (R.EARLIER_RELEASE, R.EARLIER_RELEASE), "reference": (R.REFERENCE_CORPUS, R.REFERENCE_CORPUS)}
 
 
 # (version, task id, solution code, ids of the harvested classes the task was built from)
@@ -196,8 +198,11 @@ def classes_in(source: str) -> Iterator[tuple[str, str]]:
     lines = source.splitlines(keepends=True)
     for node in module.body:
         if isinstance(node, ast.ClassDef):
-            first = min([node.lineno] + [d.lineno for d in node.decorator_list])
-            yield node.name, "".join(lines[first - 1 : node.end_lineno])
+            yield node.name, segment(lines, node)
+
+
+class ReferenceCorpusError(InputError):
+    """A configured reference corpus that cannot be read as a dataset; the message names the file."""
 
 
 def load_reference_corpus(index: DedupIndex, path: Path) -> int:
@@ -215,7 +220,10 @@ def load_reference_corpus(index: DedupIndex, path: Path) -> int:
         else:
             tasks = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:   # json, pyarrow (ArrowInvalid is a ValueError) and file errors
-        raise ValueError(f"reference corpus {path}: cannot read: {exc}") from exc
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+        raise ReferenceCorpusError(f"harvest.dedup.reference_corpora: {path}: cannot read: {reason}") from exc
+    if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):
+        raise ReferenceCorpusError(f"harvest.dedup.reference_corpora: {path}: not a list of tasks (JSON objects)")
     n = 0
     for task in tasks:
         for name, src in classes_in(task.get("solution_code", "")):

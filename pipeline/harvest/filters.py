@@ -10,7 +10,8 @@ from pipeline.core.class_analysis import is_stdlib_module
 from pipeline.core.source import is_placeholder_body
 from pipeline.config import FilterConfig
 from pipeline.core.funnel import KEEP, Verdict
-from pipeline.harvest.candidates import Candidate, class_loc, class_methods
+from pipeline.core.ast_helpers import class_methods
+from pipeline.harvest.candidates import Candidate, class_loc
 from pipeline.harvest.files import RepoModules
 from pipeline.harvest.resolver import ResolutionError
 from pipeline.core import reasons as R
@@ -26,7 +27,7 @@ class ImportPurity:
     """
 
     repo_modules: RepoModules
-    name: str = "imports"
+    name: str = R.IMPORTS
 
     def check(self, c: Candidate) -> Verdict:
         try:
@@ -62,7 +63,7 @@ class Structure:
     lines are the physical lines of the class statement, decorators, comments and blank lines included."""
 
     cfg: FilterConfig
-    name: str = "structure"
+    name: str = R.STRUCTURE
 
     def check(self, c: Candidate) -> Verdict:
         return self.fits(c.node)
@@ -85,7 +86,7 @@ class Structure:
 class ReferenceCompleteness:
     """Every name the class (and the context it carries) uses must resolve."""
 
-    name: str = "references"
+    name: str = R.REFERENCES
 
     def check(self, c: Candidate) -> Verdict:
         try:
@@ -124,7 +125,7 @@ class Testability:
     has no behaviour (every method but `__init__` is a stub).
     """
 
-    name: str = "testability"
+    name: str = R.TESTABILITY
 
     def check(self, c: Candidate) -> Verdict:
         if "input" in c.resolution.builtins_used and "input" not in c.star_provided:

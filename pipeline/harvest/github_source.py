@@ -33,12 +33,13 @@ from pipeline.config import DOMAINS, GitHubConfig
 from pipeline.core.funnel import FunnelReport, StageCounts
 from pipeline.harvest.domains import DOMAIN_KEYWORDS, search_query
 from pipeline.core.records import Rejection, RepoRef
+from pipeline.core import reasons as R
 from pipeline.core.errors import InfrastructureError
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)
 
-STAGE = "github-search"
+STAGE = R.GITHUB_SEARCH
 SORT, ORDER = "stars", "desc"  # most-starred first, so a truncated single-day window keeps the best
 # GitHub rejects a query with more than five AND/OR/NOT operators (422), so a domain's ten keywords
 # are searched in groups of at most six terms.

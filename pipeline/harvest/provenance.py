@@ -175,7 +175,7 @@ class PostCutoff:
 
     history: History
     cutoff: date
-    name: str = "provenance"
+    name: str = R.PROVENANCE
 
     def check_first_seen(self, path: str, class_name: str, source: str) -> tuple[Verdict, FirstSeen | None]:
         seen = self.history.first_seen(path, class_name, source)

@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, UTC
 from pathlib import Path
 
+from pipeline.core.errors import InfrastructureError, InputError
 from pipeline.core.store import write_text
 
 
@@ -55,8 +56,16 @@ def _git(repo: Path, *args: str, env: dict[str, str] | None = None) -> str:
     full_env.update(env or {})
     proc = subprocess.run(["git", *args], cwd=repo, env=full_env, capture_output=True, text=True)
     if proc.returncode != 0:
-        raise RuntimeError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")
+        raise CorpusBuildError(f"git {' '.join(args)} failed in {repo}: {proc.stderr.strip()}")
     return proc.stdout.strip()
+
+
+class CorpusSpecError(InputError):
+    """A repository spec folder that cannot be built as written; the message names the file or folder."""
+
+
+class CorpusBuildError(InfrastructureError):
+    """git failed while building a repository from its spec; the message names the command and folder."""
 
 
 def build_repo(dest: Path, commits: list[CommitSpec], branch: str = "main") -> str:
@@ -89,7 +98,7 @@ def load_spec(folder: Path) -> tuple[str, str, list[CommitSpec]]:
     try:
         meta = tomllib.loads(meta_path.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:
-        raise ValueError(f"{meta_path}: cannot read repository spec: {exc}") from exc
+        raise CorpusSpecError(f"{meta_path}: cannot read repository spec: {exc}") from exc
     commits = []
     for i, c in enumerate(meta.get("commits", [])):
         try:
@@ -97,13 +106,13 @@ def load_spec(folder: Path) -> tuple[str, str, list[CommitSpec]]:
             if c.get("tree"):
                 tree = Path(folder) / c["tree"]
                 if not tree.is_dir():
-                    raise ValueError(f"tree folder {c['tree']!r} does not exist")
+                    raise CorpusSpecError(f"tree folder {c['tree']!r} does not exist")
                 files = {p.relative_to(tree).as_posix(): p.read_bytes() for p in _spec_files(tree)}
             commits.append(CommitSpec(_commit_date(c["date"]), c["message"], files, list(c.get("delete", []))))
-        except (KeyError, ValueError, TypeError) as exc:
-            raise ValueError(f"{meta_path}: commit #{i + 1} is malformed: {exc}") from exc
+        except (KeyError, ValueError, TypeError, CorpusSpecError) as exc:
+            raise CorpusSpecError(f"{meta_path}: commit #{i + 1} is malformed: {exc}") from exc
     if "full_name" not in meta or not commits:
-        raise ValueError(f"{meta_path}: needs full_name and at least one commit")
+        raise CorpusSpecError(f"{meta_path}: needs full_name and at least one commit")
     return meta["full_name"], meta.get("default_branch", "main"), commits
 
 
@@ -134,7 +143,7 @@ def materialise_corpus(spec_root: Path, dest_root: Path) -> list[Path]:
         marker = dest / ".git" / "classforge-spec"
         if not (marker.exists() and marker.read_text() == fingerprint):
             if dest.exists() and not marker.exists():
-                raise ValueError(f"{dest} exists and was not built from a spec; refusing to replace it")
+                raise CorpusSpecError(f"{dest} exists and was not built from a spec; refusing to replace it")
             build_repo(dest, commits, branch)
             write_text(marker, fingerprint)  # atomic: a torn marker would match no spec and block a rebuild
         built.append(dest)

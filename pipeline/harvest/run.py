@@ -31,6 +31,7 @@ from pipeline.harvest.local_source import expand_local_sources, local_repo_ref
 from pipeline.harvest.repo_builder import materialise_corpus
 from pipeline.harvest.scan import RepoShard, scan_checkout
 from pipeline.core.records import Rejection, RepoRef
+from pipeline.core import reasons as R
 from pipeline.core.store import atomic_open, read_jsonl, write_json, write_jsonl
 
 ProgressFn = Callable[[str, int | None], None]  # (what just happened, total if known)
@@ -107,12 +108,12 @@ def harvest_repo(ref: RepoRef, cfg: HarvestConfig, snap: Path, on_file: Callable
         checkout = clone_for_scan(ref.clone_url, ref.full_name, cfg.clone, cfg.cutoff, head)
         ref = ref.model_copy(update={"head_commit": head})
         shard = scan_checkout(ref, checkout, cfg.filters, cfg.cutoff, on_file=on_file)
-        funnel.record("clone", ref.full_name, KEEP)
+        funnel.record(R.CLONE, ref.full_name, KEEP)
         shard.funnel = funnel.report().merge(shard.funnel)
     except CloneFailure as exc:
-        funnel.record("clone", ref.full_name, Verdict.drop(exc.reason, exc.detail))
+        funnel.record(R.CLONE, ref.full_name, Verdict.drop(exc.reason, exc.detail))
         shard = RepoShard(repo=ref, head_commit=None, funnel=funnel.report(),
-                          rejects=[Rejection(item_id=ref.full_name, stage="clone", reason=exc.reason, detail=exc.detail)])
+                          rejects=[Rejection(item_id=ref.full_name, stage=R.CLONE, reason=exc.reason, detail=exc.detail)])
     with atomic_open(shard_path) as fh:
         fh.write(shard.model_dump_json())
     return shard, False
@@ -122,7 +123,7 @@ def build_dedup_index(cfg: HarvestConfig, releases: Mapping[str, Iterable[Releas
     """`releases`: the tasks of the project's earlier releases by release folder (the edge reads
     `release.output_root` with `pipeline.release.history.release_solutions`); new classes must not
     copy their solution classes."""
-    from pipeline.core.formats.hub import cached_dataset
+    from pipeline.formats.hub import cached_dataset
 
     index = DedupIndex(cfg.dedup)
     for corpus in cfg.dedup.reference_corpora:
@@ -180,8 +181,8 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
             for cls in shard.classes:
                 item_id = f"{cls.repo}:{cls.path}::{cls.class_name}"
                 verdict = index.check_and_add(cls.source, Origin("harvest", item_id), cls.id)
-                if not dedup_funnel.record("dedup", cls.id, verdict):
-                    rej = Rejection(item_id=item_id, stage="dedup", reason=verdict.reason, detail=verdict.detail)
+                if not dedup_funnel.record(R.DEDUP, cls.id, verdict):
+                    rej = Rejection(item_id=item_id, stage=R.DEDUP, reason=verdict.reason, detail=verdict.detail)
                     rejects_fh.write(rej.model_dump_json() + "\n")
                     counts["rejects"] += 1
                     continue
@@ -199,7 +200,7 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
 def clone_failures(snap: Path) -> list[Rejection]:
     """The repositories of a snapshot that could not be cloned, with git's message (the edge says them out loud)."""
     path = snap / "rejects.jsonl"
-    return [r for r in read_jsonl(path, Rejection) if r.stage == "clone"] if path.is_file() else []
+    return [r for r in read_jsonl(path, Rejection) if r.stage == R.CLONE] if path.is_file() else []
 
 
 def _reused_in_worker(ref: RepoRef, cfg: HarvestConfig, snap: Path) -> bool:

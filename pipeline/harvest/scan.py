@@ -9,7 +9,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from pipeline.config import FilterConfig
-from pipeline.core.funnel import Funnel, FunnelReport, Verdict
+from pipeline.core.funnel import Funnel, FunnelReport, RejectionList, Verdict
 from pipeline.harvest import files
 from pipeline.harvest import confine
 from pipeline.harvest.candidates import Candidate, list_candidates, to_record
@@ -29,14 +29,6 @@ class RepoShard(BaseModel):
     funnel: FunnelReport = Field(default_factory=FunnelReport)
 
 
-class _ListSink:
-    def __init__(self) -> None:
-        self.items: list[Rejection] = []
-
-    def reject(self, rejection: Rejection) -> None:
-        self.items.append(rejection)
-
-
 def _judge(funnel: Funnel, filters: list, cand: Candidate) -> Candidate | None:
     """The class filters in order (the last one is testability); returns the class to keep (maybe
     without its interactive methods, see `confine`) or None."""
@@ -48,14 +40,14 @@ def _judge(funnel: Funnel, filters: list, cand: Candidate) -> Candidate | None:
         if verdict.reason in (R.INTERACTIVE_INPUT, R.TERMINAL_CONTROL):
             cand, verdict = confine.cut_interactive(cand, filters, verdict)
     except RecursionError:
-        funnel.record("references", cand.item_id, Verdict.drop(R.TOO_DEEPLY_NESTED, "resolver recursion"))
+        funnel.record(R.REFERENCES, cand.item_id, Verdict.drop(R.TOO_DEEPLY_NESTED, "resolver recursion"))
         return None
     return cand if funnel.record(testability.name, cand.item_id, verdict) else None
 
 
 def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
                   on_file: Callable[[str], None] | None = None) -> RepoShard:
-    sink = _ListSink()
+    sink = RejectionList()
     funnel: Funnel = Funnel(sink=sink)
     listing = files.list_checkout(checkout)
     structure = Structure(cfg)
@@ -65,26 +57,26 @@ def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
     provenance = PostCutoff(History(checkout), cutoff)
     kept: list[HarvestedClass] = []
     for rel in listing.linked_dirs:
-        funnel.record("select", f"{ref.full_name}:{rel}", files.select(rel, checkout / rel, checkout))
+        funnel.record(R.SELECT, f"{ref.full_name}:{rel}", files.select(rel, checkout / rel, checkout))
     for rel, abspath in listing.python_files:
         if on_file is not None:
             on_file(rel)
         f = files.SourceFile(ref.full_name, rel, abspath)
-        if not funnel.record("select", f.item_id, files.select(rel, abspath, checkout)):
+        if not funnel.record(R.SELECT, f.item_id, files.select(rel, abspath, checkout)):
             continue
-        if not funnel.record("content", f.item_id, files.read_content(f, cfg)):
+        if not funnel.record(R.CONTENT, f.item_id, files.read_content(f, cfg)):
             continue
-        if not funnel.record("compile", f.item_id, files.parse_and_compile(f, cfg, lambda node: structure.fits(node).keep)):
+        if not funnel.record(R.COMPILE, f.item_id, files.parse_and_compile(f, cfg, lambda node: structure.fits(node).keep)):
             continue
         for found in list_candidates(ref, rel, f.text, f.module, f.index):
             cand = _judge(funnel, filters, found)
             if cand is None:
                 continue
             verdict, seen = provenance.check_first_seen(rel, cand.name, cand.source)
-            if not funnel.record("provenance", cand.item_id, verdict):
+            if not funnel.record(R.PROVENANCE, cand.item_id, verdict):
                 continue
             record = to_record(cand)
             record.first_seen_commit = seen.commit
             record.first_seen_date = seen.authored
             kept.append(record)
-    return RepoShard(repo=ref, head_commit=ref.head_commit, classes=kept, rejects=sink.items, funnel=funnel.report())
+    return RepoShard(repo=ref, head_commit=ref.head_commit, classes=kept, rejects=sink.rejections, funnel=funnel.report())

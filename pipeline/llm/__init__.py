@@ -1,6 +1,6 @@
 """The LLM layer shared by the construction stages and the evaluator.
 
-Import from the modules (client, cache, ledger, errors, prompts, preflight); this package re-exports
+Import from the modules (client, cache, ledger, errors, prompts, preflight, extraction); this package re-exports
 nothing, so importing one of them does not load the OpenAI SDK.
 
     cache = ResponseCache(config.llm.cache_path)

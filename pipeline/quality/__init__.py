@@ -6,6 +6,6 @@
     environment_checks.py  the reference's suite under perturbed environments (hash seed, cwd, time zone,
                            clock, host and user, network) and the tests whose verdict changed
 
-Depends only on pipeline.core, pipeline.sandbox, pipeline.config and pipeline.llm. Import from the
+Depends only on pipeline.core, pipeline.sandbox, pipeline.formats, pipeline.config and pipeline.llm. Import from the
 modules: this package re-exports nothing, so importing one check does not load the others' libraries.
 """

@@ -4,7 +4,7 @@ Modules (import what you need; nothing heavy runs at import time):
 - `writer`: `write_release` builds `<root>/<version>/` atomically.
 - `manifest`: `Manifest`, `SourceRepo`, the files' sha256 (shared by the writer and `verify`).
 - (rows) the task model is `pipeline.core.task.Task`; release rows to and from Parquet are
-  `pipeline.core.formats.release_rows` (the evaluator reads releases through the same module).
+  `pipeline.formats.release_rows` (the evaluator reads releases through the same module).
 - `versions`: `validate_version`, `next_version`, `list_releases`.
 - `stats` / `plots`: ClassEval-Pro Table 2/3 statistics and their PNG plots.
 - `report`: Markdown + PNG report of a release (`classforge report`).

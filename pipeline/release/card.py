@@ -7,7 +7,7 @@ from collections import Counter
 from typing import Any
 
 from pipeline.core.funnel import FunnelReport
-from pipeline.core.formats.release_rows import DATA_GLOB, SPLIT
+from pipeline.formats.release_rows import DATA_GLOB, SPLIT
 from pipeline.core.task import CORE_COLUMNS, column_meaning, column_origin
 from pipeline.release.stats import DatasetStats
 from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table

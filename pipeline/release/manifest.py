@@ -13,7 +13,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from pipeline.core.formats.release_rows import FORMAT
+from pipeline.formats.release_rows import FORMAT
 from pipeline.core.urls import public_clone_url
 
 MANIFEST = "manifest.json"

@@ -23,7 +23,7 @@ from pipeline.release.history import ReleaseIndex, release_index, solution_diges
 from pipeline.release.versions import next_version
 from pipeline.release.writer import write_release
 
-STAGE = "release"
+STAGE = R.RELEASE
 
 
 @dataclass

@@ -15,7 +15,7 @@ from pipeline.release.stats import DatasetStats
 from pipeline.release.tables import md_table
 
 TRACK = "real-source"
-# Published figures (ClassEval paper; ClassEval-Pro paper, Table 3), as summarised in the project's guide.
+# Published figures: ClassEval's from the ClassEval paper, ClassEval-Pro's from its paper's Table 3.
 PUBLISHED = {"ClassEval": ("45.7", "1.77", "5"), "ClassEval-Pro": ("~117", "~3", "~9")}
 
 

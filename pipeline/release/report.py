@@ -15,7 +15,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from pipeline.core.funnel import FunnelReport
 from pipeline.release.errors import ReleaseError
 from pipeline.release.plots import write_plots
-from pipeline.core.formats.release_rows import read_release_rows
+from pipeline.formats.release_rows import read_release_rows
 from pipeline.release.stats import DatasetStats, compute_stats
 from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
 from pipeline.release.validity import ValidityFacts, compute_validity, validity_section

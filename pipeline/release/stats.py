@@ -15,7 +15,6 @@ Definitions (also written into stats.json, so the numbers can be recomputed):
 
 from __future__ import annotations
 
-import ast
 import json
 import statistics
 from collections.abc import Iterable, Mapping
@@ -23,10 +22,11 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from pipeline.core.class_analysis import analyse_class, class_methods, dependency_depth, import_aliases
+from pipeline.core.ast_helpers import class_methods, find_class, span
+from pipeline.core.class_analysis import analyse_class, dependency_depth, import_aliases
 from pipeline.config import DOMAINS
 from pipeline.release.errors import ReleaseError
-from pipeline.core.formats.release_rows import composition_kind
+from pipeline.formats.release_rows import composition_kind
 from pipeline.core import parsing
 
 DEFINITIONS = {
@@ -102,11 +102,12 @@ def task_stats(task: Mapping[str, Any]) -> TaskStats:
         module = parsing.parse(code)
     except SyntaxError as exc:
         raise ReleaseError(f"task {tid!r}: solution_code does not parse: {exc.msg} (line {exc.lineno})") from exc
-    cls = next((n for n in module.body if isinstance(n, ast.ClassDef) and n.name == task["class_name"]), None)
+    cls = find_class(module, task["class_name"], top_level_only=True)
     if cls is None:
         raise ReleaseError(f"task {tid!r}: solution_code defines no top-level class {task['class_name']!r}")
     held = task.get("metrics") if isinstance(task.get("metrics"), Mapping) else {}
-    loc = held.get("loc") or cls.end_lineno - min([cls.lineno] + [d.lineno for d in cls.decorator_list]) + 1
+    first, last = span(cls)
+    loc = held.get("loc") or last - first + 1
     depth = held.get("dependency_depth") or dependency_depth(analyse_class(cls, import_aliases(module)))
     return TaskStats(
         task_id=tid,
@@ -159,7 +160,7 @@ def domain_rows(metrics: list[TaskStats]) -> list[DomainRow]:
 
 
 def compute_stats(tasks: Iterable[Mapping[str, Any]]) -> DatasetStats:
-    """Statistics over release rows (`pipeline.core.formats.release_rows.release_rows`)."""
+    """Statistics over release rows (`pipeline.formats.release_rows.release_rows`)."""
     metrics = [task_stats(t) for t in tasks]
     return DatasetStats(
         total=len(metrics),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from pipeline.core import reasons as R
 from pipeline.core.funnel import FunnelReport, StageCounts
 from pipeline.release.stats import DatasetStats, Summary
 
@@ -52,17 +53,17 @@ def size_table(stats: DatasetStats) -> str:
 # The pipeline's stages in the order items flow through them, with the unit each one counts.
 # funnel.json is written with sorted keys, so order must come from here, not from the file.
 STAGE_UNITS: dict[str, str] = {
-    "github-search": "repositories", "clone": "repositories",
-    "select": "files", "content": "files", "compile": "files",
-    "imports": "classes", "structure": "classes", "references": "classes", "testability": "classes",
-    "provenance": "classes",
-    "dedup": "classes", "pairing": "classes",
+    R.GITHUB_SEARCH: "repositories", R.CLONE: "repositories",
+    R.SELECT: "files", R.CONTENT: "files", R.COMPILE: "files",
+    R.IMPORTS: "classes", R.STRUCTURE: "classes", R.REFERENCES: "classes", R.TESTABILITY: "classes",
+    R.PROVENANCE: "classes",
+    R.DEDUP: "classes", R.PAIRING: "classes",
     # the real-source track counts candidate classes from its licence check to its task record
-    "license": "candidate classes", "skeleton": "candidate classes", "docstrings": "candidate classes",
-    "compose": "candidate pairs", "tests": "candidate pairs", "judges": "candidate pairs", "solution": "candidate pairs",
-    "reference": "candidate classes", "examples": "candidate classes",
-    "mutation": "candidate pairs", "strengthen": "candidate pairs",
-    "task": "tasks", "release": "tasks",
+    R.LICENSE: "candidate classes", R.SKELETON: "candidate classes", R.DOCSTRINGS: "candidate classes",
+    R.COMPOSE: "candidate pairs", R.TESTS: "candidate pairs", R.JUDGES: "candidate pairs", R.SOLUTION: "candidate pairs",
+    R.REFERENCE: "candidate classes", R.EXAMPLES: "candidate classes",
+    R.MUTATION: "candidate pairs", R.STRENGTHEN: "candidate pairs",
+    R.TASK: "tasks", R.RELEASE: "tasks",
 }
 
 

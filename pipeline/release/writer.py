@@ -2,7 +2,7 @@
 
 Layout of `<output_root>/<version>/`:
     README.md                          dataset card (YAML front matter + prose)
-    data/test-00000-of-00001.parquet   the tasks (split "test"); schema in `pipeline/core/formats/release_rows.py`
+    data/test-00000-of-00001.parquet   the tasks (split "test"); schema in `pipeline/formats/release_rows.py`
     tasks.jsonl                        the same tasks, one JSON object per line, nested fields decoded
     funnel.json  stats.json            per-stage counts; Table 2/3 statistics
     plots/funnel.png domains.png loc.png methods.png
@@ -32,7 +32,7 @@ from pipeline.core.funnel import FunnelReport
 from pipeline.release.card import card_metadata, render_card, render_card_file
 from pipeline.release.manifest import MANIFEST, Manifest, SourceRepo, file_entries
 from pipeline.release.errors import ReleaseError, ReleaseExistsError
-from pipeline.core.formats.release_rows import DATA_FILE, release_rows, short_type, to_arrow_table
+from pipeline.formats.release_rows import DATA_FILE, release_rows, short_type, to_arrow_table
 from pipeline.release.plots import write_plots
 from pipeline.release.real_card import real_source_section
 from pipeline.release.stats import compute_stats

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 
 from pydantic import BaseModel, ConfigDict
+from pipeline.core.ast_helpers import class_methods
 from pipeline.core import parsing
 
 # Test machinery the tests may use; imported before the solution so the snapshot covers it.
@@ -28,7 +29,7 @@ def _class_methods(classes: dict, name: str, seen: frozenset) -> tuple[set[str],
     `open` is True when a base is unknown here, so inherited tests cannot be listed statically."""
     node = classes[name]
     methods = {
-        f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef)) and f.name.startswith("test")
+        f.name for f in class_methods(node) if f.name.startswith("test")
     }
     is_open = False
     for base in node.bases:

@@ -9,8 +9,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.core.formats.loader import DatasetError, load_dataset
-from pipeline.core.source import find_class, parse
+from pipeline.formats.loader import DatasetError, load_dataset
+from pipeline.core.ast_helpers import find_class
+from pipeline.core.source import parse
 
 # -- the real ClassEval release ---------------------------------------------------------------------
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from pipeline.core.extraction import extract_code, extract_method, fenced_blocks, strip_reasoning
+from pipeline.llm.extraction import extract_code, extract_method, fenced_blocks, strip_reasoning
 from pipeline.core.source import parse
 
 CLASS_CODE = '''import math

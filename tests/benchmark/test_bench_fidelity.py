@@ -13,9 +13,10 @@ import json
 
 import pytest
 
-from pipeline.core.extraction import extract_code, extract_method
+from pipeline.llm.extraction import extract_code, extract_method
 from benchmark.runner import EvaluationRequest, evaluate
-from pipeline.core.source import dedent_code, find_class, methods_of, parse, reindent_def
+from pipeline.core.ast_helpers import find_class, methods_of
+from pipeline.core.source import dedent_code, parse, reindent_def
 from benchmark.strategies import assemble, plan, read_step_output
 from pipeline.config import Config, EvaluateConfig
 

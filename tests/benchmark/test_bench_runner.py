@@ -16,7 +16,8 @@ import pytest
 
 from benchmark.results import RunResults, load_results
 from benchmark.runner import EvaluationRequest, evaluate
-from pipeline.core.source import find_class, methods_of, parse, slice_lines, span
+from pipeline.core.ast_helpers import find_class, methods_of, span
+from pipeline.core.source import parse, slice_lines
 from benchmark.strategies import STRATEGIES
 from pipeline.core.task import Task
 from pipeline.config import Config, EndpointConfig, EvaluateConfig, EvalStrategy, LLMConfig

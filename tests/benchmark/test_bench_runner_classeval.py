@@ -2,9 +2,9 @@
 task that is not broken, `empty` scores 0% class-level pass@1, and the broken set is exactly what
 we measure here.
 
-GUIDE section 2 lists seven tasks whose reference fails for reasons outside the solution
-(17, 48, 50, 51, 52, 69, 97). In our sandbox five of them are broken, each for its documented cause,
-and two are not; one task the GUIDE does not list depends on the random seed:
+Seven tasks are known to fail with their reference for reasons outside the solution
+(17, 48, 50, 51, 52, 69, 97). In our sandbox five of them are broken, each for the cause below,
+and two are not; one task outside that list depends on the random seed:
 - ClassEval_17 (Calendar): `test_get_upcoming_events_5` expects events of January 2024 to be
   upcoming, compared with today's date; fails on every date after them.
 - ClassEval_48 (IpUtil): `test_get_hostname_3` expects the authors' host name 'LAPTOP-2CS86KUM'.
@@ -15,7 +15,7 @@ and two are not; one task the GUIDE does not list depends on the random seed:
   tests; zero tests run is never a pass.
 - ClassEval_50 (JSONProcessor) passes: its test expects a permission error that root does not get,
   but the sandbox runs every program as an unprivileged uid, so the error happens as the test expects.
-- ClassEval_58 (MinesweeperGame, not in the GUIDE's list) places mines with `random.randint`, and
+- ClassEval_58 (MinesweeperGame, not in that list) places mines with `random.randint`, and
   colliding mines fail two tests: unseeded, its reference fails about one run in five. The
   evaluator seeds `random` from `sandbox.hash_seed` in every run, so it is reproducible: it passes
   with the default seed 0 (it would fail with seeds 2 and 5).

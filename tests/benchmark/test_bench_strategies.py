@@ -6,7 +6,8 @@ import ast
 
 import pytest
 
-from pipeline.core.source import find_class, methods_of, parse
+from pipeline.core.ast_helpers import find_class, methods_of
+from pipeline.core.source import parse
 from benchmark.strategies import (
     STRATEGIES,
     GenerationStep,

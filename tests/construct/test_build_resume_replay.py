@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from construct_kit import MODELS, Run, judge_json, make_config, scripted_server, three_pairs
+from pipeline.config import ConfigError
 from pipeline.core import reasons as R
 from pipeline.llm.cache import ResponseCache
 from pipeline.llm.fake_server import HTTPError
@@ -134,9 +135,9 @@ def test_concurrency_does_not_change_the_result(tmp_path):
 
 def test_config_mismatches_fail_before_any_call(tmp_path):
     cfg = make_config("http://127.0.0.1:9/v1", tmp_path, judge_min_full_marks=4)
-    with pytest.raises(ValueError, match="judge_min_full_marks=4 but only 3 judge"):
+    with pytest.raises(ConfigError, match="judge_min_full_marks=4 but only 3 judge"):
         Run(cfg)(three_pairs(), tmp_path / "out")
     cfg = make_config("http://127.0.0.1:9/v1", tmp_path, budget_usd=1.0)
     cfg.llm.costs.pop("judge-b")
-    with pytest.raises(ValueError, match="no price for: judge-b"):
+    with pytest.raises(ConfigError, match="no price for: judge-b"):
         Run(cfg)(three_pairs(), tmp_path / "out")

@@ -110,7 +110,7 @@ def test_good_path_builds_a_complete_record(server, tmp_path):
 
 
 def test_record_loads_in_the_evaluator(server, tmp_path):
-    datasets = pytest.importorskip("pipeline.core.formats.loader")
+    datasets = pytest.importorskip("pipeline.formats.loader")
     result = build(server, tmp_path)
     loaded = datasets.load_dataset(result.out_dir / "tasks.jsonl")
     (task,) = loaded.tasks

@@ -69,6 +69,6 @@ def test_example_build_replays_offline(tmp_path, monkeypatch):
     assert (names["CachingRouter"].domain1, names["CachingRouter"].domain2) == ("Network & Web", "Database Operations")
     assert names["CachingRouter"].judge_scores == [10, 10, 9]
 
-    datasets = pytest.importorskip("pipeline.core.formats.loader")
+    datasets = pytest.importorskip("pipeline.formats.loader")
     loaded = datasets.load_dataset(result.out_dir / "tasks.jsonl")
     assert sorted(t.class_name for t in loaded.tasks) == sorted(names)

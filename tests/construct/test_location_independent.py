@@ -11,7 +11,7 @@ import pytest
 
 from pipeline.config import load_config
 from pipeline.construct.run import run_build
-from pipeline.core.formats.release_rows import DATA_FILE
+from pipeline.formats.release_rows import DATA_FILE
 from pipeline.release.writer import write_release
 
 ROOT = Path(__file__).resolve().parents[2]

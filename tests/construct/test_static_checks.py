@@ -6,7 +6,7 @@ import pytest
 
 import construct_fixtures as fx
 from pipeline.core import reasons as R
-from pipeline.core.extraction import extract_code
+from pipeline.llm.extraction import extract_code
 from pipeline.construct.interface import interface_from_source
 from pipeline.construct.judges import parse_answer
 from pipeline.construct.outlines import case_outlines

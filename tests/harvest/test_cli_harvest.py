@@ -134,3 +134,24 @@ def test_a_repository_that_cannot_be_cloned_is_said_on_the_terminal(make_repo, t
         result, _ = invoke("harvest", "-c", str(cfg), "--snapshot", "alone", env={"GITHUB_TOKEN": "t"})
     assert result.exit_code == 1, result.output
     assert result.stderr.splitlines()[-1].startswith("error: no repository could be cloned (1 tried)")
+
+
+def test_an_unreadable_reference_corpus_is_one_line_before_any_work(make_repo, tmp_path):
+    """The review saw a 90-line traceback here. Now: one line naming the setting and the file, before any
+    repository is cloned or scanned, and the same harvest runs once the setting is fixed."""
+    _, lone = two_repos(make_repo, tmp_path)
+    corpus = tmp_path / "corpus.json"
+    cfg = tmp_path / "classforge.toml"
+    cfg.write_text(f'[harvest]\ncutoff = 2025-01-01\noutput_root = "{tmp_path / "out"}"\nlocal_sources = ["{lone}"]\n'
+                   f'[harvest.dedup]\nreference_datasets = []\nreference_corpora = ["{corpus}"]\n')
+    result, _ = invoke("harvest", "-c", str(cfg))
+    assert result.exit_code == 2 and result.stdout == "", (result.stdout, result.stderr)
+    assert result.stderr == f"error: harvest.dedup.reference_corpora: {corpus}: cannot read: No such file or directory\n"
+    assert not (tmp_path / "out").exists()
+    corpus.write_text('{"task_id": "not a list"}')
+    result, _ = invoke("harvest", "-c", str(cfg))
+    assert result.exit_code == 2 and result.stderr.count("\n") == 1 and "not a list of tasks" in result.stderr
+    corpus.write_text("[]")
+    result, text = invoke("harvest", "-c", str(cfg))
+    assert result.exit_code == 0, text
+    assert kept(tmp_path / "out") == {"JobQueue"} and "corpus.json(0classes)" in text.replace(" ", "")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.harvest.repo_builder import load_spec, materialise_corpus
+from pipeline.harvest.repo_builder import CorpusSpecError, load_spec, materialise_corpus
 
 
 def write_spec(root: Path, toml: str, trees: dict[str, dict[str, str]]) -> Path:
@@ -44,7 +44,7 @@ def test_dates_without_offset_are_utc_and_rebuilds_are_stable(tmp_path):
 ])
 def test_bad_specs_name_the_problem(tmp_path, toml, message):
     folder = write_spec(tmp_path, toml, {"c1": {"a.py": "x = 1\n"}})
-    with pytest.raises(ValueError, match=message):
+    with pytest.raises(CorpusSpecError, match=message):
         load_spec(folder)
 
 
@@ -53,6 +53,6 @@ def test_refuses_to_replace_a_folder_it_did_not_build(tmp_path):
     precious = tmp_path / "built" / "acme__kit"
     precious.mkdir(parents=True)
     (precious / "notes.txt").write_text("mine")
-    with pytest.raises(ValueError, match="not built from a spec"):
+    with pytest.raises(CorpusSpecError, match="not built from a spec"):
         materialise_corpus(tmp_path / "specs", tmp_path / "built")
     assert (precious / "notes.txt").read_text() == "mine"

@@ -14,7 +14,7 @@ import pytest
 
 from pipeline.config import EnvironmentChecksConfig, PlusConfig, SandboxConfig
 from pipeline.core import reasons
-from pipeline.core.formats.loader import load_dataset
+from pipeline.formats.loader import load_dataset
 from pipeline.quality.plus import suite as suite_module
 from pipeline.quality.plus.convert import PlusTest
 from pipeline.quality.plus.dataset import strengthen_dataset

@@ -13,7 +13,7 @@ from pipeline.config import Config
 from pipeline.core.folder_lock import LOCK_NAME
 from pipeline.release import writer as writer_mod
 from pipeline.release.errors import ReleaseError, ReleaseExistsError
-from pipeline.core.formats.release_rows import JSON_COLUMNS_KEY, read_release_rows as read_release_tasks, release_rows as normalize_tasks
+from pipeline.formats.release_rows import JSON_COLUMNS_KEY, read_release_rows as read_release_tasks, release_rows as normalize_tasks
 from pipeline.core.task import CORE_COLUMNS, Task
 from pipeline.release.verify import read_front_matter, verify_release
 
@@ -103,7 +103,7 @@ def test_datasets_load_dataset_reads_the_folder(release: Path, tmp_path: Path) -
 
 
 def test_evaluator_loads_the_release(release: Path) -> None:
-    from pipeline.core.formats.loader import load_dataset
+    from pipeline.formats.loader import load_dataset
 
     loaded = load_dataset(release)
     assert loaded.format == "classforge-release"

@@ -1,4 +1,4 @@
-"""Every ClassEval reference solution through the sandboxed harness (GUIDE section 2).
+"""Every ClassEval reference solution through the sandboxed harness.
 
 All pass except the environment-dependent tasks, and those must fail for their real reason, not
 vanish: 17 compares with today's date, 48 expects the authors' host name, 51 uses np.mat (gone in

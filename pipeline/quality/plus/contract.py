@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import re
 
+from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core import parsing
 
 _TYPE_WORDS = {
@@ -26,14 +27,10 @@ _WORD = re.compile(r"\b(" + "|".join(_TYPE_WORDS) + r")\b", re.IGNORECASE)
 Contract = dict[str, dict[str, str]]  # method -> parameter -> builtin type name
 
 
-def _class(tree: ast.AST, class_name: str) -> ast.ClassDef | None:
-    return next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == class_name), None)
-
-
 def declared_types(described: str, class_name: str) -> Contract:
     """Method -> parameter -> type, from the `:param` lines of the class's docstrings."""
     try:
-        cls = _class(parsing.parse(described), class_name)
+        cls = find_class(parsing.parse(described), class_name)
     except SyntaxError:
         return {}
     contract: Contract = {}
@@ -53,11 +50,11 @@ def annotated_source(solution: str, class_name: str, contract: Contract) -> str:
     if not contract:
         return solution
     tree = parsing.parse(solution)
-    cls = _class(tree, class_name)
+    cls = find_class(tree, class_name)
     if cls is None:
         return solution
-    for fn in cls.body:
-        if isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) and fn.name in contract:
+    for fn in class_methods(cls):
+        if fn.name in contract:
             for arg in fn.args.args + fn.args.kwonlyargs:
                 if arg.annotation is None and arg.arg in contract[fn.name]:
                     arg.annotation = ast.Name(id=contract[fn.name][arg.arg], ctx=ast.Load())
@@ -119,7 +116,7 @@ def declared_fields(described: str, class_name: str) -> set[str] | None:
     """`self.x` names the described class assigns (a skeleton's constructor declares its fields);
     None when it cannot be read."""
     try:
-        cls = _class(parsing.parse(described), class_name)
+        cls = find_class(parsing.parse(described), class_name)
     except SyntaxError:
         return None
     if cls is None:

@@ -17,6 +17,7 @@ import re
 import libcst as cst
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core import reasons
 from pipeline.core.task import PlusDrop
 from pipeline.quality.plus.asserts import AssertRewriter, ConversionFailed
@@ -97,10 +98,8 @@ class _Dealias(cst.CSTTransformer):
 
 
 def _class_methods(solution: str, class_name: str) -> set[str]:
-    for node in ast.walk(parsing.parse(solution)):
-        if isinstance(node, ast.ClassDef) and node.name == class_name:
-            return {f.name for f in node.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    return set()
+    cls = find_class(parsing.parse(solution), class_name)
+    return {fn.name for fn in class_methods(cls)} if cls is not None else set()
 
 
 def _called_methods(body: str, methods: set[str]) -> list[str]:

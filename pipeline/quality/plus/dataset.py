@@ -18,7 +18,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import PlusConfig, SandboxConfig
 from pipeline.core.errors import InputError
-from pipeline.core.formats.loader import load_dataset, read_records
+from pipeline.formats.loader import load_dataset, read_records
 from pipeline.core.store import write_text
 from pipeline.core.task import PlusSuite, Task
 from pipeline.quality.plus.suite import cached_suite, make_plus_suite, suite_key
@@ -56,7 +56,7 @@ def _write_parquet_folder(dataset: Path, dest: Path, suites: dict[str, dict[str,
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    from pipeline.core.formats.release_rows import JSON_COLUMNS_KEY
+    from pipeline.formats.release_rows import JSON_COLUMNS_KEY
 
     shutil.copytree(dataset, dest, dirs_exist_ok=True)
     for file in sorted(dest.glob("data/**/*.parquet")):

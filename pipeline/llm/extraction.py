@@ -30,17 +30,15 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.core.ast_helpers import find_class, methods_of, span
 from pipeline.core.source import (
     decorator_line_match,
     def_line_match,
     dedent_code,
-    find_class,
-    methods_of,
     normalize_newlines,
     parse,
     reindent_def,
     slice_lines,
-    span,
     string_continuation_lines,
 )
 

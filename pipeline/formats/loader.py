@@ -7,7 +7,7 @@ Formats (detected from the path):
   even `test_classes` may be missing and are then derived from the sources.
 - A classforge release folder: Parquet files under `data/` with ClassEval's columns plus extras;
   a Hub snapshot of ClassEval itself has the same layout. A single Parquet file works too.
-  (Datasets by name, `classeval` or `hf:ORG/NAME@REV`, are resolved to such a folder by `pipeline.core.formats.hub`.)
+  (Datasets by name, `classeval` or `hf:ORG/NAME@REV`, are resolved to such a folder by `pipeline.formats.hub`.)
 
 Every record is checked; a bad one raises `DatasetError` naming the file, the task and the fault.
 Nothing is dropped silently: a task is either loaded (with its fixes listed) or the load fails.
@@ -23,13 +23,14 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.core.formats.derive import DeriveError, class_level_fields, derive_methods, test_name_key
-from pipeline.core.formats.quirks import QuirkFix, defined_test_classes, fix_test_classes, repair_source, unwrap_string_skeleton
-from pipeline.core.source import find_class, methods_of, parse
+from pipeline.formats.derive import DeriveError, class_level_fields, derive_methods, test_name_key
+from pipeline.formats.quirks import QuirkFix, defined_test_classes, fix_test_classes, repair_source, unwrap_string_skeleton
+from pipeline.core.ast_helpers import find_class, methods_of
+from pipeline.core.source import parse
 from pipeline.core.errors import InputError, ReleaseFormatError
-from pipeline.core.formats.release_rows import is_classforge_release, read_release_rows
+from pipeline.formats.release_rows import is_classforge_release, read_release_rows
 from pipeline.core.task import Method, Task, composition_type
-from pipeline.core.textfiles import TextFileError, read_utf8, utf8_lines
+from pipeline.formats.textfiles import TextFileError, read_utf8, utf8_lines
 
 DatasetFormat = Literal["classeval", "classeval-pro", "classforge-release"]
 

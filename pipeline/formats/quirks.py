@@ -19,6 +19,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict
 
+from pipeline.core.ast_helpers import find_class
 from pipeline.core.source import decorator_line_match, def_line_match, parse
 
 _CURLY_TRIPLE = re.compile(r"[“”]{3}")
@@ -114,7 +115,7 @@ def unwrap_string_skeleton(text: str, class_name: str, task_id: str) -> tuple[st
         module = parse(inner)
     except SyntaxError:
         return text, []
-    if not any(isinstance(n, ast.ClassDef) and n.name == class_name for n in module.body):
+    if find_class(module, class_name, top_level_only=True) is None:
         return text, []
     return inner.strip("\n") + "\n", [QuirkFix(
         task_id=task_id, kind="skeleton_wrapped_in_string", field="skeleton",

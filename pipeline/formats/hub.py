@@ -3,7 +3,7 @@
 A name is fetched with `huggingface_hub.snapshot_download`, so the Hub's own cache (HF_HOME,
 HF_HUB_CACHE), token and offline mode (HF_HUB_OFFLINE=1) apply as for any Hugging Face user: a
 dataset downloaded once loads offline afterwards. Only the Parquet shards under `data/` and the card
-are fetched; the folder they land in is read like a local release folder by `pipeline.core.formats.loader`.
+are fetched; the folder they land in is read like a local release folder by `pipeline.formats.loader`.
 
 A name that cannot be resolved raises `DatasetError` with one line saying how to get the data.
 """
@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from pipeline.core.formats.loader import DatasetError
+from pipeline.formats.loader import DatasetError
 
 CLASSEVAL_REPO = "FudanSELab/ClassEval"
 """ClassEval's published dataset (MIT; Parquet under data/, split `test`, the same 100 tasks as ClassEval_data.json)."""

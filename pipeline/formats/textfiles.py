@@ -57,13 +57,3 @@ def utf8_lines(path: Path, *, strict: bool = True) -> Iterator[Line]:
             if strict:
                 raise TextFileError(f"{path}:{number}: {fault}") from e
             yield Line(number, raw.decode("utf-8", "surrogateescape"), fault)
-
-
-def lone_surrogate(text: str) -> str:
-    """A description of the first lone surrogate in `text` (from an unpaired `\\ud800` escape or
-    an escaped undecodable byte), or "" when the text is valid Unicode to encode as UTF-8."""
-    for i, ch in enumerate(text):
-        if "\ud800" <= ch <= "\udfff":
-            line = text.count("\n", 0, i) + 1
-            return f"lone surrogate U+{ord(ch):04X} at line {line} of the text"
-    return ""
