@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from pipeline.core.records import SCHEMA_VERSION, HarvestedClass
+from pipeline.core.records import SCHEMA_VERSION, ClassMetrics, HarvestedClass
 from pipeline.core.urls import public_clone_url
 
 CompositionType = Literal["intra-domain", "cross-domain"]
@@ -65,16 +65,6 @@ class Method(BaseModel):
     test_code: str = ""
     solution_code: str
     dependencies: Dependencies
-
-
-class TaskMetrics(BaseModel):
-    """The ClassEval-Pro paper's Table 3 figures for one task, measured on its solution."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    loc: int = Field(description="physical lines of the solution's class statement")
-    method_count: int = Field(description="methods to generate (the constructor not counted), as ClassEval counts")
-    dependency_depth: int = Field(description="longest chain of intra-class calls, 1 = no method calls another")
 
 
 class SourceRef(BaseModel):
@@ -245,7 +235,7 @@ class Task(BaseModel):
     license: str | None = Field(None, description="SPDX expression over the sources' licences")
     models: dict[str, str] | None = Field(None, description="role -> model")
     prompt_versions: dict[str, str] | None = Field(None, description="stage -> prompt version(s) used")
-    metrics: TaskMetrics | None = None
+    metrics: ClassMetrics | None = None
     candidate_id: str | None = None
     schema_version: int | None = None
     plus: PlusSuite | None = Field(None, description="hidden plus tier: generated, validated tests (scored apart)")
@@ -365,7 +355,7 @@ def column_meaning(name: str) -> str:
 
 __all__ = [
     "CLASSEVAL_COLUMNS", "CORE_COLUMNS", "PRO_COLUMNS", "SCHEMA_VERSION", "CompositionType", "Dependencies",
-    "JudgeVote", "Method", "MutationReport", "PlusDrop", "PlusSuite", "SourceRef", "SurvivingMutant", "Task", "TaskMetrics",
+    "JudgeVote", "Method", "MutationReport", "PlusDrop", "PlusSuite", "SourceRef", "SurvivingMutant", "Task",
     "VoteStatus", "column_origin", "column_meaning", "COLUMN_MEANINGS", "composition_type",
     "task_license",
 ]
