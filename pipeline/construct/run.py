@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import Config
-from pipeline.construct.build import BuildPlan, BuildResult, Progress, build_tasks
+from pipeline.construct.build import BuildPlan, BuildResult, BuildSettings, Progress, build_tasks
 from pipeline.core.errors import InputError
 from pipeline.construct.gate import ENVIRONMENT_CACHE, Gate, SandboxGate
 from pipeline.llm.client import LLMClient
@@ -57,7 +57,7 @@ def open_construction(config: Config, env: Mapping[str, str], *, run_id: str | N
                       gate: Gate | None = None) -> Construction:
     """Plan, client and gate for one build (see the module docstring)."""
     out_dir = out_dir or build_dir(config)
-    plan = BuildPlan(read_snapshot(config, classes_path), config, out_dir, run_id=run_id)
+    plan = BuildPlan(read_snapshot(config, classes_path), BuildSettings.of(config), out_dir, run_id=run_id)
     client = LLMClient.from_config(config.llm, env, load_exports=True)
     return Construction(plan, client, gate or SandboxGate(config.sandbox, out_dir / ENVIRONMENT_CACHE))
 
@@ -76,4 +76,4 @@ def run_build(
     with LLMClient.from_config(config.llm, env, load_exports=True) as client:
         out_dir = out_dir or build_dir(config)
         gate = gate or SandboxGate(config.sandbox, out_dir / ENVIRONMENT_CACHE)
-        return build_tasks(classes, config, client, gate, out_dir, progress=progress)
+        return build_tasks(classes, BuildSettings.of(config), client, gate, out_dir, progress=progress)

@@ -24,8 +24,6 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from pipeline.config import Config, map_paths
 from pipeline.core.folder_lock import FolderLock
 from pipeline.core.funnel import FunnelReport
@@ -63,15 +61,19 @@ def redact(value: Any) -> Any:
     return value
 
 
+def config_record(config: Config) -> dict[str, Any]:
+    """The configuration as a release's manifest records it: secrets redacted and paths portable
+    (a release is published: it must not carry the builder's directory layout)."""
+    config = config.model_copy(deep=True)
+    map_paths(config, portable_path)
+    return redact(config.model_dump(mode="json"))   # SecretStr already renders as '**********'
+
+
 def _config_dict(config: Config | Mapping[str, Any]) -> dict[str, Any]:
     from pydantic_core import to_jsonable_python
 
     if isinstance(config, Config):
-        # A release is published: it must not carry the builder's directory layout.
-        config = config.model_copy(deep=True)
-        map_paths(config, portable_path)
-    if isinstance(config, BaseModel):
-        return redact(config.model_dump(mode="json"))   # SecretStr already renders as '**********'
+        return config_record(config)
     return redact(to_jsonable_python(dict(config)))
 
 
