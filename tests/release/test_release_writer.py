@@ -286,3 +286,23 @@ def test_verify_release_cli(release: Path, release_copy: Path) -> None:
     (release_copy / "funnel.json").write_text("{}\n")
     bad = CliRunner().invoke(app, ["verify-release", str(release_copy), "--no-load"])
     assert bad.exit_code == 1 and "funnel.json" in bad.output
+
+
+def test_sources_merge_per_repository_and_keep_the_published_keys(release: Path) -> None:
+    from pipeline.core.task import SourceRef
+    from pipeline.release.manifest import Manifest
+
+    def ref(repo: str, commit: str, lic: str | None, url: str | None) -> SourceRef:
+        return SourceRef(class_id=f"{repo}-{commit}", class_name="C", domain="Utils", repo=repo, clone_url=url,
+                         path="c.py", commit=commit, license_spdx=lic)
+
+    merged = SourceRepo.merged([ref("z/b", "c2", None, None), ref("a/a", "c1", "MIT", None),
+                                ref("z/b", "c1", "BSD-3-Clause", "https://github.com/z/b.git"), ref("z/b", "c2", None, None)])
+    assert [(s.repo, s.commits, s.license_spdx, s.clone_url) for s in merged] == [
+        ("a/a", ["c1"], "MIT", None), ("z/b", ["c2", "c1"], "BSD-3-Clause", "https://github.com/z/b.git")]
+    # A manifest as every release so far wrote it (keys license/url) reads back and dumps unchanged.
+    published = json.loads((release / "manifest.json").read_text())
+    assert set(published["sources"][0]) == {"repo", "commits", "license", "url"}
+    manifest = Manifest.model_validate(published)
+    assert {s.repo: s.license_spdx for s in manifest.sources}["bob/tools"] == "Apache-2.0"
+    assert manifest.model_dump(mode="json")["sources"] == published["sources"]
