@@ -185,14 +185,13 @@ class PlusSuite(BaseModel):
     key: str = Field("", description="content hash it is cached under")
 
 
-def task_license(sources: list[Any]) -> str:
+def task_license(sources: list[SourceRef]) -> str:
     """The task's licence as an SPDX expression over its source repositories ("MIT", "Apache-2.0 AND MIT").
 
     A composed class carries code from every source, so every source's licence applies at once (AND).
     A source without a recorded licence makes the whole NOASSERTION: nobody may assume it is free to use.
     """
-    found = [(s.license_spdx if isinstance(s, SourceRef) else s.get("license_spdx") or s.get("license"))
-             if isinstance(s, (SourceRef, dict)) else None for s in sources]
+    found = [s.license_spdx for s in sources]
     if not found or any(not lic or lic == "NOASSERTION" for lic in found):
         return "NOASSERTION"
     unique = sorted(set(found))
