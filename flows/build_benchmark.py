@@ -27,6 +27,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task, unmapped
+from pydantic import BaseModel, ConfigDict, Field
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import TaskRunContext
@@ -49,9 +50,12 @@ from pipeline.llm.preflight import (
     PROBE_ROLE, EndpointReport, apply_reports, check_endpoints, endpoints_of_build, probe_ledger_entries,
     require_probe_budget, require_usable,
 )
+from pipeline.core.funnel import FunnelReport
 from pipeline.core.records import RepoRef
+from pipeline.llm.ledger import Usage
 from pipeline.release.history import release_solutions
 from pipeline.release.publish import PublishResult, publish
+from pipeline.release.writer import config_record
 from pipeline.core.store import write_json, write_jsonl
 from pipeline.core.errors import InfrastructureError
 
@@ -178,15 +182,35 @@ def build_real_source(cfg: Config) -> RealBuildResult:
     return run_real_build(cfg, dict(os.environ))
 
 
+class BuildRunSummary(BaseModel):
+    """What a build-benchmark run produced: the data of its final state, read by `classforge build`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    snapshot: Path = Field(description="the harvest snapshot folder")
+    classes: int = Field(description="harvested classes kept")
+    repos: int = Field(description="repositories harvested")
+    tasks: int = Field(description="verified tasks built")
+    incomplete: int = Field(description="candidates left unfinished (a later run resumes them)")
+    stopped: str | None = Field(description="why the build stopped early (e.g. the budget), if it did")
+    build_dir: Path
+    release: Path | None = Field(description="the new release folder; None when nothing was released")
+    version: str | None
+    note: str = Field(description="what the release stage did, in one sentence")
+    funnel: FunnelReport
+    usage: Usage = Field(description="this run's LLM usage, all roles together")
+
+
 @task(name="release", cache_policy=NO_CACHE)
-def release(cfg: Config, result: construct_lib.BuildResult | RealBuildResult, harvest_funnel,
+def release(cfg: Config, result: construct_lib.BuildResult | RealBuildResult, harvest: harvest_lib.HarvestSummary,
             version: str | None) -> PublishResult:
     if result.incomplete:
         # A partial build is resumable; publishing it would freeze an arbitrary subset as a version.
-        return PublishResult(None, None, 0, 0, harvest_funnel.merge(result.funnel),
+        return PublishResult(None, None, 0, 0, harvest.funnel.merge(result.funnel),
                              f"not released: {len(result.incomplete)} candidate(s) unfinished ({result.stopped or 'see build.json'}); run again to resume")
-    models = real_models(cfg) if isinstance(result, RealBuildResult) else construct_lib.models_by_role(cfg)
-    published = publish(result.tasks, cfg, harvest_funnel.merge(result.funnel), models, version)
+    models = real_models(cfg) if isinstance(result, RealBuildResult) else construct_lib.models_by_role(cfg.llm)
+    published = publish(result.tasks, cfg.release, harvest.funnel.merge(result.funnel), models,
+                        config_record=config_record(cfg), decontamination=harvest.corpora, version=version)
     # Like the harvest's and the build's drops, the release stage's are written down with their reasons.
     write_jsonl(build_dir(cfg) / "release-rejects.jsonl", published.rejections)
     return published
@@ -232,9 +256,9 @@ def check_models(cfg: Config, checked: list[dict] | None, run_key: str) -> None:
     _probe_usage[run_key] = probe_ledger_entries(reports)
 
 
-def final_state(summary: dict, result: construct_lib.BuildResult, published: PublishResult,
+def final_state(summary: BuildRunSummary, result: construct_lib.BuildResult, published: PublishResult,
                 track: str = "composition") -> State:
-    """How the run ends (see the module docstring); the summary travels as the state's data.
+    """How the run ends (see the module docstring); the summary (a `BuildRunSummary`) travels as the state's data.
     A finished real-source build that dropped every class ends Completed (`NothingReleased`): each
     drop is a verdict about real code with its reason in the funnel, not a fault of the run."""
     if result.incomplete:
@@ -253,24 +277,25 @@ def final_state(summary: dict, result: construct_lib.BuildResult, published: Pub
     return Completed(message=published.note, data=summary)
 
 
-def publish_artifacts(summary: dict, funnel, state: State) -> None:
+def publish_artifacts(summary: BuildRunSummary, state: State) -> None:
     """What the run produced, where the Prefect UI shows it: the funnel as a table, a summary."""
+    funnel = summary.funnel
     rows = [{"stage": stage, "seen": c.seen, "kept": c.kept,
              "dropped": ", ".join(f"{r} x{n}" for r, n in sorted(c.dropped.items(), key=lambda kv: -kv[1])) or "-"}
             for stage, c in funnel.stages.items()]
     create_table_artifact(rows, key="build-funnel", description="Funnel of this run, in pipeline order")
-    usage = summary["usage"]
-    release = f"`{summary['release']}` (version {summary['version']})" if summary["release"] else "none"
+    usage = summary.usage
+    release = f"`{summary.release}` (version {summary.version})" if summary.release else "none"
     create_markdown_artifact(
         key="build-summary", description="What this build-benchmark run produced",
         markdown="\n".join([
             f"## build-benchmark: {state.name}", "", f"{state.message}", "",
             "| what | value |", "| --- | --- |",
-            f"| harvest | {summary['classes']} classes kept from {summary['repos']} repositories (`{summary['snapshot']}`) |",
-            f"| build | {summary['tasks']} verified tasks, {summary['incomplete']} candidates unfinished (`{summary['build_dir']}`) |",
+            f"| harvest | {summary.classes} classes kept from {summary.repos} repositories (`{summary.snapshot}`) |",
+            f"| build | {summary.tasks} verified tasks, {summary.incomplete} candidates unfinished (`{summary.build_dir}`) |",
             f"| release | {release} |",
-            f"| LLM | {usage['requests']} requests, {usage['cached_hits']} from the cache, "
-            f"{usage['prompt_tokens'] + usage['completion_tokens']} tokens, ${usage['cost_usd']} |",
+            f"| LLM | {usage.requests} requests, {usage.cached_hits} from the cache, "
+            f"{usage.prompt_tokens + usage.completion_tokens} tokens, ${usage.cost_usd} |",
         ]))
 
 
@@ -332,15 +357,14 @@ def _release_and_report(cfg: Config, result, summary, release_version: str | Non
     logger = get_run_logger()
     logger.info("build (%s): %d tasks from %d candidates (%d resumed, %d unfinished)", cfg.construction.track,
                 len(result.tasks), pairs or summary.classes, result.resumed, len(result.incomplete))
-    published = release(cfg, result, summary.funnel, release_version)
+    published = release(cfg, result, summary, release_version)
     logger.info("%s", published.note)
-    summary = {
-        "snapshot": str(summary.snapshot_dir), "classes": summary.classes, "repos": summary.repos,
-        "tasks": len(result.tasks), "incomplete": len(result.incomplete), "stopped": result.stopped,
-        "build_dir": str(result.out_dir), "release": str(published.path) if published.path else None,
-        "version": published.version, "note": published.note, "funnel": published.funnel.model_dump(),
-        "usage": result.usage.model_dump(mode="json")["total"],
-    }
-    state = final_state(summary, result, published, cfg.construction.track)
-    publish_artifacts(summary, published.funnel, state)
+    run_summary = BuildRunSummary(
+        snapshot=summary.snapshot_dir, classes=summary.classes, repos=summary.repos, tasks=len(result.tasks),
+        incomplete=len(result.incomplete), stopped=result.stopped, build_dir=result.out_dir,
+        release=published.path, version=published.version, note=published.note, funnel=published.funnel,
+        usage=result.usage.total,
+    )
+    state = final_state(run_summary, result, published, cfg.construction.track)
+    publish_artifacts(run_summary, state)
     return state

@@ -16,6 +16,7 @@ from pipeline.core.errors import ClassforgeError
 from pipeline.core.strategy_names import EvalStrategy
 
 if TYPE_CHECKING:
+    from flows.build_benchmark import BuildRunSummary
     from pipeline.config import HarvestConfig
     from pipeline.core.funnel import FunnelReport
 
@@ -386,7 +387,7 @@ def build(
     stoppable = stoppable_command()  # SIGINT/SIGTERM: stop in seconds, keep what was paid; no server left
     reports = stoppable.run(lambda: _preflight(cfg, endpoints_of_build(cfg)))
     _prefect_defaults()
-    from flows.build_benchmark import build_benchmark
+    from flows.build_benchmark import BuildRunSummary, build_benchmark
 
     flow_fn = build_benchmark
     if dask:
@@ -409,31 +410,29 @@ def build(
             release_version=release_version, return_state=True, overrides=overrides or None,
             endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None))
     result = state.result(raise_on_failure=False)
-    if not isinstance(result, dict):  # the flow raised before it had a summary
+    if not isinstance(result, BuildRunSummary):  # the flow raised before it had a summary
         fail(*flow_failure(result, state.message, log_path))
     _print_build_result(result)
     if state.is_failed():
         fail(f"build {state.name.lower()}: {state.message}", 1)
 
 
-def _print_build_result(result: dict) -> None:
+def _print_build_result(result: BuildRunSummary) -> None:
     """The build's closing lines: funnel, harvest, decontamination, tasks, LLM usage, release."""
-    from pipeline.core.funnel import FunnelReport
-
-    console.print(funnel_table(FunnelReport.model_validate(result["funnel"]), "Build funnel"))
-    console.print(f"harvest: {result['classes']} classes from {result['repos']} repositories ({result['snapshot']}/)")
-    _warn_clone_failures(Path(result["snapshot"]))
-    decontamination = Path(result["snapshot"]) / "decontamination.json"
+    console.print(funnel_table(result.funnel, "Build funnel"))
+    console.print(f"harvest: {result.classes} classes from {result.repos} repositories ({result.snapshot}/)")
+    _warn_clone_failures(result.snapshot)
+    decontamination = result.snapshot / "decontamination.json"
     if decontamination.is_file():
         import json
 
         _print_decontamination(json.loads(decontamination.read_text(encoding="utf-8")))
-    console.print(f"build: {result['tasks']} verified tasks ({result['build_dir']}/); "
-                  f"{result['incomplete']} unfinished{' - stopped: ' + result['stopped'] if result['stopped'] else ''}")
-    usage = result["usage"]
-    console.print(f"LLM: {usage['requests']} requests, {usage['cached_hits']} served from the cache, "
-                  f"{usage['prompt_tokens'] + usage['completion_tokens']} tokens, ${usage['cost_usd']}")
-    console.print(f"release: {result['note']}")
+    console.print(f"build: {result.tasks} verified tasks ({result.build_dir}/); "
+                  f"{result.incomplete} unfinished{' - stopped: ' + result.stopped if result.stopped else ''}")
+    usage = result.usage
+    console.print(f"LLM: {usage.requests} requests, {usage.cached_hits} served from the cache, "
+                  f"{usage.prompt_tokens + usage.completion_tokens} tokens, ${usage.cost_usd}")
+    console.print(f"release: {result.note}")
 
 
 # -- release: report, verify, export (pipeline/release) -----------------------------------------

@@ -1,6 +1,6 @@
 """Stages 1-6 over a set of harvested classes: pairs in, verified tasks out.
 
-    result = build_tasks(classes, config, client, gate, out_dir)
+    result = build_tasks(classes, BuildSettings.of(config), client, gate, out_dir)
 
 Layout of `out_dir` (every file written atomically):
     candidates/<candidate_id>.json   one finished candidate: every stage's output and its verdicts
@@ -34,12 +34,13 @@ import hashlib
 import logging
 import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.config import Config, ConfigError
+from pipeline.config import Config, ConfigError, ConstructConfig, LLMConfig, PlusConfig, SandboxConfig
 from pipeline.core import reasons as R
 from pipeline.construct.attempts import StageAttempts, attempt_counts
 from pipeline.construct.common import Prompts, StageContext, StageOutcome
@@ -71,6 +72,21 @@ log = logging.getLogger(__name__)
 
 # Bump when a change to the stage code changes what a finished candidate would contain.
 STAGES_VERSION = 2  # 2: the mutation gate and test strengthening after the solution
+
+
+@dataclass(frozen=True)
+class BuildSettings:
+    """The parts of the configuration a build reads: the models, the construction stages, the
+    sandbox gate and the plus tier (not the harvest's, the release's or the evaluator's)."""
+
+    llm: LLMConfig
+    construction: ConstructConfig
+    sandbox: SandboxConfig
+    plus: PlusConfig
+
+    @classmethod
+    def of(cls, config: Config) -> BuildSettings:
+        return cls(llm=config.llm, construction=config.construction, sandbox=config.sandbox, plus=config.plus)
 
 
 class CandidateResult(BaseModel):
@@ -130,15 +146,14 @@ class BuildResult(BaseModel):
         return not self.incomplete
 
 
-def models_by_role(config: Config) -> dict[str, str]:
-    llm = config.llm
+def models_by_role(llm: LLMConfig) -> dict[str, str]:
     roles = {"composer": llm.composer.model, "test_writer": llm.test_writer.model}
     roles |= {f"judge-{i + 1}": j.model for i, j in enumerate(llm.judges)}
     roles["solver"] = llm.solver.model
     return roles
 
 
-def build_fingerprint(config: Config, prompts: Prompts) -> str:
+def build_fingerprint(config: BuildSettings, prompts: Prompts) -> str:
     """Everything that changes what a finished candidate contains, hashed."""
     llm = config.llm
     endpoints = [llm.composer, llm.test_writer, *llm.judges, llm.solver]
@@ -156,19 +171,19 @@ def build_fingerprint(config: Config, prompts: Prompts) -> str:
     return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()[:16]
 
 
-def check_build_config(config: Config) -> None:
+def check_build_config(config: BuildSettings) -> None:
     """Settings that only make sense together, checked before anything is paid for."""
     need, judges = config.construction.judge_min_full_marks, len(config.llm.judges)
     if need > judges:
         raise ConfigError(f"construction.judge_min_full_marks={need} but only {judges} judge(s) are configured in llm.judges")
     if config.llm.budget_usd is not None:
-        unpriced = sorted({m for m in models_by_role(config).values() if m not in config.llm.costs})
+        unpriced = sorted({m for m in models_by_role(config.llm).values() if m not in config.llm.costs})
         if unpriced:
             raise ConfigError(f"llm.budget_usd is set but llm.costs has no price for: {', '.join(unpriced)}")
 
 
 def run_candidate(
-    pair: Pair, classes: dict[str, HarvestedClass], ctx: StageContext, gate: Gate, fingerprint: str, config: Config,
+    pair: Pair, classes: dict[str, HarvestedClass], ctx: StageContext, gate: Gate, fingerprint: str, config: BuildSettings,
     mutator: Mutator | None = None, plus_maker: PlusMaker | None = None,
 ) -> CandidateResult:
     """Stages 2-6 for one pair. Raises only what is not about the candidate (budget, replay miss).
@@ -180,7 +195,7 @@ def run_candidate(
 
 
 def _run_stages(
-    pair: Pair, classes: dict[str, HarvestedClass], ctx: StageContext, gate: Gate, fingerprint: str, config: Config,
+    pair: Pair, classes: dict[str, HarvestedClass], ctx: StageContext, gate: Gate, fingerprint: str, config: BuildSettings,
     mutator: Mutator | None = None, plus_maker: PlusMaker | None = None,
 ) -> CandidateResult:
     result = CandidateResult(candidate_id=pair.candidate_id, fingerprint=fingerprint, pair=pair,
@@ -224,7 +239,7 @@ def _run_stages(
 
 
 def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageContext, iface, gate: Gate,
-                              config: Config, mutator: Mutator | None, plus_maker: PlusMaker | None = None) -> CandidateResult:
+                              config: BuildSettings, mutator: Mutator | None, plus_maker: PlusMaker | None = None) -> CandidateResult:
     """Stages 5b (mutation, strengthen) and 6 (the task record) after a verified solution."""
     composed, tested, judged, solved = result.compose, result.tests, result.judges, result.solution
 
@@ -258,7 +273,7 @@ def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageCon
         result.task = build_record(
             pair, skeleton=composed.skeleton, class_name=iface.class_name, **suite,
             solution=solved.solution, coverage=verified.line_coverage or 0.0,
-            branch_coverage=verified.branch_coverage, votes=judged.votes, models=models_by_role(config),
+            branch_coverage=verified.branch_coverage, votes=judged.votes, models=models_by_role(config.llm),
             prompt_versions={**prompt_versions, "judge": judge_version, "solve": solved.prompt_version},
             mutation=result.mutation.report if result.mutation is not None else None,
         )
@@ -338,7 +353,7 @@ class BuildPlan:
     this code, so they produce the same files.
     """
 
-    def __init__(self, classes: Iterable[HarvestedClass], config: Config, out_dir: Path, prompt_dir: Path | None = None,
+    def __init__(self, classes: Iterable[HarvestedClass], config: BuildSettings, out_dir: Path, prompt_dir: Path | None = None,
                  run_id: str | None = None, mutator: Mutator | None = None, plus_maker: PlusMaker | None = None):
         check_build_config(config)
         # Names this run's usage folder; every process of one flow run shares it.
@@ -444,13 +459,13 @@ def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | 
         resumed=resumed, attempts=attempt_counts(finished), fingerprint=plan.fingerprint,
         strengthening=strengthening_counts(finished), usage=this_run, usage_all_runs=all_runs,
     )
-    _write_outputs(result, plan.config)
+    _write_outputs(result, plan.config.llm)
     return result
 
 
 def build_tasks(
     classes: Iterable[HarvestedClass],
-    config: Config,
+    config: BuildSettings,
     client: LLMClient,
     gate: Gate,
     out_dir: Path,
@@ -492,7 +507,7 @@ def write_build_files(result, summary: dict) -> None:
     write_json(out / "build.json", summary)
 
 
-def _write_outputs(result: BuildResult, config: Config) -> None:
+def _write_outputs(result: BuildResult, llm: LLMConfig) -> None:
     write_build_files(result, {
         "fingerprint": result.fingerprint,
         "tasks": len(result.tasks),
@@ -505,6 +520,6 @@ def _write_outputs(result: BuildResult, config: Config) -> None:
         "pairing": {"intra_target": result.pairing.intra_target, "intra_built": result.pairing.intra_built,
                     "cross_target": result.pairing.cross_target, "cross_built": result.pairing.cross_built,
                     "shortfall": result.pairing.shortfall},
-        "models": models_by_role(config),
-        "mode": config.llm.mode,
+        "models": models_by_role(llm),
+        "mode": llm.mode,
     })

@@ -1,7 +1,7 @@
 """The edge of the real-source track: a `Config` in, a finished real-source build out.
 
-`run_real_build` reads the harvest snapshot, opens the response cache (with any shipped exports)
-and the LLM client (used only for docstrings, and only when a role is configured), the sandbox
+`run_real_build` reads the harvest snapshot, opens the LLM client (`LLMClient.from_config`, with any
+shipped cache exports; used only for docstrings, and only when a role is configured), the sandbox
 gate and the configured test generator, and builds every class in-process.
 """
 
@@ -16,10 +16,8 @@ from pipeline.construct.gate import ENVIRONMENT_CACHE, Gate, SandboxGate
 from pipeline.construct.real_build import RealBuildResult, build_real_tasks
 from pipeline.construct.real_candidate import TestGenerator
 from pipeline.construct.real_generators import configured_generator
-from pipeline.construct.run import build_dir, import_caches, read_snapshot
-from pipeline.llm.cache import ResponseCache
+from pipeline.construct.run import build_dir, read_snapshot
 from pipeline.llm.client import LLMClient
-from pipeline.llm.ledger import UsageLedger
 
 
 def run_real_build(config: Config, env: Mapping[str, str], *, classes_path: Path | None = None,
@@ -27,13 +25,11 @@ def run_real_build(config: Config, env: Mapping[str, str], *, classes_path: Path
                    generator: TestGenerator | None = None, progress: Progress | None = None) -> RealBuildResult:
     classes = read_snapshot(config, classes_path)
     out_dir = out_dir or build_dir(config)
-    with ResponseCache(config.llm.cache_path) as cache:
-        import_caches(cache, config.llm.cache_imports)
-        with LLMClient(config.llm, env, cache, UsageLedger(config.llm.costs)) as client:
-            gate = gate or SandboxGate(config.sandbox, out_dir / ENVIRONMENT_CACHE)
-            return build_real_tasks(classes, config, client, gate, out_dir,
-                                    generator if generator is not None else configured_generator(config),
-                                    progress=progress)
+    with LLMClient.from_config(config.llm, env, load_exports=True) as client:
+        gate = gate or SandboxGate(config.sandbox, out_dir / ENVIRONMENT_CACHE)
+        return build_real_tasks(classes, config, client, gate, out_dir,
+                                generator if generator is not None else configured_generator(config),
+                                progress=progress)
 
 
 def real_models(config: Config, generator: TestGenerator | None = None) -> dict[str, str]:

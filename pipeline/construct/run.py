@@ -1,31 +1,26 @@
 """The edge of the construction stages: a `Config` and the environment in, a finished build out.
 
-`open_construction` is the one place that wires a build: it reads the harvest snapshot, opens the
-response cache, loads any shipped cache exports into it (`llm.cache_imports`, how the offline example
-replays), and makes the plan, the LLM client and the sandbox gate; `Construction.close` closes the
-client and the cache. The Prefect flow (`classforge build`) opens one per flow run and process and
-maps the candidates as tasks of its own; `run_build` (scripts, benchmarks, the example recorder)
-runs all candidates in-process through `build_tasks`.
+`open_construction` wires a build: it reads the harvest snapshot and makes the plan, the LLM client
+(`LLMClient.from_config`, the one place a client, its response cache and the shipped cache exports
+are opened) and the sandbox gate; `Construction.close` closes the client and its cache. The Prefect
+flow (`classforge build`) opens one per flow run and process and maps the candidates as tasks of
+its own; `run_build` (scripts, benchmarks, the example recorder) runs all candidates in-process
+through `build_tasks`.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 from pipeline.config import Config
-from pipeline.construct.build import BuildPlan, BuildResult, Progress, build_tasks
+from pipeline.construct.build import BuildPlan, BuildResult, BuildSettings, Progress, build_tasks
 from pipeline.core.errors import InputError
 from pipeline.construct.gate import ENVIRONMENT_CACHE, Gate, SandboxGate
 from pipeline.llm.client import LLMClient
-from pipeline.llm.cache import ResponseCache
-from pipeline.llm.ledger import UsageLedger
 from pipeline.core.records import HarvestedClass
 from pipeline.core.store import read_jsonl
-
-log = logging.getLogger(__name__)
 
 
 def snapshot_classes_path(config: Config) -> Path:
@@ -36,18 +31,6 @@ def build_dir(config: Config) -> Path:
     return config.construction.output_root / config.harvest.snapshot
 
 
-def import_caches(cache: ResponseCache, paths: list[Path]) -> int:
-    """Load shipped cache exports; idempotent (entries already present are skipped)."""
-    added = 0
-    for path in paths:
-        if not Path(path).exists():
-            raise InputError(f"llm.cache_imports: {path} does not exist")
-        added += cache.import_jsonl(Path(path))
-    if added:
-        log.info("loaded %d recorded response(s) into %s", added, cache.path)
-    return added
-
-
 @dataclass
 class Construction:
     """What one build's candidates share in one process; close it when the build ends."""
@@ -55,15 +38,11 @@ class Construction:
     plan: BuildPlan
     client: LLMClient
     gate: Gate
-    cache: ResponseCache
 
     def close(self) -> None:
-        """A cache that could not store paid answers (a full disk) spills them to an importable
-        file here and raises a one-line CacheWriteError; the client is closed first either way."""
-        try:
-            self.client.close()
-        finally:
-            self.cache.close()
+        """Closes the client and its cache: a cache that could not store paid answers (a full disk)
+        spills them to an importable file here and raises a one-line CacheWriteError."""
+        self.client.close()
 
 
 def read_snapshot(config: Config, classes_path: Path | None = None) -> list[HarvestedClass]:
@@ -76,17 +55,11 @@ def read_snapshot(config: Config, classes_path: Path | None = None) -> list[Harv
 def open_construction(config: Config, env: Mapping[str, str], *, run_id: str | None = None,
                       classes_path: Path | None = None, out_dir: Path | None = None,
                       gate: Gate | None = None) -> Construction:
-    """Plan, client, gate and cache for one build (see the module docstring)."""
+    """Plan, client and gate for one build (see the module docstring)."""
     out_dir = out_dir or build_dir(config)
-    plan = BuildPlan(read_snapshot(config, classes_path), config, out_dir, run_id=run_id)
-    cache = ResponseCache(config.llm.cache_path)
-    try:
-        import_caches(cache, config.llm.cache_imports)
-        client = LLMClient(config.llm, env, cache, UsageLedger(config.llm.costs))
-    except BaseException:
-        cache.close()
-        raise
-    return Construction(plan, client, gate or SandboxGate(config.sandbox, out_dir / ENVIRONMENT_CACHE), cache)
+    plan = BuildPlan(read_snapshot(config, classes_path), BuildSettings.of(config), out_dir, run_id=run_id)
+    client = LLMClient.from_config(config.llm, env, load_exports=True)
+    return Construction(plan, client, gate or SandboxGate(config.sandbox, out_dir / ENVIRONMENT_CACHE))
 
 
 def run_build(
@@ -100,9 +73,7 @@ def run_build(
 ) -> BuildResult:
     """Every candidate in-process (`build_tasks`), with the cache and client closed at the end."""
     classes = read_snapshot(config, classes_path)
-    with ResponseCache(config.llm.cache_path) as cache:
-        import_caches(cache, config.llm.cache_imports)
-        with LLMClient(config.llm, env, cache, UsageLedger(config.llm.costs)) as client:
-            out_dir = out_dir or build_dir(config)
-            gate = gate or SandboxGate(config.sandbox, out_dir / ENVIRONMENT_CACHE)
-            return build_tasks(classes, config, client, gate, out_dir, progress=progress)
+    with LLMClient.from_config(config.llm, env, load_exports=True) as client:
+        out_dir = out_dir or build_dir(config)
+        gate = gate or SandboxGate(config.sandbox, out_dir / ENVIRONMENT_CACHE)
+        return build_tasks(classes, BuildSettings.of(config), client, gate, out_dir, progress=progress)

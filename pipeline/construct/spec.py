@@ -14,20 +14,13 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core.class_analysis import analyse_class, import_aliases
-from pipeline.core.records import HarvestedClass
+from pipeline.core.records import FieldInfo, HarvestedClass
 from pipeline.core import parsing
 from pipeline.core.errors import InputError
 
 
 class SpecError(InputError):
     """A harvested class whose source no longer parses or no longer defines the class."""
-
-
-class FieldSpec(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-    name: str
-    annotation: str | None = None
-    declared_in: str
 
 
 class MethodSpec(BaseModel):
@@ -50,7 +43,7 @@ class ClassSpec(BaseModel):
     imports: list[str]
     context_names: list[str] = Field(description="module-level constants, helpers and exceptions the class relies on")
     constants: list[str] = Field(default_factory=list, description="source of the module-level constants it relies on")
-    fields: list[FieldSpec]
+    fields: list[FieldInfo]
     methods: list[MethodSpec]
 
     @property
@@ -132,7 +125,7 @@ def build_spec(hc: HarvestedClass, domain: str) -> ClassSpec:
     return ClassSpec(
         class_id=hc.id, class_name=hc.class_name, domain=domain, docstring=ast.get_docstring(cls),
         imports=list(hc.imports), context_names=_context_names(hc.context), constants=_constants(hc.context),
-        fields=[FieldSpec(name=f.name, annotation=f.annotation, declared_in=f.declared_in) for f in hc.fields],
+        fields=list(hc.fields),
         methods=methods,
     )
 

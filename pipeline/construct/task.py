@@ -16,9 +16,9 @@ from pipeline.core.class_analysis import analyse_class, dependency_depth, import
 from pipeline.core.ast_helpers import find_class, methods_of, span
 from pipeline.construct.interface import init_fields
 from pipeline.construct.pairing import Pair
-from pipeline.core.records import SCHEMA_VERSION
+from pipeline.core.records import SCHEMA_VERSION, ClassMetrics
 from pipeline.core.source import is_placeholder_body, slice_lines
-from pipeline.core.task import Dependencies, JudgeVote, Method, MutationReport, Task, TaskMetrics
+from pipeline.core.task import Dependencies, JudgeVote, Method, MutationReport, Task
 from pipeline.core import parsing
 from pipeline.core.errors import IntegrityError
 
@@ -119,7 +119,7 @@ def code_columns(candidate_id: str, *, skeleton: str, class_name: str, tests: st
         "test_classes": list(test_classes), "solution_code": solution,
         **_class_columns(class_name, skeleton, skel_mod, skel_cls, sol_cls),
         "methods_info": methods,
-        "metrics": TaskMetrics(loc=last - first + 1, method_count=len(methods), dependency_depth=dependency_depth(deps)),
+        "metrics": ClassMetrics(loc=last - first + 1, method_count=len(methods), dependency_depth=dependency_depth(deps)),
     }
 
 

@@ -53,16 +53,21 @@ class MethodInfo(BaseModel):
 
 
 class FieldInfo(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    """A field of a class: in the harvested record and in the spec the composer sees."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
     name: str
     annotation: str | None = None
     declared_in: str = Field(description="'class' for class attributes, else the method that assigns it first")
 
 
 class ClassMetrics(BaseModel):
+    """The ClassEval-Pro paper's Table 3 figures of one class: a harvested class or a task's solution."""
+
     model_config = ConfigDict(extra="forbid")
     loc: int = Field(description="physical lines of the class statement, decorators included")
-    method_count: int
+    method_count: int = Field(description="methods of a harvested class; for a task the methods to generate "
+                                          "(the constructor not counted), as ClassEval counts")
     dependency_depth: int = Field(description="longest chain of intra-class self.method() calls, 1 = no calls")
 
 

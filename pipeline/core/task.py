@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from pipeline.core.records import SCHEMA_VERSION, HarvestedClass
+from pipeline.core.records import SCHEMA_VERSION, ClassMetrics, HarvestedClass
 from pipeline.core.urls import public_clone_url
 
 CompositionType = Literal["intra-domain", "cross-domain"]
@@ -65,16 +65,6 @@ class Method(BaseModel):
     test_code: str = ""
     solution_code: str
     dependencies: Dependencies
-
-
-class TaskMetrics(BaseModel):
-    """The ClassEval-Pro paper's Table 3 figures for one task, measured on its solution."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    loc: int = Field(description="physical lines of the solution's class statement")
-    method_count: int = Field(description="methods to generate (the constructor not counted), as ClassEval counts")
-    dependency_depth: int = Field(description="longest chain of intra-class calls, 1 = no method calls another")
 
 
 class SourceRef(BaseModel):
@@ -195,14 +185,13 @@ class PlusSuite(BaseModel):
     key: str = Field("", description="content hash it is cached under")
 
 
-def task_license(sources: list[Any]) -> str:
+def task_license(sources: list[SourceRef]) -> str:
     """The task's licence as an SPDX expression over its source repositories ("MIT", "Apache-2.0 AND MIT").
 
     A composed class carries code from every source, so every source's licence applies at once (AND).
     A source without a recorded licence makes the whole NOASSERTION: nobody may assume it is free to use.
     """
-    found = [(s.license_spdx if isinstance(s, SourceRef) else s.get("license_spdx") or s.get("license"))
-             if isinstance(s, (SourceRef, dict)) else None for s in sources]
+    found = [s.license_spdx for s in sources]
     if not found or any(not lic or lic == "NOASSERTION" for lic in found):
         return "NOASSERTION"
     unique = sorted({lic for lic in found if lic})  # all of them: an empty one returned above
@@ -245,7 +234,7 @@ class Task(BaseModel):
     license: str | None = Field(None, description="SPDX expression over the sources' licences")
     models: dict[str, str] | None = Field(None, description="role -> model")
     prompt_versions: dict[str, str] | None = Field(None, description="stage -> prompt version(s) used")
-    metrics: TaskMetrics | None = None
+    metrics: ClassMetrics | None = None
     candidate_id: str | None = None
     schema_version: int | None = None
     plus: PlusSuite | None = Field(None, description="hidden plus tier: generated, validated tests (scored apart)")
@@ -379,7 +368,6 @@ __all__ = [
     "SourceRef",
     "SurvivingMutant",
     "Task",
-    "TaskMetrics",
     "VoteStatus",
     "column_meaning",
     "column_origin",

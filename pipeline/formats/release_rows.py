@@ -18,12 +18,9 @@ Schema decision (documented in every dataset card):
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any, Literal
-
-from pydantic import BaseModel, ValidationError
-from pydantic_core import to_jsonable_python
 
 from pipeline.core.errors import ReleaseFormatError
 from pipeline.core.task import CORE_COLUMNS, Task, composition_type
@@ -67,26 +64,14 @@ def core_arrow_schema():
     return pa.schema([(name, types.get(name, pa.string())) for name in CORE_COLUMNS])
 
 
-def release_rows(tasks: Iterable[BaseModel | Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Validate every task against the task model and return its release row (JSON-able).
+def release_rows(tasks: Iterable[Task]) -> list[dict[str, Any]]:
+    """Every task's release row (JSON-able), refusing a task id seen twice.
 
     Core columns come first in schema order, the rest after in sorted order, so output is deterministic.
     """
     out: list[dict[str, Any]] = []
     seen: dict[str, int] = {}
-    for i, item in enumerate(tasks):
-        if isinstance(item, Task):
-            task = item
-        elif isinstance(item, (BaseModel, Mapping)):
-            raw = item.model_dump(mode="json", by_alias=True) if isinstance(item, BaseModel) else dict(item)
-            tid = raw.get("task_id", f"#{i}")
-            try:
-                task = Task.from_row(to_jsonable_python(raw))
-            except ValidationError as exc:
-                problems = "; ".join(f"{'.'.join(str(p) for p in e['loc'])}: {e['msg']}" for e in exc.errors())
-                raise ReleaseFormatError(f"task {tid!r} (item {i}) is not publishable: {problems}") from exc
-        else:
-            raise ReleaseFormatError(f"task #{i}: expected a Task or a mapping, got {type(item).__name__}")
+    for i, task in enumerate(tasks):
         if task.task_id in seen:
             raise ReleaseFormatError(f"task id {task.task_id!r} appears twice (items {seen[task.task_id]} and {i})")
         seen[task.task_id] = i

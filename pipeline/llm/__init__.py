@@ -3,9 +3,7 @@
 Import from the modules (client, cache, ledger, errors, prompts, preflight, extraction); this package re-exports
 nothing, so importing one of them does not load the OpenAI SDK.
 
-    cache = ResponseCache(config.llm.cache_path)
-    ledger = UsageLedger(config.llm.costs)
-    client = LLMClient(config.llm, env, cache, ledger)
+    client = LLMClient.from_config(config.llm, env)   # its response cache and a fresh usage ledger
     prompt = load_prompt("holistic")
     reply = client.complete("solver", config.llm.solver, prompt.messages(skeleton=...),
                             task_id="t1", prompt_version=prompt.version, sample_index=0)

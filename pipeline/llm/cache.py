@@ -248,6 +248,17 @@ class ResponseCache:
                 fh.write("\n")
         return len(rows)
 
+    def import_exports(self, paths: list[Path]) -> int:
+        """Load shipped exports (`llm.cache_imports`, how the offline example replays); idempotent."""
+        added = 0
+        for path in paths:
+            if not Path(path).exists():
+                raise CacheImportError(f"llm.cache_imports: {path} does not exist")
+            added += self.import_jsonl(Path(path))
+        if added:
+            log.info("loaded %d recorded response(s) into %s", added, self.path)
+        return added
+
     def import_jsonl(self, path: Path) -> int:
         """Load an export; returns how many entries were new. Idempotent, all-or-nothing.
 

@@ -190,10 +190,19 @@ class LLMClient:
         self._speeds: dict[tuple[str, str], float] = {}  # measured completion tokens/s per endpoint
 
     @classmethod
-    def from_config(cls, config: LLMConfig, env: Mapping[str, str], **kw: Any) -> LLMClient:
-        """A client with its own cache (at `config.cache_path`, closed with the client) and a fresh
-        ledger for this run."""
-        client = cls(config, env, ResponseCache(config.cache_path), UsageLedger(config.costs), **kw)
+    def from_config(cls, config: LLMConfig, env: Mapping[str, str], *, load_exports: bool = False,
+                    **kw: Any) -> LLMClient:
+        """The one way the product opens a client: its own cache (at `config.cache_path`, closed with
+        the client), a fresh ledger for this run and, for a build (`load_exports`), the shipped
+        cache exports of `config.cache_imports` loaded first."""
+        cache = ResponseCache(config.cache_path)
+        try:
+            if load_exports:
+                cache.import_exports(config.cache_imports)
+            client = cls(config, env, cache, UsageLedger(config.costs), **kw)
+        except BaseException:
+            cache.close()
+            raise
         client._owns_cache = True
         return client
 
@@ -311,12 +320,16 @@ class LLMClient:
         return map_concurrently(fn, items, self.config.concurrency)
 
     def close(self) -> None:
-        with self._sdk_lock:
-            for client in self._sdk_clients.values():
-                client.close()
-            self._sdk_clients.clear()
-        if self._owns_cache:
-            self.cache.close()
+        """Close the SDK clients, then an owned cache (whose close raises CacheWriteError when paid
+        answers could not be stored), the cache whatever the SDK clients did."""
+        try:
+            with self._sdk_lock:
+                for client in self._sdk_clients.values():
+                    client.close()
+                self._sdk_clients.clear()
+        finally:
+            if self._owns_cache:
+                self.cache.close()
 
     def __enter__(self) -> LLMClient:
         return self

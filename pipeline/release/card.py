@@ -9,6 +9,7 @@ from typing import Any
 from pipeline.core.funnel import FunnelReport
 from pipeline.formats.release_rows import DATA_GLOB, SPLIT
 from pipeline.core.task import CORE_COLUMNS, column_meaning, column_origin
+from pipeline.release.manifest import SourceRepo
 from pipeline.release.stats import DatasetStats
 from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
 from pipeline.release.validity import ValidityFacts, validity_section
@@ -51,8 +52,8 @@ def front_matter(meta: dict[str, Any]) -> str:
     return "---\n" + yaml.safe_dump(meta, sort_keys=False, allow_unicode=True) + "---\n"
 
 
-def _licence_section(sources: list[dict[str, Any]], license: str | None) -> str:
-    counts = Counter((s.get("license") or "unknown") for s in sources)
+def _licence_section(sources: list[SourceRepo], license: str | None) -> str:
+    counts = Counter((s.license_spdx or "unknown") for s in sources)
     lines = ["## Licence", ""]
     if not sources:
         lines.append("No source repositories were recorded for this release; check provenance before reuse.")
@@ -107,7 +108,7 @@ def _mutation_note(f: dict[str, Any]) -> str:
 
 def render_card(*, version: str, stats: DatasetStats, funnel: FunnelReport, cutoff: str | None,
                 pipeline_version: str, models: dict[str, Any], prompt_versions: dict[str, Any],
-                sources: list[dict[str, Any]], columns: dict[str, str], json_columns: list[str],
+                sources: list[SourceRepo], columns: dict[str, str], json_columns: list[str],
                 config: dict[str, Any] | None = None, license: str | None = None,
                 hub_repo_id: str | None = None, validity: ValidityFacts | None = None,
                 example: dict[str, Any] | None = None, year: int | None = None) -> str:
@@ -126,9 +127,9 @@ def render_card(*, version: str, stats: DatasetStats, funnel: FunnelReport, cuto
     ))
 
 
-def _origin_of(sources: list[dict[str, Any]]) -> str:
+def _origin_of(sources: list[SourceRepo]) -> str:
     """Where the code came from, as the sources say: a source has a URL only when its remote is public."""
-    public = sum(1 for s in sources if s.get("url"))
+    public = sum(1 for s in sources if s.clone_url)
     if public == len(sources) and sources:
         return "public repositories"
     if public == 0:
@@ -136,7 +137,7 @@ def _origin_of(sources: list[dict[str, Any]]) -> str:
     return f"{public} public and {len(sources) - public} local git repositories"
 
 
-def _intro_section(version: str, cut: str, sources: list[dict[str, Any]]) -> str:
+def _intro_section(version: str, cut: str, sources: list[SourceRepo]) -> str:
     return f"""
 # classforge {version}
 
@@ -253,7 +254,7 @@ ClassEval's columns keep their names and types (`methods_info` is a list of stru
 """
 
 
-def _closing_sections(sources: list[dict[str, Any]], license: str | None, repo: str, version: str,
+def _closing_sections(sources: list[SourceRepo], license: str | None, repo: str, version: str,
                       config: dict[str, Any], stats: DatasetStats, year: int | None) -> str:
     return f"""{_licence_section(sources, license)}
 

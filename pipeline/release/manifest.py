@@ -6,46 +6,50 @@ Shared by the writer (which makes it) and `verify` (which checks a folder agains
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Mapping
+from collections.abc import Iterable
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from pipeline.formats.release_rows import FORMAT
+from pipeline.core.task import SourceRef
 from pipeline.core.urls import public_clone_url
 
 MANIFEST = "manifest.json"
 
 
 class SourceRepo(BaseModel):
-    """A repository the release's tasks derive from: the commits used and its licence."""
+    """A repository the release's tasks derive from: the commits used and its licence.
 
-    model_config = ConfigDict(extra="forbid")
+    The tasks' `SourceRef`s merged per repository, spelled like them in code; the manifest keeps
+    the keys it has always published (`license`, `url`), so every release written so far reads back.
+    """
+
+    model_config = ConfigDict(extra="forbid", validate_by_name=True, validate_by_alias=True, serialize_by_alias=True)
 
     repo: str = Field(min_length=1, description="owner/name (or a local name)")
     commits: list[str] = Field(default_factory=list)
-    license: str | None = Field(None, description="SPDX id, None when the repository declares none")
-    url: str | None = None
+    license_spdx: str | None = Field(None, alias="license", description="SPDX id, None when the repository declares none")
+    clone_url: str | None = Field(None, alias="url", description="a public URL; None for a local source")
 
-    @model_validator(mode="before")
+    @field_validator("clone_url", mode="before")
     @classmethod
-    def _accept_record_spellings(cls, data: Any) -> Any:
-        # Accept the spellings of HarvestedClass / RepoRef so provenance can be passed as it is stored.
-        if isinstance(data, Mapping):
-            data = dict(data)
-            if "repo" not in data and "full_name" in data:
-                data["repo"] = data.pop("full_name")
-            if "commit" in data:
-                commit = data.pop("commit")
-                data.setdefault("commits", [commit] if commit else [])
-            if "license_spdx" in data:
-                data.setdefault("license", data.pop("license_spdx"))
-            if "clone_url" in data:
-                data.setdefault("url", data.pop("clone_url"))
-            data["url"] = public_clone_url(data.get("url"))
-        return data
+    def _publishable(cls, v: str | None) -> str | None:
+        return public_clone_url(v)
+
+    @classmethod
+    def merged(cls, refs: Iterable[SourceRef]) -> list[SourceRepo]:
+        """The repositories `refs` name, one entry each (commits in first-seen order), sorted by name."""
+        found: dict[str, SourceRepo] = {}
+        for ref in refs:
+            have = found.setdefault(ref.repo, cls(repo=ref.repo, license_spdx=ref.license_spdx, clone_url=ref.clone_url))
+            if ref.commit and ref.commit not in have.commits:
+                have.commits.append(ref.commit)
+            have.license_spdx = have.license_spdx or ref.license_spdx
+            have.clone_url = have.clone_url or ref.clone_url
+        return [found[name] for name in sorted(found)]
 
 
 class FileEntry(BaseModel):

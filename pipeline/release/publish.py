@@ -7,18 +7,18 @@ holds them, so a resumed run never creates a duplicate version.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from pipeline import __version__
-from pipeline.config import Config
+from pipeline.config import ReleaseConfig
 from pipeline.core.folder_lock import FolderLock
 from pipeline.core import reasons as R
 from pipeline.core.funnel import KEEP, Funnel, FunnelReport, RejectionList, Verdict
 from pipeline.core.records import Rejection
-from pipeline.release.errors import ReleaseError
+from pipeline.core.task import Task
 from pipeline.release.history import ReleaseIndex, release_index, solution_digest
 from pipeline.release.versions import next_version
 from pipeline.release.writer import write_release
@@ -37,10 +37,10 @@ class PublishResult:
     rejections: list[Rejection] = field(default_factory=list)   # the tasks left out, each with its reason
 
 
-def _already(task, index: ReleaseIndex) -> Verdict:
+def _already(task: Task, index: ReleaseIndex) -> Verdict:
     if task.task_id in index.task_ids:
         return Verdict.drop(R.ALREADY_RELEASED, f"task id in release {index.task_ids[task.task_id]}")
-    sources = sorted(getattr(task, "source_class_ids", None) or [])
+    sources = sorted(task.source_class_ids or [])
     if sources and all(s in index.source_class_ids for s in sources):
         return Verdict.drop(R.ALREADY_RELEASED, f"source classes in release {index.source_class_ids[sources[0]]}")
     digest = solution_digest(task.solution_code)
@@ -49,29 +49,22 @@ def _already(task, index: ReleaseIndex) -> Verdict:
     return KEEP
 
 
-def harvest_decontamination(config: Config) -> dict[str, list[str]] | None:
-    """What the harvest's dedup checked (its snapshot's decontamination.json), or None if unrecorded."""
-    path = Path(config.harvest.output_root) / config.harvest.snapshot / "decontamination.json"
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return None
-    except (OSError, json.JSONDecodeError) as exc:
-        raise ReleaseError(f"cannot read the harvest's decontamination record {path}: {exc}") from exc
-    return {k: [str(x) for x in v] for k, v in data.items() if isinstance(v, list)}
-
-
-def publish(tasks: Sequence, config: Config, funnel: FunnelReport, models: dict[str, str],
+def publish(tasks: Sequence[Task], release: ReleaseConfig, funnel: FunnelReport, models: dict[str, str], *,
+            config_record: Mapping[str, Any], decontamination: dict[str, list[str]] | None,
             version: str | None = None) -> PublishResult:
     """Dedup against every release, choose the next version and write it, holding the release
-    folder's lock throughout: two builds finishing at once cannot pick the same version."""
-    root = Path(config.release.output_root)
+    folder's lock throughout: two builds finishing at once cannot pick the same version.
+
+    `config_record` is the build's configuration as the manifest records it (`writer.config_record`);
+    `decontamination` what the harvest's dedup checked (None when unrecorded)."""
+    root = Path(release.output_root)
     with FolderLock(root, "publishing a release"):
-        return _publish_locked(tasks, config, funnel, models, version, root)
+        return _publish_locked(tasks, release, funnel, models, version, root, config_record, decontamination)
 
 
-def _publish_locked(tasks: Sequence, config: Config, funnel: FunnelReport, models: dict[str, str],
-                    version: str | None, root: Path) -> PublishResult:
+def _publish_locked(tasks: Sequence[Task], release: ReleaseConfig, funnel: FunnelReport, models: dict[str, str],
+                    version: str | None, root: Path, config_record: Mapping[str, Any],
+                    decontamination: dict[str, list[str]] | None) -> PublishResult:
     index = release_index(root) if root.is_dir() else ReleaseIndex()
     left_out = RejectionList()
     release_funnel: Funnel = Funnel(sink=left_out)
@@ -82,13 +75,13 @@ def _publish_locked(tasks: Sequence, config: Config, funnel: FunnelReport, model
         note = (f"nothing new to release: all {len(tasks)} task(s) are in release {latest}" if latest and tasks
                 else "nothing to release: the build produced no tasks")
         return PublishResult(None, None, 0, len(tasks), full_funnel, note, left_out.rejections)
-    version = version or next_version(root, scheme=config.release.version_scheme)
+    version = version or next_version(root, scheme=release.version_scheme)
     prompt_versions: dict[str, str] = {}
     for t in fresh:
-        prompt_versions.update(getattr(t, "prompt_versions", {}) or {})
-    path = write_release(fresh, version=version, output_root=root, funnel=full_funnel, config=config,
+        prompt_versions.update(t.prompt_versions or {})
+    path = write_release(fresh, version=version, output_root=root, funnel=full_funnel, config=config_record,
                          models=models, prompt_versions=prompt_versions, pipeline_version=__version__,
-                         license=config.release.license, hub_repo_id=config.release.hub_repo_id,
-                         decontamination=harvest_decontamination(config), earlier_releases=list(index.versions))
+                         license=release.license, hub_repo_id=release.hub_repo_id,
+                         decontamination=decontamination, earlier_releases=list(index.versions))
     return PublishResult(path, version, len(fresh), len(tasks) - len(fresh), full_funnel,
                          f"released {len(fresh)} task(s) as {version} at {path}", left_out.rejections)

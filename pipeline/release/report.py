@@ -81,7 +81,7 @@ def render_markdown(manifest: Manifest, stats: DatasetStats, funnel: FunnelRepor
     def img(name: str, alt: str) -> str:
         return f"\n\n![{alt}]({plots[name]})" if name in plots else ""
 
-    licences = Counter((s.license or "unknown") for s in manifest.sources)
+    licences = Counter((s.license_spdx or "unknown") for s in manifest.sources)
     lic_rows = [(lic, n) for lic, n in sorted(licences.items(), key=lambda kv: (-kv[1], kv[0]))] or [("-", 0)]
     model_rows = [(role, f"`{m}`") for role, m in sorted(manifest.models.items())] or [("-", "-")]
     prompt_rows = [(p, f"`{v}`") for p, v in sorted(manifest.prompt_versions.items())] or [("-", "-")]

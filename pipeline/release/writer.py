@@ -24,15 +24,15 @@ from datetime import datetime, UTC
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
-
 from pipeline.config import Config, map_paths
 from pipeline.core.folder_lock import FolderLock
 from pipeline.core.funnel import FunnelReport
 from pipeline.release.card import card_metadata, render_card, render_card_file
 from pipeline.release.manifest import MANIFEST, Manifest, SourceRepo, file_entries
 from pipeline.release.errors import ReleaseError, ReleaseExistsError
+from pipeline.core.errors import ReleaseFormatError
 from pipeline.formats.release_rows import DATA_FILE, release_rows, short_type, to_arrow_table
+from pipeline.core.task import Task
 from pipeline.release.plots import write_plots
 from pipeline.release.real_card import real_source_section
 from pipeline.release.stats import compute_stats
@@ -44,7 +44,6 @@ PARTIAL_MARK = ".partial-"
 
 log = logging.getLogger(__name__)
 DEFAULT_ROOT = Path("benchmark/releases")
-PROVENANCE_KEYS = ("source_classes", "sources")   # where a task record may list the classes it came from
 _SECRET_KEYS = {"token", "api_key", "password", "secret"}
 
 
@@ -62,15 +61,19 @@ def redact(value: Any) -> Any:
     return value
 
 
+def config_record(config: Config) -> dict[str, Any]:
+    """The configuration as a release's manifest records it: secrets redacted and paths portable
+    (a release is published: it must not carry the builder's directory layout)."""
+    config = config.model_copy(deep=True)
+    map_paths(config, portable_path)
+    return redact(config.model_dump(mode="json"))   # SecretStr already renders as '**********'
+
+
 def _config_dict(config: Config | Mapping[str, Any]) -> dict[str, Any]:
     from pydantic_core import to_jsonable_python
 
     if isinstance(config, Config):
-        # A release is published: it must not carry the builder's directory layout.
-        config = config.model_copy(deep=True)
-        map_paths(config, portable_path)
-    if isinstance(config, BaseModel):
-        return redact(config.model_dump(mode="json"))   # SecretStr already renders as '**********'
+        return config_record(config)
     return redact(to_jsonable_python(dict(config)))
 
 
@@ -85,24 +88,9 @@ def portable_path(path: Path) -> Path:
         return Path("<local>") / path.name
 
 
-def sources_from_tasks(records: Iterable[Mapping[str, Any]]) -> list[SourceRepo]:
-    """Repositories named by the tasks' own provenance, merged per repository."""
-    merged: dict[str, SourceRepo] = {}
-    for rec in records:
-        for key in PROVENANCE_KEYS:
-            items = rec.get(key)
-            if not isinstance(items, list):
-                continue
-            for item in items:
-                if not isinstance(item, Mapping) or not (item.get("repo") or item.get("full_name")):
-                    continue
-                src = SourceRepo.model_validate({k: item[k] for k in item if k in
-                                                 ("repo", "full_name", "commit", "license", "license_spdx", "clone_url", "url")})
-                have = merged.setdefault(src.repo, SourceRepo(repo=src.repo, license=src.license, url=src.url))
-                have.commits += [c for c in src.commits if c not in have.commits]
-                have.license = have.license or src.license
-                have.url = have.url or src.url
-    return [merged[name] for name in sorted(merged)]
+def sources_from_tasks(tasks: Iterable[Task]) -> list[SourceRepo]:
+    """Repositories named by the tasks' own provenance (`Task.sources`), merged per repository."""
+    return SourceRepo.merged(ref for task in tasks for ref in task.sources or [])
 
 
 def _installed_version() -> str:
@@ -130,27 +118,35 @@ def _fsync_dir(path: Path) -> None:
         os.close(fd)
 
 
-def _release_sources(version: str, records: list[dict[str, Any]],
-                     sources: Iterable[SourceRepo | Mapping[str, Any]] | None) -> list[SourceRepo]:
+def _release_sources(version: str, tasks: list[Task], sources: Iterable[SourceRepo] | None) -> list[SourceRepo]:
     """The repositories the manifest lists: from the tasks' provenance, or given and checked against it."""
-    derived = sources_from_tasks(records)
+    derived = sources_from_tasks(tasks)
     if sources is None:
         return derived
-    given = [s if isinstance(s, SourceRepo) else SourceRepo.model_validate(s) for s in sources]
+    given = list(sources)
     _check_sources_cover_tasks(version, given, derived)
     return given
 
 
+def _typed(tasks: Iterable[Task]) -> list[Task]:
+    items = list(tasks)
+    for i, item in enumerate(items):
+        if not isinstance(item, Task):
+            raise ReleaseFormatError(f"task #{i}: a release is written from Task records, got {type(item).__name__} "
+                                     "(a row read elsewhere becomes one with Task.from_row)")
+    return items
+
+
 def write_release(
-    tasks: Iterable[BaseModel | Mapping[str, Any]],
+    tasks: Iterable[Task],
     *,
     version: str,
     output_root: Path = DEFAULT_ROOT,
-    funnel: FunnelReport | Mapping[str, Any],
+    funnel: FunnelReport,
     config: Config | Mapping[str, Any],
     models: Mapping[str, Any],
     prompt_versions: Mapping[str, Any],
-    sources: Iterable[SourceRepo | Mapping[str, Any]] | None = None,
+    sources: Iterable[SourceRepo] | None = None,
     pipeline_version: str | None = None,
     license: str | None = None,
     hub_repo_id: str | None = None,
@@ -160,7 +156,7 @@ def write_release(
 ) -> Path:
     """Write `<output_root>/<version>/` and return its path.
 
-    `sources=None` takes the repositories from the tasks' provenance (`source_classes`/`sources`);
+    `sources=None` takes the repositories from the tasks' provenance (`Task.sources`);
     given explicitly, it must cover every repository the tasks name. `license=None` declares
     `other` with a pointer to the manifest, since each source repository keeps its own licence.
     `hub_repo_id` (ORG/NAME) only fills the card's loading example; `created_at` defaults to now.
@@ -173,12 +169,12 @@ def write_release(
     if dest.exists():
         raise ReleaseExistsError(f"release {version} already exists at {dest}; a version is written once, "
                                  "choose a new one (see next_version)")
-    records = release_rows(tasks)
+    typed = _typed(tasks)
+    records = release_rows(typed)
     if not records:
         raise ReleaseError(f"release {version}: no tasks to publish")
-    funnel_report = funnel if isinstance(funnel, FunnelReport) else FunnelReport.model_validate(funnel)
     config_dict = _config_dict(config)
-    source_list = _release_sources(version, records, sources)
+    source_list = _release_sources(version, typed, sources)
     stats = compute_stats(records)   # fails on an unparsable solution before anything is written
     table, json_columns = to_arrow_table(records)
     cutoff = config_dict.get("harvest", {}).get("cutoff") if isinstance(config_dict.get("harvest"), dict) else None
@@ -188,7 +184,7 @@ def write_release(
     pversion = pipeline_version or _installed_version()
 
     _write_atomically(root, version, dest, records=records, table=table, json_columns=json_columns,
-                      stats=stats, funnel=funnel_report, cutoff=cutoff, config=config_dict,
+                      stats=stats, funnel=funnel, cutoff=cutoff, config=config_dict,
                       models=models_d, prompt_versions=prompts_d, sources=source_list,
                       pipeline_version=pversion, license=license, hub_repo_id=hub_repo_id,
                       created_at=created_at or datetime.now(UTC),
@@ -245,7 +241,7 @@ def _write_contents(folder: Path, *, version: str, records: list[dict[str, Any]]
     columns_short = {f.name: short_type(f.type) for f in table.schema}
     body = render_card(version=version, stats=stats, funnel=funnel, cutoff=cutoff, pipeline_version=pipeline_version,
                        models=models, prompt_versions=prompt_versions,
-                       sources=[s.model_dump(mode="json") for s in sources], columns=columns_short,
+                       sources=sources, columns=columns_short,
                        json_columns=json_columns, config=config, license=license, hub_repo_id=hub_repo_id,
                        validity=compute_validity(records, cutoff=cutoff, decontamination=decontamination,
                                                  earlier_releases=earlier_releases),

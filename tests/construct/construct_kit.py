@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config import Config, CostConfig, EndpointConfig
-from pipeline.construct.build import BuildResult, build_tasks
+from pipeline.construct.build import BuildResult, BuildSettings, build_tasks
 from pipeline.construct.gate import GateOutcome
 from pipeline.harvest.candidates import list_candidates, to_record
 from pipeline.llm.client import LLMClient
@@ -182,7 +182,7 @@ class Run:
         client = LLMClient(self.cfg.llm, ENV, cache, UsageLedger(self.cfg.llm.costs),
                            sleep=self.sleeps.append, rng=random.Random(3))
         try:
-            return build_tasks(classes, self.cfg, client, self.gate, out_dir, mutator=self.mutator)
+            return build_tasks(classes, BuildSettings.of(self.cfg), client, self.gate, out_dir, mutator=self.mutator)
         finally:
             client.close()
             cache.close()

@@ -15,7 +15,7 @@ from construct_kit import (
     ENV, MODELS, ScriptedGate, ScriptedMutator, funnel_rows, intra_pair, make_config, mutation_report, scripted_server,
 )
 from pipeline.config import MutationConfig
-from pipeline.construct.build import build_tasks
+from pipeline.construct.build import BuildSettings, build_tasks
 from pipeline.core import reasons as R
 from pipeline.core.task import PlusSuite
 from pipeline.llm.cache import ResponseCache
@@ -46,7 +46,7 @@ def _build(server, tmp_path: Path, mutator, plus_maker, *, strengthen_first=True
     cache = ResponseCache(cfg.llm.cache_path)
     client = LLMClient(cfg.llm, ENV, cache, UsageLedger(cfg.llm.costs), sleep=lambda s: None, rng=random.Random(3))
     try:
-        return build_tasks(intra_pair(), cfg, client, ScriptedGate(), tmp_path / "out", mutator=mutator, plus_maker=plus_maker)
+        return build_tasks(intra_pair(), BuildSettings.of(cfg), client, ScriptedGate(), tmp_path / "out", mutator=mutator, plus_maker=plus_maker)
     finally:
         client.close()
         cache.close()

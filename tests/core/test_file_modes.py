@@ -15,7 +15,7 @@ import pytest
 from pipeline.core.store import write_json, write_jsonl, write_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "release"))
-from release_taskgen import make_tasks, release_kwargs  # noqa: E402
+from release_taskgen import as_tasks, make_tasks, release_kwargs  # noqa: E402
 
 
 @contextmanager
@@ -45,7 +45,7 @@ def test_a_release_follows_the_umask_too(tmp_path: Path) -> None:
     from pipeline.release.writer import write_release
 
     with umask(0o027):
-        release = write_release(make_tasks(), **release_kwargs(output_root=tmp_path / "releases"))
+        release = write_release(as_tasks(make_tasks()), **release_kwargs(output_root=tmp_path / "releases"))
     assert _mode(release) == 0o750
     entries = list(release.rglob("*"))
     assert entries and all(_mode(p) == (0o750 if p.is_dir() else 0o640) for p in entries), \
@@ -57,7 +57,7 @@ def test_a_report_is_readable_by_the_group_under_umask_022(tmp_path: Path) -> No
     from pipeline.release.writer import write_release
 
     with umask(0o022):
-        release = write_release(make_tasks(), **release_kwargs(output_root=tmp_path / "releases"))
+        release = write_release(as_tasks(make_tasks()), **release_kwargs(output_root=tmp_path / "releases"))
         result = write_report(release, tmp_path / "reports")
     written = [result.report_path, *result.plots.values()]
     assert all(_mode(Path(p)) == 0o644 for p in written), [(str(p), oct(_mode(Path(p)))) for p in written]

@@ -18,24 +18,24 @@ def test_flow_runs_end_to_end_and_resumes(prefect_harness, example_config, tmp_p
     from pipeline.release.verify import verify_release
 
     first = build_benchmark(config_path=str(example_config))
-    snap = Path(first["snapshot"])
+    snap = first.snapshot
     assert (snap / "classes.jsonl").exists() and (snap / "funnel.json").exists()
     # 18: ClassEval is not in the (empty) Hugging Face cache, so its two look-alikes in the corpus stay.
-    assert first["classes"] == 18 and first["tasks"] == 3 and first["incomplete"] == 0
+    assert first.classes == 18 and first.tasks == 3 and first.incomplete == 0
     assert json.loads((snap / "decontamination.json").read_text())["not_checked"][0].startswith("classeval (not in")
-    stages = first["funnel"]["stages"]
-    assert stages["provenance"]["dropped"].get("pre-cutoff", 0) == 2
-    assert stages["solution"]["kept"] == 3 and stages["release"]["kept"] == 3
-    release = Path(first["release"])
+    stages = first.funnel.stages
+    assert stages["provenance"].dropped.get("pre-cutoff", 0) == 2
+    assert stages["solution"].kept == 3 and stages["release"].kept == 3
+    release = first.release
     assert release.parent == tmp_path / "releases" and verify_release(release) == []
-    assert first["usage"]["requests"] == 0, "the example replays recorded responses only"
+    assert first.usage.requests == 0, "the example replays recorded responses only"
     before = (snap / "classes.jsonl").read_bytes()
     clones = tmp_path / "clones"
     shutil.rmtree(clones)  # a resumed run must not need to clone again
     second = build_benchmark(config_path=str(example_config))
-    assert second["classes"] == first["classes"] and second["tasks"] == 3
-    assert second["release"] is None and second["note"].startswith("nothing new to release")
-    assert second["funnel"]["stages"]["release"]["dropped"] == {"already-released": 3}
+    assert second.classes == first.classes and second.tasks == 3
+    assert second.release is None and second.note.startswith("nothing new to release")
+    assert second.funnel.stages["release"].dropped == {"already-released": 3}
     # The release stage's drops are written down like every other stage's, with the task and the reason.
     [left_out] = list(tmp_path.rglob("release-rejects.jsonl"))
     rejected = [json.loads(line) for line in left_out.read_text().splitlines()]

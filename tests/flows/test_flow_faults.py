@@ -50,7 +50,7 @@ def test_an_outage_ends_the_run_failed_after_retrying_each_candidate(prefect_har
     assert "3 candidate(s) unfinished (infrastructure-fault)" in state.message and "run again to resume" in state.message
     assert len(composer_calls) == 6, "each of the 3 candidates is tried twice (candidate_retries = 1)"
     summary = state.result(raise_on_failure=False)
-    assert summary["incomplete"] == 3 and summary["release"] is None
+    assert summary.incomplete == 3 and summary.release is None
     assert not list((tmp_path / "built" / "example" / "candidates").glob("*.json")), "nothing stored as final"
 
 
@@ -64,8 +64,8 @@ def test_a_run_that_builds_nothing_ends_failed(prefect_harness, example_config, 
                                 return_state=True)
     assert state.is_failed() and state.message.startswith("released nothing: nothing to release: the build produced no tasks")
     summary = state.result(raise_on_failure=False)
-    assert summary["tasks"] == 0 and summary["incomplete"] == 0
-    assert summary["funnel"]["stages"]["compose"]["kept"] == 0
+    assert summary.tasks == 0 and summary.incomplete == 0
+    assert summary.funnel.stages["compose"].kept == 0
 
 
 @pytest.mark.slow

@@ -64,13 +64,13 @@ def test_real_source_build_on_the_shipped_repositories(prefect_harness, real_rep
     }
     summary = build_benchmark(config_path=str(ROOT / "examples" / "real-source.toml"), cutoff="2025-01-01",
                               overrides=overrides)
-    stages = summary["funnel"]["stages"]
-    assert summary["usage"]["requests"] == 0, "no LLM call on this track without a docstring role"
-    assert stages["license"]["seen"] == summary["classes"] == 13
+    stages = summary.funnel.stages
+    assert summary.usage.requests == 0, "no LLM call on this track without a docstring role"
+    assert stages["license"].seen == summary.classes == 13
     # annotations complete described contracts and helpers ship whole: only TextStatistics, whose
     # ten properties have no docstring at all, still needs an LLM
-    assert stages["docstrings"]["dropped"] == {"docstring-needs-llm": 1} and stages["tests"]["seen"] == 12
-    release = Path(summary["release"])
+    assert stages["docstrings"].dropped == {"docstring-needs-llm": 1} and stages["tests"].seen == 12
+    release = summary.release
     assert release.parent == tmp_path / "out" / "releases" and verify_release(release) == []
     rows = [json.loads(line) for line in (release / "tasks.jsonl").read_text().splitlines()]
     assert "CircuitBreaker" in [r["class_name"] for r in rows] and {r["track"] for r in rows} == {"real-source"}

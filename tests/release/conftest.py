@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from release_taskgen import make_tasks, release_kwargs
+from release_taskgen import as_tasks, make_tasks, release_kwargs
 
 from pipeline.release.writer import write_release
 
@@ -17,7 +17,7 @@ from pipeline.release.writer import write_release
 def release(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A release written once per module; tests must not modify it (use `release_copy`)."""
     root = tmp_path_factory.mktemp("releases")
-    return write_release(make_tasks(), output_root=root, **release_kwargs())
+    return write_release(as_tasks(make_tasks()), output_root=root, **release_kwargs())
 
 
 @pytest.fixture
@@ -29,10 +29,11 @@ def release_copy(release: Path, tmp_path: Path) -> Path:
 
 @pytest.fixture
 def write(tmp_path: Path) -> Callable[..., Path]:
-    """write(tasks=None, **overrides) -> a release under tmp_path/releases."""
+    """write(tasks=None, **overrides) -> a release under tmp_path/releases; rows become Task records."""
 
     def _write(tasks: list[dict[str, Any]] | None = None, **overrides: Any) -> Path:
         overrides.setdefault("output_root", tmp_path / "releases")
-        return write_release(make_tasks() if tasks is None else tasks, **release_kwargs(**overrides))
+        rows = make_tasks() if tasks is None else tasks
+        return write_release(as_tasks(rows), **release_kwargs(**overrides))
 
     return _write

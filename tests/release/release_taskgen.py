@@ -18,10 +18,9 @@ import copy
 from datetime import datetime, UTC
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
 from pipeline.config import Config
 from pipeline.core.funnel import FunnelReport, StageCounts
+from pipeline.core.task import Task
 
 LINKED_STACK = '''class LinkedStack:
     """A stack stored as a singly linked list of (value, next) pairs."""
@@ -248,11 +247,9 @@ def make_tasks() -> list[dict[str, Any]]:
     ])
 
 
-class TaskModel(BaseModel):
-    """A pydantic task model with extra fields, as the release accepts besides dicts."""
-
-    model_config = ConfigDict(extra="allow")
-    task_id: str
+def as_tasks(rows: list[Any]) -> list[Task]:
+    """The generator's rows as the typed records a release is written from (Tasks pass as they are)."""
+    return [r if isinstance(r, Task) else Task.from_row(r) for r in rows]
 
 
 VERSION = "2025.06.01"

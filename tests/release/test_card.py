@@ -10,7 +10,7 @@ from typing import Any
 from pipeline.config import Config
 from pipeline.core.funnel import FunnelReport, StageCounts
 from pipeline.release.report import write_report
-from pipeline.core.task import task_license
+from pipeline.core.task import SourceRef, task_license
 from pipeline.release.tables import funnel_rows, overall_yield
 
 
@@ -34,10 +34,15 @@ def test_card_has_the_sections_a_hub_user_looks_for(release: Path) -> None:
 
 def test_per_task_licence_column(release: Path) -> None:
     rows = [json.loads(line) for line in (release / "tasks.jsonl").read_text().splitlines()]
-    assert [r["license"] for r in rows] == [task_license(r["sources"]) for r in rows]
-    assert task_license([{"license_spdx": "MIT"}, {"license_spdx": "MIT"}]) == "MIT"
-    assert task_license([{"license_spdx": "MIT"}, {"license_spdx": "Apache-2.0"}]) == "Apache-2.0 AND MIT"
-    assert task_license([{"license_spdx": "MIT"}, {"license_spdx": None}]) == "NOASSERTION"
+    assert [r["license"] for r in rows] == [task_license([SourceRef.model_validate(s) for s in r["sources"]]) for r in rows]
+
+    def refs(*licences: str | None) -> list[SourceRef]:
+        return [SourceRef(class_id="c", class_name="C", domain="Utils", repo="o/r", path="c.py", commit="0" * 40,
+                          license_spdx=lic) for lic in licences]
+
+    assert task_license(refs("MIT", "MIT")) == "MIT"
+    assert task_license(refs("MIT", "Apache-2.0")) == "Apache-2.0 AND MIT"
+    assert task_license(refs("MIT", None)) == "NOASSERTION"
     assert task_license([]) == "NOASSERTION"
     assert "| `license` | `string` |" in (release / "README.md").read_text()
 

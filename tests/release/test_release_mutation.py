@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from release_taskgen import make_tasks, release_kwargs
+from release_taskgen import as_tasks, make_tasks, release_kwargs
 
 from pipeline.config import Config
 from pipeline.release.report import write_report
@@ -27,7 +27,7 @@ def scored_tasks() -> list[dict]:
 
 
 def test_release_rows_stats_card_and_report_carry_the_mutation_score(tmp_path: Path) -> None:
-    folder = write_release(scored_tasks(), output_root=tmp_path / "releases", **release_kwargs())
+    folder = write_release(as_tasks(scored_tasks()), output_root=tmp_path / "releases", **release_kwargs())
     rows = {r["task_id"]: r for r in read_release_tasks(folder)}
     assert [rows[t]["mutation_score"] for t in ("cf-0001", "cf-0002", "cf-0003")] == [0.8, 0.95, None]
     assert rows["cf-0001"]["mutation"]["surviving"][0]["diff"].startswith("--- original")
@@ -48,7 +48,7 @@ def test_release_rows_stats_card_and_report_carry_the_mutation_score(tmp_path: P
 def test_a_release_without_scores_says_nothing_about_them(tmp_path: Path) -> None:
     config = Config()
     config.construction.mutation.enabled = False
-    folder = write_release(make_tasks(), output_root=tmp_path / "releases", **release_kwargs(config=config))
+    folder = write_release(as_tasks(make_tasks()), output_root=tmp_path / "releases", **release_kwargs(config=config))
     card = (folder / "README.md").read_text()
     assert "Mutation score" not in card and "mutants" not in card
     assert json.loads((folder / "stats.json").read_text())["mutation_score"] is None

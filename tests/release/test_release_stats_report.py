@@ -6,7 +6,7 @@ import json
 from pathlib import Path
 
 import pytest
-from release_taskgen import DEPTH, LOC, METHODS, make_tasks
+from release_taskgen import DEPTH, LOC, METHODS, as_tasks, make_tasks
 from typer.testing import CliRunner
 
 from pipeline.release.errors import ReleaseError
@@ -18,7 +18,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
 
 def test_stats_match_hand_counts() -> None:
-    stats = compute_stats(normalize_tasks(make_tasks()))
+    stats = compute_stats(normalize_tasks(as_tasks(make_tasks())))
     assert (stats.total, stats.intra, stats.cross) == (3, 1, 2)
     per_task = {m.task_id: (m.loc, m.dependency_depth, m.methods, m.methods_to_generate) for m in stats.per_task}
     assert per_task == {"cf-0001": (28, 2, 6, 5), "cf-0002": (19, 3, 5, 4), "cf-0003": (23, 2, 5, 4)}

@@ -6,10 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from release_taskgen import make_tasks
+from release_taskgen import as_tasks, make_tasks, sample_funnel
 
-from pipeline.config import Config
-from pipeline.release.publish import harvest_decontamination
+from pipeline.config import Config, ReleaseConfig
+from pipeline.release.publish import publish
+from pipeline.release.writer import config_record
 from pipeline.release.report import write_report
 from pipeline.release.validity import compute_validity, validity_section
 
@@ -91,9 +92,14 @@ def test_a_release_without_the_records_says_so(write, tmp_path: Path) -> None:
     assert "earlier releases: not recorded" in card
 
 
-def test_publish_reads_the_harvest_decontamination_record(tmp_path: Path) -> None:
-    config = Config.model_validate({"harvest": {"output_root": str(tmp_path / "harvested"), "snapshot": "snap"}})
-    assert harvest_decontamination(config) is None
-    (tmp_path / "harvested" / "snap").mkdir(parents=True)
-    (tmp_path / "harvested" / "snap" / "decontamination.json").write_text(json.dumps(DECON), encoding="utf-8")
-    assert harvest_decontamination(config) == DECON
+def test_publish_records_the_decontamination_and_the_config_it_is_given(tmp_path: Path) -> None:
+    config = _config()
+    kwargs = dict(config_record=config_record(config), decontamination=DECON)
+    first = publish(as_tasks(make_tasks()), ReleaseConfig(output_root=tmp_path / "releases"), sample_funnel(),
+                    {"composer": "m"}, **kwargs)
+    manifest = json.loads((first.path / "manifest.json").read_text(encoding="utf-8"))
+    assert first.published == 3 and manifest["decontamination"] == DECON and manifest["cutoff"] == "2025-02-15"
+    assert manifest["config"]["harvest"]["cutoff"] == "2025-02-15" and manifest["earlier_releases"] == []
+    again = publish(as_tasks(make_tasks()), ReleaseConfig(output_root=tmp_path / "releases"), sample_funnel(),
+                    {"composer": "m"}, **kwargs)
+    assert again.path is None and again.already_released == 3 and again.note.startswith("nothing new to release")

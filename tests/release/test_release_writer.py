@@ -4,18 +4,23 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pyarrow.parquet as pq
 import pytest
-from release_taskgen import VERSION, TaskModel, make_tasks
+from release_taskgen import VERSION, as_tasks, make_tasks, release_kwargs
 
 from pipeline.config import Config
+from pipeline.core.errors import ReleaseFormatError
 from pipeline.core.folder_lock import LOCK_NAME
+from pipeline.core.funnel import FunnelReport
 from pipeline.release import writer as writer_mod
 from pipeline.release.errors import ReleaseError, ReleaseExistsError
 from pipeline.formats.release_rows import JSON_COLUMNS_KEY, read_release_rows as read_release_tasks, release_rows as normalize_tasks
 from pipeline.core.task import CORE_COLUMNS, Task
+from pipeline.release.manifest import SourceRepo
 from pipeline.release.verify import read_front_matter, verify_release
+from pipeline.release.writer import write_release
 
 EXPECTED_FILES = {
     "README.md", "manifest.json", "tasks.jsonl", "funnel.json", "stats.json",
@@ -65,7 +70,7 @@ def test_card_front_matter(release: Path) -> None:
 
 
 def test_parquet_round_trip_equals_input(release: Path) -> None:
-    expected = normalize_tasks(make_tasks())
+    expected = normalize_tasks(as_tasks(make_tasks()))
     assert read_release_tasks(release) == expected
     # the JSON Lines copy holds the same records
     lines = [json.loads(line) for line in (release / "tasks.jsonl").read_text().splitlines()]
@@ -95,7 +100,7 @@ def test_datasets_load_dataset_reads_the_folder(release: Path, tmp_path: Path) -
     assert list(ds) == ["test"]
     split = ds["test"]
     assert split.num_rows == 3
-    expected = normalize_tasks(make_tasks())
+    expected = normalize_tasks(as_tasks(make_tasks()))
     for got, want in zip(split, expected, strict=True):
         for key in CORE_COLUMNS:
             assert got[key] == want[key], key
@@ -114,9 +119,14 @@ def test_evaluator_loads_the_release(release: Path) -> None:
     assert task.domain2 == "Game Development"
 
 
-def test_pydantic_models_are_accepted(write) -> None:
-    folder = write([TaskModel.model_validate(t) for t in make_tasks()])
-    assert read_release_tasks(folder) == normalize_tasks(make_tasks())
+def test_only_task_records_are_written(tmp_path: Path) -> None:
+    rows = make_tasks()
+    with pytest.raises(ReleaseFormatError, match="task #0: a release is written from Task records, got dict"):
+        write_release(rows, output_root=tmp_path / "releases", **release_kwargs())
+    with pytest.raises(ReleaseFormatError, match="task #1: .* got SimpleNamespace"):
+        write_release([Task.from_row(rows[0]), SimpleNamespace(**rows[1])], output_root=tmp_path / "releases",
+                      **release_kwargs())
+    assert not (tmp_path / "releases" / VERSION).exists()
 
 
 def test_core_tasks_publish_one_composition_spelling(write) -> None:
@@ -161,7 +171,7 @@ def test_second_write_of_a_version_is_refused_and_first_kept(write) -> None:
     first = write()
     before = {p: (first / p).read_bytes() for p in _files(first)}
     with pytest.raises(ReleaseExistsError, match=f"release {VERSION} already exists"):
-        write(funnel={"stages": {}})
+        write(funnel=FunnelReport(stages={}))
     assert {p: (first / p).read_bytes() for p in _files(first)} == before
     assert [p.name for p in first.parent.iterdir() if p.name != LOCK_NAME] == [VERSION]  # no partial folder left
 
@@ -194,10 +204,6 @@ def test_a_killed_writers_partial_folder_is_removed_by_the_next_write(write, tmp
 
 def test_task_errors_name_the_task(write) -> None:
     tasks = make_tasks()
-    del tasks[1]["methods_info"][0]["dependencies"]["Standalone"]
-    with pytest.raises(ReleaseError, match=r"task 'cf-0002' \(item 1\).*methods_info\.0\.dependencies\.Standalone"):
-        write(tasks)
-    tasks = make_tasks()
     tasks[2]["task_id"] = "cf-0001"
     with pytest.raises(ReleaseError, match="task id 'cf-0001' appears twice"):
         write(tasks)
@@ -211,8 +217,8 @@ def test_task_errors_name_the_task(write) -> None:
 
 def test_explicit_sources_must_cover_task_provenance(write) -> None:
     with pytest.raises(ReleaseError, match="missing from `sources`.*bob/tools"):
-        write(sources=[{"repo": f"alice/repo{n}", "commit": "x", "license": "MIT"} for n in (1, 2, 3)])
-    folder = write(sources=[{"full_name": r, "commit": "abc", "license_spdx": "MIT"}
+        write(sources=[SourceRepo(repo=f"alice/repo{n}", commits=["x"], license_spdx="MIT") for n in (1, 2, 3)])
+    folder = write(sources=[SourceRepo(repo=r, commits=["abc"], license_spdx="MIT", clone_url="/home/me/src/x")
                             for r in ("alice/repo1", "alice/repo2", "alice/repo3", "bob/tools")])
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["sources"][0] == {"repo": "alice/repo1", "commits": ["abc"], "license": "MIT", "url": None}
@@ -280,3 +286,23 @@ def test_verify_release_cli(release: Path, release_copy: Path) -> None:
     (release_copy / "funnel.json").write_text("{}\n")
     bad = CliRunner().invoke(app, ["verify-release", str(release_copy), "--no-load"])
     assert bad.exit_code == 1 and "funnel.json" in bad.output
+
+
+def test_sources_merge_per_repository_and_keep_the_published_keys(release: Path) -> None:
+    from pipeline.core.task import SourceRef
+    from pipeline.release.manifest import Manifest
+
+    def ref(repo: str, commit: str, lic: str | None, url: str | None) -> SourceRef:
+        return SourceRef(class_id=f"{repo}-{commit}", class_name="C", domain="Utils", repo=repo, clone_url=url,
+                         path="c.py", commit=commit, license_spdx=lic)
+
+    merged = SourceRepo.merged([ref("z/b", "c2", None, None), ref("a/a", "c1", "MIT", None),
+                                ref("z/b", "c1", "BSD-3-Clause", "https://github.com/z/b.git"), ref("z/b", "c2", None, None)])
+    assert [(s.repo, s.commits, s.license_spdx, s.clone_url) for s in merged] == [
+        ("a/a", ["c1"], "MIT", None), ("z/b", ["c2", "c1"], "BSD-3-Clause", "https://github.com/z/b.git")]
+    # A manifest as every release so far wrote it (keys license/url) reads back and dumps unchanged.
+    published = json.loads((release / "manifest.json").read_text())
+    assert set(published["sources"][0]) == {"repo", "commits", "license", "url"}
+    manifest = Manifest.model_validate(published)
+    assert {s.repo: s.license_spdx for s in manifest.sources}["bob/tools"] == "Apache-2.0"
+    assert manifest.model_dump(mode="json")["sources"] == published["sources"]
