@@ -261,7 +261,7 @@ def _table(title: str, rows: dict[str, list[tuple[float, float]]], kept: dict[st
     print("run | median wall s | wall x extractor | median CPU s | CPU x extractor | classes kept")
     for name, samples in rows.items():
         wall, cpu = statistics.median(w for w, _ in samples), statistics.median(c for _, c in samples)
-        print(f"{name} | {wall:.2f} | {wall / wall0:.2f} | {cpu:.2f} | {cpu / cpu0:.2f} | {kept[name]}")
+        print(f"{name} | {wall:.2f} | {wall / wall0:.2f} | {cpu:.2f} | {cpu / cpu0:.2f} | {kept[name]}", flush=True)
 
 
 def _analysis_round(jobs, workers: int, rows, kept) -> None:
@@ -308,11 +308,13 @@ def main() -> None:
         analysis: dict[str, list[tuple[float, float]]] = {}
         clones: dict[str, list[tuple[float, float]]] = {}
         kept: dict[str, int] = {}
+        # Each table as soon as its rounds are done: on a busy machine the second can take long.
         for _ in range(args.rounds):
             _analysis_round(jobs, args.workers, analysis, kept)
-            if not args.skip_clones:
-                _clones_round(urls, urls, tmp, args.workers, clones, kept)
         _table("clones made beforehand (analysis only)", analysis, kept, "extractor")
+        print(f"load average (1/5/15 min) now {_load()}", flush=True)
+        for _ in range(0 if args.skip_clones else args.rounds):
+            _clones_round(urls, urls, tmp, args.workers, clones, kept)
         if clones:
             _table("whole harvest, clones included", clones, kept, "extractor + clones")
     print(f"\nload average (1/5/15 min) at end {_load()}; {args.rounds} rounds, medians. CPU counts the "

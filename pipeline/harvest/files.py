@@ -10,6 +10,7 @@ import re
 import tokenize
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from pipeline.config import FilterConfig
@@ -59,8 +60,12 @@ class RepoModules:
         sys.path, and projects run from their source root). A folder elsewhere that merely shares a
         package's name (examples/openai/) does not make `import openai` the repository's own."""
         roots = {"" if p.as_posix() == "." else p.as_posix() for p in PurePosixPath(importer).parents}
-        roots |= {d for d in self.by_dir if PurePosixPath(d).name in ("src", "lib")}
-        return any(top in self.by_dir.get(r, ()) for r in roots)
+        return any(top in self.by_dir.get(r, ()) for r in roots | self._source_roots)
+
+    @cached_property
+    def _source_roots(self) -> frozenset[str]:
+        # Once per repository, not once per import asked about: a large repository has hundreds of folders.
+        return frozenset(d for d in self.by_dir if PurePosixPath(d).name in ("src", "lib"))
 
 
 @dataclass

@@ -212,3 +212,57 @@ def test_field_annotations_are_kept(make_repo, tmp_path):
     fields = {f.name: (f.annotation, f.declared_in) for f in cls.fields}
     assert fields == {"items": ("dict[str, int]", "__init__"), "total": (None, "__init__"),
                       "history": ("list[str]", "reset")}
+
+
+def _history_of_edits_moves_and_renames(make_repo):
+    """A class line edited, a file renamed, a class moved to another file, a name that prefixes
+    another (Cart / CartItem), and an older same-named class elsewhere."""
+    from conftest import when
+    from pipeline.harvest.repo_builder import CommitSpec
+
+    cart, item = make_class("Cart", methods=6), make_class("CartItem", methods=6, imports="")
+    other = make_class("Cart", methods=5, imports="import re\n").replace("Start empty.", "Unrelated.")
+    return make_repo("a__hist", [
+        CommitSpec(when("2025-01-10"), "start", {"a.py": cart + "\n\n" + item, "old/cart.py": other}),
+        CommitSpec(when("2025-02-01"), "base class", {"a.py": cart.replace("class Cart:", "class Cart(object):") + "\n\n" + item}),
+        CommitSpec(when("2025-03-01"), "rename", {"shop/a.py": cart.replace("class Cart:", "class Cart(object):") + "\n\n" + item},
+                   delete=["a.py"]),
+        CommitSpec(when("2025-04-01"), "move the item", {"shop/a.py": cart.replace("class Cart:", "class Cart(object):"),
+                                                          "c.py": item}),
+    ])
+
+
+def test_history_limited_to_the_asked_names_answers_as_the_full_walk(make_repo, tmp_path):
+    from pipeline.harvest.provenance import History
+
+    repo = _history_of_edits_moves_and_renames(make_repo)
+    ref = local_repo_ref(repo)
+    checkout = clone_for_scan(ref.clone_url, ref.full_name, CloneConfig(workdir=tmp_path / "clones"), CUTOFF)
+    asked = [("shop/a.py", "Cart"), ("c.py", "CartItem"), ("old/cart.py", "Cart")]
+    sources = {(p, n): (checkout / p).read_text() for p, n in asked}
+    full = History(checkout)
+    expected = {key: full.first_seen(*key, sources[key]) for key in asked}
+    assert {key: seen.authored.date() for key, seen in expected.items()} == {
+        ("shop/a.py", "Cart"): date(2025, 1, 10), ("c.py", "CartItem"): date(2025, 1, 10),
+        ("old/cart.py", "Cart"): date(2025, 1, 10)}
+    for names in (["Cart"], ["CartItem"], ["Cart", "CartItem"]):
+        limited = History(checkout, names=names)
+        assert {key: limited.first_seen(*key, sources[key]) for key in asked if key[1] in names} == \
+            {key: seen for key, seen in expected.items() if key[1] in names}
+    with pytest.raises(AssertionError):
+        History(checkout, names=["Cart"]).first_seen("c.py", "CartItem", sources[("c.py", "CartItem")])
+
+
+def test_provenance_rejections_keep_their_place_among_the_others(make_repo, tmp_path):
+    """Provenance runs once per repository after the class stages; its rejections still stand where
+    a class-by-class scan put them (a.py's before z.py's)."""
+    old, short = make_class("Legacy", methods=6), make_class("Tiny", methods=2)
+    repo = make_repo("a__order", [
+        ("2024-06-01", {"a.py": old}),
+        ("2025-03-01", {"a.py": old.replace("Start empty.", "Start with nothing."), "z.py": short,
+                        "m.py": make_class("Fresh", methods=6)}),
+    ])
+    shard = scan(repo, tmp_path)
+    assert [(r.item_id, r.stage) for r in shard.rejects if r.reason != "no-top-level-class"] == [
+        ("a/order:a.py::Legacy", "provenance"), ("a/order:z.py::Tiny", "structure")]
+    assert [c.class_name for c in shard.classes] == ["Fresh"]
