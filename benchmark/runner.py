@@ -198,6 +198,12 @@ def _settings(request: EvaluationRequest, config: EvaluatorConfig, models: list[
     )
 
 
+# The reference is the dataset's own solution, timed once to set its task's limits: a wall limit a
+# busy machine stretches it past would mark a correct task broken (ClassEval_35 at load ~22), so
+# it gets several times a sample's. Its CPU limit scales with it and still ends a runaway reference.
+REFERENCE_LIMIT_FACTOR = 5
+
+
 def reference_prerun(tasks: list[Task], executor: Executor, sandbox: SandboxConfig,
                      progress: Progress | None = None, cache: ExecutionStore | None = None) -> list[ReferenceRecord]:
     """Run every task's reference once; broken = anything but a pass (see the module docstring).
@@ -205,7 +211,8 @@ def reference_prerun(tasks: list[Task], executor: Executor, sandbox: SandboxConf
     `cache`: reference runs kept by content across results folders (`reference_cache`); a run found
     there is copied into this run's store instead of running again. The limit scales from the
     reference's CPU time, which load does not inflate (`evaluation_limit`), so one timing suffices."""
-    jobs = {t.task_id: job_for(t, reference_program(t), sandbox.wall_limit_s) for t in tasks}
+    limit = sandbox.wall_limit_s * REFERENCE_LIMIT_FACTOR
+    jobs = {t.task_id: job_for(t, reference_program(t), limit) for t in tasks}
     counter = _Counter("reference", len(jobs), progress)
     done = _run_cached(executor, jobs, cache, counter.tick)
     return [_reference_record(t.task_id, done[t.task_id].whole, jobs[t.task_id].key(executor.config), sandbox)

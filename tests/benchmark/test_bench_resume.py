@@ -260,3 +260,22 @@ def test_an_interrupted_generation_keeps_what_it_paid_for_in_the_folders_usage(t
     assert (every["requests"], every["prompt_tokens"], every["completion_tokens"]) == paid
     assert last["requests"] == paid[0] - paid_before_stop[0] == resumed.results.usage.total.requests
     assert len(resumed.results.samples) == 2 * N_TASKS
+
+
+def test_a_reference_stretched_past_the_samples_wall_limit_is_not_broken(tmp_path):
+    """A busy machine stretches the reference's wall time; the task is not broken for it (its
+    limits then come from the reference's CPU time and wall time, as measured)."""
+    slow = "import time\n" + SOLUTION.replace("self.n += k", "time.sleep(1.5)\n        self.n += k")
+    row = {"task_id": "T0", "class_name": "Counter", "skeleton": SKELETON, "test": TESTS,
+           "test_classes": ["CounterTestAdd", "CounterTestReset"], "solution_code": slow}
+    data = tmp_path / "slow.jsonl"
+    data.write_text(json.dumps(row) + "\n", encoding="utf-8")
+    file = tmp_path / "samples.jsonl"
+    file.write_text(json.dumps({"task_id": "T0", "model": "m", "completion": f"```python\n{slow}```"}) + "\n")
+    cfg = config(tmp_path / "r")
+    cfg.sandbox.wall_limit_s = 2.0   # below the reference's 3 s of sleeping
+    out = evaluate(EvaluationRequest(dataset=data, samples_file=file), cfg, env={})
+    (reference,) = out.results.reference
+    assert not reference.broken and reference.suite_status == "passed", reference
+    assert reference.wall_s > cfg.sandbox.wall_limit_s
+    assert out.results.samples[0].bucket == "completed"
