@@ -23,11 +23,9 @@ environment perturbations) still drops any test whose verdict moves.
 from __future__ import annotations
 
 import ast
-import builtins
 import importlib.resources
 import json
 import logging
-import random
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -36,8 +34,8 @@ from pipeline.core import parsing
 from pipeline.quality.plus.contract import declared_fields, instances, undeclared_attribute
 from pipeline.quality.plus.convert import PlusTest
 from pipeline.quality.plus.generate import GeneratorUnavailable
-from pipeline.quality.plus.names import snake
 from pipeline.quality.plus.rules import violation
+from pipeline.quality.plus.walks import class_node, walks
 from pipeline.sandbox.base import RunLimits, SandboxError
 from pipeline.sandbox.registry import get_backend
 
@@ -195,95 +193,6 @@ def with_state_checks(parts: list[Statement], rec: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _class_node(source: str, class_name: str) -> ast.ClassDef | None:
-    return next((n for n in parsing.parse(source).body if isinstance(n, ast.ClassDef) and n.name == class_name), None)
-
-
-def _callable_methods(cls: ast.ClassDef) -> dict[str, bool]:
-    """Public methods a walk may call -> whether they can be called with no argument."""
-    found: dict[str, bool] = {}
-    for fn in cls.body:
-        if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)) or fn.name.startswith("_"):
-            continue
-        if any(ast.unparse(d).endswith(("property", ".setter", ".deleter")) for d in fn.decorator_list):
-            continue
-        if isinstance(fn, ast.AsyncFunctionDef):
-            continue
-        positional = fn.args.posonlyargs + fn.args.args
-        static = any(ast.unparse(d) == "staticmethod" for d in fn.decorator_list)
-        required = len(positional) - (0 if static else 1) - len(fn.args.defaults)
-        required += sum(1 for d in fn.args.kw_defaults if d is None)
-        found[fn.name] = required <= 0
-    return found
-
-
-def _module_names(solution: str) -> set[str]:
-    names = set(dir(builtins))
-    for node in parsing.parse(solution).body:
-        if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)):
-            names.add(node.name)
-        elif isinstance(node, (ast.Import, ast.ImportFrom)):
-            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
-    return names
-
-
-def _self_contained(node: ast.AST, known: set[str]) -> bool:
-    return all(n.id in known for n in ast.walk(node) if isinstance(n, ast.Name))
-
-
-def _arguments(call: ast.Call) -> str:
-    return ", ".join([ast.unparse(a) for a in call.args] + [f"{k.arg}={ast.unparse(k.value)}" if k.arg else
-                                                            f"**{ast.unparse(k.value)}" for k in call.keywords])
-
-
-def call_pool(tests: list[PlusTest], solution: str, class_name: str) -> tuple[list[str], dict[str, list[str]]]:
-    """(constructor calls, method -> argument lists) the tests used with literal arguments only, in order."""
-    cls = _class_node(solution, class_name)
-    methods = _callable_methods(cls) if cls is not None else {}
-    known = _module_names(solution)
-    ctors: list[str] = []
-    args: dict[str, list[str]] = {m: ([""] if bare else []) for m, bare in methods.items()}
-    for test in tests:
-        tree = parsing.parse(test.body)
-        bound = instances(tree, class_name)
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
-                    and node.value.func.id == class_name and _self_contained(node.value, known):
-                ctors.append(ast.unparse(node.value))
-        for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
-            if isinstance(call.func.value, ast.Name) and call.func.value.id in bound and call.func.attr in args \
-                    and all(_self_contained(a, known) for a in [*call.args, *call.keywords]):
-                args[call.func.attr].append(_arguments(call))
-    return list(dict.fromkeys(ctors)), {m: list(dict.fromkeys(a)) for m, a in args.items() if a}
-
-
-def walks(tests: list[PlusTest], solution: str, class_name: str, count: int, seed: int) -> list[PlusTest]:
-    """`count` seeded call sequences: a constructor and 2-8 calls each, every callable method first
-    in at least one (when count allows), a call repeated now and then (counters and thresholds)."""
-    ctors, pool = call_pool(tests, solution, class_name)
-    if not ctors or not pool or count <= 0:
-        return []
-    rng = random.Random(f"{seed}:{class_name}")
-    methods, name = sorted(pool), snake(class_name)
-    imports = sorted({line for t in tests for line in t.imports})
-    out: list[PlusTest] = []
-    for i in range(count):
-        calls: list[tuple[str, str]] = []
-        for j in range(rng.randint(2, 8)):
-            if calls and rng.random() < 0.3:
-                calls.append(calls[-1])
-                continue
-            method = methods[i % len(methods)] if j == 0 else rng.choice(methods)
-            calls.append((method, rng.choice(pool[method])))
-        body = "\n".join([f"{name} = {ctors[i % len(ctors)]}"] + [f"{name}.{m}({a})" for m, a in calls]) + "\n"
-        out.append(PlusTest(origin=f"walk_{i + 1}", methods=list(dict.fromkeys(m for m, _ in calls)), body=body,
-                            imports=imports))
-    return out
-
-
 def observe_tests(tests: list[PlusTest], solution: str, class_name: str, sandbox: SandboxConfig, plus: PlusConfig,
                   item_id: str = "") -> list[PlusTest]:
     """The tests with their state asserted, then the walks; a test the recorder could not run, or
@@ -294,7 +203,7 @@ def observe_tests(tests: list[PlusTest], solution: str, class_name: str, sandbox
     first = record(programs, solution, sandbox, plus.hash_seed, item_id)
     second = record(programs, solution, sandbox, (plus.hash_seed + 1) % 4294967296, item_id) if first else {}
     fields = declared_fields(solution, class_name) or set()
-    cls = _class_node(solution, class_name)
+    cls = class_node(solution, class_name)
     members = {n.name for n in (cls.body if cls else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     out: list[PlusTest] = []
     for i, test in enumerate(candidates):
