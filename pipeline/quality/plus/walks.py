@@ -194,16 +194,14 @@ def constructor_rows(pool: Pool, rng: random.Random, limit: int) -> list[str]:
                  for va in choices[a] for vb in choices[b]}
     rows: list[str] = []
     while uncovered and len(rows) < limit:
-        row: dict[str, str] = {}
-        for name in names:
+        (a, va), (b, vb) = min(uncovered)  # every row covers at least one pair still missing
+        row: dict[str, str] = {a: va, b: vb}
+        for name in (n for n in names if n not in row):
             gain = {v: sum(((n, row[n]), (name, v)) in uncovered for n in row) for v in choices[name]}
             best = max(gain.values())
             row[name] = rng.choice([v for v in choices[name] if gain[v] == best])
-        covered = {((a, row[a]), (b, row[b])) for i, a in enumerate(names) for b in names[i + 1:]}
-        if not covered & uncovered:
-            break
-        uncovered -= covered
-        rows.append(", ".join(f"{n}={v}" for n, v in row.items() if v != ""))
+        uncovered -= {((a, row[a]), (b, row[b])) for i, a in enumerate(names) for b in names[i + 1:]}
+        rows.append(", ".join(f"{n}={row[n]}" for n in names if row[n] != ""))
     return list(dict.fromkeys(rows + pool.calls.get("__init__", [])))[:limit]
 
 
