@@ -29,10 +29,6 @@ _MAX_SRC = 240
 _PER_PROGRAM_S = 10
 
 
-class _Expired(Exception):
-    pass
-
-
 def _literal(value, module, depth=0):
     """Source that evaluates to an equal value in the module's namespace, else None."""
     if value is None or isinstance(value, bool) or (isinstance(value, int) and not isinstance(value, enum.Enum)):
@@ -120,7 +116,7 @@ def _run_program(program, module):
 
 
 def _expire(signum, frame):
-    raise _Expired(f"over {_PER_PROGRAM_S} s")
+    raise TimeoutError(f"over {_PER_PROGRAM_S} s")
 
 
 def main(programs_path, out_path):
