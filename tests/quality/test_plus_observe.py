@@ -105,10 +105,11 @@ def test_walks_are_seeded_built_from_the_tests_values_and_asserted():
 
 def test_the_pool_keeps_only_arguments_that_fit_the_annotation_and_are_short():
     tests = [PlusTest(origin="t", methods=["fail"], body=f"breaker = Breaker(limit='x', name={'y' * 80!r})\n"
-                      "breaker_2 = Breaker(limit=3, name=7)\nbreaker_3 = Breaker(limit=4)\n")]
+                      "breaker_2 = Breaker(limit=3, name=7)\nbreaker_3 = Breaker(limit=int)\nbreaker_4 = Breaker(limit=4)\n")]
     pool = call_pool(tests, SOLUTION, "Breaker")
     assert pool.calls["__init__"] == ["limit=4"] and pool.values == {"limit": ["4"]}
     assert fits("3", "float") and not fits("True", "int") and fits("None", "Optional[str]") and fits("x", "List[int]")
+    assert not fits("int", "int") and fits("Light.RED", "Light")
 
 
 def test_constructor_rows_cover_every_pair_of_values():

@@ -90,14 +90,16 @@ def _arguments(call: ast.Call) -> str:
 
 
 def fits(source: str, annotation: str) -> bool:
-    """A literal argument fits a parameter annotated with a builtin scalar type (others: unknown, yes)."""
+    """An argument fits a parameter annotated with a builtin scalar type when it is a literal of
+    that type (Pynguin also passes `int` itself, or a class, where an int is promised); any other
+    annotation or none: yes."""
     wanted = _SIMPLE.get(annotation.replace("Optional[", "").rstrip("]"))
     if wanted is None:
         return True
     try:
         value = ast.literal_eval(source)
     except (ValueError, SyntaxError):
-        return True
+        return False
     if value is None:
         return annotation.startswith("Optional[")
     return isinstance(value, wanted) and not (isinstance(value, bool) and bool not in wanted)
