@@ -444,6 +444,14 @@ class PlusConfig(Section):
         "SIMPLE", description="Pynguin's assertion generator")
     max_tests: int = Field(40, ge=1, description="generated tests kept per task at most (first ones by name)")
     validation_runs: int = Field(3, ge=1, description="runs on the reference a test must pass, each with another hash seed")
+    # Pynguin asserts returned primitives and public fields after the constructor; state a method
+    # changes and a property reports went unchecked (docs/real-source.md: half the mutants survived).
+    observe_state: bool = Field(
+        False, description="assert the reference's public attributes and properties after each call of every test "
+                           "(recorded in the sandbox twice; only what both runs agree on)")
+    observe_walks: int = Field(
+        0, ge=0, le=200, description="with observe_state: extra seeded call sequences from the tests' own constructors "
+                                     "and arguments, asserted the same way")
     cache_dir: Path | None = Field(Path(".cache/plus"), description="generated and validated suites by content; None keeps nothing")
 
 

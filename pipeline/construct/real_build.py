@@ -40,6 +40,8 @@ from pipeline.llm.errors import BudgetExceeded, CacheMiss, UnpricedModel
 from pipeline.llm.ledger import UsageSummary
 from pipeline.llm.prompts import load_prompt
 from pipeline.llm.usage_history import new_run_id, recorded_usage, save_usage
+from pipeline.quality.plus.observe import OBSERVE_VERSION
+from pipeline.quality.plus.suite import PLUS_VERSION
 
 log = logging.getLogger(__name__)
 
@@ -76,6 +78,8 @@ def real_fingerprint(config: Config, generator: TestGenerator | None) -> str:
     material = {
         "stages_version": REAL_STAGES_VERSION, "real_source": rs.model_dump(mode="json"),
         "generator": generator.name if generator is not None else None,
+        # what the plus tier does with the generator's output (conversion, rules, state assertions)
+        "plus_versions": [PLUS_VERSION, OBSERVE_VERSION],
         "generator_settings": config.plus.model_dump(mode="json", exclude={"python", "cache_dir", "enabled",
                                                                            "strengthen_first"}),
         "docstring_models": [e.model_dump(include={"model", "temperature", "max_tokens"})

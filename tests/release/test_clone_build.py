@@ -106,6 +106,11 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
             "under benchmark/releases)") in proc.stdout.splitlines(), proc.stdout[-2000:]
     assert (release / "README.md").is_file() and list((release / "data").glob("*.parquet"))
     assert (fresh / "harvested" / "example" / "decontamination.json").is_file()
+    # The real-source build beside it: this setup installs nothing, so there is no test generator
+    # (.venv-plus, Pynguin); every class that reaches `tests` is dropped for that, named in the
+    # funnel, and the build still ends well (docs/real-source.md).
+    real_tests = json.loads((fresh / "built" / "real-source" / "funnel.json").read_text())["stages"]["tests"]
+    assert real_tests["seen"] > 0 and real_tests["kept"] == 0 and real_tests["dropped"] == {"no-test-generator": real_tests["seen"]}
     # The clone's tracked files are untouched; everything the build wrote is ignored or new.
     assert _git("status", "--porcelain", "--untracked-files=no", cwd=fresh) == ""
 

@@ -82,7 +82,7 @@ def _fits(actual: str, declared: str) -> bool:
     return actual == declared or (declared == "float" and actual == "int")
 
 
-def _instances(tree: ast.AST, class_name: str) -> set[str]:
+def instances(tree: ast.AST, class_name: str) -> set[str]:
     return {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
             and isinstance(n.value.func, ast.Name) and n.value.func.id == class_name
             for t in n.targets if isinstance(t, ast.Name)}
@@ -91,7 +91,7 @@ def _instances(tree: ast.AST, class_name: str) -> set[str]:
 def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
     """The first call in `body` passing a literal of a type its parameter does not promise."""
     tree = parsing.parse(body)
-    instances = _instances(tree, class_name)
+    bound = instances(tree, class_name)
     for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
         func = call.func
         method = "__init__" if isinstance(func, ast.Name) and func.id == class_name else (
@@ -105,7 +105,7 @@ def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
             if kw.arg not in wanted:
                 continue
             actual = _literal_type(kw.value)
-            if isinstance(kw.value, ast.Name) and (kw.value.id == class_name or kw.value.id in instances):
+            if isinstance(kw.value, ast.Name) and (kw.value.id == class_name or kw.value.id in bound):
                 actual = class_name
             if actual is not None and not _fits(actual, wanted[kw.arg]):
                 return f"{method}({kw.arg}=<{actual}>) where the description says {wanted[kw.arg]}"
@@ -131,9 +131,9 @@ def declared_fields(described: str, class_name: str) -> set[str] | None:
 def undeclared_attribute(body: str, class_name: str, fields: set[str], methods: set[str]) -> str | None:
     """The first attribute of an instance the test reads that the description does not declare."""
     tree = parsing.parse(body)
-    instances = _instances(tree, class_name)
+    bound = instances(tree, class_name)
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in instances
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
                 and node.attr not in fields and node.attr not in methods):
             return f".{node.attr} is not a field the task's description declares"
     return None

@@ -23,6 +23,7 @@ from pipeline.quality.plus.contract import (
 )
 from pipeline.quality.plus.convert import PlusTest, convert
 from pipeline.quality.plus.generate import GENERATOR, GeneratedTests, generate
+from pipeline.quality.plus.observe import OBSERVE_VERSION, observe_tests
 from pipeline.quality.plus.render import name_tests, render
 from pipeline.quality.plus.rules import violation
 from pipeline.quality.plus.validate import validate
@@ -35,6 +36,8 @@ PLUS_VERSION = 5  # bump when conversion, rules or validation change what a suit
 def suite_key(solution: str, class_name: str, import_statement: list[str], sandbox: SandboxConfig, plus: PlusConfig,
               described: str = "") -> str:
     settings = plus.model_dump(mode="json", include={"seed", "hash_seed", "max_iterations", "assertions", "max_tests", "validation_runs"})
+    if plus.observe_state:  # only then: suites made without it keep their keys
+        settings |= plus.model_dump(mode="json", include={"observe_state", "observe_walks"}) | {"observe": OBSERVE_VERSION}
     checks = sandbox.environment_checks.model_dump(mode="json")
     return content_key(PLUS_VERSION, GENERATOR, settings, sandbox.hash_seed, checks, class_name, solution, list(import_statement), described)
 
@@ -128,6 +131,8 @@ def make_plus_suite(solution: str, class_name: str, *, import_statement: list[st
     conversion = convert(generated.module, solution=solution, class_name=class_name, import_statement=import_statement)
     drops = list(conversion.dropped)
     screened, screen_drops = screen(conversion.tests, plus.max_tests, class_name, contract, described or solution)
+    if plus.observe_state and screened:
+        screened = observe_tests(screened, solution, class_name, sandbox, plus, item_id)
     checked = validate(name_tests(screened, class_name), solution, import_statement, sandbox, plus, item_id)
     drops += screen_drops + checked.drops
     kept = name_tests([t.test for t in checked.kept], class_name)

@@ -1,0 +1,142 @@
+"""classforge state recorder. Runs *inside* the sandbox; standalone: standard library only.
+
+    python -s -B cf_observe.py cf_programs.json cf_observed.json
+
+Imports the reference as `under_test`, runs each program (a test body with hooks) in the module's
+namespace with a `unittest.TestCase` as `self`, and writes what the hooks saw as JSON:
+
+* `__cf_observe__(k, obj)`: the object's public state after statement k: its public instance
+  attributes and public properties (read once each, in name order), each value encoded as a
+  literal the test can compare with, or left out when it has none (locks, functions, objects);
+* `__cf_step__(k, call)`: what a bare call returned, or the name of the exception it raised.
+
+Values are encoded, never pickled: what comes back is data, the host decides what to assert.
+"""
+
+import builtins
+import dataclasses
+import enum
+import json
+import math
+import re
+import signal
+import sys
+import traceback
+import unittest
+
+_ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]+|object at\b")
+_MAX_SRC = 240
+_PER_PROGRAM_S = 10
+
+
+def _literal(value, module, depth=0):
+    """Source that evaluates to an equal value in the module's namespace, else None."""
+    if value is None or isinstance(value, bool) or (isinstance(value, int) and not isinstance(value, enum.Enum)):
+        return repr(value)
+    if isinstance(value, float):
+        return repr(value) if math.isfinite(value) else None
+    if isinstance(value, str):
+        return None if _ADDRESS.search(value) else repr(value)
+    if isinstance(value, enum.Enum):
+        cls = type(value)
+        return f"{cls.__name__}.{value.name}" if getattr(module, cls.__name__, None) is cls else None
+    if depth >= 3 or not isinstance(value, (list, tuple, dict, set, frozenset)) or len(value) > 20:
+        return None
+    if isinstance(value, dict):
+        parts = [(_literal(k, module, depth + 1), _literal(v, module, depth + 1)) for k, v in value.items()]
+        return None if any(k is None or v is None for k, v in parts) else "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
+    items = [_literal(v, module, depth + 1) for v in value]
+    if any(i is None for i in items):
+        return None
+    if isinstance(value, (set, frozenset)):
+        return f"{type(value).__name__}([{', '.join(sorted(items))}])"
+    return "[" + ", ".join(items) + "]" if isinstance(value, list) else "(" + "".join(i + ", " for i in items) + ")"
+
+
+def encode(value, module):
+    """{"none"}, {"float": x}, {"lit": src}, {"fields": {name: encoded}} (a dataclass of the module), or None."""
+    if value is None:
+        return {"kind": "none"}
+    if isinstance(value, float) and not isinstance(value, bool):
+        return {"kind": "float", "value": value} if math.isfinite(value) else None
+    if dataclasses.is_dataclass(value) and not isinstance(value, type) and getattr(module, type(value).__name__, None) is type(value):
+        fields = {f.name: encode(getattr(value, f.name), module) for f in dataclasses.fields(value) if not f.name.startswith("_")}
+        fields = {k: v for k, v in fields.items() if v is not None and "fields" not in v}
+        return {"kind": "fields", "fields": fields} if fields else None
+    src = _literal(value, module)
+    return None if src is None or len(src) > _MAX_SRC else {"kind": "lit", "src": src}
+
+
+def public_state(obj, module):
+    """Public attributes and properties of `obj`, each encoded (unencodable or raising ones left out)."""
+    state = {}
+    for name in sorted(k for k in getattr(obj, "__dict__", {}) if not k.startswith("_")):
+        enc = encode(obj.__dict__[name], module)
+        if enc is not None:
+            state[name] = enc
+    props = sorted({n for c in type(obj).__mro__ for n, v in vars(c).items() if isinstance(v, property) and not n.startswith("_")})
+    for name in props:
+        try:
+            enc = encode(getattr(obj, name), module)
+        except Exception:  # a property that raises in this state says nothing we can compare with
+            continue
+        if enc is not None:
+            state[name] = enc
+    return state
+
+
+def _run_program(program, module):
+    record = {"observed": {}, "steps": {}, "ok": True, "error": ""}
+
+    def observe(k, obj):
+        record["observed"][str(k)] = public_state(obj, module)
+
+    def step(k, call):
+        try:
+            value = call()
+        except Exception as exc:
+            cls = type(exc)
+            known = getattr(module, cls.__name__, None) is cls or getattr(builtins, cls.__name__, None) is cls
+            record["steps"][str(k)] = {"raises": cls.__name__ if known else None}
+            return None
+        record["steps"][str(k)] = {"returns": encode(value, module)}
+        return value
+
+    namespace = dict(vars(module))
+    namespace.update(__cf_observe__=observe, __cf_step__=step)
+    body = "".join("    " + line + "\n" for line in program["source"].splitlines()) or "    pass\n"
+    try:
+        exec("\n".join(program.get("imports", [])) + "\ndef __cf_test__(self):\n" + body, namespace)
+        namespace["__cf_test__"](unittest.TestCase())
+    except BaseException as exc:  # the program's own failure (sys.exit included) is its result, not the recorder's
+        if isinstance(exc, KeyboardInterrupt):
+            raise
+        record.update(ok=False, error="".join(traceback.format_exception_only(type(exc), exc))[-400:])
+    return record
+
+
+def _expire(signum, frame):
+    raise TimeoutError(f"over {_PER_PROGRAM_S} s")
+
+
+def main(programs_path, out_path):
+    sys.path.insert(0, ".")
+    import under_test
+
+    with open(programs_path, encoding="utf-8") as fh:
+        programs = json.load(fh)
+    signal.signal(signal.SIGALRM, _expire)
+    results = {}
+    for program in programs:
+        signal.alarm(_PER_PROGRAM_S)
+        try:
+            results[program["id"]] = _run_program(program, under_test)
+        finally:
+            signal.alarm(0)
+    with open(out_path, "w", encoding="utf-8") as fh:
+        json.dump(results, fh)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2]))
