@@ -57,11 +57,12 @@ fi
 # plain `make run` installs into .venv as usual.
 if [ -n "${CLASSFORGE_REUSE_PYTHON:-}" ]; then
   if [ ! -x .venv/bin/python ]; then
-    base_site=$("$CLASSFORGE_REUSE_PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    echo "setup: creating .venv from $CLASSFORGE_REUSE_PYTHON, reusing its packages ($base_site)"
+    # Every site-packages folder that interpreter sees (its own, and those its .pth files add).
+    base_sites=$("$CLASSFORGE_REUSE_PYTHON" -c 'import sys; print("\n".join(p for p in sys.path if p.endswith("-packages")))')
+    echo "setup: creating .venv from $CLASSFORGE_REUSE_PYTHON, reusing its packages ($(echo $base_sites))"
     "$CLASSFORGE_REUSE_PYTHON" -m venv --without-pip .venv
     site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    printf '%s\n%s\n' "$PWD" "$base_site" > "$site/classforge-reuse.pth"
+    printf '%s\n%s\n' "$PWD" "$base_sites" > "$site/classforge-reuse.pth"
   fi
   .venv/bin/python -c 'import pipeline.cli' || {
     echo "setup: error: .venv cannot import classforge with the packages of $CLASSFORGE_REUSE_PYTHON" >&2; exit 1; }

@@ -43,12 +43,16 @@ def _cache_path(plus: PlusConfig, key: str, kind: str = "suites") -> Path | None
     return None if plus.cache_dir is None else Path(plus.cache_dir) / kind / key[:2] / f"{key}.json"
 
 
+def generation_path(source: str, plus: PlusConfig) -> Path | None:
+    """Where the generator's run on `source` is cached (its module, wall time, coverage)."""
+    settings = plus.model_dump(mode="json", include={"seed", "hash_seed", "max_iterations", "budget_s", "assertions"})
+    return _cache_path(plus, content_key(GENERATOR, settings, source), "generated")
+
+
 def generated_tests(source: str, sandbox: SandboxConfig, plus: PlusConfig, item_id: str = "") -> tuple[GeneratedTests, bool]:
     """Pynguin's module for `source`, from the cache when this exact run was made before: the search
     is the costly part, so a change of conversion or validation never repeats it."""
-    settings = plus.model_dump(mode="json", include={"seed", "hash_seed", "max_iterations", "budget_s", "assertions"})
-    key = content_key(GENERATOR, settings, source)
-    path = _cache_path(plus, key, "generated")
+    path = generation_path(source, plus)
     if path is not None and path.is_file():
         try:
             return GeneratedTests.model_validate_json(path.read_text(encoding="utf-8")), True
