@@ -46,7 +46,10 @@ def test_a_strengthened_release_is_a_new_version_verify_accepts(release, tmp_pat
     assert manifest["version"] == out.name and manifest["derived_from"] == release.name
     assert manifest["columns"]["plus"] == "string" and "plus" in manifest["json_columns"]
     assert [t.plus.tests for t in load_dataset(out).tasks] == [1] * summary.tasks
-    assert "Plus tests" in (out / "README.md").read_text()  # the card counts them
+    card = (out / "README.md").read_text()
+    assert "Plus tests, hidden, no LLM" in card  # the card's table counts them, and its prose says what they are
+    assert f"{summary.tasks} of {summary.tasks} tasks carry a hidden `plus` suite, {summary.tasks} tests in all" in card
+    assert "carry a hidden `plus` suite" not in (original / "README.md").read_text()
     assert _hashes(original) == before and verify_release(original, load_with_datasets=False) == []
 
 
