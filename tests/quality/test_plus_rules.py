@@ -10,6 +10,7 @@ import pytest
 from pipeline.core import reasons
 from pipeline.quality.plus.rules import violation
 from pipeline.quality.plus.suite import screen
+from pipeline.quality.plus.contract import declared_types
 from pipeline.quality.plus.convert import PlusTest
 
 CASES = [
@@ -79,3 +80,54 @@ def test_screen_drops_reads_of_fields_the_description_does_not_declare():
     assert [t.origin for t in kept] == ["test_0", "test_2"]  # `self.name, self.size = ...` declares both
     assert [(d.origin, d.reason) for d in drops] == [("test_1", reasons.PLUS_PRIVATE_ATTRIBUTE)]
     assert "cache" in drops[0].detail
+
+
+# What the description shows where no `:param` line types a parameter: its examples and defaults
+# (FitnessTracker's constructor, TicTacToe's N, as in ClassEval_40 and 86), and the sign of the
+# numbers it shows (NumberConverter.decimal_to_octal, ClassEval_64).
+SHOWN = '''
+class Tracker:
+    def __init__(self, height, sex, size=3):
+        """Store the user's data.
+        >>> t = Tracker(1.8, "male")
+        """
+        self.height, self.sex, self.size = height, sex, size
+
+    @staticmethod
+    def to_octal(number):
+        """Convert a number to octal.
+        :param number: int, decimal number
+        >>> Tracker.to_octal(42423)
+        '122667'
+        """
+
+    @staticmethod
+    def shift(offset):
+        """Move by offset, negative moves back.
+        >>> Tracker.shift(3)
+        """
+'''
+
+
+@pytest.mark.parametrize(("reason", "bad", "near_miss"), [
+    (reasons.PLUS_OFF_CONTRACT,  # a type the constructor's example does not show
+     "t = Tracker(height=1.8, sex=(-1297, True))\nself.assertEqual(t.sex, (-1297, True))",
+     "t = Tracker(height=70, sex='female')\nself.assertEqual(t.sex, 'female')"),
+    (reasons.PLUS_OFF_CONTRACT,  # a bool where the default shows a number
+     "t = Tracker(height=1.8, sex='male', size=False)\nself.assertEqual(t.size, False)",
+     "t = Tracker(height=1.8, sex='male', size=4)\nself.assertEqual(t.size, 4)"),
+    (reasons.PLUS_OFF_DOMAIN,  # negative where every number shown is >= 0 and the text never says negative
+     "self.assertEqual(Tracker.to_octal(number=-916), 'o1624')",
+     "self.assertEqual(Tracker.to_octal(number=916), '1624')"),
+], ids=["example-type", "default-type", "negative"])
+def test_screen_drops_arguments_the_description_does_not_show(reason, bad, near_miss):
+    tests = [PlusTest(origin="bad", methods=["m"], body=bad), PlusTest(origin="near_miss", methods=["m"], body=near_miss)]
+    kept, drops = screen(tests, 10, "Tracker", declared_types(SHOWN, "Tracker"), SHOWN)
+    assert [(d.origin, d.reason) for d in drops] == [("bad", reason)] and reasons.is_registered(reason)
+    assert [t.origin for t in kept] == ["near_miss"]
+
+
+def test_a_negative_number_stays_where_the_description_says_negative():
+    tests = [PlusTest(origin="back", methods=["shift"], body="self.assertIsNone(Tracker.shift(offset=-2))")]
+    kept, drops = screen(tests, 10, "Tracker", declared_types(SHOWN, "Tracker"), SHOWN)
+    assert [t.origin for t in kept] == ["back"] and drops == []

@@ -64,7 +64,7 @@ def annotated_source(solution: str, class_name: str, contract: Contract) -> str:
     return ast.unparse(tree)
 
 
-def _literal_type(node: ast.expr) -> str | None:
+def literal_type(node: ast.expr) -> str | None:
     """The builtin type a literal argument has; 'other' for a type, lambda or such; None: unknown."""
     if isinstance(node, ast.Constant):
         return type(node.value).__name__ if node.value is not None else "NoneType"
@@ -81,7 +81,7 @@ def _literal_type(node: ast.expr) -> str | None:
     return None
 
 
-def _fits(actual: str, declared: str) -> bool:
+def fits(actual: str, declared: str) -> bool:
     return actual == declared or (declared == "float" and actual == "int")
 
 
@@ -103,14 +103,14 @@ def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
         for kw in call.keywords:
             # No ClassEval-style description promises complex numbers; Pynguin tries them everywhere
             # (GPT-4's AvgPartition and ChandrasekharSieve failed plus tests on complex arguments only).
-            if method and _literal_type(kw.value) == "complex" and wanted.get(kw.arg) != "complex":
+            if method and literal_type(kw.value) == "complex" and wanted.get(kw.arg) != "complex":
                 return f"{method}({kw.arg}=<complex>), which the description never promises"
             if kw.arg not in wanted:
                 continue
-            actual = _literal_type(kw.value)
+            actual = literal_type(kw.value)
             if isinstance(kw.value, ast.Name) and (kw.value.id == class_name or kw.value.id in instances):
                 actual = class_name
-            if actual is not None and not _fits(actual, wanted[kw.arg]):
+            if actual is not None and not fits(actual, wanted[kw.arg]):
                 return f"{method}({kw.arg}=<{actual}>) where the description says {wanted[kw.arg]}"
     return None
 

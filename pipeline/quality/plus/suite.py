@@ -22,6 +22,7 @@ from pipeline.quality.plus.contract import (
     Contract, annotated_source, declared_fields, declared_types, off_contract, undeclared_attribute,
 )
 from pipeline.quality.plus.convert import PlusTest, convert
+from pipeline.quality.plus.examples import Evidence, off_domain, shown_arguments, unshown_type
 from pipeline.quality.plus.generate import GENERATOR, GeneratedTests, generate
 from pipeline.quality.plus.render import name_tests, render
 from pipeline.quality.plus.rules import violation
@@ -29,7 +30,7 @@ from pipeline.quality.plus.validate import validate
 
 log = logging.getLogger(__name__)
 
-PLUS_VERSION = 5  # bump when conversion, rules or validation change what a suite holds
+PLUS_VERSION = 6  # bump when conversion, rules or validation change what a suite holds
 
 
 def suite_key(solution: str, class_name: str, import_statement: list[str], sandbox: SandboxConfig, plus: PlusConfig,
@@ -85,16 +86,15 @@ def screen(tests: list[PlusTest], max_tests: int, class_name: str = "", contract
     seen: set[str] = set()
     fields = declared_fields(described, class_name) if described else None
     methods = set(contract or {}) | {m for t in tests for m in t.methods}
+    evidence = shown_arguments(described, class_name) if described else {}
     for test in tests:
         broken = violation(test.body)
         if broken is None and fields is not None:
             hidden = undeclared_attribute(test.body, class_name, fields, methods)
             broken = (reasons.PLUS_PRIVATE_ATTRIBUTE, hidden) if hidden else None
-        off = off_contract(test.body, class_name, contract) if contract else None
+        broken = broken or _off_description(test.body, class_name, contract or {}, evidence)
         if broken is not None:
             drops.append(PlusDrop(origin=test.origin, reason=broken[0], detail=broken[1]))
-        elif off is not None:
-            drops.append(PlusDrop(origin=test.origin, reason=reasons.PLUS_OFF_CONTRACT, detail=off))
         elif test.body in seen:
             drops.append(PlusDrop(origin=test.origin, reason=reasons.PLUS_DUPLICATE))
         elif len(kept) >= max_tests:
@@ -103,6 +103,15 @@ def screen(tests: list[PlusTest], max_tests: int, class_name: str = "", contract
             seen.add(test.body)
             kept.append(test)
     return kept, drops
+
+
+def _off_description(body: str, class_name: str, contract: Contract, evidence: Evidence) -> tuple[str, str] | None:
+    """(reason, detail) when the test passes what the description neither types, shows nor allows."""
+    off = (off_contract(body, class_name, contract) if contract else None) or unshown_type(body, class_name, evidence, contract)
+    if off is not None:
+        return reasons.PLUS_OFF_CONTRACT, off
+    negative = off_domain(body, class_name, evidence)
+    return (reasons.PLUS_OFF_DOMAIN, negative) if negative else None
 
 
 def _counts(drops: list[PlusDrop]) -> dict[str, int]:
