@@ -131,3 +131,10 @@ def test_a_negative_number_stays_where_the_description_says_negative():
     tests = [PlusTest(origin="back", methods=["shift"], body="self.assertIsNone(Tracker.shift(offset=-2))")]
     kept, drops = screen(tests, 10, "Tracker", declared_types(SHOWN, "Tracker"), SHOWN)
     assert [t.origin for t in kept] == ["back"] and drops == []
+
+
+def test_examples_of_a_class_without_its_own_constructor_are_read():
+    described = 'class Box:\n    def put(self, n):\n        """>>> b = Box()\n        >>> b.put(3)\n        """\n'
+    tests = [PlusTest(origin="neg", methods=["put"], body="box = Box()\nself.assertIsNone(box.put(n=-3))")]
+    kept, drops = screen(tests, 10, "Box", {}, described)
+    assert kept == [] and [d.reason for d in drops] == [reasons.PLUS_OFF_DOMAIN]

@@ -104,7 +104,7 @@ def shown_arguments(described: str, class_name: str) -> Evidence:
     docs = [ast.get_docstring(cls) or ""] + [ast.get_docstring(fn) or "" for fn in fns.values()]
     for call in (c for doc in docs for c in _example_calls(doc)):
         method = _called_method(call, class_name, set(fns))
-        if method is None:
+        if method not in params:  # not a call of the class, or of a constructor it inherits
             continue
         for param, node in zip(params[method], call.args):
             _record(evidence[method][param], node)
