@@ -92,7 +92,7 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
     fresh = _fresh_clone(tmp_path_factory)
     env = _offline_env(tmp_path) | {"CLASSFORGE_REUSE_PYTHON": sys.executable, "CLASSFORGE_REUSE_PLUS_PYTHON": str(plus_python)}
     started = time.monotonic()
-    proc = subprocess.run(["make", "run"], cwd=fresh, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(["make", "run"], cwd=fresh, env=env, capture_output=True, text=True, timeout=1800)
     seconds = time.monotonic() - started
     print(f"make run on a fresh clone: exit {proc.returncode} in {seconds:.1f} s")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -114,7 +114,7 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
     suites = [json.loads(line).get("plus") for line in tasks]
     assert all(isinstance(s, dict) and s.get("generator", "").startswith("pynguin") for s in suites), suites
     reported = subprocess.run([str(fresh / ".venv" / "bin" / "python"), "-m", "pipeline.cli", "report", str(release),
-                               "--out", str(tmp_path / "report")], cwd=fresh, env=env, capture_output=True, text=True, timeout=600)
+                               "--out", str(tmp_path / "report")], cwd=fresh, env=env, capture_output=True, text=True, timeout=1800)
     assert reported.returncode == 0, reported.stderr[-2000:]
     for page in (release / "README.md", tmp_path / "report" / "report.md"):
         text = page.read_text(encoding="utf-8")
@@ -125,7 +125,7 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
     assert _git("status", "--porcelain", "--untracked-files=no", cwd=fresh) == ""
 
     # Again: the harvest checks the new release and still keeps the classes it was built from.
-    again = subprocess.run(["make", "run"], cwd=fresh, env=env, capture_output=True, text=True, timeout=600)
+    again = subprocess.run(["make", "run"], cwd=fresh, env=env, capture_output=True, text=True, timeout=1800)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     harvest_line = [line for line in proc.stdout.splitlines() if line.startswith("harvest: ")]
     assert harvest_line and harvest_line == [line for line in again.stdout.splitlines() if line.startswith("harvest: ")]
