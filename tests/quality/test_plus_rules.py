@@ -119,7 +119,12 @@ class Tracker:
     (reasons.PLUS_OFF_DOMAIN,  # negative where every number shown is >= 0 and the text never says negative
      "self.assertEqual(Tracker.to_octal(number=-916), 'o1624')",
      "self.assertEqual(Tracker.to_octal(number=916), '1624')"),
-], ids=["example-type", "default-type", "negative"])
+    (reasons.PLUS_OFF_CONTRACT,  # a result the test asserts is a bool, fed back where a number is shown
+     "t = Tracker(height=1.8, sex='male')\nresult = t.to_octal(number=8)\nself.assertFalse(result)\n"
+     "t2 = Tracker(height=1.8, sex='male', size=result)\nself.assertEqual(t2.size, False)",
+     "t = Tracker(height=1.8, sex='male')\nresult = t.to_octal(number=8)\nself.assertEqual(result, 3)\n"
+     "t2 = Tracker(height=1.8, sex='male', size=result)\nself.assertEqual(t2.size, 3)"),
+], ids=["example-type", "default-type", "negative", "asserted-variable"])
 def test_screen_drops_arguments_the_description_does_not_show(reason, bad, near_miss):
     tests = [PlusTest(origin="bad", methods=["m"], body=bad), PlusTest(origin="near_miss", methods=["m"], body=near_miss)]
     kept, drops = screen(tests, 10, "Tracker", declared_types(SHOWN, "Tracker"), SHOWN)

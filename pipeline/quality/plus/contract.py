@@ -91,10 +91,34 @@ def _instances(tree: ast.AST, class_name: str) -> set[str]:
             for t in n.targets if isinstance(t, ast.Name)}
 
 
+_ASSERTED = {"assertTrue": "bool", "assertFalse": "bool", "assertIsNone": "NoneType"}
+
+
+def variable_types(tree: ast.AST, class_name: str) -> dict[str, str]:
+    """The type a test's own assertions give a variable: `assertFalse(result)` makes `result` a bool
+    (Pynguin feeds results back as arguments: `TicTacToe(N=result)`), `assertEqual(x, 3)` an int,
+    `x = Class()` the class."""
+    types = dict.fromkeys(_instances(tree, class_name), class_name)
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+        name = call.args[0].id if call.args and isinstance(call.args[0], ast.Name) else None
+        if name is None or name in types:
+            continue
+        if call.func.attr in _ASSERTED:
+            types[name] = _ASSERTED[call.func.attr]
+        elif call.func.attr == "assertEqual" and len(call.args) == 2 and literal_type(call.args[1]) not in (None, "function", "type"):
+            types[name] = literal_type(call.args[1])  # type: ignore[assignment]
+    return types
+
+
+def argument_type(node: ast.expr, variables: dict[str, str]) -> str | None:
+    """A literal's type, or the type the test's assertions give the variable passed."""
+    return variables.get(node.id) if isinstance(node, ast.Name) and node.id in variables else literal_type(node)
+
+
 def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
     """The first call in `body` passing a literal of a type its parameter does not promise."""
     tree = parsing.parse(body)
-    instances = _instances(tree, class_name)
+    variables = variable_types(tree, class_name)
     for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
         func = call.func
         method = "__init__" if isinstance(func, ast.Name) and func.id == class_name else (
@@ -107,9 +131,7 @@ def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
                 return f"{method}({kw.arg}=<complex>), which the description never promises"
             if kw.arg not in wanted:
                 continue
-            actual = literal_type(kw.value)
-            if isinstance(kw.value, ast.Name) and (kw.value.id == class_name or kw.value.id in instances):
-                actual = class_name
+            actual = class_name if isinstance(kw.value, ast.Name) and kw.value.id == class_name else argument_type(kw.value, variables)
             if actual is not None and not fits(actual, wanted[kw.arg]):
                 return f"{method}({kw.arg}=<{actual}>) where the description says {wanted[kw.arg]}"
     return None

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from pipeline.core import parsing
-from pipeline.quality.plus.contract import fits, literal_type
+from pipeline.quality.plus.contract import argument_type, fits, variable_types
 
 
 @dataclass
@@ -127,11 +127,12 @@ def _keyword_arguments(body: str, class_name: str) -> Iterator[tuple[str, ast.ke
 def unshown_type(body: str, class_name: str, evidence: Evidence, declared: dict[str, dict[str, str]]) -> str | None:
     """The first argument of a type the description's examples and defaults never show, for a
     parameter no `:param` line types (those are contract.off_contract's)."""
+    variables = variable_types(parsing.parse(body), class_name)
     for method, kw in _keyword_arguments(body, class_name):
         shown = evidence.get(method, {}).get(kw.arg or "")
         if shown is None or not shown.types or kw.arg in declared.get(method, {}):
             continue
-        actual = literal_type(kw.value)
+        actual = argument_type(kw.value, variables)
         if actual is not None and not any(fits(actual, wanted) for wanted in shown.types):
             named = sorted("number" if t == "float" else t for t in shown.types)
             return f"{method}({kw.arg}=<{actual}>) where the description's examples and defaults show {'/'.join(named)}"

@@ -30,7 +30,7 @@ from pipeline.quality.plus.validate import validate
 
 log = logging.getLogger(__name__)
 
-PLUS_VERSION = 6  # bump when conversion, rules or validation change what a suite holds
+PLUS_VERSION = 7  # bump when conversion, rules or validation change what a suite holds
 
 
 def suite_key(solution: str, class_name: str, import_statement: list[str], sandbox: SandboxConfig, plus: PlusConfig,
