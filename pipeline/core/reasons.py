@@ -168,6 +168,7 @@ PLUS_UNORDERED: Final = _code("plus-unordered", "asserts on the iteration order 
 PLUS_TIME: Final = _code("plus-time", "asserts on the clock, a date computed from it, or on elapsed time")
 PLUS_OUTSIDE_TEMP_DIR: Final = _code("plus-outside-temp-dir", "names a file or folder outside the task's temp dir")
 PLUS_OFF_CONTRACT: Final = _code("plus-off-contract", "passes an argument of a type the task's description never states or shows (`:param` types, examples, defaults)")
+PLUS_UNDESCRIBED_EFFECT: Final = _code("plus-undescribed-effect", "asserts that a field changed across calls of methods whose descriptions never name that field")
 PLUS_OFF_DOMAIN: Final = _code("plus-off-domain", "passes a negative number where the description shows only non-negative ones and never says negative")
 PLUS_FAILS_REFERENCE: Final = _code("plus-fails-reference", "fails on the reference solution in one of the validation runs")
 PLUS_ENVIRONMENT: Final = _code("plus-environment-dependent", "its verdict on the reference changes under an environment perturbation")

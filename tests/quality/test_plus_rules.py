@@ -143,3 +143,36 @@ def test_examples_of_a_class_without_its_own_constructor_are_read():
     tests = [PlusTest(origin="neg", methods=["put"], body="box = Box()\nself.assertIsNone(box.put(n=-3))")]
     kept, drops = screen(tests, 10, "Box", {}, described)
     assert kept == [] and [d.reason for d in drops] == [reasons.PLUS_OFF_DOMAIN]
+
+
+BRACKETS = '''
+class Brackets:
+    def __init__(self, expr):
+        self.expr = expr
+
+    def clear_expr(self):
+        """Clears the expression of all characters that are not brackets.
+        >>> b = Brackets("a(b)c")
+        >>> b.clear_expr()
+        >>> b.expr
+        '()'
+        """
+
+    def check(self):
+        """Checks if the expression has balanced brackets.
+        :return: True if the expression has balanced brackets, False otherwise.
+        """
+'''
+
+
+def test_screen_drops_a_field_change_the_method_description_never_names():
+    # As in ClassEval_7: the reference's check() clears `expr` first; nothing in its description says
+    # so, and a correct solution that leaves `expr` alone failed this test.
+    before = "b = Brackets(expr='a[b]')\nself.assertEqual(b.expr, 'a[b]')\n"
+    tests = [PlusTest(origin="bad", methods=["check"], body=before + "self.assertTrue(b.check())\nself.assertEqual(b.expr, '[]')\n"),
+             PlusTest(origin="near_miss", methods=["clear_expr"], body=before + "b.clear_expr()\nself.assertEqual(b.expr, '[]')\n"),
+             PlusTest(origin="unchanged", methods=["check"], body=before + "self.assertTrue(b.check())\nself.assertEqual(b.expr, 'a[b]')\n")]
+    kept, drops = screen(tests, 10, "Brackets", declared_types(BRACKETS, "Brackets"), BRACKETS)
+    assert [(d.origin, d.reason) for d in drops] == [("bad", reasons.PLUS_UNDESCRIBED_EFFECT)]
+    assert reasons.is_registered(reasons.PLUS_UNDESCRIBED_EFFECT) and "check()" in drops[0].detail
+    assert [t.origin for t in kept] == ["near_miss", "unchanged"]

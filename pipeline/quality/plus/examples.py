@@ -13,6 +13,7 @@ as off-domain.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -148,4 +149,59 @@ def off_domain(body: str, class_name: str, evidence: Evidence) -> str | None:
         if (shown is not None and shown.only_non_negative() and literal is not None
                 and literal[0] in ("int", "float") and literal[1] < 0):  # type: ignore[operator]
             return f"{method}({kw.arg}={literal[1]}) where the description shows only values >= 0"
+    return None
+
+
+def method_docs(described: str, class_name: str) -> dict[str, str]:
+    """Method -> its docstring in the description ('' when it has none)."""
+    try:
+        tree = parsing.parse(described)
+    except SyntaxError:
+        return {}
+    cls = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == class_name), None)
+    return {f.name: ast.get_docstring(f) or "" for f in (cls.body if cls else [])
+            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+
+
+def _names_field(doc: str, field_name: str) -> bool:
+    """The docstring names the field: each of its words (`current_player`: current, player), a
+    plural allowed, as a whole word; 'expression' does not name `expr`."""
+    words = [w for w in field_name.lower().split("_") if w]
+    text = doc.lower().replace("_", " ")  # `>>> market.job_listings` in an example names it too
+    return bool(words) and all(re.search(rf"\b{re.escape(w.rstrip('s'))}s?\b", text) for w in words)
+
+
+def _field_check(stmt: ast.stmt) -> tuple[str, str, str] | None:
+    """(variable, field, expected) of `self.assertEqual(x.f, <value>)` / `assertTrue(x.f)` / ..."""
+    call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+    if call is None or not isinstance(call.func, ast.Attribute) or not call.args:
+        return None
+    target = call.args[0]
+    if not (isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name)):
+        return None
+    if call.func.attr == "assertEqual" and len(call.args) == 2:
+        return target.value.id, target.attr, ast.dump(call.args[1])
+    if call.func.attr in ("assertTrue", "assertFalse", "assertIsNone", "assertIsNotNone"):
+        return target.value.id, target.attr, call.func.attr
+    return None
+
+
+def undescribed_effect(body: str, docs: dict[str, str]) -> str | None:
+    """The first field a test sees change across calls of methods none of whose descriptions name
+    it (`check_balanced_brackets()` leaves `expr` cleared in the reference, and says nothing of it)."""
+    seen: dict[tuple[str, str], str] = {}
+    since: dict[tuple[str, str], list[str]] = {}
+    for stmt in parsing.parse(body).body:
+        check = _field_check(stmt)
+        if check is not None:
+            var, name, expected = check
+            before, between = seen.get((var, name)), since.get((var, name), [])
+            if before is not None and before != expected and not any(_names_field(docs.get(m, ""), name) for m in between):
+                return f".{name} changes across {', '.join(dict.fromkeys(between)) or 'no call'}(), whose description never names it"
+            seen[(var, name)], since[(var, name)] = expected, []
+            continue
+        for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+            if isinstance(call.func.value, ast.Name) and call.func.attr in docs:
+                for key in (k for k in since if k[0] == call.func.value.id):
+                    since[key].append(call.func.attr)
     return None

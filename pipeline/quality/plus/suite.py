@@ -22,7 +22,7 @@ from pipeline.quality.plus.contract import (
     Contract, annotated_source, declared_fields, declared_types, off_contract, undeclared_attribute,
 )
 from pipeline.quality.plus.convert import PlusTest, convert
-from pipeline.quality.plus.examples import Evidence, off_domain, shown_arguments, unshown_type
+from pipeline.quality.plus.examples import Evidence, method_docs, off_domain, shown_arguments, undescribed_effect, unshown_type
 from pipeline.quality.plus.generate import GENERATOR, GeneratedTests, generate
 from pipeline.quality.plus.render import name_tests, render
 from pipeline.quality.plus.rules import violation
@@ -30,7 +30,7 @@ from pipeline.quality.plus.validate import validate
 
 log = logging.getLogger(__name__)
 
-PLUS_VERSION = 7  # bump when conversion, rules or validation change what a suite holds
+PLUS_VERSION = 8  # bump when conversion, rules or validation change what a suite holds
 
 
 def suite_key(solution: str, class_name: str, import_statement: list[str], sandbox: SandboxConfig, plus: PlusConfig,
@@ -87,12 +87,13 @@ def screen(tests: list[PlusTest], max_tests: int, class_name: str = "", contract
     fields = declared_fields(described, class_name) if described else None
     methods = set(contract or {}) | {m for t in tests for m in t.methods}
     evidence = shown_arguments(described, class_name) if described else {}
+    docs = method_docs(described, class_name) if described else {}
     for test in tests:
         broken = violation(test.body)
         if broken is None and fields is not None:
             hidden = undeclared_attribute(test.body, class_name, fields, methods)
             broken = (reasons.PLUS_PRIVATE_ATTRIBUTE, hidden) if hidden else None
-        broken = broken or _off_description(test.body, class_name, contract or {}, evidence)
+        broken = broken or _off_description(test.body, class_name, contract or {}, evidence, docs)
         if broken is not None:
             drops.append(PlusDrop(origin=test.origin, reason=broken[0], detail=broken[1]))
         elif test.body in seen:
@@ -105,8 +106,13 @@ def screen(tests: list[PlusTest], max_tests: int, class_name: str = "", contract
     return kept, drops
 
 
-def _off_description(body: str, class_name: str, contract: Contract, evidence: Evidence) -> tuple[str, str] | None:
-    """(reason, detail) when the test passes what the description neither types, shows nor allows."""
+def _off_description(body: str, class_name: str, contract: Contract, evidence: Evidence,
+                     docs: dict[str, str]) -> tuple[str, str] | None:
+    """(reason, detail) when the test passes what the description neither types, shows nor allows,
+    or checks an effect it does not state."""
+    effect = undescribed_effect(body, docs) if docs else None
+    if effect is not None:
+        return reasons.PLUS_UNDESCRIBED_EFFECT, effect
     off = (off_contract(body, class_name, contract) if contract else None) or unshown_type(body, class_name, evidence, contract)
     if off is not None:
         return reasons.PLUS_OFF_CONTRACT, off
