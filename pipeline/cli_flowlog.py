@@ -8,9 +8,15 @@ the log file) instead of Prefect's traceback followed by that line.
 from __future__ import annotations
 
 import logging
-from collections.abc import Iterator
+import os
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    import subprocess
 
 LOG_NAME = "build.log"
 # Prefect's engine loggers: a run or task that fails logs its traceback here, then its final state.
@@ -63,14 +69,43 @@ def flow_log(folder: Path) -> Iterator[Path]:
         handler.addFilter(one_line)
     for logger in loggers:
         logger.handlers.insert(0, file_handler)
+    restore_server = embedded_server_writes_to(path)
     try:
         yield path
     finally:
+        restore_server()
         for logger in loggers:
             logger.removeHandler(file_handler)
         file_handler.close()
         for handler in terminal.values():
             handler.removeFilter(one_line)
+
+
+def embedded_server_writes_to(path: Path) -> Callable[[], None]:
+    """Prefect's embedded server is a uvicorn subprocess that inherits this process's stderr, and
+    under load it printed SQLite "database is locked" tracebacks (retried, harmless) between the
+    build's lines; no logging setting of ours reaches that process. Its stderr goes to the build log
+    instead: the spawn of the server (it is started lazily, by the flow's first API call) runs with
+    file descriptor 2 pointing at the log. Returns the undo."""
+    from prefect.server.api.server import SubprocessASGIServer
+
+    server = SubprocessASGIServer()  # the process-wide instance Prefect's clients start
+    spawn = server._run_uvicorn_command  # Prefect 3.8's spawn; tests/flows pin that it exists
+
+    def spawn_writing_to_log() -> subprocess.Popen:
+        sys.stderr.flush()
+        saved = os.dup(2)
+        # Other threads' stderr lands in the log for the instant of the spawn, not longer.
+        try:
+            with open(path, "ab") as log:
+                os.dup2(log.fileno(), 2)
+                return spawn()
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+
+    server._run_uvicorn_command = spawn_writing_to_log
+    return lambda: server.__dict__.pop("_run_uvicorn_command", None)
 
 
 def flow_failure(result: object, state_message: str | None, log_path: Path) -> tuple[str, int]:

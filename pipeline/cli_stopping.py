@@ -87,10 +87,16 @@ class Stoppable:
             os._exit(code)  # the second signal: now
         self._stopping = True
         paid.hold(STORE_WAIT_S)
+        # os._exit skips every close(): answers a cache could only keep in memory are stored now.
+        not_stored = paid.store_kept()
         self._say(kept_line(signal.Signals(signum).name))
+        for line in not_stored:
+            self._say(line)
         try:
             stop_prefect_server()
         finally:
+            if sys.stdout.isatty():
+                sys.stdout.write("\x1b[?25h")  # the live rows hid the cursor; their exit code is skipped
             sys.stdout.flush()
             sys.stderr.flush()
             os._exit(code)

@@ -3,9 +3,9 @@
 Small models asked to fuse two classes often return one of them unchanged, or both one after the
 other. A repair of such an answer cannot produce a fusion (it starts from the copy), so the copy is
 detected here, by structure, and the composer is asked again with both specs. A class of the answer
-reproduces a source when it has the source's name, or when it has public methods and nearly all of
-them (COPY_SHARE) are the source's while none is only the other source's: a genuine fusion draws on
-both classes and renames freely, so it does not look like that.
+reproduces a source when none of its public methods is only the other source's and it has the
+source's name, or nearly all of its methods (COPY_SHARE) are the source's: a genuine fusion draws on
+both classes (often keeping one's name) and renames freely, so it does not look like that.
 """
 
 from __future__ import annotations
@@ -66,12 +66,12 @@ def _answer_classes(code: str) -> list[tuple[str, list[str]]]:
 
 
 def _reproduces(name: str, methods: list[str], source: ClassSpec, other: ClassSpec) -> bool:
+    own, others = set(public_methods(source)), set(public_methods(other)) - set(public_methods(source))
+    if any(m in others for m in methods):
+        return False  # it draws on the other class: a fusion, even under one source's name
     if name == source.class_name:
         return True
-    own, others = set(public_methods(source)), set(public_methods(other)) - set(public_methods(source))
-    if not methods or any(m in others for m in methods):
-        return False
-    return sum(m in own for m in methods) >= COPY_SHARE * len(methods)
+    return bool(methods) and sum(m in own for m in methods) >= COPY_SHARE * len(methods)
 
 
 def copied_source(code: str, a: ClassSpec, b: ClassSpec) -> CopiedSource | None:

@@ -22,7 +22,9 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import os
 import sqlite3
+import stat
 import tempfile
 import threading
 import time
@@ -32,6 +34,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pipeline.llm import paid
 from pipeline.llm.errors import CacheCorrupt, CacheImportError, CacheWriteError
 from pipeline.core.store import atomic_open
 
@@ -133,6 +136,7 @@ class ResponseCache:
         # from here, so nothing is paid twice in this run; `close` reports them.
         self._unsaved: dict[str, CacheEntry] = {}
         self.write_error: str | None = None
+        paid.keeps_unsaved(self._store_before_exit)
         if isinstance(self.path, Path):
             self._reclaim_spills()
 
@@ -196,11 +200,24 @@ class ResponseCache:
         spill = _spill(pending, self.path if isinstance(self.path, Path) else None)
         raise CacheWriteError(self.path, len(pending), self.write_error or "unknown error", spill)
 
+    def _store_before_exit(self) -> str | None:
+        """The process is being stopped: store what is kept in memory, or say where it was spilled."""
+        try:
+            self.flush_unsaved()
+        except CacheWriteError as exc:
+            return str(exc)
+        return None
+
     def _reclaim_spills(self) -> None:
         """Store what an earlier run of this cache had to spill to the temp dir (its disk was full),
         so a re-run after freeing space pays for none of those answers again. A spill stays where it
         is while it cannot be stored (the disk is still full) and is removed once it is."""
-        for spill in sorted(Path(tempfile.gettempdir()).glob(f"{_spill_prefix(self.path)}*.jsonl")):
+        folder = _spill_folder(create=False)
+        if folder is None:
+            return
+        for spill in sorted(folder.glob(f"{_spill_prefix(self.path)}*.jsonl")):
+            if not _ours(spill):
+                continue
             try:
                 added = self.import_jsonl(spill)
             except (CacheImportError, sqlite3.Error, OSError) as exc:
@@ -265,6 +282,7 @@ class ResponseCache:
 
     def close(self) -> None:
         """Close the database; raises `CacheWriteError` (after closing) if paid answers could not be stored."""
+        paid.forget(self._store_before_exit)
         try:
             self.flush_unsaved()
         finally:
@@ -302,7 +320,7 @@ def _salvage(path: Path) -> list[CacheEntry]:
     """The entries of a damaged cache that can still be read and verified (the rest is lost)."""
     found: dict[str, CacheEntry] = {}
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+        conn = sqlite3.connect(Path(path).absolute().as_uri() + "?mode=ro", uri=True)  # "#", "?" escaped
     except sqlite3.Error:
         return []
     try:
@@ -347,15 +365,48 @@ def _spill_prefix(cache_path: Path) -> str:
     return f"classforge-unsaved-llm-{digest}-"
 
 
-def _spill(entries: list[CacheEntry], cache_path: Path | None) -> Path | None:
-    """The unsaved answers as a cache export in the temp dir (often another filesystem), or None."""
-    prefix = _spill_prefix(cache_path) if cache_path is not None else "classforge-unsaved-llm-"
+def _spill_folder(create: bool) -> Path | None:
+    """This user's private folder in the temp dir for spills. The next open imports what is there
+    into the cache, so on a shared machine no other user may be able to put or swap a file there:
+    the folder must be ours and closed to others, or it is not used."""
+    folder = Path(tempfile.gettempdir()) / f"classforge-spill-{os.getuid()}"
     try:
-        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".jsonl")
+        if create:
+            folder.mkdir(mode=0o700, exist_ok=True)
+        info = folder.lstat()
+    except OSError:
+        return None
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        log.warning("LLM cache: %s is not a private folder of this user; spills are not written or read there", folder)
+        return None
+    return folder
+
+
+def _ours(spill: Path) -> bool:
+    try:
+        info = spill.lstat()
+    except OSError:
+        return False
+    return stat.S_ISREG(info.st_mode) and info.st_uid == os.getuid()
+
+
+def _spill(entries: list[CacheEntry], cache_path: Path | None) -> Path | None:
+    """The unsaved answers as a cache export in the temp dir (often another filesystem), or None.
+    A spill the disk cannot hold whole is removed: half an export would fail every later import."""
+    prefix = _spill_prefix(cache_path) if cache_path is not None else "classforge-unsaved-llm-"
+    folder = _spill_folder(create=True)
+    if folder is None:
+        return None
+    try:
+        fd, name = tempfile.mkstemp(prefix=prefix, suffix=".jsonl", dir=folder)
+    except OSError:
+        return None
+    try:
         with open(fd, "w", encoding="utf-8") as fh:
             for e in entries:
                 fh.write(canonical_json(e.model_dump(mode="json")) + "\n")
     except OSError:
+        Path(name).unlink(missing_ok=True)
         return None
     return Path(name)
 

@@ -8,13 +8,16 @@ the write under way (`hold`) so no paid answer is half stored, and reports how m
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator
+import weakref
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 _store_lock = threading.Lock()
 _count_lock = threading.Lock()
 _stored: dict[str, int] = {}  # cache path -> answers stored by this process
 _in_flight = 0
+# Caches holding answers their database could not take (disk full): a stop stores or spills them.
+_keepers: list[weakref.WeakMethod] = []
 
 
 @contextmanager
@@ -48,3 +51,23 @@ def summary() -> tuple[dict[str, int], int]:
     """(answers stored by this process per cache file, requests in flight now)."""
     with _count_lock:
         return dict(_stored), _in_flight
+
+
+def keeps_unsaved(flush: Callable[[], str | None]) -> None:
+    """Register a cache's `flush` (a bound method: the cache is not kept alive by this): a stop calls
+    it, and it returns None when everything is stored or a line saying where the rest went."""
+    with _count_lock:
+        _keepers.append(weakref.WeakMethod(flush))
+
+
+def forget(flush: Callable[[], str | None]) -> None:
+    with _count_lock:
+        _keepers[:] = [ref for ref in _keepers if ref() not in (None, flush)]
+
+
+def store_kept() -> list[str]:
+    """At a stop, after `hold`: store the answers caches kept in memory; what could not be stored
+    is said (with the spill file it went to) instead of being counted as stored."""
+    with _count_lock:
+        flushes = [ref() for ref in _keepers]
+    return [said for flush in flushes if flush is not None and (said := flush()) is not None]

@@ -266,3 +266,31 @@ def test_a_traceback_on_a_logger_that_keeps_its_records_from_the_root_is_cut_too
     text = log_path.read_text()
     assert "Traceback" in text and "events worker failed" in text
     assert internal.handlers == []   # the log file was detached on the way out
+
+
+def test_the_embedded_servers_stderr_goes_to_the_build_log(tmp_path, monkeypatch, capfd):
+    """The uvicorn subprocess Prefect starts for the build inherits stderr: its SQLite 'database is
+    locked' tracebacks printed mid-build. Spawned inside `flow_log`, it writes to the build log."""
+    import subprocess
+    import sys
+
+    from prefect.server.api.server import SubprocessASGIServer
+
+    from pipeline.cli_flowlog import flow_log
+
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    server_says = "sqlite3.OperationalError: database is locked"
+
+    def fake_uvicorn(self):  # stands in for Prefect 3.8's spawn, whose name the product relies on
+        return subprocess.Popen([sys.executable, "-c", f"import sys; sys.stderr.write({server_says!r})"])
+
+    assert callable(SubprocessASGIServer.__dict__.get("_run_uvicorn_command")), "Prefect renamed its spawn"
+    monkeypatch.setattr(SubprocessASGIServer, "_run_uvicorn_command", fake_uvicorn)
+    with flow_log(tmp_path / "built") as log_path:
+        assert SubprocessASGIServer()._run_uvicorn_command().wait(timeout=120) == 0
+    print("the CLI's own stderr still reaches the terminal", file=sys.stderr)
+    captured = capfd.readouterr()
+    assert server_says in log_path.read_text() and server_says not in captured.err
+    assert "the CLI's own stderr still reaches the terminal" in captured.err
+    # Outside a build the spawn is Prefect's own again.
+    assert "_run_uvicorn_command" not in SubprocessASGIServer().__dict__

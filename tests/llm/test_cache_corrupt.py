@@ -6,6 +6,8 @@ from __future__ import annotations
 import logging
 from pathlib import Path
 
+import pytest
+
 from pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache
 
 PAGE = 4096
@@ -51,8 +53,9 @@ def test_a_cache_truncated_to_half_is_moved_aside_named_and_replaced(tmp_path, c
         assert fresh.key in again
 
 
-def test_a_cache_with_one_damaged_page_keeps_every_readable_answer(tmp_path, caplog):
-    path = tmp_path / "llm.sqlite"
+@pytest.mark.parametrize("folder", ["plain", "with#hash", "with?query"])  # characters a file: URI reads as syntax
+def test_a_cache_with_one_damaged_page_keeps_every_readable_answer(tmp_path, caplog, folder):
+    path = tmp_path / folder / "llm.sqlite"
     entries = _filled(path)
     data = bytearray(path.read_bytes())
     middle = (len(data) // PAGE // 2) * PAGE

@@ -1,0 +1,37 @@
+"""A composed class that keeps one source's name but draws on both is a fusion, not a copy."""
+
+from __future__ import annotations
+
+from pipeline.construct.copy_check import copied_source
+from pipeline.construct.spec import ClassSpec, MethodSpec
+
+
+def _spec(name: str, methods: list[str]) -> ClassSpec:
+    return ClassSpec(class_id=f"repo/{name}", class_name=name, domain="Finance", docstring=None, imports=[],
+                     context_names=[], fields=[],
+                     methods=[MethodSpec(name=m, signature=f"def {m}(self)") for m in ["__init__", *methods]])
+
+
+INVENTORY = _spec("Inventory", ["add_item", "remove_item", "count", "items", "clear"])
+PRICES = _spec("PriceList", ["set_price", "price_of", "discount", "currencies", "reset"])
+
+
+def _answer(name: str, methods: list[str]) -> str:
+    body = "".join(f"    def {m}(self):\n        return None\n\n" for m in ["__init__", *methods])
+    return f"class {name}:\n{body}"
+
+
+def test_a_fusion_named_after_one_source_is_not_a_copy() -> None:
+    fused = _answer("Inventory", ["add_item", "remove_item", "set_price", "total_value", "clear"])
+    assert copied_source(fused, INVENTORY, PRICES) is None
+
+
+def test_a_source_under_its_own_name_is_a_copy() -> None:
+    found = copied_source(_answer("Inventory", ["add_item", "count", "total_value"]), INVENTORY, PRICES)
+    assert found is not None and found.copied == ["Inventory"]
+
+
+def test_both_sources_side_by_side_are_copies() -> None:
+    both = _answer("Inventory", ["add_item", "count"]) + "\n\n" + _answer("Ledger", ["set_price", "price_of"])
+    found = copied_source(both, INVENTORY, PRICES)
+    assert found is not None and found.copied == ["Inventory", "PriceList"]
