@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from pipeline.cli_support import OneLineErrorGroup, cutoff_option, fail, print_error, validation_message
+from pipeline.cli_support import OneLineErrorGroup, cutoff_option, dask_option, fail, print_error, validation_message
 from pipeline.core import parsing
 from pipeline.core.errors import ClassforgeError
 from pipeline.core.strategy_names import EvalStrategy
@@ -367,7 +367,8 @@ def build(
                                                callback=cutoff_option)] = None,
     snapshot: Annotated[str | None, typer.Option(help="override harvest.snapshot; 'auto' = refresh-<today>")] = None,
     release_version: Annotated[str | None, typer.Option(help="version to release (default: next by release.version_scheme)")] = None,
-    dask: Annotated[str | None, typer.Option(help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local'")] = None,
+    dask: Annotated[str | None, typer.Option(help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local'",
+                                             callback=dask_option)] = None,
     track: TrackOpt = None, source: SourceOpt = None, out: OutOpt = None,
 ) -> None:
     """Run the build-benchmark flow in-process on Prefect's embedded server (no server to set up)."""

@@ -46,6 +46,16 @@ def validation_message(exc: Any) -> str:
     return "; ".join(f"{'.'.join(str(p) for p in e['loc']) or 'value'}: {e['msg']}" for e in exc.errors())
 
 
+def dask_option(value: str | None) -> str | None:
+    """Typer callback: 'local' or a Dask scheduler address, checked before anything starts."""
+    from pipeline.config import dask_address
+
+    try:
+        return None if value is None else dask_address(value)
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from exc
+
+
 def cutoff_option(value: str | None) -> str | None:
     """Typer callback: a cutoff must be an ISO date that is not in the future (checked before anything starts)."""
     if value is None:

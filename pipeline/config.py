@@ -386,6 +386,28 @@ class EvaluateConfig(Section):
     def _unique_strategies(cls, v: list[str]) -> list[str]:
         return list(dict.fromkeys(v))
 
+    @field_validator("dask")
+    @classmethod
+    def _dask_address(cls, v: str | None) -> str | None:
+        return None if v is None else dask_address(v)
+
+
+def dask_address(v: str) -> str:
+    """'local' or a scheduler address; checked before any work, since Dask's own parse of a bad
+    port is a traceback."""
+    if v == "local":
+        return v
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(v if "://" in v else f"tcp://{v}")
+        port = parts.port
+    except ValueError:
+        port = None
+    if not parts.hostname or port is None:
+        raise ValueError(f"dask must be 'local' or a scheduler address like tcp://HOST:PORT, got {v!r}")
+    return v
+
 
 class ReleaseConfig(Section):
     """Where versioned releases are written and how new versions are named."""

@@ -91,7 +91,7 @@ class DaskCluster:
             else:
                 self._client = Client(self.address, timeout=timeout_s)
             self._client.wait_for_workers(1, timeout=timeout_s)
-        except (OSError, TimeoutError) as exc:
+        except (OSError, TimeoutError, ValueError) as exc:  # ValueError: an address Dask cannot parse
             self.close()
             raise SandboxError(f"Dask cluster {self.address}: cannot connect or no worker joined: {exc}") from exc
 

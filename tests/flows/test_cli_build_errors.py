@@ -25,6 +25,16 @@ def test_an_unsafe_snapshot_override_is_refused(example_config):
     assert done.exit_code == 2 and "snapshot must be a plain folder name" in done.output
 
 
+@pytest.mark.parametrize("command", ["build", "evaluate"])
+def test_a_dask_address_dask_cannot_parse_is_one_line_before_anything_starts(example_config, command):
+    """Dask's own parse of a bad port is a ValueError traceback, from deep inside a started run."""
+    extra = ["--dataset", str(example_config.parent), "--model", "reference"] if command == "evaluate" else []
+    done = run(command, "--config", str(example_config), "--dask", "tcp://scheduler:port", *extra)
+    assert done.exit_code == 2 and "Traceback" not in done.output
+    assert "scheduler address like tcp://HOST:PORT, got 'tcp://scheduler:port'" in done.output
+    assert not (example_config.parent / "harvested").exists()
+
+
 @pytest.mark.slow
 def test_an_unwritable_build_folder_is_one_line_naming_it(prefect_harness, example_config, tmp_path):
     (tmp_path / "built").write_text("a file where the build folder should be")
