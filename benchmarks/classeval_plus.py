@@ -58,6 +58,25 @@ def _rows_of(strengthened: Path) -> list[dict]:
              "hit_time_cap": t.plus.hit_time_cap} for t in load_dataset(strengthened).tasks if t.plus is not None]
 
 
+def search_runs(strengthened: Path, cfg) -> dict[str, dict]:
+    """Per task, the generator's run as cached (a suite read from the cache says 0 s; the search's
+    own wall time, iterations and coverage are in the generation cache)."""
+    from pipeline.core.formats.loader import load_dataset
+    from pipeline.quality.plus.contract import annotated_source, declared_types
+    from pipeline.quality.plus.generate import GeneratedTests
+    from pipeline.quality.plus.suite import generation_path
+
+    runs = {}
+    for task in load_dataset(strengthened).tasks:
+        contract = declared_types(task.skeleton or task.solution_code, task.class_name)
+        path = generation_path(annotated_source(task.solution_code, task.class_name, contract), cfg.plus)
+        if path is not None and path.is_file():
+            run = GeneratedTests.model_validate_json(path.read_text(encoding="utf-8"))
+            runs[task.task_id] = {"wall_s": run.wall_s, "hit_time_cap": run.hit_time_cap, "coverage": run.coverage,
+                                  "iterations": run.iterations}
+    return runs
+
+
 def samples_file(outputs: Path, model: str, dest: Path) -> Path:
     records = json.loads((outputs / f"{model}.json").read_text(encoding="utf-8"))
     lines = [json.dumps({"task_id": r["task_id"], "completion": r["predict"][0], "model": model, "strategy": "holistic"})
@@ -162,6 +181,13 @@ def main() -> None:
           f"median per task {statistics.median(kept) if kept else 0}; "
           f"generation wall time per task (fresh runs): median {statistics.median(fresh) if fresh else 0:.1f}s "
           f"over {len(fresh)}", flush=True)
+    searches = search_runs(strengthened, cfg)
+    report["search"] = searches
+    walls = sorted(r["wall_s"] for r in searches.values())
+    if walls:
+        print(f"search wall time per task (cached runs, {len(walls)} tasks whose search produced a module): median "
+              f"{statistics.median(walls):.1f}s, mean {statistics.mean(walls):.1f}s, max {walls[-1]:.1f}s; "
+              f"{sum(r['hit_time_cap'] for r in searches.values())} hit the time cap", flush=True)
     totals: dict[str, int] = {}
     for r in rows:
         for reason, n in r["dropped"].items():

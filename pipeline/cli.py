@@ -528,7 +528,8 @@ def export(
 def strengthen(
     dataset: Annotated[str, typer.Option("--dataset", "-d", help="what `evaluate --dataset` takes: 'classeval', "
                                          "a JSON/JSONL/Parquet file or a release folder")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="folder the strengthened dataset is written to")],
+    out: Annotated[Path, typer.Option("--out", "-o", help="folder the strengthened dataset is written to; for a "
+                                      "release folder, the new version's folder (its name is the version)")],
     task: Annotated[list[str] | None, typer.Option("--task", help="only this task id (repeatable)")] = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -548,8 +549,9 @@ def strengthen(
                        + (" (cached)" if reused else ""))
 
         try:
-            summary = strengthen_dataset(resolve_dataset(dataset), out, cfg.sandbox, cfg.plus,
-                                         task_ids=task or None, on_task=progress)
+            source = resolve_dataset(dataset)
+            summary = strengthen_dataset(source, out, cfg.sandbox, cfg.plus, task_ids=task or None, on_task=progress,
+                                         **_strengthen_writer(source, out, cfg.plus))
         except ClassforgeError as exc:
             fail(exc)
         except KeyboardInterrupt:
@@ -561,6 +563,16 @@ def strengthen(
     if summary.failed:
         console.print(f"[yellow]generation produced nothing for {len(summary.failed)}:[/yellow] {', '.join(summary.failed[:10])}")
     console.print(f"written to {summary.output}")
+
+
+def _strengthen_writer(source: Path, out: Path, plus) -> dict:
+    """A release folder is written as a new version (its name checked before any work); others as read."""
+    from pipeline.release.plus_release import check_new_version, is_release_folder, write_plus_release
+
+    if not is_release_folder(source):
+        return {}
+    check_new_version(source, out)
+    return {"write": lambda dataset, dest, suites: write_plus_release(dataset, dest, suites, plus)}
 
 
 # -- evaluate: score a model on a ClassEval-style dataset (benchmark/) -------------------------------

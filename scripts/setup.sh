@@ -37,6 +37,19 @@ if [ -z "${CLASSFORGE_SKIP_PLUS:-}" ] && [ -z "${CLASSFORGE_REUSE_PYTHON:-}" ]; 
   fi
 fi
 
+# CLASSFORGE_REUSE_PLUS_PYTHON=/path/to/.venv-plus/bin/python: the same for the plus tier's generator
+# (another checkout's .venv-plus): .venv-plus is made without pip and sees that interpreter's
+# packages (Pynguin's pins first, then the host packages it sees) through one .pth file.
+if [ -n "${CLASSFORGE_REUSE_PLUS_PYTHON:-}" ] && [ ! -x .venv-plus/bin/python ]; then
+  echo "setup: creating .venv-plus from $CLASSFORGE_REUSE_PLUS_PYTHON, reusing its packages"
+  "$CLASSFORGE_REUSE_PLUS_PYTHON" -m venv --without-pip .venv-plus
+  plus_site=$(.venv-plus/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  "$CLASSFORGE_REUSE_PLUS_PYTHON" -c 'import sys; print("\n".join(p for p in sys.path if p.endswith("-packages")))' \
+    > "$plus_site/classforge-reuse.pth"
+  .venv-plus/bin/python -c 'import pynguin' || {
+    echo "setup: error: .venv-plus cannot import pynguin with the packages of $CLASSFORGE_REUSE_PLUS_PYTHON" >&2; exit 1; }
+fi
+
 # CLASSFORGE_REUSE_PYTHON=/path/to/python: an interpreter that already has classforge's dependencies
 # (e.g. another checkout's .venv/bin/python). .venv is then made from it without pip, and sees this
 # checkout's code plus that interpreter's packages through one .pth file: no download, no install,
@@ -44,11 +57,12 @@ fi
 # plain `make run` installs into .venv as usual.
 if [ -n "${CLASSFORGE_REUSE_PYTHON:-}" ]; then
   if [ ! -x .venv/bin/python ]; then
-    base_site=$("$CLASSFORGE_REUSE_PYTHON" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    echo "setup: creating .venv from $CLASSFORGE_REUSE_PYTHON, reusing its packages ($base_site)"
+    # Every site-packages folder that interpreter sees (its own, and those its .pth files add).
+    base_sites=$("$CLASSFORGE_REUSE_PYTHON" -c 'import sys; print("\n".join(p for p in sys.path if p.endswith("-packages")))')
+    echo "setup: creating .venv from $CLASSFORGE_REUSE_PYTHON, reusing its packages ($(echo $base_sites))"
     "$CLASSFORGE_REUSE_PYTHON" -m venv --without-pip .venv
     site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
-    printf '%s\n%s\n' "$PWD" "$base_site" > "$site/classforge-reuse.pth"
+    printf '%s\n%s\n' "$PWD" "$base_sites" > "$site/classforge-reuse.pth"
   fi
   .venv/bin/python -c 'import pipeline.cli' || {
     echo "setup: error: .venv cannot import classforge with the packages of $CLASSFORGE_REUSE_PYTHON" >&2; exit 1; }

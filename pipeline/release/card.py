@@ -192,7 +192,7 @@ longest chain of intra-class method calls, 1 = none; methods include `__init__`,
 generate do not):
 
 {size_table(stats)}
-
+{_plus_note(stats)}
 {_plots_section()}
 
 Full statistics: `stats.json`.
@@ -200,6 +200,24 @@ Full statistics: `stats.json`.
 {_validity(validity)}
 
 """
+
+
+def _plus_note(stats: DatasetStats) -> str:
+    """The plus tier in prose, when the release carries it (the table above has its figures)."""
+    carried = [m for m in stats.per_task if m.plus_tests is not None]
+    if not carried:
+        return ""
+    paired = [m for m in carried if m.mutation_score is not None and m.mutation_score_with_plus is not None]
+    lift = ""
+    if paired:
+        before = sum(m.mutation_score for m in paired) / len(paired)
+        after = sum(m.mutation_score_with_plus for m in paired) / len(paired)
+        lift = (f" On the {len(paired)} task(s) with both scores, the mutation score is {before:.1f}% with the base "
+                f"tests and {after:.1f}% with base and plus tests together.")
+    return (f"\n{len(carried)} of {stats.total} tasks carry a hidden `plus` suite, {sum(m.plus_tests for m in carried)} "
+            "tests in all: unit tests made by search (Pynguin, in the sandbox), not by an LLM, each passing the "
+            "reference solution three times and under every environment perturbation. `classforge evaluate` "
+            f"scores base and base + plus side by side (column `plus`).{lift}\n")
 
 
 def _funnel_section(funnel: FunnelReport) -> str:

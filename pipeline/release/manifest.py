@@ -78,6 +78,8 @@ class Manifest(BaseModel):
     decontamination: dict[str, list[str]] | None = Field(
         None, description="the harvest's near-duplicate checks: corpora 'checked' and 'not_checked'")
     earlier_releases: list[str] | None = Field(None, description="releases this one was deduplicated against")
+    derived_from: str | None = Field(
+        None, description="the version this one copies with a plus suite added per task (`classforge strengthen`)")
     files: list[FileEntry] = Field(description="every file of the folder except manifest.json")
 
 

@@ -153,6 +153,7 @@ def write_release(
     created_at: datetime | None = None,
     decontamination: Mapping[str, list[str]] | None = None,
     earlier_releases: list[str] | None = None,
+    derived_from: str | None = None,
 ) -> Path:
     """Write `<output_root>/<version>/` and return its path.
 
@@ -162,6 +163,7 @@ def write_release(
     `hub_repo_id` (ORG/NAME) only fills the card's loading example; `created_at` defaults to now.
     `decontamination` (the harvest's record of corpora checked) and `earlier_releases` (the
     versions deduplicated against) go into the manifest and the card's validity section.
+    `derived_from`: the version this one copies with plus suites added (`classforge strengthen`).
     """
     validate_version(version)
     root = Path(output_root)
@@ -189,7 +191,7 @@ def write_release(
                       pipeline_version=pversion, license=license, hub_repo_id=hub_repo_id,
                       created_at=created_at or datetime.now(UTC),
                       decontamination=dict(decontamination) if decontamination is not None else None,
-                      earlier_releases=earlier_releases)
+                      earlier_releases=earlier_releases, derived_from=derived_from)
     return dest
 
 
@@ -225,7 +227,7 @@ def _write_contents(folder: Path, *, version: str, records: list[dict[str, Any]]
                     models: dict[str, Any], prompt_versions: dict[str, Any], sources: list[SourceRepo],
                     pipeline_version: str, license: str | None, hub_repo_id: str | None,
                     created_at: datetime, decontamination: dict[str, list[str]] | None = None,
-                    earlier_releases: list[str] | None = None) -> None:
+                    earlier_releases: list[str] | None = None, derived_from: str | None = None) -> None:
     import pyarrow.parquet as pq
 
     from pipeline.release.verify import verify_release
@@ -252,7 +254,7 @@ def _write_contents(folder: Path, *, version: str, records: list[dict[str, Any]]
         version=version, created_at=created_at, pipeline_version=pipeline_version, row_count=len(records),
         splits={"test": len(records)}, columns={f.name: str(f.type) for f in written},
         json_columns=json_columns, cutoff=cutoff, config=config, models=models, prompt_versions=prompt_versions,
-        sources=sources, decontamination=decontamination, earlier_releases=earlier_releases,
+        sources=sources, decontamination=decontamination, earlier_releases=earlier_releases, derived_from=derived_from,
         files=file_entries(folder),
     )
     write_json(folder / MANIFEST, manifest.model_dump(mode="json"))

@@ -45,6 +45,7 @@ def test_example_build_replays_offline(tmp_path, monkeypatch):
     config.llm.cache_path = tmp_path / "llm.sqlite"
     config.llm.cache_imports = [CACHE]
     config.construction.output_root = tmp_path / "built"
+    config.plus.enabled = False  # on in the example; tests/construct/test_example_plus.py builds it with plus
     assert config.llm.mode == "replay"
     run_harvest(config.harvest)
 

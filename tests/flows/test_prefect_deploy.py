@@ -40,7 +40,9 @@ def _project_copy(dest: Path) -> Path:
     shutil.copy(ROOT / "prefect.yaml", dest / "prefect.yaml")
     config = dest / "examples" / "classforge.toml"
     # Reference corpora outside the project are not part of a user's clone.
-    lines = [line for line in config.read_text().splitlines() if not line.startswith("reference_corpora")]
+    # (the plus tier, on in the example, is off here: deployment is the subject)
+    lines = [line if line != "enabled = true" else "enabled = false"
+             for line in config.read_text().splitlines() if not line.startswith("reference_corpora")]
     # This test is about deployment and scheduling; a small mutant sample keeps the gate in the path.
     config.write_text("\n".join(lines) + "\n\n[construction.mutation]\nmax_mutants_per_method = 2\n")
     return dest

@@ -10,6 +10,7 @@ import pytest
 from pipeline.core import reasons
 from pipeline.quality.plus.rules import violation
 from pipeline.quality.plus.suite import screen
+from pipeline.quality.plus.contract import declared_types
 from pipeline.quality.plus.convert import PlusTest
 
 CASES = [
@@ -79,3 +80,99 @@ def test_screen_drops_reads_of_fields_the_description_does_not_declare():
     assert [t.origin for t in kept] == ["test_0", "test_2"]  # `self.name, self.size = ...` declares both
     assert [(d.origin, d.reason) for d in drops] == [("test_1", reasons.PLUS_PRIVATE_ATTRIBUTE)]
     assert "cache" in drops[0].detail
+
+
+# What the description shows where no `:param` line types a parameter: its examples and defaults
+# (FitnessTracker's constructor, TicTacToe's N, as in ClassEval_40 and 86), and the sign of the
+# numbers it shows (NumberConverter.decimal_to_octal, ClassEval_64).
+SHOWN = '''
+class Tracker:
+    def __init__(self, height, sex, size=3):
+        """Store the user's data.
+        >>> t = Tracker(1.8, "male")
+        """
+        self.height, self.sex, self.size = height, sex, size
+
+    @staticmethod
+    def to_octal(number):
+        """Convert a number to octal.
+        :param number: int, decimal number
+        >>> Tracker.to_octal(42423)
+        '122667'
+        """
+
+    @staticmethod
+    def shift(offset):
+        """Move by offset, negative moves back.
+        >>> Tracker.shift(3)
+        """
+'''
+
+
+@pytest.mark.parametrize(("reason", "bad", "near_miss"), [
+    (reasons.PLUS_OFF_CONTRACT,  # a type the constructor's example does not show
+     "t = Tracker(height=1.8, sex=(-1297, True))\nself.assertEqual(t.sex, (-1297, True))",
+     "t = Tracker(height=70, sex='female')\nself.assertEqual(t.sex, 'female')"),
+    (reasons.PLUS_OFF_CONTRACT,  # a bool where the default shows a number
+     "t = Tracker(height=1.8, sex='male', size=False)\nself.assertEqual(t.size, False)",
+     "t = Tracker(height=1.8, sex='male', size=4)\nself.assertEqual(t.size, 4)"),
+    (reasons.PLUS_OFF_DOMAIN,  # negative where every number shown is >= 0 and the text never says negative
+     "self.assertEqual(Tracker.to_octal(number=-916), 'o1624')",
+     "self.assertEqual(Tracker.to_octal(number=916), '1624')"),
+    (reasons.PLUS_OFF_CONTRACT,  # a result the test asserts is a bool, fed back where a number is shown
+     "t = Tracker(height=1.8, sex='male')\nresult = t.to_octal(number=8)\nself.assertFalse(result)\n"
+     "t2 = Tracker(height=1.8, sex='male', size=result)\nself.assertEqual(t2.size, False)",
+     "t = Tracker(height=1.8, sex='male')\nresult = t.to_octal(number=8)\nself.assertEqual(result, 3)\n"
+     "t2 = Tracker(height=1.8, sex='male', size=result)\nself.assertEqual(t2.size, 3)"),
+], ids=["example-type", "default-type", "negative", "asserted-variable"])
+def test_screen_drops_arguments_the_description_does_not_show(reason, bad, near_miss):
+    tests = [PlusTest(origin="bad", methods=["m"], body=bad), PlusTest(origin="near_miss", methods=["m"], body=near_miss)]
+    kept, drops = screen(tests, 10, "Tracker", declared_types(SHOWN, "Tracker"), SHOWN)
+    assert [(d.origin, d.reason) for d in drops] == [("bad", reason)] and reasons.is_registered(reason)
+    assert [t.origin for t in kept] == ["near_miss"]
+
+
+def test_a_negative_number_stays_where_the_description_says_negative():
+    tests = [PlusTest(origin="back", methods=["shift"], body="self.assertIsNone(Tracker.shift(offset=-2))")]
+    kept, drops = screen(tests, 10, "Tracker", declared_types(SHOWN, "Tracker"), SHOWN)
+    assert [t.origin for t in kept] == ["back"] and drops == []
+
+
+def test_examples_of_a_class_without_its_own_constructor_are_read():
+    described = 'class Box:\n    def put(self, n):\n        """>>> b = Box()\n        >>> b.put(3)\n        """\n'
+    tests = [PlusTest(origin="neg", methods=["put"], body="box = Box()\nself.assertIsNone(box.put(n=-3))")]
+    kept, drops = screen(tests, 10, "Box", {}, described)
+    assert kept == [] and [d.reason for d in drops] == [reasons.PLUS_OFF_DOMAIN]
+
+
+BRACKETS = '''
+class Brackets:
+    def __init__(self, expr):
+        self.expr = expr
+
+    def clear_expr(self):
+        """Clears the expression of all characters that are not brackets.
+        >>> b = Brackets("a(b)c")
+        >>> b.clear_expr()
+        >>> b.expr
+        '()'
+        """
+
+    def check(self):
+        """Checks if the expression has balanced brackets.
+        :return: True if the expression has balanced brackets, False otherwise.
+        """
+'''
+
+
+def test_screen_drops_a_field_change_the_method_description_never_names():
+    # As in ClassEval_7: the reference's check() clears `expr` first; nothing in its description says
+    # so, and a correct solution that leaves `expr` alone failed this test.
+    before = "b = Brackets(expr='a[b]')\nself.assertEqual(b.expr, 'a[b]')\n"
+    tests = [PlusTest(origin="bad", methods=["check"], body=before + "self.assertTrue(b.check())\nself.assertEqual(b.expr, '[]')\n"),
+             PlusTest(origin="near_miss", methods=["clear_expr"], body=before + "b.clear_expr()\nself.assertEqual(b.expr, '[]')\n"),
+             PlusTest(origin="unchanged", methods=["check"], body=before + "self.assertTrue(b.check())\nself.assertEqual(b.expr, 'a[b]')\n")]
+    kept, drops = screen(tests, 10, "Brackets", declared_types(BRACKETS, "Brackets"), BRACKETS)
+    assert [(d.origin, d.reason) for d in drops] == [("bad", reasons.PLUS_UNDESCRIBED_EFFECT)]
+    assert reasons.is_registered(reasons.PLUS_UNDESCRIBED_EFFECT) and "check()" in drops[0].detail
+    assert [t.origin for t in kept] == ["near_miss", "unchanged"]

@@ -2,7 +2,8 @@
 
 The repository is cloned (its committed state, as a user gets it) under a 150-character directory
 and `make run` itself is started in it, with the network-facing libraries in offline mode and a
-Hugging Face cache in tmp. COLUMNS=40 checks that no output line a
+Hugging Face cache in tmp (and the plus generator's virtualenv reused from this checkout, as the
+interpreter is: no download). COLUMNS=40 checks that no output line a
 user or a log parser reads depends on the terminal's width.
 """
 
@@ -85,10 +86,13 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
     """`make run` itself, as a user types it, in a clone with nothing beside it. Setup reuses this
     interpreter's packages (CLASSFORGE_REUSE_PYTHON, no download or install); everything else is
     the clone's own Makefile, setup script, code and example."""
+    plus_python = REPO / ".venv-plus" / "bin" / "python"
+    if not plus_python.exists():
+        pytest.skip("the example's plus tier needs the plus generator's virtualenv (.venv-plus): scripts/setup.sh makes it")
     fresh = _fresh_clone(tmp_path_factory)
-    env = _offline_env(tmp_path) | {"CLASSFORGE_REUSE_PYTHON": sys.executable}
+    env = _offline_env(tmp_path) | {"CLASSFORGE_REUSE_PYTHON": sys.executable, "CLASSFORGE_REUSE_PLUS_PYTHON": str(plus_python)}
     started = time.monotonic()
-    proc = subprocess.run(["make", "run"], cwd=fresh, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(["make", "run"], cwd=fresh, env=env, capture_output=True, text=True, timeout=1800)
     seconds = time.monotonic() - started
     print(f"make run on a fresh clone: exit {proc.returncode} in {seconds:.1f} s")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -105,6 +109,17 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
     assert ("decontamination checked: classeval (3 classes, Hugging Face cache); earlier releases (none yet "
             "under benchmark/releases)") in proc.stdout.splitlines(), proc.stdout[-2000:]
     assert (release / "README.md").is_file() and list((release / "data").glob("*.parquet"))
+    # The plus tier is on in the example: every released task carries a plus suite, and the card and
+    # the report count its tests and the mutation score with and without them.
+    suites = [json.loads(line).get("plus") for line in tasks]
+    assert all(isinstance(s, dict) and s.get("generator", "").startswith("pynguin") for s in suites), suites
+    reported = subprocess.run([str(fresh / ".venv" / "bin" / "python"), "-m", "pipeline.cli", "report", str(release),
+                               "--out", str(tmp_path / "report")], cwd=fresh, env=env, capture_output=True, text=True, timeout=1800)
+    assert reported.returncode == 0, reported.stderr[-2000:]
+    for page in (release / "README.md", tmp_path / "report" / "report.md"):
+        text = page.read_text(encoding="utf-8")
+        assert "Plus tests, hidden, no LLM (3 of 3 tasks)" in text and "Mutation score, % (3 of 3 tasks)" in text, page
+    print("plus tests per task:", [s["tests"] for s in suites], "mutation with plus:", [s.get("mutation_score") for s in suites])
     assert (fresh / "harvested" / "example" / "decontamination.json").is_file()
     # The real-source build beside it: this setup installs nothing, so there is no test generator
     # (.venv-plus, Pynguin); every class that reaches `tests` is dropped for that, named in the
@@ -115,7 +130,7 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
     assert _git("status", "--porcelain", "--untracked-files=no", cwd=fresh) == ""
 
     # Again: the harvest checks the new release and still keeps the classes it was built from.
-    again = subprocess.run(["make", "run"], cwd=fresh, env=env, capture_output=True, text=True, timeout=600)
+    again = subprocess.run(["make", "run"], cwd=fresh, env=env, capture_output=True, text=True, timeout=1800)
     assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
     harvest_line = [line for line in proc.stdout.splitlines() if line.startswith("harvest: ")]
     assert harvest_line and harvest_line == [line for line in again.stdout.splitlines() if line.startswith("harvest: ")]

@@ -61,7 +61,7 @@ def annotated_source(solution: str, class_name: str, contract: Contract) -> str:
     return ast.unparse(tree)
 
 
-def _literal_type(node: ast.expr) -> str | None:
+def literal_type(node: ast.expr) -> str | None:
     """The builtin type a literal argument has; 'other' for a type, lambda or such; None: unknown."""
     if isinstance(node, ast.Constant):
         return type(node.value).__name__ if node.value is not None else "NoneType"
@@ -78,7 +78,7 @@ def _literal_type(node: ast.expr) -> str | None:
     return None
 
 
-def _fits(actual: str, declared: str) -> bool:
+def fits(actual: str, declared: str) -> bool:
     return actual == declared or (declared == "float" and actual == "int")
 
 
@@ -88,10 +88,34 @@ def instances(tree: ast.AST, class_name: str) -> set[str]:
             for t in n.targets if isinstance(t, ast.Name)}
 
 
+_ASSERTED = {"assertTrue": "bool", "assertFalse": "bool", "assertIsNone": "NoneType"}
+
+
+def variable_types(tree: ast.AST, class_name: str) -> dict[str, str]:
+    """The type a test's own assertions give a variable: `assertFalse(result)` makes `result` a bool
+    (Pynguin feeds results back as arguments: `TicTacToe(N=result)`), `assertEqual(x, 3)` an int,
+    `x = Class()` the class."""
+    types = dict.fromkeys(instances(tree, class_name), class_name)
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+        name = call.args[0].id if call.args and isinstance(call.args[0], ast.Name) else None
+        if name is None or name in types:
+            continue
+        if call.func.attr in _ASSERTED:
+            types[name] = _ASSERTED[call.func.attr]
+        elif call.func.attr == "assertEqual" and len(call.args) == 2 and literal_type(call.args[1]) not in (None, "function", "type"):
+            types[name] = literal_type(call.args[1])  # type: ignore[assignment]
+    return types
+
+
+def argument_type(node: ast.expr, variables: dict[str, str]) -> str | None:
+    """A literal's type, or the type the test's assertions give the variable passed."""
+    return variables.get(node.id) if isinstance(node, ast.Name) and node.id in variables else literal_type(node)
+
+
 def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
     """The first call in `body` passing a literal of a type its parameter does not promise."""
     tree = parsing.parse(body)
-    bound = instances(tree, class_name)
+    variables = variable_types(tree, class_name)
     for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
         func = call.func
         method = "__init__" if isinstance(func, ast.Name) and func.id == class_name else (
@@ -100,14 +124,12 @@ def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
         for kw in call.keywords:
             # No ClassEval-style description promises complex numbers; Pynguin tries them everywhere
             # (GPT-4's AvgPartition and ChandrasekharSieve failed plus tests on complex arguments only).
-            if method and _literal_type(kw.value) == "complex" and wanted.get(kw.arg) != "complex":
+            if method and literal_type(kw.value) == "complex" and wanted.get(kw.arg) != "complex":
                 return f"{method}({kw.arg}=<complex>), which the description never promises"
             if kw.arg not in wanted:
                 continue
-            actual = _literal_type(kw.value)
-            if isinstance(kw.value, ast.Name) and (kw.value.id == class_name or kw.value.id in bound):
-                actual = class_name
-            if actual is not None and not _fits(actual, wanted[kw.arg]):
+            actual = class_name if isinstance(kw.value, ast.Name) and kw.value.id == class_name else argument_type(kw.value, variables)
+            if actual is not None and not fits(actual, wanted[kw.arg]):
                 return f"{method}({kw.arg}=<{actual}>) where the description says {wanted[kw.arg]}"
     return None
 

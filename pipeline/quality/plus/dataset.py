@@ -96,8 +96,10 @@ def write_strengthened(dataset: Path, out: Path, suites: dict[str, dict[str, Any
 
 def strengthen_dataset(dataset: Path, out: Path, sandbox: SandboxConfig, plus: PlusConfig, *,
                        task_ids: Collection[str] | None = None,
-                       on_task: Callable[[Task, PlusSuite, bool], None] | None = None) -> StrengthenSummary:
-    """Make (or reuse) every task's plus suite, then write the strengthened dataset under `out`."""
+                       on_task: Callable[[Task, PlusSuite, bool], None] | None = None,
+                       write: Callable[[Path, Path, dict[str, dict[str, Any]]], Path] = write_strengthened) -> StrengthenSummary:
+    """Make (or reuse) every task's plus suite, then write the strengthened dataset under `out`
+    (`write`: how; a release folder is written as a new version by pipeline.release.plus_release)."""
     dataset, out = Path(dataset), Path(out)
     if out.resolve() == dataset.resolve() or (dataset.is_dir() and dataset.resolve() in out.resolve().parents):
         raise InputError(f"--out {out} would overwrite the dataset it reads ({dataset}); choose another folder")
@@ -116,5 +118,5 @@ def strengthen_dataset(dataset: Path, out: Path, sandbox: SandboxConfig, plus: P
             summary.dropped[reason] = summary.dropped.get(reason, 0) + n
         if on_task is not None:
             on_task(task, suite, reused)
-    summary.output = str(write_strengthened(dataset, out, suites))
+    summary.output = str(write(dataset, out, suites))
     return summary

@@ -22,6 +22,7 @@ from pipeline.quality.plus.contract import (
     Contract, annotated_source, declared_fields, declared_types, off_contract, undeclared_attribute,
 )
 from pipeline.quality.plus.convert import PlusTest, convert
+from pipeline.quality.plus.examples import Evidence, method_docs, off_domain, shown_arguments, undescribed_effect, unshown_type
 from pipeline.quality.plus.generate import GENERATOR, GeneratedTests, generate
 from pipeline.quality.plus.observe import OBSERVE_VERSION, observe_tests
 from pipeline.quality.plus.render import name_tests, render
@@ -30,7 +31,7 @@ from pipeline.quality.plus.validate import validate
 
 log = logging.getLogger(__name__)
 
-PLUS_VERSION = 5  # bump when conversion, rules or validation change what a suite holds
+PLUS_VERSION = 8  # bump when conversion, rules or validation change what a suite holds
 
 
 def suite_key(solution: str, class_name: str, import_statement: list[str], sandbox: SandboxConfig, plus: PlusConfig,
@@ -46,12 +47,16 @@ def _cache_path(plus: PlusConfig, key: str, kind: str = "suites") -> Path | None
     return None if plus.cache_dir is None else Path(plus.cache_dir) / kind / key[:2] / f"{key}.json"
 
 
+def generation_path(source: str, plus: PlusConfig) -> Path | None:
+    """Where the generator's run on `source` is cached (its module, wall time, coverage)."""
+    settings = plus.model_dump(mode="json", include={"seed", "hash_seed", "max_iterations", "budget_s", "assertions"})
+    return _cache_path(plus, content_key(GENERATOR, settings, source), "generated")
+
+
 def generated_tests(source: str, sandbox: SandboxConfig, plus: PlusConfig, item_id: str = "") -> tuple[GeneratedTests, bool]:
     """Pynguin's module for `source`, from the cache when this exact run was made before: the search
     is the costly part, so a change of conversion or validation never repeats it."""
-    settings = plus.model_dump(mode="json", include={"seed", "hash_seed", "max_iterations", "budget_s", "assertions"})
-    key = content_key(GENERATOR, settings, source)
-    path = _cache_path(plus, key, "generated")
+    path = generation_path(source, plus)
     if path is not None and path.is_file():
         try:
             return GeneratedTests.model_validate_json(path.read_text(encoding="utf-8")), True
@@ -84,16 +89,16 @@ def screen(tests: list[PlusTest], max_tests: int, class_name: str = "", contract
     seen: set[str] = set()
     fields = declared_fields(described, class_name) if described else None
     methods = set(contract or {}) | {m for t in tests for m in t.methods}
+    evidence = shown_arguments(described, class_name) if described else {}
+    docs = method_docs(described, class_name) if described else {}
     for test in tests:
         broken = violation(test.body)
         if broken is None and fields is not None:
             hidden = undeclared_attribute(test.body, class_name, fields, methods)
             broken = (reasons.PLUS_PRIVATE_ATTRIBUTE, hidden) if hidden else None
-        off = off_contract(test.body, class_name, contract) if contract else None
+        broken = broken or _off_description(test.body, class_name, contract or {}, evidence, docs)
         if broken is not None:
             drops.append(PlusDrop(origin=test.origin, reason=broken[0], detail=broken[1]))
-        elif off is not None:
-            drops.append(PlusDrop(origin=test.origin, reason=reasons.PLUS_OFF_CONTRACT, detail=off))
         elif test.body in seen:
             drops.append(PlusDrop(origin=test.origin, reason=reasons.PLUS_DUPLICATE))
         elif len(kept) >= max_tests:
@@ -102,6 +107,20 @@ def screen(tests: list[PlusTest], max_tests: int, class_name: str = "", contract
             seen.add(test.body)
             kept.append(test)
     return kept, drops
+
+
+def _off_description(body: str, class_name: str, contract: Contract, evidence: Evidence,
+                     docs: dict[str, str]) -> tuple[str, str] | None:
+    """(reason, detail) when the test passes what the description neither types, shows nor allows,
+    or checks an effect it does not state."""
+    effect = undescribed_effect(body, docs) if docs else None
+    if effect is not None:
+        return reasons.PLUS_UNDESCRIBED_EFFECT, effect
+    off = (off_contract(body, class_name, contract) if contract else None) or unshown_type(body, class_name, evidence, contract)
+    if off is not None:
+        return reasons.PLUS_OFF_CONTRACT, off
+    negative = off_domain(body, class_name, evidence)
+    return (reasons.PLUS_OFF_DOMAIN, negative) if negative else None
 
 
 def _counts(drops: list[PlusDrop]) -> dict[str, int]:
