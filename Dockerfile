@@ -61,6 +61,8 @@ FROM base AS app
 # The code is installed read-only under /app (owned by root); everything a run writes (harvested/,
 # built/, benchmark/releases/, results/, the LLM and Hugging Face caches, Prefect's database) goes
 # to /data, a volume owned by the non-root user `classforge` that the container runs as.
+# Installed editable: the plus tier finds its test generator (Pynguin, in its own virtualenv with its
+# own pins) beside the code, at /app/.venv-plus, as scripts/setup.sh makes it in a checkout.
 RUN apt-get update \
  && apt-get install -y --no-install-recommends git bubblewrap libfaketime \
  && rm -rf /var/lib/apt/lists/* \
@@ -80,7 +82,9 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev \
  && (python -c "import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_paths()['include'] + '/Python.h'))" \
      || apt-get install -y --no-install-recommends python3-dev) \
- && pip install . -r benchmark/requirements/classeval.txt \
+ && pip install -e . -r benchmark/requirements/classeval.txt \
+ && python -m venv /app/.venv-plus \
+ && /app/.venv-plus/bin/pip install -r pipeline/quality/plus/requirements.txt \
  && apt-get purge -y --auto-remove gcc libc6-dev python3-dev \
  && rm -rf /var/lib/apt/lists/* \
  && chmod 0755 /usr/local/bin/classforge-entrypoint
