@@ -32,14 +32,13 @@ test-fast: setup
 # What tests/unit/test_tooling.py checks with the suite, one at a time.
 lint: setup
 	.venv/bin/python -m ruff check .
-	.venv/bin/python -m ruff format --check .
 typecheck: setup
 	.venv/bin/python -m mypy
 
-# Rewrites the tree: import order, then the formatter (the lint's other fixes are left to a person).
+# Rewrites the tree's import order (the lint's other fixes are left to a person). `ruff format` is
+# not applied yet: see docs/development.md.
 format: setup
 	.venv/bin/python -m ruff check --fix --select I .
-	.venv/bin/python -m ruff format .
 
 # The documentation site (docs/, mkdocs.yml): built into site/, as the test suite builds it.
 .PHONY: docs

@@ -37,15 +37,14 @@ import sys
 import venv
 from collections.abc import Callable, Iterable
 from pathlib import Path
-
 from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.core.source import parse
-from pipeline.core.task import Task
 from pipeline.core.class_analysis import is_stdlib_module
 from pipeline.core.errors import InfrastructureError
+from pipeline.core.source import parse
+from pipeline.core.task import Task
 
 log = logging.getLogger(__name__)
 

@@ -46,8 +46,9 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from benchmark.outcomes import ExceptionInfo, SampleOutcome, TestClassOutcome, TestProblem, exception_from_traceback
-from pipeline.core.task import Task
 from pipeline.config import SandboxConfig
+from pipeline.core.store import write_json
+from pipeline.core.task import Task
 from pipeline.sandbox import (
     ClassResult,
     ClassStatus,
@@ -62,10 +63,9 @@ from pipeline.sandbox import (
 )
 from pipeline.sandbox.batch import can_batch, run_batches
 from pipeline.sandbox.cluster import DaskCluster
-from pipeline.sandbox.pool import pool_size
 from pipeline.sandbox.expectations import static_expectations
+from pipeline.sandbox.pool import pool_size
 from pipeline.sandbox.suite import harness_source
-from pipeline.core.store import write_json
 
 log = logging.getLogger(__name__)
 

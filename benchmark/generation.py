@@ -14,14 +14,12 @@ that did succeed are in the cache, so a resumed run only pays for the failed one
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 import threading
 from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.llm.extraction import Extraction, extract_code
 from benchmark.levels import model_levels
 from benchmark.results import DIRECT, Bucket, LevelsRecord, SampleSource, StepRecord, cause_of
 from benchmark.samples_file import NumberedSample, PregeneratedStep
@@ -38,10 +36,11 @@ from benchmark.strategies import (
     reference_program,
     render_step,
 )
-from pipeline.core.task import Task
 from pipeline.config import EndpointConfig
 from pipeline.core.source import lone_surrogate
+from pipeline.core.task import Task
 from pipeline.llm.errors import LLMError
+from pipeline.llm.extraction import Extraction, extract_code
 
 EVAL_ROLE = "evaluate"
 

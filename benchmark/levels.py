@@ -8,15 +8,14 @@ are used instead, with the reason recorded next to the sample (`LevelsRecord.not
 
 from __future__ import annotations
 
+import json
 from typing import TYPE_CHECKING
 
-import json
-
-from pipeline.llm.extraction import fenced_blocks, strip_reasoning
 from benchmark.results import LevelsRecord
 from benchmark.strategies import levels_from_labels
-from pipeline.core.task import Task
 from pipeline.config import EndpointConfig
+from pipeline.core.task import Task
+from pipeline.llm.extraction import fenced_blocks, strip_reasoning
 from pipeline.llm.prompts import load_prompt
 
 LEVELS_PROMPT = "eval_levels"

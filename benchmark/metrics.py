@@ -45,9 +45,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchmark.outcomes import SampleOutcome
 from benchmark.passk import bootstrap_ci, bootstrap_ratio_ci, pass_at_k
 from pipeline.core.ast_helpers import find_class
+from pipeline.core.class_analysis import analyse_class, import_aliases
 from pipeline.core.source import parse
 from pipeline.core.task import Task
-from pipeline.core.class_analysis import analyse_class, import_aliases
 
 Level = Literal["success", "partial", "fail"]
 DEFAULT_KS = (1, 3, 5)

@@ -24,7 +24,7 @@ import hashlib
 import json
 import logging
 import re
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
@@ -33,13 +33,13 @@ from pydantic import BaseModel, ConfigDict, Field
 from benchmark.environment import EnvironmentInfo
 from benchmark.metrics import Estimate, MetricsReport
 from benchmark.outcomes import SampleOutcome, SampleStatus
-from pipeline.formats.quirks import QuirkFix
-from pipeline.core.task import Task
 from benchmark.taxonomy import Category
+from pipeline.core.errors import InputError
+from pipeline.core.store import write_json
+from pipeline.core.task import Task
+from pipeline.formats.quirks import QuirkFix
 from pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, LLMError, PromptTooLong
 from pipeline.llm.ledger import UsageSummary
-from pipeline.core.store import write_json
-from pipeline.core.errors import InputError
 
 log = logging.getLogger(__name__)
 

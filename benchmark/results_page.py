@@ -11,7 +11,7 @@ grid with the tasks no row solves and those every row solves.
 
 from __future__ import annotations
 
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 

@@ -34,12 +34,11 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable, Collection, Mapping
-from typing import TYPE_CHECKING
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.formats.loader import LoadedDataset, load_dataset
 from benchmark.environment import (
     EnvironmentBuildError,
     EnvironmentInfo,
@@ -57,27 +56,27 @@ from benchmark.execution import (
     to_outcome,
 )
 from benchmark.generation import Generated, LLMGenerator, SampleUnit, direct_unit, pregenerated_sample, special_sample
-from benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
 from benchmark.leaderboard import board_of
+from benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
 from benchmark.plots import write_plots
 from benchmark.plus import plus_scores
 from benchmark.results import (
     DIRECT,
     SPECIAL_MODELS,
+    UNSCORED_CAUSES,
     DatasetInfo,
     ExecutionRecord,
     GroupScores,
     ReferenceRecord,
     RunResults,
     RunSettings,
-    UNSCORED_CAUSES,
     RunStats,
     SampleFiles,
     SampleRecord,
     cause_of,
+    dataset_label,
     file_sha256,
     load_results,
-    dataset_label,
     run_id_for,
     save_results,
 )
@@ -86,19 +85,20 @@ from benchmark.samples_file import NumberedSample, read_samples_file, samples_ta
 from benchmark.scoring import categorise, score_run
 from benchmark.strategies import STRATEGIES, reference_program
 from benchmark.summary import render_summary
-from pipeline.core.task import Task
 from pipeline import __version__
+from pipeline.core.task import Task
+from pipeline.formats.loader import LoadedDataset, load_dataset
 
 if TYPE_CHECKING:  # the client (and the OpenAI SDK under it) is loaded only when a model is asked
     from pipeline.llm.client import LLMClient
 from pipeline.config import Config, EvaluateConfig, LLMConfig, SandboxConfig
+from pipeline.core.errors import InputError
+from pipeline.core.store import write_text
 from pipeline.llm.errors import LLMError
 from pipeline.llm.ledger import LedgerEntry, UsageSummary
 from pipeline.llm.usage_history import USAGE_DIR, new_run_id, recorded_usage, save_usage, write_usage_files
 from pipeline.sandbox import SandboxBackend, SandboxError, SuiteResult, SuiteStatus, evaluation_limit
 from pipeline.sandbox.cluster import DaskCluster
-from pipeline.core.store import write_text
-from pipeline.core.errors import InputError
 
 log = logging.getLogger(__name__)
 

@@ -37,8 +37,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from pipeline.formats.textfiles import utf8_lines
 from pipeline.core.errors import InputError
+from pipeline.formats.textfiles import utf8_lines
 
 log = logging.getLogger(__name__)
 

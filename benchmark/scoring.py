@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from benchmark.metrics import DepCounts, Estimate, canonical_dependencies, compute_metrics, dep_counts
 from benchmark.passk import bootstrap_ratio_ci
 from benchmark.results import BUCKETS, DepScores, GroupScores, RunSettings, SampleRecord
-from pipeline.core.task import Task
 from benchmark.taxonomy import classify, summarise
+from pipeline.core.task import Task
 
 
 def categorise(task: Task, record: SampleRecord) -> SampleRecord:

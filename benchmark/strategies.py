@@ -35,11 +35,11 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.llm.extraction import Extraction, MethodExtraction, extract_code, extract_method
 from pipeline.core.ast_helpers import docstring_node, find_class, methods_of, span
+from pipeline.core.class_analysis import MethodDeps, analyse_class, dependency_levels, import_aliases
 from pipeline.core.source import parse, reindent_def, slice_lines
 from pipeline.core.task import Task
-from pipeline.core.class_analysis import MethodDeps, analyse_class, dependency_levels, import_aliases
+from pipeline.llm.extraction import Extraction, MethodExtraction, extract_code, extract_method
 from pipeline.llm.prompts import load_prompt
 
 Strategy = Literal["holistic", "incremental", "compositional", "bottom_up", "top_down"]

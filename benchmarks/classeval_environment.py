@@ -44,9 +44,9 @@ def _args() -> argparse.Namespace:
 
 def main() -> int:
     args = _args()
-    from pipeline.formats.loader import load_dataset
     from benchmark.strategies import reference_program
     from pipeline.config import SandboxConfig
+    from pipeline.formats.loader import load_dataset
     from pipeline.quality.environment_checks import check_environment
 
     if not args.dataset.is_file():

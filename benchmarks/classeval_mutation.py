@@ -89,8 +89,8 @@ def summarise(rows: list[dict], skipped: list[dict], total_s: float) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipeline.formats.loader import load_dataset
     from pipeline.config import MutationConfig, SandboxConfig
+    from pipeline.formats.loader import load_dataset
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)

@@ -61,7 +61,7 @@ def _rows_of(strengthened: Path) -> list[dict]:
 def search_runs(strengthened: Path, cfg) -> dict[str, dict]:
     """Per task, the generator's run as cached (a suite read from the cache says 0 s; the search's
     own wall time, iterations and coverage are in the generation cache)."""
-    from pipeline.core.formats.loader import load_dataset
+    from pipeline.formats.loader import load_dataset
     from pipeline.quality.plus.contract import annotated_source, declared_types
     from pipeline.quality.plus.generate import GeneratedTests
     from pipeline.quality.plus.suite import generation_path
@@ -86,7 +86,8 @@ def samples_file(outputs: Path, model: str, dest: Path) -> Path:
 
 
 def evaluate(dataset: Path, cfg, out: Path, *, samples: Path | None = None):
-    from benchmark.runner import EvaluationRequest, evaluate as run_evaluation
+    from benchmark.runner import EvaluationRequest
+    from benchmark.runner import evaluate as run_evaluation
 
     cfg = cfg.model_copy(deep=True)
     cfg.evaluate.output_root = out

@@ -122,8 +122,8 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="measure N times, interleaved")
     args = parser.parse_args()
 
-    from pipeline.formats.loader import load_dataset
     from pipeline.config import SandboxConfig
+    from pipeline.formats.loader import load_dataset
     from pipeline.sandbox import pool_size
 
     workers = pool_size(SandboxConfig(), args.workers)

@@ -153,8 +153,8 @@ def main() -> None:
     parser.add_argument("--only", choices=("samples", "reference"), default=None, help="measure one of the two targets")
     args = parser.parse_args()
 
-    from pipeline.formats.loader import load_dataset
     from pipeline.config import Config
+    from pipeline.formats.loader import load_dataset
     from pipeline.sandbox import pool_size
 
     tasks = load_dataset(args.dataset).tasks

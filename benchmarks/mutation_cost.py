@@ -48,8 +48,8 @@ def built_tasks(path: Path) -> list[tuple[str, str, str, list[str]]]:
 
 
 def classeval_tasks(dataset: Path, n: int) -> list[tuple[str, str, str, list[str]]]:
-    from pipeline.formats.loader import load_dataset
     from benchmark.strategies import reference_program
+    from pipeline.formats.loader import load_dataset
 
     # Known to fail here for reasons outside the code (README: 17, 48, 51, 52, 69); skipped.
     broken = {"ClassEval_17", "ClassEval_48", "ClassEval_51", "ClassEval_52", "ClassEval_69"}

@@ -143,10 +143,10 @@ def main(argv: list[str] | None = None) -> int:
 
     from pipeline.construct.pairing import make_pairs
     from pipeline.construct.run import run_build, snapshot_classes_path
-    from pipeline.harvest.run import run_harvest
-    from pipeline.llm.fake_server import FakeOpenAIServer
     from pipeline.core.records import HarvestedClass
     from pipeline.core.store import read_jsonl
+    from pipeline.harvest.run import run_harvest
+    from pipeline.llm.fake_server import FakeOpenAIServer
 
     config = load_example_config(args.config)
     classes_path = snapshot_classes_path(config)

@@ -27,37 +27,43 @@ from functools import lru_cache
 from pathlib import Path
 
 from prefect import flow, get_run_logger, task, unmapped
-from pydantic import BaseModel, ConfigDict, Field
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import TaskRunContext
 from prefect.states import Completed, Failed, State
 from prefect.task_runners import ThreadPoolTaskRunner
+from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import Config, HarvestConfig, load_config, require_sources, require_writable
 from pipeline.construct import build as construct_lib
-from pipeline.core import reasons as R
 from pipeline.construct.pairing import Pair
 from pipeline.construct.real_build import RealBuildResult
 from pipeline.construct.real_run import real_models, run_real_build
 from pipeline.construct.run import Construction, build_dir, open_construction
-from pipeline.harvest import run as harvest_lib
-from pipeline.harvest.github_source import GitHubSearchResult, preflight, search_github
 from pipeline.core import parsing
+from pipeline.core import reasons as R
+from pipeline.core.errors import InfrastructureError
 from pipeline.core.folder_lock import FolderLock
-from pipeline.llm.usage_history import save_usage
-from pipeline.llm.preflight import (
-    PROBE_ROLE, EndpointReport, apply_reports, check_endpoints, endpoints_of_build, probe_ledger_entries,
-    require_probe_budget, require_usable,
-)
 from pipeline.core.funnel import FunnelReport
 from pipeline.core.records import RepoRef
+from pipeline.core.store import write_json, write_jsonl
+from pipeline.harvest import run as harvest_lib
+from pipeline.harvest.github_source import GitHubSearchResult, preflight, search_github
 from pipeline.llm.ledger import Usage
+from pipeline.llm.preflight import (
+    PROBE_ROLE,
+    EndpointReport,
+    apply_reports,
+    check_endpoints,
+    endpoints_of_build,
+    probe_ledger_entries,
+    require_probe_budget,
+    require_usable,
+)
+from pipeline.llm.usage_history import save_usage
 from pipeline.release.history import release_solutions
 from pipeline.release.publish import PublishResult, publish
 from pipeline.release.writer import config_record
-from pipeline.core.store import write_json, write_jsonl
-from pipeline.core.errors import InfrastructureError
 
 
 @task(name="search-github", tags=["github-search"], retries=2, retry_delay_seconds=30)

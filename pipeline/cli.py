@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from enum import Enum
+from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
@@ -380,9 +380,8 @@ def build(
     _check_before_work(cfg)
     if snapshot != "auto":
         _refuse_busy_build_folder(cfg, ctx)
-    from pipeline.llm.preflight import endpoints_of_build
-
     from pipeline.cli_stopping import stoppable_command
+    from pipeline.llm.preflight import endpoints_of_build
 
     stoppable = stoppable_command()  # SIGINT/SIGTERM: stop in seconds, keep what was paid; no server left
     reports = stoppable.run(lambda: _preflight(cfg, endpoints_of_build(cfg)))
@@ -488,9 +487,9 @@ def export(
     """Upload a release to the Hugging Face Hub and tag the commit with its version."""
     from huggingface_hub import get_token
 
+    from pipeline.core.store import write_json
     from pipeline.release.errors import ExportError
     from pipeline.release.export import export_release
-    from pipeline.core.store import write_json
 
     # huggingface_hub's own lookup: HF_TOKEN, else the token `hf auth login` saved. Read at the edge
     # only; passed down, never printed.
@@ -683,9 +682,9 @@ def _run_evaluation(cfg, dataset: str, model, samples, task, max_tasks, progress
     """Check the endpoint when models generate, evaluate, and file the run's usage and endpoint reports."""
     import os
 
-    from pipeline.formats.hub import resolve_dataset
     from benchmark.runner import EvaluationRequest
     from benchmark.runner import evaluate as run_evaluation
+    from pipeline.formats.hub import resolve_dataset
 
     request = EvaluationRequest(dataset=resolve_dataset(dataset), models=list(model or ([] if samples else [cfg.evaluate.endpoint.model])),
                                 samples_file=samples, task_ids=task or None, max_tasks=max_tasks)

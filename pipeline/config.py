@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
 from pipeline.core.errors import InputError
 from pipeline.core.strategy_names import EvalStrategy
 
@@ -403,10 +404,10 @@ def dask_address(v: str) -> str:
 
     try:
         parts = urlsplit(v if "://" in v else f"tcp://{v}")
-        port = parts.port
-    except ValueError:
-        port = None
-    if not parts.hostname or port is None:
+        host, port = parts.hostname, parts.port
+    except ValueError:  # a port that is not a number or out of range, a broken [IPv6] host
+        host, port = None, None
+    if not host or port is None:
         raise ValueError(f"dask must be 'local' or a scheduler address like tcp://HOST:PORT, got {v!r}")
     return v
 

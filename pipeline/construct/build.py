@@ -41,7 +41,6 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.config import Config, ConfigError, ConstructConfig, LLMConfig, PlusConfig, SandboxConfig
-from pipeline.core import reasons as R
 from pipeline.construct.attempts import StageAttempts, attempt_counts
 from pipeline.construct.common import Prompts, StageContext, StageOutcome
 from pipeline.construct.compose import ComposeResult, compose
@@ -51,22 +50,30 @@ from pipeline.construct.judges import JudgesResult, judge
 from pipeline.construct.pairing import Pair, PairingResult, make_pairs
 from pipeline.construct.solve import SolveResult, solve
 from pipeline.construct.spec import SpecError, build_spec
-from pipeline.construct.strengthen import MutationStageResult, Mutator, PlusMaker, SandboxMutator, SandboxPlusMaker, mutation_stage
-from pipeline.quality.plus.combine import combined_suite
+from pipeline.construct.strengthen import (
+    MutationStageResult,
+    Mutator,
+    PlusMaker,
+    SandboxMutator,
+    SandboxPlusMaker,
+    mutation_stage,
+)
 from pipeline.construct.task import RecordError, build_record
-from pipeline.core.task import Task
 from pipeline.construct.tests_stage import TestsResult, write_tests
-from pipeline.core.funnel import Funnel, FunnelReport, RejectionList
 from pipeline.core import parsing
+from pipeline.core import reasons as R
 from pipeline.core.folder_lock import FolderLock
-from pipeline.llm.errors import BudgetExceeded, CacheMiss, UnpricedModel
-from pipeline.llm.ledger import UsageSummary
-from pipeline.llm.client import LLMClient
-from pipeline.llm.usage_history import new_run_id, recorded_usage, save_usage, write_usage_files
-from pipeline.llm.cache import canonical_json
+from pipeline.core.funnel import Funnel, FunnelReport, RejectionList
 from pipeline.core.pool import map_concurrently
 from pipeline.core.records import HarvestedClass, Rejection
 from pipeline.core.store import atomic_open, write_json, write_jsonl
+from pipeline.core.task import Task
+from pipeline.llm.cache import canonical_json
+from pipeline.llm.client import LLMClient
+from pipeline.llm.errors import BudgetExceeded, CacheMiss, UnpricedModel
+from pipeline.llm.ledger import UsageSummary
+from pipeline.llm.usage_history import new_run_id, recorded_usage, save_usage, write_usage_files
+from pipeline.quality.plus.combine import combined_suite
 
 log = logging.getLogger(__name__)
 

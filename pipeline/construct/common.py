@@ -17,9 +17,8 @@ from pipeline.config import ConstructConfig, EndpointConfig, LLMConfig
 from pipeline.core import reasons as R
 from pipeline.core.funnel import Verdict
 from pipeline.llm.client import Completion, LLMClient
-from pipeline.llm.errors import LLMCallFailed
+from pipeline.llm.errors import LLMCallFailed, PromptTooLong
 from pipeline.llm.prompts import PromptTemplate, load_prompt
-from pipeline.llm.errors import PromptTooLong
 
 PROMPT_NAMES = ("compose", "compose_repair", "compose_reask", "tests_writer", "judge", "judge_retry", "solve", "solve_repair", "tests_strengthen")
 

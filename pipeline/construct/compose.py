@@ -19,15 +19,15 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
 from pipeline.construct.copy_check import copied_source, fusion_requirement
-from pipeline.llm.extraction import extract_code
 from pipeline.construct.pairing import Pair
 from pipeline.construct.skeleton_checks import Problem, SkeletonReport, check_skeleton
 from pipeline.construct.spec import ClassSpec, interface_constraints, render_spec
 from pipeline.core import parsing
+from pipeline.core import reasons as R
 from pipeline.llm.client import Completion
+from pipeline.llm.extraction import extract_code
 from pipeline.llm.prompts import PromptTemplate
 
 ROLE = "composer"

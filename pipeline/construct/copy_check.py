@@ -17,8 +17,8 @@ from pydantic import BaseModel, ConfigDict
 
 from pipeline.construct.skeleton_checks import is_private
 from pipeline.construct.spec import ClassSpec
-from pipeline.core.ast_helpers import class_methods
 from pipeline.core import parsing
+from pipeline.core.ast_helpers import class_methods
 
 # Share of a class's public methods that must be one source's for the class to count as its copy.
 COPY_SHARE = 0.8

@@ -11,9 +11,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.core import parsing
 from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core.class_analysis import assigned_fields
-from pipeline.core import parsing
 
 MethodKind = Literal["method", "static", "class", "property"]
 

@@ -17,10 +17,10 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, conversation, cut_detail
-from pipeline.llm.client import Completion
+from pipeline.core import reasons as R
 from pipeline.core.task import JudgeVote
+from pipeline.llm.client import Completion
 
 JUDGE_SCHEMA: dict = {
     "type": "object",

@@ -11,8 +11,8 @@ from __future__ import annotations
 import ast
 import re
 
-from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core import parsing
+from pipeline.core.ast_helpers import class_methods, find_class
 
 _RAISES = re.compile(r":raises?\s+([A-Za-z_][\w.]*)|\braises?\s+(?:an?\s+)?``?([A-Z][A-Za-z]*(?:Error|Exception))``?")
 

@@ -18,11 +18,10 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import DOMAINS, PairingConfig
 from pipeline.core import reasons as R
+from pipeline.core.errors import InputError
 from pipeline.core.funnel import Funnel, Verdict
 from pipeline.core.records import HarvestedClass, content_id
 from pipeline.core.task import CompositionType, SourceRef
-from pipeline.core.errors import InputError
-
 
 # Cross-domain pairs whose classes can be fused into one coherent class, with the reason. The
 # reason is also given to the composer as the theme of the fusion. Every domain composes with

@@ -23,7 +23,11 @@ from pipeline.construct.build import Incomplete, Progress, fold_candidates, writ
 from pipeline.construct.common import Prompts, StageContext
 from pipeline.construct.gate import Gate, GateUnavailable
 from pipeline.construct.real_candidate import (
-    TRACK, RealCandidateResult, TestGenerator, candidate_id_for, run_real_candidate,
+    TRACK,
+    RealCandidateResult,
+    TestGenerator,
+    candidate_id_for,
+    run_real_candidate,
 )
 from pipeline.construct.real_docs import writer_endpoint
 from pipeline.construct.strengthen import Mutator, SandboxMutator

@@ -25,7 +25,11 @@ from pipeline.construct.gate import Gate, GateOutcome
 from pipeline.construct.real_docs import DocstringsResult, write_docstrings, writer_endpoint
 from pipeline.construct.real_examples import observed_examples, with_examples
 from pipeline.construct.real_skeleton import (
-    DerivationError, DerivedSkeleton, check_real_skeleton, derive_skeleton, with_docstrings,
+    DerivationError,
+    DerivedSkeleton,
+    check_real_skeleton,
+    derive_skeleton,
+    with_docstrings,
 )
 from pipeline.construct.strengthen import Mutator
 from pipeline.construct.task import RecordError, code_columns

@@ -19,12 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.config import EndpointConfig, LLMConfig
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
 from pipeline.construct.real_skeleton import DerivedSkeleton, normalise_docstring, param_names, returns_value
-from pipeline.core.ast_helpers import class_methods, find_class
+from pipeline.core import parsing
 from pipeline.core import reasons as R
+from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core.funnel import Verdict
 from pipeline.llm.client import Completion
 from pipeline.llm.prompts import PromptTemplate, load_prompt
-from pipeline.core import parsing
 
 WRITER_SCHEMA = {
     "type": "object", "additionalProperties": False, "required": ["description", "params", "returns"],

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
+
 from pipeline.core import parsing
 
 _TRUTH = {"assertTrue": "True", "assertFalse": "False", "assertIsNone": "None"}

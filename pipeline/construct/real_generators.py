@@ -14,8 +14,8 @@ import re
 from pipeline.config import Config, PlusConfig, SandboxConfig
 from pipeline.construct.gate import GateUnavailable
 from pipeline.construct.real_candidate import GeneratedSuite, TestGenerator
-from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core import parsing
+from pipeline.core.ast_helpers import class_methods, find_class
 
 
 def import_lines(solution: str) -> list[str]:

@@ -30,13 +30,18 @@ import libcst as cst
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.construct.skeleton_checks import (
-    Problem, SkeletonReport, check_skeleton, constructor_calls, doc_problems, is_elided,
+    Problem,
+    SkeletonReport,
+    check_skeleton,
+    constructor_calls,
+    doc_problems,
+    is_elided,
 )
-from pipeline.core.ast_helpers import class_methods, find_class
+from pipeline.core import parsing
 from pipeline.core import reasons as R
+from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core.errors import IntegrityError
 from pipeline.core.records import HarvestedClass
-from pipeline.core import parsing
 
 
 class DerivationError(IntegrityError):

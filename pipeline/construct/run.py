@@ -16,11 +16,11 @@ from pathlib import Path
 
 from pipeline.config import Config
 from pipeline.construct.build import BuildPlan, BuildResult, BuildSettings, Progress, build_tasks
-from pipeline.core.errors import InputError
 from pipeline.construct.gate import ENVIRONMENT_CACHE, Gate, SandboxGate
-from pipeline.llm.client import LLMClient
+from pipeline.core.errors import InputError
 from pipeline.core.records import HarvestedClass
 from pipeline.core.store import read_jsonl
+from pipeline.llm.client import LLMClient
 
 
 def snapshot_classes_path(config: Config) -> Path:

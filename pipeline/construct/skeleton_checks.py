@@ -20,11 +20,10 @@ import libcst as cst
 from libcst.helpers import get_full_name_for_node
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.core.class_analysis import is_stdlib_module
-from pipeline.core.source import is_placeholder_body, parse
 from pipeline.core import reasons as R
+from pipeline.core.class_analysis import is_stdlib_module
 from pipeline.core.funnel import Verdict
-
+from pipeline.core.source import is_placeholder_body, parse
 
 # The order in which reasons are reported when several checks fail.
 CHECK_ORDER = (

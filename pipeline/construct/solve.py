@@ -15,17 +15,17 @@ import ast
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.core.class_analysis import is_stdlib_module
-from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, conversation, cut_detail
-from pipeline.llm.extraction import extract_code
 from pipeline.construct.gate import Gate, GateOutcome
 from pipeline.construct.interface import ClassInterface, interface_from_source
-from pipeline.core.funnel import Verdict
-from pipeline.llm.client import Completion
 from pipeline.core import parsing
+from pipeline.core import reasons as R
 from pipeline.core.ast_helpers import find_class, methods_of
+from pipeline.core.class_analysis import is_stdlib_module
+from pipeline.core.funnel import Verdict
 from pipeline.core.source import is_placeholder_body
+from pipeline.llm.client import Completion
+from pipeline.llm.extraction import extract_code
 
 ROLE = "solver"
 

@@ -12,11 +12,11 @@ import ast
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.core import parsing
 from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core.class_analysis import analyse_class, import_aliases
-from pipeline.core.records import FieldInfo, HarvestedClass
-from pipeline.core import parsing
 from pipeline.core.errors import InputError
+from pipeline.core.records import FieldInfo, HarvestedClass
 
 
 class SpecError(InputError):

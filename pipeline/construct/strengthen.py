@@ -26,16 +26,16 @@ from typing import Protocol
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import MutationConfig, PlusConfig, SandboxConfig
-from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
-from pipeline.llm.extraction import extract_code
 from pipeline.construct.gate import Gate, GateOutcome, GateUnavailable
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.suite_checks import check_tests
-from pipeline.llm.client import Completion
-from pipeline.core.task import MutationReport, PlusSuite
-from pipeline.quality.plus.combine import combined_suite
 from pipeline.core import parsing
+from pipeline.core import reasons as R
+from pipeline.core.task import MutationReport, PlusSuite
+from pipeline.llm.client import Completion
+from pipeline.llm.extraction import extract_code
+from pipeline.quality.plus.combine import combined_suite
 
 ROLE = "test_writer"
 

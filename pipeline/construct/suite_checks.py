@@ -18,12 +18,11 @@ from typing import ClassVar
 
 from pydantic import Field
 
-from pipeline.core.class_analysis import is_stdlib_module
-from pipeline.core import reasons as R
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.skeleton_checks import CheckReport, Problem
 from pipeline.core import parsing
-
+from pipeline.core import reasons as R
+from pipeline.core.class_analysis import is_stdlib_module
 
 CHECK_ORDER = (
     R.NO_CODE, R.TESTS_SYNTAX, R.NON_STDLIB_IMPORT, R.REDEFINES_CLASS, R.NO_TEST_CLASSES, R.EMPTY_TEST_CLASS,

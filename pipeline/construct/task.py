@@ -12,15 +12,15 @@ from __future__ import annotations
 
 import ast
 
-from pipeline.core.class_analysis import analyse_class, dependency_depth, import_aliases
-from pipeline.core.ast_helpers import find_class, methods_of, span
 from pipeline.construct.interface import init_fields
 from pipeline.construct.pairing import Pair
+from pipeline.core import parsing
+from pipeline.core.ast_helpers import find_class, methods_of, span
+from pipeline.core.class_analysis import analyse_class, dependency_depth, import_aliases
+from pipeline.core.errors import IntegrityError
 from pipeline.core.records import SCHEMA_VERSION, ClassMetrics
 from pipeline.core.source import is_placeholder_body, slice_lines
 from pipeline.core.task import Dependencies, JudgeVote, Method, MutationReport, Task
-from pipeline.core import parsing
-from pipeline.core.errors import IntegrityError
 
 
 class RecordError(IntegrityError):

@@ -8,14 +8,14 @@ from __future__ import annotations
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from pipeline.core import reasons as R
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
-from pipeline.llm.extraction import extract_code
 from pipeline.construct.interface import ClassInterface
 from pipeline.construct.outlines import case_outlines
 from pipeline.construct.skeleton_checks import Problem
 from pipeline.construct.suite_checks import check_tests
+from pipeline.core import reasons as R
 from pipeline.llm.client import Completion
+from pipeline.llm.extraction import extract_code
 
 ROLE = "test_writer"
 

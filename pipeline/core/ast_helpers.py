@@ -29,9 +29,9 @@ def find_class(module: ast.Module, name: str, *, top_level_only: bool = False) -
             return node
     if top_level_only:
         return None
-    for node in ast.walk(module):
-        if isinstance(node, ast.ClassDef) and node.name == name:
-            return node
+    for inner in ast.walk(module):
+        if isinstance(inner, ast.ClassDef) and inner.name == name:
+            return inner
     return None
 
 

@@ -18,8 +18,8 @@ import time
 from pathlib import Path
 from types import TracebackType
 
-from pipeline.core.store import StoreWriteError
 from pipeline.core.errors import InfrastructureError
+from pipeline.core.store import StoreWriteError
 
 LOCK_NAME = ".classforge.lock"
 

@@ -12,8 +12,8 @@ import io
 import re
 import tokenize
 
-from pipeline.core.ast_helpers import FunctionNode, docstring_node
 from pipeline.core import parsing
+from pipeline.core.ast_helpers import FunctionNode, docstring_node
 
 _DEF_LINE = re.compile(r"^(?P<indent>[ \t]*)(?:async[ \t]+)?def[ \t]+(?P<name>\w+)[ \t]*\(")
 _DECORATOR_LINE = re.compile(r"^(?P<indent>[ \t]*)@")

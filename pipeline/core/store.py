@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import IO, TypeVar
 
 from pydantic import BaseModel
+
 from pipeline.core.errors import InfrastructureError
 
 M = TypeVar("M", bound=BaseModel)

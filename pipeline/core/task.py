@@ -11,7 +11,6 @@ live in `pipeline.formats`.
 from __future__ import annotations
 
 import json
-
 from datetime import datetime
 from typing import Any, Literal
 

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 import ast
 
-from pipeline.formats.quirks import QuirkFix
 from pipeline.core.ast_helpers import docstring_node, find_class, methods_of, span
-from pipeline.core.source import is_placeholder_body, parse, slice_lines
-from pipeline.core.task import Method, Dependencies
-from pipeline.core.class_analysis import assigned_fields, analyse_class, import_aliases
+from pipeline.core.class_analysis import analyse_class, assigned_fields, import_aliases
 from pipeline.core.errors import InputError
+from pipeline.core.source import is_placeholder_body, parse, slice_lines
+from pipeline.core.task import Dependencies, Method
+from pipeline.formats.quirks import QuirkFix
 
 
 class DeriveError(InputError):

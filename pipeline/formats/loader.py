@@ -23,13 +23,19 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.formats.derive import DeriveError, class_level_fields, derive_methods, test_name_key
-from pipeline.formats.quirks import QuirkFix, defined_test_classes, fix_test_classes, repair_source, unwrap_string_skeleton
 from pipeline.core.ast_helpers import find_class, methods_of
-from pipeline.core.source import parse
 from pipeline.core.errors import InputError, ReleaseFormatError
-from pipeline.formats.release_rows import is_classforge_release, read_release_rows
+from pipeline.core.source import parse
 from pipeline.core.task import Method, Task, composition_type
+from pipeline.formats.derive import DeriveError, class_level_fields, derive_methods, test_name_key
+from pipeline.formats.quirks import (
+    QuirkFix,
+    defined_test_classes,
+    fix_test_classes,
+    repair_source,
+    unwrap_string_skeleton,
+)
+from pipeline.formats.release_rows import is_classforge_release, read_release_rows
 from pipeline.formats.textfiles import TextFileError, read_utf8, utf8_lines
 
 DatasetFormat = Literal["classeval", "classeval-pro", "classforge-release"]

@@ -7,13 +7,13 @@ import textwrap
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from pipeline.core import parsing
 from pipeline.core.ast_helpers import class_methods, span
 from pipeline.core.class_analysis import analyse_class, assigned_fields, dependency_depth, import_aliases
+from pipeline.core.records import ClassMetrics, FieldInfo, HarvestedClass, MethodInfo, Parameter, RepoRef, content_id
 from pipeline.harvest.files import ModuleIndex, index_module
 from pipeline.harvest.resolver import ModuleAnalysis, Resolution, UnresolvedName
 from pipeline.harvest.runtime_imports import executed_imports, stdlib_public_names, taken_branch
-from pipeline.core.records import ClassMetrics, FieldInfo, HarvestedClass, MethodInfo, Parameter, RepoRef, content_id
-from pipeline.core import parsing
 
 
 def normalised_source(source: str) -> str:

@@ -16,8 +16,8 @@ from pathlib import Path
 import git
 
 from pipeline.config import CloneConfig
-from pipeline.core.errors import InfrastructureError
 from pipeline.core import reasons as R
+from pipeline.core.errors import InfrastructureError
 
 # Never let git ask for a password or read the user's config: a prompt would hang the harvest.
 GIT_ENV = {"GIT_TERMINAL_PROMPT": "0", "GIT_ASKPASS": "/bin/false", "GCM_INTERACTIVE": "never"}

@@ -12,8 +12,8 @@ import ast
 from collections.abc import Sequence
 
 from pipeline.core import parsing
-from pipeline.core.funnel import KEEP, Filter, Verdict
 from pipeline.core.ast_helpers import span
+from pipeline.core.funnel import KEEP, Filter, Verdict
 from pipeline.harvest.candidates import Candidate, list_candidates
 from pipeline.harvest.filters import TERMINAL_MODULES, clears_screen
 

@@ -22,8 +22,8 @@ from __future__ import annotations
 import ast
 import builtins
 import io
-import keyword
 import json
+import keyword
 import tokenize
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -33,13 +33,13 @@ import numpy as np
 from datasketch import MinHash, MinHashLSH
 
 from pipeline.config import DedupConfig
-from pipeline.core.funnel import KEEP, Verdict
-from pipeline.harvest.candidates import normalised_source, segment
-from pipeline.core.errors import InputError
-from pipeline.core.records import HarvestedClass, content_id
-from pipeline.core.store import read_jsonl
 from pipeline.core import parsing
 from pipeline.core import reasons as R
+from pipeline.core.errors import InputError
+from pipeline.core.funnel import KEEP, Verdict
+from pipeline.core.records import HarvestedClass, content_id
+from pipeline.core.store import read_jsonl
+from pipeline.harvest.candidates import normalised_source, segment
 
 _SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
 # Where a match came from decides the reason code a reader sees in the funnel.

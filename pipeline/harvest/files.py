@@ -14,9 +14,9 @@ from functools import cached_property
 from pathlib import Path, PurePosixPath
 
 from pipeline.config import FilterConfig
-from pipeline.core.funnel import KEEP, Verdict
 from pipeline.core import parsing
 from pipeline.core import reasons as R
+from pipeline.core.funnel import KEEP, Verdict
 
 # tests/, testing/, __tests__/, and their suffixed and prefixed kin: tests_integ/, test-utils/,
 # integration_tests/, e2e-tests/ (a separator is required, so latest/ and contest/ are not tests).

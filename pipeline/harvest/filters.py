@@ -6,16 +6,15 @@ import ast
 import re
 from dataclasses import dataclass
 
-from pipeline.core.class_analysis import is_stdlib_module
-from pipeline.core.source import is_placeholder_body
 from pipeline.config import FilterConfig
-from pipeline.core.funnel import KEEP, Verdict
+from pipeline.core import reasons as R
 from pipeline.core.ast_helpers import class_methods
+from pipeline.core.class_analysis import is_stdlib_module
+from pipeline.core.funnel import KEEP, Verdict
+from pipeline.core.source import is_placeholder_body
 from pipeline.harvest.candidates import Candidate, class_loc
 from pipeline.harvest.files import RepoModules
 from pipeline.harvest.resolver import ResolutionError
-from pipeline.core import reasons as R
-
 
 
 @dataclass

@@ -19,7 +19,7 @@ import logging
 import time
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta, UTC
+from datetime import UTC, date, datetime, timedelta
 from typing import Any, TypeVar
 
 import requests
@@ -30,11 +30,11 @@ from github.Requester import Requester
 from pydantic import BaseModel, Field
 
 from pipeline.config import DOMAINS, GitHubConfig
-from pipeline.core.funnel import FunnelReport, StageCounts
-from pipeline.harvest.domains import DOMAIN_KEYWORDS, search_query
-from pipeline.core.records import Rejection, RepoRef
 from pipeline.core import reasons as R
 from pipeline.core.errors import InfrastructureError
+from pipeline.core.funnel import FunnelReport, StageCounts
+from pipeline.core.records import Rejection, RepoRef
+from pipeline.harvest.domains import DOMAIN_KEYWORDS, search_query
 
 T = TypeVar("T")
 log = logging.getLogger(__name__)

@@ -8,16 +8,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlparse
 from urllib.request import url2pathname
 
 import git
 
-from pipeline.harvest.clone import GIT_ENV, clone_url_for
-from pipeline.core.records import RepoRef
 from pipeline.core.errors import InputError
+from pipeline.core.records import RepoRef
+from pipeline.harvest.clone import GIT_ENV, clone_url_for
 
 _LICENSE_FILES = ("LICENSE", "LICENSE.md", "LICENSE.txt", "LICENCE", "COPYING")
 _LICENSE_PATTERNS = (

@@ -14,17 +14,16 @@ commit and asked again before we decide.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import UTC, date, datetime, time
 from pathlib import Path
 
 import git
 
+from pipeline.core import reasons as R
 from pipeline.core.funnel import KEEP, Verdict
 from pipeline.harvest.clone import GIT_ENV
-from pipeline.core import reasons as R
-
 
 _ADDED_CLASS = re.compile(r"^\+class\s+([A-Za-z_][A-Za-z0-9_]*)")
 _COMMIT = "@@commit "

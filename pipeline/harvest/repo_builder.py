@@ -23,12 +23,11 @@ import shutil
 import subprocess
 import tomllib
 from dataclasses import dataclass, field
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pipeline.core.errors import InfrastructureError, InputError
 from pipeline.core.store import write_text
-
 
 # Bump when the way repositories are built changes, so built copies are rebuilt.
 _BUILDER_VERSION = 2

@@ -74,9 +74,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Literal
+
 from pipeline.core import parsing
-from pipeline.harvest.runtime_imports import is_type_checking
 from pipeline.core.errors import ClassforgeError
+from pipeline.harvest.runtime_imports import is_type_checking
 
 __all__ = [
     "ModuleAnalysis",

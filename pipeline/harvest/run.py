@@ -12,27 +12,32 @@ import json
 import multiprocessing
 import os
 import threading
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from datetime import date
 from pathlib import Path
 
 from pipeline.config import HarvestConfig
+from pipeline.core import reasons as R
 from pipeline.core.funnel import KEEP, Funnel, FunnelReport, Verdict
+from pipeline.core.records import Rejection, RepoRef
+from pipeline.core.store import atomic_open, read_jsonl, write_json, write_jsonl
+from pipeline.harvest.bundles import unpack_bundles
 from pipeline.harvest.clone import CloneFailure, clone_for_scan, remote_head
 from pipeline.harvest.dedup import (
-    DedupIndex, Origin, ReleasedSolution, load_earlier_harvest, load_earlier_releases, load_reference_corpus,
+    DedupIndex,
+    Origin,
+    ReleasedSolution,
+    load_earlier_harvest,
+    load_earlier_releases,
+    load_reference_corpus,
 )
 from pipeline.harvest.domains import label_domains
 from pipeline.harvest.github_source import GitHubSearchResult
-from pipeline.harvest.bundles import unpack_bundles
 from pipeline.harvest.local_source import expand_local_sources, local_repo_ref
 from pipeline.harvest.repo_builder import materialise_corpus
 from pipeline.harvest.scan import RepoShard, scan_checkout
-from pipeline.core.records import Rejection, RepoRef
-from pipeline.core import reasons as R
-from pipeline.core.store import atomic_open, read_jsonl, write_json, write_jsonl
 
 ProgressFn = Callable[[str, int | None], None]  # (what just happened, total if known)
 

@@ -8,18 +8,18 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import date
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from pipeline.config import FilterConfig
+from pipeline.core import reasons as R
 from pipeline.core.funnel import Funnel, FunnelReport, RejectionList, Verdict
-from pipeline.harvest import files
-from pipeline.harvest import confine
+from pipeline.core.records import HarvestedClass, Rejection, RepoRef
+from pipeline.harvest import confine, files
 from pipeline.harvest.candidates import Candidate, list_candidates, to_record
 from pipeline.harvest.filters import ImportPurity, ReferenceCompleteness, Structure, Testability
 from pipeline.harvest.provenance import History, PostCutoff
-from pipeline.core.records import HarvestedClass, Rejection, RepoRef
-from pipeline.core import reasons as R
 
 
 class RepoShard(BaseModel):
@@ -49,7 +49,7 @@ def _judge(funnel: Funnel, filters: list, cand: Candidate) -> Candidate | None:
 
 
 _YOUNG_THRESHOLD = 20_000
-_relaxed = {"depth": 0, "saved": (0, 0, 0)}
+_relaxed: dict[str, Any] = {"depth": 0, "saved": (0, 0, 0)}
 _relaxed_lock = threading.Lock()
 
 

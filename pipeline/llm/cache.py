@@ -28,15 +28,15 @@ import stat
 import tempfile
 import threading
 import time
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
+from pipeline.core.store import atomic_open
 from pipeline.llm import paid
 from pipeline.llm.errors import CacheCorrupt, CacheImportError, CacheWriteError
-from pipeline.core.store import atomic_open
 
 log = logging.getLogger(__name__)
 

@@ -35,13 +35,13 @@ from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pipeline.config import EndpointConfig, LLMConfig, resolve_api_key
+from pipeline.core.errors import ClassforgeError
+from pipeline.core.pool import Outcome, map_concurrently
+from pipeline.llm import paid
 from pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache
 from pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, PromptTooLong, UnpricedModel
-from pipeline.llm import paid
 from pipeline.llm.ledger import UsageLedger
-from pipeline.core.pool import Outcome, map_concurrently
 from pipeline.llm.tokens import estimate_prompt_tokens, estimate_tokens
-from pipeline.core.errors import ClassforgeError
 
 log = logging.getLogger(__name__)
 

@@ -33,8 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.core.ast_helpers import find_class, methods_of, span
 from pipeline.core.source import (
     decorator_line_match,
-    def_line_match,
     dedent_code,
+    def_line_match,
     normalize_newlines,
     parse,
     reindent_def,
@@ -322,8 +322,8 @@ def extract_method(raw: str, method_name: str, *, class_name: str | None = None,
             return MethodExtraction(method_name=method_name, code=reindent_def(segment, indent), how=how,
                                     extraction=ex, other_defs=others)
         break  # it parses and the method is not there: lines will not find it either
-    segment = _by_lines(code, method_name)
-    if segment is not None:
-        return MethodExtraction(method_name=method_name, code=reindent_def(segment, indent), how="lines",
+    by_lines = _by_lines(code, method_name)
+    if by_lines is not None:
+        return MethodExtraction(method_name=method_name, code=reindent_def(by_lines, indent), how="lines",
                                 extraction=ex, other_defs=others)
     return MethodExtraction(method_name=method_name, code="", how="not_found", extraction=ex, other_defs=others)

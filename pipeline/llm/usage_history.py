@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Mapping
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 from pipeline.config import CostConfig

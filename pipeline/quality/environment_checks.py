@@ -22,12 +22,12 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from pipeline.config import EnvironmentChecksConfig, SandboxConfig
+from pipeline.core.store import write_text
 from pipeline.sandbox.base import Perturbation, SandboxBackend
 from pipeline.sandbox.gate import outcome_differences
 from pipeline.sandbox.registry import get_backend
 from pipeline.sandbox.results import SuiteMode, SuiteRequest, SuiteResult, SuiteStatus
 from pipeline.sandbox.suite import execute
-from pipeline.core.store import write_text
 
 log = logging.getLogger(__name__)
 

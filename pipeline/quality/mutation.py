@@ -34,7 +34,16 @@ from pipeline.core.errors import InfrastructureError, InputError
 from pipeline.core.task import MutationReport, SurvivingMutant
 from pipeline.quality.cache import CachedOutcome, MutationCache, content_key
 from pipeline.quality.mutants import Mutant, generate_mutants
-from pipeline.sandbox import SandboxBackend, pool_size, SuiteMode, SuiteRequest, SuiteResult, SuiteStatus, get_backend, run_suites
+from pipeline.sandbox import (
+    SandboxBackend,
+    SuiteMode,
+    SuiteRequest,
+    SuiteResult,
+    SuiteStatus,
+    get_backend,
+    pool_size,
+    run_suites,
+)
 from pipeline.sandbox.batch import can_batch, run_batches
 from pipeline.sandbox.suite import execute
 

@@ -7,8 +7,8 @@ from collections import Counter
 from typing import Any
 
 from pipeline.core.funnel import FunnelReport
-from pipeline.formats.release_rows import DATA_GLOB, SPLIT
 from pipeline.core.task import CORE_COLUMNS, column_meaning, column_origin
+from pipeline.formats.release_rows import DATA_GLOB, SPLIT
 from pipeline.release.manifest import SourceRepo
 from pipeline.release.stats import DatasetStats
 from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
@@ -210,11 +210,11 @@ def _plus_note(stats: DatasetStats) -> str:
     paired = [m for m in carried if m.mutation_score is not None and m.mutation_score_with_plus is not None]
     lift = ""
     if paired:
-        before = sum(m.mutation_score for m in paired) / len(paired)
-        after = sum(m.mutation_score_with_plus for m in paired) / len(paired)
+        before = sum(m.mutation_score or 0.0 for m in paired) / len(paired)  # both set in every paired task
+        after = sum(m.mutation_score_with_plus or 0.0 for m in paired) / len(paired)
         lift = (f" On the {len(paired)} task(s) with both scores, the mutation score is {before:.1f}% with the base "
                 f"tests and {after:.1f}% with base and plus tests together.")
-    return (f"\n{len(carried)} of {stats.total} tasks carry a hidden `plus` suite, {sum(m.plus_tests for m in carried)} "
+    return (f"\n{len(carried)} of {stats.total} tasks carry a hidden `plus` suite, {sum(m.plus_tests or 0 for m in carried)} "
             "tests in all: unit tests made by search (Pynguin, in the sandbox), not by an LLM, each passing the "
             "reference solution three times and under every environment perturbation. `classforge evaluate` "
             f"scores base and base + plus side by side (column `plus`).{lift}\n")

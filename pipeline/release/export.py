@@ -28,9 +28,9 @@ from typing import Any, Final, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from pipeline.release.errors import ExportError
+from pipeline.release.manifest import FileEntry, file_entries
 from pipeline.release.verify import verify_release
 from pipeline.release.versions import is_version
-from pipeline.release.manifest import FileEntry, file_entries
 
 REPO_TYPE: Final = "dataset"
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]*/[A-Za-z0-9][A-Za-z0-9._-]*$")
@@ -107,9 +107,9 @@ def stage_for_repo(folder: Path, repo_id: str, staging: Path) -> Path:
     import json
     import shutil
 
+    from pipeline.core.store import write_json, write_text
     from pipeline.release.card import REPO_PLACEHOLDER
     from pipeline.release.manifest import MANIFEST, sha256_file
-    from pipeline.core.store import write_json, write_text
 
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     named = ((manifest.get("config") or {}).get("release") or {}).get("hub_repo_id") or REPO_PLACEHOLDER

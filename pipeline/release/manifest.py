@@ -13,9 +13,9 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from pipeline.formats.release_rows import FORMAT
 from pipeline.core.task import SourceRef
 from pipeline.core.urls import public_clone_url
+from pipeline.formats.release_rows import FORMAT
 
 MANIFEST = "manifest.json"
 

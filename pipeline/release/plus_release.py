@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from pipeline.config import PlusConfig
+from pipeline.core.funnel import FunnelReport
+from pipeline.core.task import Task
 from pipeline.release.errors import ReleaseError
 from pipeline.release.manifest import MANIFEST, Manifest
 from pipeline.release.verify import read_front_matter
@@ -65,8 +67,8 @@ def write_plus_release(release: Path, out: Path, suites: dict[str, dict[str, Any
     manifest = _manifest(release)
     with open(release / "tasks.jsonl", encoding="utf-8") as fh:
         rows = [json.loads(line) for line in fh if line.strip()]
-    records = [dict(r, plus=suites[r["task_id"]]) if r.get("task_id") in suites else r for r in rows]
-    funnel = json.loads((release / "funnel.json").read_text(encoding="utf-8"))
+    records = [Task.from_row(dict(r, plus=suites[r["task_id"]]) if r.get("task_id") in suites else r) for r in rows]
+    funnel = FunnelReport.model_validate_json((release / "funnel.json").read_text(encoding="utf-8"))
     config = dict(manifest.config, plus=plus.model_dump(mode="json"))
     return write_release(
         records, version=version, output_root=out.parent, funnel=funnel, config=config, models=manifest.models,

@@ -14,8 +14,8 @@ from typing import Any
 
 from pipeline import __version__
 from pipeline.config import ReleaseConfig
-from pipeline.core.folder_lock import FolderLock
 from pipeline.core import reasons as R
+from pipeline.core.folder_lock import FolderLock
 from pipeline.core.funnel import KEEP, Funnel, FunnelReport, RejectionList, Verdict
 from pipeline.core.records import Rejection
 from pipeline.core.task import Task

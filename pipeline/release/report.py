@@ -13,14 +13,14 @@ from pathlib import Path
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from pipeline.core.funnel import FunnelReport
-from pipeline.release.errors import ReleaseError
-from pipeline.release.plots import write_plots
+from pipeline.core.store import write_text
 from pipeline.formats.release_rows import read_release_rows
+from pipeline.release.errors import ReleaseError
+from pipeline.release.manifest import MANIFEST, Manifest
+from pipeline.release.plots import write_plots
 from pipeline.release.stats import DatasetStats, compute_stats
 from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
 from pipeline.release.validity import ValidityFacts, compute_validity, validity_section
-from pipeline.release.manifest import MANIFEST, Manifest
-from pipeline.core.store import write_text
 
 
 class ReportResult(BaseModel):

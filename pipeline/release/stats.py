@@ -22,12 +22,12 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from pipeline.config import DOMAINS
+from pipeline.core import parsing
 from pipeline.core.ast_helpers import class_methods, find_class, span
 from pipeline.core.class_analysis import analyse_class, dependency_depth, import_aliases
-from pipeline.config import DOMAINS
-from pipeline.release.errors import ReleaseError
 from pipeline.formats.release_rows import composition_kind
-from pipeline.core import parsing
+from pipeline.release.errors import ReleaseError
 
 DEFINITIONS = {
     "domains": "each task counted once under domain1; 'involved' also counts domain2 of cross tasks",

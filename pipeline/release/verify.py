@@ -16,8 +16,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from pipeline.formats.release_rows import DATA_GLOB, SPLIT, core_arrow_schema
 from pipeline.core.task import CORE_COLUMNS
+from pipeline.formats.release_rows import DATA_GLOB, SPLIT, core_arrow_schema
 from pipeline.release.manifest import MANIFEST, Manifest, file_entries, sha256_file
 
 

@@ -20,25 +20,25 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pipeline.config import Config, map_paths
+from pipeline.core.errors import ReleaseFormatError
 from pipeline.core.folder_lock import FolderLock
 from pipeline.core.funnel import FunnelReport
-from pipeline.release.card import card_metadata, render_card, render_card_file
-from pipeline.release.manifest import MANIFEST, Manifest, SourceRepo, file_entries
-from pipeline.release.errors import ReleaseError, ReleaseExistsError
-from pipeline.core.errors import ReleaseFormatError
-from pipeline.formats.release_rows import DATA_FILE, release_rows, short_type, to_arrow_table
+from pipeline.core.store import atomic_open, shared_mode, write_json, write_jsonl, write_text
 from pipeline.core.task import Task
+from pipeline.formats.release_rows import DATA_FILE, release_rows, short_type, to_arrow_table
+from pipeline.release.card import card_metadata, render_card, render_card_file
+from pipeline.release.errors import ReleaseError, ReleaseExistsError
+from pipeline.release.manifest import MANIFEST, Manifest, SourceRepo, file_entries
 from pipeline.release.plots import write_plots
 from pipeline.release.real_card import real_source_section
 from pipeline.release.stats import compute_stats
 from pipeline.release.validity import compute_validity
 from pipeline.release.versions import validate_version
-from pipeline.core.store import atomic_open, shared_mode, write_json, write_jsonl, write_text
 
 PARTIAL_MARK = ".partial-"
 

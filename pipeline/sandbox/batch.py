@@ -24,11 +24,10 @@ from pydantic import ValidationError
 from pipeline.config import SandboxConfig
 from pipeline.core.pool import map_concurrently
 from pipeline.sandbox.base import ExecResult, RunLimits, SandboxBackend, SandboxError
-from pipeline.sandbox.expectations import static_expectations
+from pipeline.sandbox.expectations import machinery_imports, static_expectations
 from pipeline.sandbox.interpret import interpret
 from pipeline.sandbox.report import ReportError, authenticate, parse
 from pipeline.sandbox.results import SuiteRequest, SuiteResult
-from pipeline.sandbox.expectations import machinery_imports
 from pipeline.sandbox.suite import SPEC_FILE, _files, _spec
 
 log = logging.getLogger(__name__)
@@ -178,6 +177,7 @@ def run_batches(requests: Sequence[SuiteRequest], backend: SandboxBackend, confi
                                 workers, on_done=ended, thread_name="batches")
     found: list[SuiteResult | None] = [None] * len(requests)
     for group, outcome in zip(groups, outcomes):
-        for i, result in zip(group, outcome.value if outcome.error is None else [None] * len(group)):
+        values = outcome.value if outcome.error is None and outcome.value is not None else [None] * len(group)
+        for i, result in zip(group, values):
             found[i] = result
     return found, len(groups)

@@ -10,8 +10,9 @@ from __future__ import annotations
 import ast
 
 from pydantic import BaseModel, ConfigDict
-from pipeline.core.ast_helpers import class_methods
+
 from pipeline.core import parsing
+from pipeline.core.ast_helpers import class_methods
 
 # Test machinery the tests may use; imported before the solution so the snapshot covers it.
 MACHINERY_MODULES = ("unittest.mock", "mock", "pytest")

@@ -14,13 +14,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import SandboxConfig
 from pipeline.core.funnel import Verdict
+from pipeline.core.parsing import compile_code
+from pipeline.core.reasons import GateReason  # registered with every other reason code
 from pipeline.sandbox.base import SandboxBackend
 from pipeline.sandbox.registry import get_backend
 from pipeline.sandbox.results import ClassStatus, SuiteMode, SuiteRequest, SuiteResult, SuiteStatus
 from pipeline.sandbox.suite import execute
-from pipeline.core.parsing import compile_code
-from pipeline.core.reasons import GateReason  # registered with every other reason code
-
 
 _BY_STATUS = {
     SuiteStatus.ERROR: GateReason.IMPORT_ERROR,

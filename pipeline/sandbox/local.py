@@ -12,8 +12,18 @@ from collections.abc import Mapping, Sequence
 from pipeline.config import SandboxConfig
 from pipeline.sandbox.base import ExecResult, Perturbation, RunLimits, SandboxError, cap_text
 from pipeline.sandbox.env import build_env
-from pipeline.sandbox.isolation import BwrapLayout, BwrapRun, Isolation, Plan, candidates, prefix_for, probe, workdir_inside
-from pipeline.sandbox.perturb import LocalPerturbation, plan as plan_perturbation
+from pipeline.sandbox.isolation import (
+    BwrapLayout,
+    BwrapRun,
+    Isolation,
+    Plan,
+    candidates,
+    prefix_for,
+    probe,
+    workdir_inside,
+)
+from pipeline.sandbox.perturb import LocalPerturbation
+from pipeline.sandbox.perturb import plan as plan_perturbation
 from pipeline.sandbox.proc import run_command
 from pipeline.sandbox.rlimits import UidPool, nproc_allowance, rlimit_prefix
 from pipeline.sandbox.workdir import WorkDir

@@ -6,11 +6,12 @@ import os
 from collections.abc import Callable, Sequence
 
 from pipeline.config import SandboxConfig
+from pipeline.core.pool import Outcome, map_concurrently
 from pipeline.sandbox.base import SandboxBackend
 from pipeline.sandbox.registry import get_backend
-from pipeline.core.pool import Outcome, map_concurrently
 from pipeline.sandbox.results import SuiteRequest, SuiteResult, SuiteStatus
 from pipeline.sandbox.suite import execute
+
 
 def pool_size(config: SandboxConfig, workers: int | None = None) -> int:
     return workers or config.workers or os.cpu_count() or 1

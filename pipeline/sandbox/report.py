@@ -14,8 +14,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
-from pipeline.sandbox.results import TestOutcome
 from pipeline.core.errors import IntegrityError
+from pipeline.sandbox.results import TestOutcome
 
 PROTOCOL = 1
 

@@ -14,13 +14,13 @@ from functools import lru_cache
 from pydantic import ValidationError
 
 from pipeline.config import SandboxConfig
+from pipeline.core.parsing import compile_code
 from pipeline.sandbox.base import Perturbation, RunLimits, SandboxBackend, SandboxError
 from pipeline.sandbox.expectations import machinery_imports, static_expectations
 from pipeline.sandbox.interpret import interpret, without_report
 from pipeline.sandbox.registry import get_backend
 from pipeline.sandbox.report import ReportError, authenticate, parse
 from pipeline.sandbox.results import SuiteMode, SuiteRequest, SuiteResult, SuiteStatus
-from pipeline.core.parsing import compile_code
 
 log = logging.getLogger(__name__)
 

@@ -8,10 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.formats.loader import DatasetError, load_dataset
 from benchmark.results import load_results
 from benchmark.runner import EvaluationRequest, evaluate, regrade
 from pipeline.config import Config, EvaluateConfig
+from pipeline.formats.loader import DatasetError, load_dataset
 from pipeline.formats.textfiles import TextFileError, utf8_lines
 
 BANK = "ClassEval_8"

@@ -13,12 +13,12 @@ import json
 
 import pytest
 
-from pipeline.llm.extraction import extract_code, extract_method
 from benchmark.runner import EvaluationRequest, evaluate
-from pipeline.core.ast_helpers import find_class, methods_of
-from pipeline.core.source import dedent_code, parse, reindent_def
 from benchmark.strategies import assemble, plan, read_step_output
 from pipeline.config import Config, EvaluateConfig
+from pipeline.core.ast_helpers import find_class, methods_of
+from pipeline.core.source import dedent_code, parse, reindent_def
+from pipeline.llm.extraction import extract_code, extract_method
 
 BANK = "ClassEval_8"  # BankAccount: deposit, withdraw, view_balance, transfer (+ a class-level test)
 INTERP = "ClassEval_46"  # Interpolation: two @staticmethod methods, called on an instance by the tests

@@ -13,7 +13,7 @@ from benchmark.metrics import (
     method_level_status,
 )
 from benchmark.outcomes import ExceptionInfo, SampleOutcome, TestClassOutcome
-from pipeline.core.task import Method, Task, Dependencies
+from pipeline.core.task import Dependencies, Method, Task
 
 
 def _method(name: str, test_class: str | None, methods: list[str] | None = None, fields: list[str] | None = None) -> Method:

@@ -16,11 +16,11 @@ import pytest
 
 from benchmark.results import RunResults, load_results
 from benchmark.runner import EvaluationRequest, evaluate
+from benchmark.strategies import STRATEGIES
+from pipeline.config import Config, EndpointConfig, EvalStrategy, EvaluateConfig, LLMConfig
 from pipeline.core.ast_helpers import find_class, methods_of, span
 from pipeline.core.source import parse, slice_lines
-from benchmark.strategies import STRATEGIES
 from pipeline.core.task import Task
-from pipeline.config import Config, EndpointConfig, EvaluateConfig, EvalStrategy, LLMConfig
 from pipeline.llm.fake_server import Delay, FakeOpenAIServer, HTTPError, Truncated, messages_text
 
 TASKS = ["ClassEval_8", "ClassEval_11", "ClassEval_47"]  # BankAccount, BitStatusUtil, IPAddress: small, fast, with method dependencies

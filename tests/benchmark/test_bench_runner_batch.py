@@ -7,12 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from test_bench_runner_samples import BANK, fence, lines, write_samples  # noqa: F401 - a fixture
 
 from benchmark.runner import EvaluationRequest, evaluate
 from pipeline.config import Config, EvaluateConfig
 from pipeline.sandbox import get_backend
 from pipeline.sandbox.batch import can_batch
-from test_bench_runner_samples import BANK, fence, lines, write_samples  # noqa: F401 - a fixture
 
 OTHER = "ClassEval_0"
 

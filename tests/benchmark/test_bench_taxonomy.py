@@ -12,8 +12,8 @@ from benchmark.outcomes import (
     exception_from_traceback,
     syntax_error_of,
 )
-from pipeline.core.task import Method, Task, Dependencies
 from benchmark.taxonomy import CATEGORIES, classify, dependency_reason, summarise
+from pipeline.core.task import Dependencies, Method, Task
 
 
 def _task() -> Task:

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 
 from benchmark.leaderboard import BASE, board_of, load_board, suites_of
+from benchmark.metrics import Estimate, MetricsReport
 from benchmark.results import GroupScores, load_results
 from benchmark.results_page import PAGE_FILE, render_page, write_leaderboard
-from benchmark.metrics import Estimate, MetricsReport
 from benchmark.runner import EvaluationRequest, evaluate
 from pipeline.config import Config, EvaluateConfig
 

@@ -11,18 +11,18 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import construct_fixtures as fx
+
 from pipeline.config import Config, CostConfig, EndpointConfig
 from pipeline.construct.build import BuildResult, BuildSettings, build_tasks
 from pipeline.construct.gate import GateOutcome
-from pipeline.harvest.candidates import list_candidates, to_record
-from pipeline.llm.client import LLMClient
-from pipeline.llm.cache import ResponseCache
-from pipeline.llm.ledger import UsageLedger
-from pipeline.llm.fake_server import FakeOpenAIServer, Text, messages_text
-from pipeline.core.task import MutationReport, SurvivingMutant
 from pipeline.core.records import HarvestedClass, RepoRef
-
-import construct_fixtures as fx
+from pipeline.core.task import MutationReport, SurvivingMutant
+from pipeline.harvest.candidates import list_candidates, to_record
+from pipeline.llm.cache import ResponseCache
+from pipeline.llm.client import LLMClient
+from pipeline.llm.fake_server import FakeOpenAIServer, Text, messages_text
+from pipeline.llm.ledger import UsageLedger
 
 MODELS = {
     "composer": "composer-m",

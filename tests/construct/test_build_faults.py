@@ -8,11 +8,11 @@ import json
 import threading
 
 import pytest
-
 from construct_kit import MODELS, Run, ScriptedGate, intra_pair, make_config, scripted_server, three_pairs
-from pipeline.core import reasons as R
+
 from pipeline.construct.build import BuildResult, CandidateResult
 from pipeline.construct.gate import GateUnavailable
+from pipeline.core import reasons as R
 from pipeline.core.folder_lock import FolderBusy, FolderLock
 from pipeline.llm.fake_server import Delay, HTTPError
 

@@ -6,8 +6,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from construct_kit import MODELS, Run, judge_json, make_config, scripted_server, three_pairs
+
 from pipeline.config import ConfigError
 from pipeline.core import reasons as R
 from pipeline.llm.cache import ResponseCache

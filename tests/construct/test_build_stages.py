@@ -4,20 +4,27 @@ stage and reason, and the funnel, the rejects and the records agree."""
 from __future__ import annotations
 
 import itertools
-import re
-
 import json
+import re
 from pathlib import Path
 
-import pytest
-
 import construct_fixtures as fx
+import pytest
 from construct_kit import (
-    MODELS, Run, ScriptedGate, as_class, funnel_rows, intra_pair, judge_json, make_config, scripted_server,
+    MODELS,
+    Run,
+    ScriptedGate,
+    as_class,
+    funnel_rows,
+    intra_pair,
+    judge_json,
+    make_config,
+    scripted_server,
 )
-from pipeline.core import reasons as R
+
 from pipeline.construct.build import BuildResult, CandidateResult
 from pipeline.construct.gate import GateOutcome
+from pipeline.core import reasons as R
 from pipeline.llm.fake_server import HTTPError, Malformed, Truncated
 
 NAME = "FusedTallyCounterBoundedStack"  # what the scripted composer calls the fused class

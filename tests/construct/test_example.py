@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core import reasons as R
 from pipeline.construct.run import run_build
+from pipeline.core import reasons as R
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "record_example_cache.py"

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
+import construct_fixtures as fx
 import pytest
 
-import construct_fixtures as fx
 from pipeline.config import SandboxConfig
 from pipeline.construct.gate import GateUnavailable, SandboxGate
 from pipeline.construct.interface import interface_from_source
@@ -51,6 +51,7 @@ def test_sandbox_failure_is_not_a_verdict(monkeypatch):
 ])
 def test_build_with_the_real_gate_rejects_bad_solutions(tmp_path, mutate, reason):
     from construct_kit import MODELS, Run, as_class, intra_pair, make_config, scripted_server
+
     from pipeline.core import reasons as R
 
     with scripted_server() as server:
@@ -104,6 +105,7 @@ def test_checks_can_be_turned_off():
 
 def test_build_drops_an_environment_dependent_task_and_stores_the_checks_on_kept_ones(tmp_path):
     from construct_kit import MODELS, Run, as_class, intra_pair, make_config, scripted_server
+
     from pipeline.core import reasons as R
 
     _bwrap_or_skip(SandboxConfig())

@@ -4,7 +4,7 @@ directories) publish byte-identical task rows, and no row names the builder's di
 from __future__ import annotations
 
 import shutil
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest

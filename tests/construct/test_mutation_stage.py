@@ -5,17 +5,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
-
 import construct_fixtures as fx
+import pytest
 from construct_kit import (
-    MODELS, Run, ScriptedGate, ScriptedMutator, as_class, funnel_rows, intra_pair, make_config, mutation_report,
+    MODELS,
+    Run,
+    ScriptedGate,
+    ScriptedMutator,
+    as_class,
+    funnel_rows,
+    intra_pair,
+    make_config,
+    mutation_report,
     scripted_server,
 )
+
 from pipeline.config import MutationConfig
-from pipeline.core import reasons as R
 from pipeline.construct.build import CandidateResult
 from pipeline.construct.gate import GateOutcome, SandboxGate
+from pipeline.core import reasons as R
 
 NAME = "FusedTallyCounterBoundedStack"
 EXTRA = '''

@@ -7,13 +7,13 @@ import itertools
 import random
 from collections import Counter
 
-import pytest
-
 import construct_fixtures as fx
+import pytest
 from construct_kit import harvested, renamed
+
 from pipeline.config import DOMAINS, PairingConfig
-from pipeline.core import reasons as R
 from pipeline.construct.pairing import COMPOSABLE, PairingError, candidate_id, composition_theme, make_pairs
+from pipeline.core import reasons as R
 from pipeline.core.funnel import Funnel
 
 

@@ -10,10 +10,18 @@ import random
 from pathlib import Path
 
 import pytest
-
 from construct_kit import (
-    ENV, MODELS, ScriptedGate, ScriptedMutator, funnel_rows, intra_pair, make_config, mutation_report, scripted_server,
+    ENV,
+    MODELS,
+    ScriptedGate,
+    ScriptedMutator,
+    funnel_rows,
+    intra_pair,
+    make_config,
+    mutation_report,
+    scripted_server,
 )
+
 from pipeline.config import MutationConfig
 from pipeline.construct.build import BuildSettings, build_tasks
 from pipeline.core import reasons as R

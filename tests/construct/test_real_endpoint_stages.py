@@ -3,14 +3,14 @@ a re-run repeats, an infrastructure family for what it may not, repairs that sta
 
 from __future__ import annotations
 
-import pytest
-
 import construct_fixtures as fx
+import pytest
 from construct_kit import MODELS, Run, intra_pair, make_config, scripted_server
-from pipeline.core import reasons as R
+
 from pipeline.construct.build import CandidateResult
 from pipeline.construct.compose import problem_feedback
 from pipeline.construct.skeleton_checks import check_skeleton
+from pipeline.core import reasons as R
 from pipeline.llm.fake_server import HTTPError, ServerProfile, Truncated
 
 

@@ -10,8 +10,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
 from construct_kit import ENV, ScriptedGate, ScriptedMutator, endpoint, harvested, make_config, mutation_report
+
 from pipeline.construct.common import Prompts, StageContext
 from pipeline.construct.real_build import build_real_tasks
 from pipeline.construct.real_candidate import GeneratedSuite
@@ -20,8 +20,8 @@ from pipeline.construct.real_examples import observed_examples
 from pipeline.construct.real_skeleton import check_real_skeleton, derive_skeleton, with_docstrings
 from pipeline.construct.task import code_columns
 from pipeline.core import reasons as R
-from pipeline.core.source import is_placeholder_body
 from pipeline.core.records import HarvestedClass, RepoRef
+from pipeline.core.source import is_placeholder_body
 from pipeline.core.task import Task
 from pipeline.harvest.candidates import list_candidates, to_record
 from pipeline.llm.cache import ResponseCache

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
+import construct_fixtures as fx
 import pytest
 
-import construct_fixtures as fx
-from pipeline.core import reasons as R
-from pipeline.llm.extraction import extract_code
 from pipeline.construct.interface import interface_from_source
 from pipeline.construct.judges import parse_answer
 from pipeline.construct.outlines import case_outlines
 from pipeline.construct.skeleton_checks import check_skeleton
 from pipeline.construct.suite_checks import check_tests
+from pipeline.core import reasons as R
+from pipeline.llm.extraction import extract_code
 
 IFACE = interface_from_source(fx.SKELETON, "TallyStack")
 

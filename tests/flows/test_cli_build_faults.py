@@ -138,8 +138,13 @@ def test_the_probe_bound_covers_what_the_probes_cost(example_config, tmp_path):
     from pipeline.config import load_config
     from pipeline.llm.fake_server import FakeOpenAIServer
     from pipeline.llm.ledger import UsageLedger
-    from pipeline.llm.preflight import (ProbeBudgetTooSmall, check_endpoints, endpoints_of_build, probe_ledger_entries,
-                                        require_probe_budget)
+    from pipeline.llm.preflight import (
+        ProbeBudgetTooSmall,
+        check_endpoints,
+        endpoints_of_build,
+        probe_ledger_entries,
+        require_probe_budget,
+    )
 
     with FakeOpenAIServer(default='{"ok": true}', models=list(MODELS)) as srv:
         cfg = load_config(_priced_live_config(example_config, srv.base_url, tmp_path, 1.0))

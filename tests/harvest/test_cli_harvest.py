@@ -8,9 +8,9 @@ import socket
 from pathlib import Path
 
 from classgen import make_class
+from fakes.github_api import FakeGitHub, fake_repo
 from typer.testing import CliRunner
 
-from fakes.github_api import FakeGitHub, fake_repo
 from pipeline.cli import app
 
 

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 from classgen import make_class
+from fakes.github_api import FakeGitHub, fake_repo
 from typer.testing import CliRunner
 
-from fakes.github_api import FakeGitHub, fake_repo
 from pipeline.cli import app
 from pipeline.config import MISSING_CONFIG_HINT, ConfigError, load_config
 

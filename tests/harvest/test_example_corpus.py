@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from datetime import date, datetime, UTC
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
 
-from pipeline.config import CloneConfig, HarvestConfig, DedupConfig
-from pipeline.harvest.run import run_harvest
+from pipeline.config import CloneConfig, DedupConfig, HarvestConfig
 from pipeline.core.records import HarvestedClass, Rejection
 from pipeline.core.store import read_jsonl
+from pipeline.harvest.run import run_harvest
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSEVAL = ROOT.parent / "shared" / "data" / "classeval" / "ClassEval_data.json"

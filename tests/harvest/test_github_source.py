@@ -12,7 +12,7 @@ import urllib.error
 import urllib.parse
 import urllib.request
 from collections.abc import Iterator
-from datetime import date, datetime, UTC
+from datetime import UTC, date, datetime
 from typing import Any
 
 import pytest

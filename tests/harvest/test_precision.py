@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import subprocess
 import sys
-from datetime import date, datetime, UTC
+from datetime import UTC, date, datetime
 
 import pytest
 from classgen import make_class

@@ -9,11 +9,12 @@ from datetime import date
 from pathlib import Path
 
 from classgen import make_class
+
 from pipeline.config import CloneConfig, DedupConfig, HarvestConfig
-from pipeline.harvest.run import run_harvest
-from pipeline.release.history import release_solutions
 from pipeline.core.records import HarvestedClass, Rejection
 from pipeline.core.store import read_jsonl
+from pipeline.harvest.run import run_harvest
+from pipeline.release.history import release_solutions
 
 VERSION = "2025.06.01"
 

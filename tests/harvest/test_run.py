@@ -7,14 +7,14 @@ from datetime import date
 from pathlib import Path
 
 import pytest
-
 from classgen import make_class
+
 from pipeline.config import CloneConfig, DedupConfig, HarvestConfig
+from pipeline.core.records import HarvestedClass, Rejection, RepoRef
+from pipeline.core.store import read_jsonl
 from pipeline.harvest import run as run_mod
 from pipeline.harvest.local_source import SourceError
 from pipeline.harvest.run import run_harvest
-from pipeline.core.records import HarvestedClass, Rejection, RepoRef
-from pipeline.core.store import read_jsonl
 
 CLASSEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "classeval" / "ClassEval_data.json"
 

@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import ast
-from datetime import date
+from datetime import UTC, date, datetime
 from pathlib import Path
 
 import pytest
-
 from classgen import first_method, make_class
+
 from pipeline.config import CloneConfig, FilterConfig
 from pipeline.harvest.clone import clone_for_scan
 from pipeline.harvest.local_source import local_repo_ref
@@ -217,7 +217,10 @@ def test_field_annotations_are_kept(make_repo, tmp_path):
 def _history_of_edits_moves_and_renames(make_repo):
     """A class line edited, a file renamed, a class moved to another file, a name that prefixes
     another (Cart / CartItem), and an older same-named class elsewhere."""
-    from conftest import when
+    def when(day: str) -> datetime:  # not imported from tests/conftest: another folder's conftest may own that name
+        return datetime.fromisoformat(day).replace(tzinfo=UTC)
+
+
     from pipeline.harvest.repo_builder import CommitSpec
 
     cart, item = make_class("Cart", methods=6), make_class("CartItem", methods=6, imports="")

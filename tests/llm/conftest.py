@@ -6,8 +6,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-
 from llmkit import API_KEY, Harness
+
 from pipeline.llm.fake_server import FakeOpenAIServer
 
 

@@ -7,8 +7,8 @@ import socket
 from pathlib import Path
 
 from pipeline.config import CostConfig, EndpointConfig, LLMConfig
-from pipeline.llm.client import LLMClient
 from pipeline.llm.cache import ResponseCache
+from pipeline.llm.client import LLMClient
 from pipeline.llm.ledger import UsageLedger
 
 API_KEY = "sk-test-key"

@@ -8,13 +8,13 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from llmkit import ENV, endpoint
+
 from pipeline.config import LLMConfig
-from pipeline.llm.client import LLMClient
 from pipeline.llm.cache import ResponseCache
-from pipeline.llm.ledger import UsageLedger
+from pipeline.llm.client import LLMClient
 from pipeline.llm.errors import CacheWriteError
+from pipeline.llm.ledger import UsageLedger
 
 MSGS = [{"role": "user", "content": "Write class Stack."}]
 

@@ -6,9 +6,9 @@ import json
 from pathlib import Path
 
 import pytest
+from llmkit import API_KEY, dead_url
 from typer.testing import CliRunner
 
-from llmkit import API_KEY, dead_url
 from pipeline.cli import app
 from pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
 

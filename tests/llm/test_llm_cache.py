@@ -10,8 +10,7 @@ import threading
 import pytest
 
 from pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache, canonical_json
-from pipeline.llm.errors import CacheImportError
-from pipeline.llm.errors import CacheCorrupt
+from pipeline.llm.errors import CacheCorrupt, CacheImportError
 
 
 def material(**kw) -> CacheKeyMaterial:

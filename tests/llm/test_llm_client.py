@@ -8,6 +8,7 @@ import threading
 import time
 
 import pytest
+from llmkit import API_KEY, endpoint
 
 from pipeline.config import CostConfig, MissingAPIKey
 from pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, UnpricedModel
@@ -21,8 +22,6 @@ from pipeline.llm.fake_server import (
     Truncated,
     fake_token_count,
 )
-
-from llmkit import API_KEY, endpoint
 
 MSGS = [{"role": "system", "content": "You write Python."}, {"role": "user", "content": "Write class Stack."}]
 

@@ -6,13 +6,12 @@ import hashlib
 import threading
 
 import pytest
-
 from llmkit import PROMPTS
+
 from pipeline.config import CostConfig
 from pipeline.llm.errors import PromptError
 from pipeline.llm.ledger import UsageLedger
-from pipeline.llm.prompts import list_prompts, load_prompt
-from pipeline.llm.prompts import default_prompt_dir
+from pipeline.llm.prompts import default_prompt_dir, list_prompts, load_prompt
 
 
 def test_lists_templates_and_loads_the_latest_version():

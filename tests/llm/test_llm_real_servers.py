@@ -4,11 +4,10 @@ refused json_schema, no usage, content null, small windows, cut answers, streami
 from __future__ import annotations
 
 import pytest
-
 from llmkit import API_KEY, endpoint
+
 from pipeline.config import CostConfig
-from pipeline.llm.errors import BudgetExceeded, LLMCallFailed
-from pipeline.llm.errors import PromptTooLong
+from pipeline.llm.errors import BudgetExceeded, LLMCallFailed, PromptTooLong
 from pipeline.llm.fake_server import FakeOpenAIServer, NullContent, ServerProfile, Text, Truncated
 from pipeline.llm.tokens import estimate_prompt_tokens
 

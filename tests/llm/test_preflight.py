@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-
 from llmkit import API_KEY, ENV, dead_url, endpoint
+
 from pipeline.config import Config, EndpointConfig
 from pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
 from pipeline.llm.preflight import (

@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 import pytest
+from llmkit import API_KEY
 from typer.testing import CliRunner
 
-from llmkit import API_KEY
 from pipeline.config import EndpointConfig
 from pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
 from pipeline.llm.ledger import UsageLedger

@@ -8,7 +8,13 @@ import json
 from pipeline.config import CostConfig
 from pipeline.llm.ledger import UsageLedger
 from pipeline.llm.usage_history import (
-    ALL_RUNS_FILE, LAST_RUN_FILE, USAGE_DIR, new_run_id, recorded_usage, save_usage, write_usage_files,
+    ALL_RUNS_FILE,
+    LAST_RUN_FILE,
+    USAGE_DIR,
+    new_run_id,
+    recorded_usage,
+    save_usage,
+    write_usage_files,
 )
 
 COSTS = {"m": CostConfig(prompt_per_mtok=1.0, completion_per_mtok=2.0)}

@@ -14,9 +14,8 @@ import pytest
 
 from pipeline.config import EnvironmentChecksConfig, SandboxConfig
 from pipeline.quality.environment_checks import check_environment
-from pipeline.sandbox.base import Perturbation, SandboxError
+from pipeline.sandbox.base import Perturbation, RunLimits, SandboxError
 from pipeline.sandbox.docker_backend import container_options, perturbed_options
-from pipeline.sandbox.base import RunLimits
 from pipeline.sandbox.local import LocalBackend
 from pipeline.sandbox.perturb import find_libfaketime
 

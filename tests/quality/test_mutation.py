@@ -9,9 +9,15 @@ from pathlib import Path
 import pytest
 
 from pipeline.config import MutationConfig, SandboxConfig
-from pipeline.quality.mutation import MutantOutcome, MutationError, MutationReport, measure_mutation
-from pipeline.quality.mutation import build_report, score_of
 from pipeline.quality.mutants import generate_mutants
+from pipeline.quality.mutation import (
+    MutantOutcome,
+    MutationError,
+    MutationReport,
+    build_report,
+    measure_mutation,
+    score_of,
+)
 from pipeline.sandbox import get_backend
 
 SOLUTION = textwrap.dedent(

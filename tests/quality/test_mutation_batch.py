@@ -8,12 +8,12 @@ from __future__ import annotations
 import textwrap
 
 import pytest
+from test_mutation import CLASSES, SOLUTION, TESTS, CountingBackend
 
 from pipeline.config import MutationConfig, SandboxConfig
 from pipeline.quality.mutation import measure_mutation
 from pipeline.sandbox import SandboxError, SuiteRequest, SuiteStatus, execute, get_backend
 from pipeline.sandbox.batch import can_batch, execute_batch
-from test_mutation import CLASSES, SOLUTION, TESTS, CountingBackend
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import pytest
 
 from pipeline.core import reasons
-from pipeline.quality.plus.rules import violation
-from pipeline.quality.plus.suite import screen
 from pipeline.quality.plus.contract import declared_types
 from pipeline.quality.plus.convert import PlusTest
+from pipeline.quality.plus.rules import violation
+from pipeline.quality.plus.suite import screen
 
 CASES = [
     (reasons.PLUS_OBJECT_IDENTITY,

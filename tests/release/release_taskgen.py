@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import ast
 import copy
-from datetime import datetime, UTC
+from datetime import UTC, datetime
 from typing import Any
 
 from pipeline.config import Config

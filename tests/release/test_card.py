@@ -9,8 +9,8 @@ from typing import Any
 
 from pipeline.config import Config
 from pipeline.core.funnel import FunnelReport, StageCounts
-from pipeline.release.report import write_report
 from pipeline.core.task import SourceRef, task_license
+from pipeline.release.report import write_report
 from pipeline.release.tables import funnel_rows, overall_yield
 
 

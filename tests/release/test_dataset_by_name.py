@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 from release_taskgen import VERSION, make_tasks
 
-from pipeline.formats.loader import DatasetError, load_dataset
 from pipeline.formats.hub import CLASSEVAL_REPO, parse_spec, resolve_dataset
+from pipeline.formats.loader import DatasetError, load_dataset
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 CLASSEVAL_JSON = Path("/work/shared/data/classeval/ClassEval_data.json")   # cross-check only, when present

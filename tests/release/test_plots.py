@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 from release_taskgen import make_tasks
 
-from benchmark.plots import passk_figure, taxonomy_figure, write_plots as write_run_plots
+from benchmark.plots import passk_figure, taxonomy_figure
+from benchmark.plots import write_plots as write_run_plots
 from benchmark.runner import EvaluationRequest, evaluate
 from pipeline.config import Config, EvaluateConfig
 from pipeline.core.funnel import FunnelReport, StageCounts

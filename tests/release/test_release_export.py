@@ -12,8 +12,8 @@ from typer.testing import CliRunner
 
 from pipeline.release import export as export_mod
 from pipeline.release.errors import ExportError
-from pipeline.release.verify import verify_release
 from pipeline.release.export import export_release
+from pipeline.release.verify import verify_release
 
 REPO = "classforge/bench"
 OID = "0123456789abcdef0123456789abcdef01234567"

@@ -8,8 +8,8 @@ from pathlib import Path
 from release_taskgen import as_tasks, make_tasks, release_kwargs
 
 from pipeline.config import Config
-from pipeline.release.report import write_report
 from pipeline.formats.release_rows import read_release_rows as read_release_tasks
+from pipeline.release.report import write_report
 from pipeline.release.writer import write_release
 
 REPORT = {"mutants": 20, "killed": 15, "survived": 4, "timed_out": 1, "equivalent": 0, "invalid": 0, "score": 0.8,

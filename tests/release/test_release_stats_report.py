@@ -9,9 +9,9 @@ import pytest
 from release_taskgen import DEPTH, LOC, METHODS, as_tasks, make_tasks
 from typer.testing import CliRunner
 
+from pipeline.formats.release_rows import release_rows as normalize_tasks
 from pipeline.release.errors import ReleaseError
 from pipeline.release.report import write_report
-from pipeline.formats.release_rows import release_rows as normalize_tasks
 from pipeline.release.stats import compute_stats
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"

@@ -10,9 +10,9 @@ from release_taskgen import as_tasks, make_tasks, sample_funnel
 
 from pipeline.config import Config, ReleaseConfig
 from pipeline.release.publish import publish
-from pipeline.release.writer import config_record
 from pipeline.release.report import write_report
 from pipeline.release.validity import compute_validity, validity_section
+from pipeline.release.writer import config_record
 
 DECON = {"checked": ["reference corpus classeval (100 classes)", "snapshot earlier-2025"], "not_checked": ["hf:org/other: not in the local cache"]}
 

@@ -14,10 +14,12 @@ from pipeline.config import Config
 from pipeline.core.errors import ReleaseFormatError
 from pipeline.core.folder_lock import LOCK_NAME
 from pipeline.core.funnel import FunnelReport
+from pipeline.core.task import CORE_COLUMNS, Task
+from pipeline.formats.release_rows import JSON_COLUMNS_KEY
+from pipeline.formats.release_rows import read_release_rows as read_release_tasks
+from pipeline.formats.release_rows import release_rows as normalize_tasks
 from pipeline.release import writer as writer_mod
 from pipeline.release.errors import ReleaseError, ReleaseExistsError
-from pipeline.formats.release_rows import JSON_COLUMNS_KEY, read_release_rows as read_release_tasks, release_rows as normalize_tasks
-from pipeline.core.task import CORE_COLUMNS, Task
 from pipeline.release.manifest import SourceRepo
 from pipeline.release.verify import read_front_matter, verify_release
 from pipeline.release.writer import write_release

@@ -16,8 +16,8 @@ import uuid
 from dataclasses import dataclass, field
 
 import pytest
-
 from sandbox_support import leftover_processes, make_config
+
 from pipeline.sandbox import SuiteStatus, run_suite
 
 LIMIT_S = 2.0

@@ -10,11 +10,11 @@ import os
 import textwrap
 
 import pytest
+from sandbox_support import leftover_processes
+from test_sandbox_adversarial import ATTACKS, FINITE_LIMIT_S, HOST_TARGETS, MARK, bait, config  # noqa: F401 - a fixture
 
 from pipeline.sandbox import SuiteRequest, SuiteStatus, execute
 from pipeline.sandbox.batch import can_batch, execute_batch
-from test_sandbox_adversarial import ATTACKS, FINITE_LIMIT_S, HOST_TARGETS, MARK, bait, config  # noqa: F401 - a fixture
-from sandbox_support import leftover_processes
 
 COUNTER = textwrap.dedent(
     """

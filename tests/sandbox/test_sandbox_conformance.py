@@ -11,8 +11,8 @@ import time
 import uuid
 
 import pytest
-
 from sandbox_support import leftover_processes
+
 from pipeline.sandbox.base import RunLimits, SandboxError
 from pipeline.sandbox.env import ALLOWED_NAMES
 

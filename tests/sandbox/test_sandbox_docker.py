@@ -8,9 +8,9 @@ import sys
 
 import pytest
 import requests
-
-from sandbox_support import make_config
 from fake_docker import FakeContainer, FakeDockerClient
+from sandbox_support import make_config
+
 from pipeline.sandbox import SandboxError, SuiteStatus, run_suite
 from pipeline.sandbox.base import RunLimits
 from pipeline.sandbox.docker_backend import DockerBackend

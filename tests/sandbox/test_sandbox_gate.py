@@ -7,8 +7,8 @@ import sys
 import textwrap
 
 import pytest
-
 from sandbox_support import make_config
+
 from pipeline.sandbox import GateReason, SuiteStatus, verify
 
 SOLUTION = textwrap.dedent(

@@ -6,8 +6,8 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-
 from sandbox_support import make_config
+
 from pipeline.sandbox import (
     ClassStatus,
     SuiteRequest,

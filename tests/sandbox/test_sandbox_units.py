@@ -11,6 +11,7 @@ import time
 import pytest
 
 from pipeline.config import SandboxConfig
+from pipeline.core.pool import map_concurrently
 from pipeline.sandbox import (
     ClassStatus,
     GateReason,
@@ -20,12 +21,12 @@ from pipeline.sandbox import (
     SuiteStatus,
     backend_names,
     get_backend,
+    harness_script,
     pool_size,
     register_backend,
+    run_suites,
     scaled_limit,
 )
-from pipeline.core.pool import map_concurrently
-from pipeline.sandbox import harness_script, run_suites
 from pipeline.sandbox.base import ExecResult, RunLimits, check_relative_path
 from pipeline.sandbox.env import build_env
 from pipeline.sandbox.expectations import Expectation, machinery_imports, static_expectations

@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 import re
 
-from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core import parsing
+from pipeline.core.ast_helpers import class_methods, find_class
 
 _TYPE_WORDS = {
     "str": "str", "string": "str", "int": "int", "integer": "int", "float": "float", "number": "float",
@@ -96,13 +96,14 @@ def variable_types(tree: ast.AST, class_name: str) -> dict[str, str]:
     (Pynguin feeds results back as arguments: `TicTacToe(N=result)`), `assertEqual(x, 3)` an int,
     `x = Class()` the class."""
     types = dict.fromkeys(instances(tree, class_name), class_name)
-    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
+    for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
+        func = call.func
         name = call.args[0].id if call.args and isinstance(call.args[0], ast.Name) else None
-        if name is None or name in types:
+        if name is None or name in types or not isinstance(func, ast.Attribute):
             continue
-        if call.func.attr in _ASSERTED:
-            types[name] = _ASSERTED[call.func.attr]
-        elif call.func.attr == "assertEqual" and len(call.args) == 2 and literal_type(call.args[1]) not in (None, "function", "type"):
+        if func.attr in _ASSERTED:
+            types[name] = _ASSERTED[func.attr]
+        elif func.attr == "assertEqual" and len(call.args) == 2 and literal_type(call.args[1]) not in (None, "function", "type"):
             types[name] = literal_type(call.args[1])  # type: ignore[assignment]
     return types
 

@@ -17,12 +17,11 @@ import re
 import libcst as cst
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.core import parsing, reasons
 from pipeline.core.ast_helpers import class_methods, find_class
-from pipeline.core import reasons
 from pipeline.core.task import PlusDrop
 from pipeline.quality.plus.asserts import AssertRewriter, ConversionFailed
 from pipeline.quality.plus.names import rename_variables
-from pipeline.core import parsing
 
 _ALIAS = "under_test_"
 _MODULE = "under_test"

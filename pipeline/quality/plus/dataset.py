@@ -18,9 +18,9 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import PlusConfig, SandboxConfig
 from pipeline.core.errors import InputError
-from pipeline.formats.loader import load_dataset, read_records
 from pipeline.core.store import write_text
 from pipeline.core.task import PlusSuite, Task
+from pipeline.formats.loader import load_dataset, read_records
 from pipeline.quality.plus.suite import cached_suite, make_plus_suite, suite_key
 
 

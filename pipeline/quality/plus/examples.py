@@ -200,8 +200,9 @@ def undescribed_effect(body: str, docs: dict[str, str]) -> str | None:
                 return f".{name} changes across {', '.join(dict.fromkeys(between)) or 'no call'}(), whose description never names it"
             seen[(var, name)], since[(var, name)] = expected, []
             continue
-        for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)):
-            if isinstance(call.func.value, ast.Name) and call.func.attr in docs:
-                for key in (k for k in since if k[0] == call.func.value.id):
-                    since[key].append(call.func.attr)
+        for call in (n for n in ast.walk(stmt) if isinstance(n, ast.Call)):
+            func = call.func
+            if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.attr in docs:
+                for key in (k for k in since if k[0] == func.value.id):
+                    since[key].append(func.attr)
     return None

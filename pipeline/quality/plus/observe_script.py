@@ -86,7 +86,7 @@ def public_state(obj, module):
 
 
 def _run_program(program, module):
-    record = {"observed": {}, "steps": {}, "ok": True, "error": ""}
+    record: dict = {"observed": {}, "steps": {}, "ok": True, "error": ""}
 
     def observe(k, obj):
         record["observed"][str(k)] = public_state(obj, module)
@@ -121,7 +121,7 @@ def _expire(signum, frame):
 
 def main(programs_path, out_path):
     sys.path.insert(0, ".")
-    import under_test
+    import under_test  # type: ignore[import-not-found]  # the sandbox's work folder holds it
 
     with open(programs_path, encoding="utf-8") as fh:
         programs = json.load(fh)

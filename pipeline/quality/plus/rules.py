@@ -12,8 +12,7 @@ import ast
 import re
 from collections.abc import Callable
 
-from pipeline.core import reasons
-from pipeline.core import parsing
+from pipeline.core import parsing, reasons
 
 _ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]+|object at\b")
 _CLOCK = {"time", "time_ns", "monotonic", "perf_counter", "process_time", "now", "today", "utcnow", "localtime", "gmtime", "ctime"}

@@ -19,10 +19,22 @@ from pipeline.core.store import write_text
 from pipeline.core.task import PlusDrop, PlusSuite
 from pipeline.quality.cache import content_key
 from pipeline.quality.plus.contract import (
-    Contract, annotated_source, declared_fields, declared_types, off_contract, undeclared_attribute,
+    Contract,
+    annotated_source,
+    declared_fields,
+    declared_types,
+    off_contract,
+    undeclared_attribute,
 )
 from pipeline.quality.plus.convert import PlusTest, convert
-from pipeline.quality.plus.examples import Evidence, method_docs, off_domain, shown_arguments, undescribed_effect, unshown_type
+from pipeline.quality.plus.examples import (
+    Evidence,
+    method_docs,
+    off_domain,
+    shown_arguments,
+    undescribed_effect,
+    unshown_type,
+)
 from pipeline.quality.plus.generate import GENERATOR, GeneratedTests, generate
 from pipeline.quality.plus.observe import OBSERVE_VERSION, observe_tests
 from pipeline.quality.plus.render import name_tests, render

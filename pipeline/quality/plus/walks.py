@@ -97,7 +97,7 @@ def fits(source: str, annotation: str) -> bool:
     if wanted is None:
         return True
     try:
-        value = ast.literal_eval(source)
+        value = parsing.literal_eval(source)
     except (ValueError, SyntaxError):
         return False
     if value is None:
