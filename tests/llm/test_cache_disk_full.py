@@ -90,26 +90,19 @@ def test_the_next_run_stores_the_spilled_answers_once_the_disk_has_room(server, 
 def test_a_spill_that_still_cannot_be_stored_stays_where_it_is(server, tmp_path, monkeypatch):
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
-    server.default = "x" * 5000
-    path = tmp_path / "llm.sqlite"
-    cache = ResponseCache(path)
-    _fill(cache)
-    LLMClient(LLMConfig(cache_path=path), ENV, cache, UsageLedger()).complete(
-        "solver", endpoint(server.base_url), MSGS, task_id="t1", prompt_version="v1")
-    with pytest.raises(CacheWriteError) as info:
-        cache.close()
+    path, spill = _spilled(server, tmp_path)
     real_insert = ResponseCache.import_jsonl
 
-    def still_full(self, spill):
+    def still_full(self, file):
         raise sqlite3.OperationalError("database or disk is full")
 
     monkeypatch.setattr(ResponseCache, "import_jsonl", still_full)
     ResponseCache(path).close()
-    assert info.value.spill.is_file()
+    assert spill.is_file()
     monkeypatch.setattr(ResponseCache, "import_jsonl", real_insert)
     with ResponseCache(path) as reopened:
         assert len(reopened) == 1
-    assert not info.value.spill.exists()
+    assert not spill.exists()
 
 
 def test_a_stop_stores_the_answers_kept_in_memory_or_says_where_they_went(server, tmp_path, monkeypatch):
