@@ -12,9 +12,12 @@ setup:
 # Two builds side by side: the composition track's replayed example, and the real-source track on
 # the real repositories shipped in examples/real-repos (no LLM call; its own Prefect home and release
 # folder, so neither waits for nor races the other). Its output follows the example's.
+# `make run REAL_SOURCE=0`: the example only.
+REAL_SOURCE ?= 1
 run: setup
 	@mkdir -p .cache
-	@PREFECT_HOME=$(CURDIR)/.cache/prefect-real-source .venv/bin/python -m pipeline.cli build \
+	@if [ "$(REAL_SOURCE)" = 0 ]; then exec .venv/bin/python -m pipeline.cli build --config examples/classforge.toml; fi; \
+	PREFECT_HOME=$(CURDIR)/.cache/prefect-real-source .venv/bin/python -m pipeline.cli build \
 	  --config examples/real-source.toml > .cache/real-source-build.log 2>&1 & real=$$!; \
 	.venv/bin/python -m pipeline.cli build --config examples/classforge.toml; example=$$?; \
 	wait $$real; status=$$?; cat .cache/real-source-build.log; \
