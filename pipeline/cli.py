@@ -413,7 +413,7 @@ def build(
         fail(*flow_failure(result, state.message, log_path))
     _print_build_result(result)
     if state.is_failed():
-        fail(f"build {state.name.lower()}: {state.message}", 1)
+        fail(f"build {(state.name or 'failed').lower()}: {state.message}", 1)
 
 
 def _print_build_result(result: BuildRunSummary) -> None:

@@ -76,6 +76,7 @@ def _json(reply: Completion) -> dict:
 
 def _method(solution: str, class_name: str, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef:
     cls = find_class(parsing.parse(solution), class_name, top_level_only=True)
+    assert cls is not None, f"{class_name} is not in its own reference solution"  # the solution is the class
     return next(n for n in class_methods(cls) if n.name == name)
 
 

@@ -31,6 +31,7 @@ def _squash(name: str) -> str:
 def method_test_classes(test_classes: list[str], class_name: str, solution: str) -> dict[str, str]:
     """Method -> its test class, by the plus tier's naming (`<Class>Test<Method>`, method in CamelCase)."""
     cls = find_class(parsing.parse(solution), class_name, top_level_only=True)
+    assert cls is not None, f"{class_name} is not in its own reference solution"  # the solution is the class
     methods = {_squash(n.name): n.name for n in class_methods(cls) if n.name != "__init__"}
     found: dict[str, str] = {}
     for tc in test_classes:

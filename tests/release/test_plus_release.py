@@ -11,8 +11,8 @@ import shutil
 from typer.testing import CliRunner
 
 from pipeline.config import PlusConfig, SandboxConfig
-from pipeline.formats.loader import load_dataset
 from pipeline.core.task import PlusSuite
+from pipeline.formats.loader import load_dataset
 from pipeline.quality.plus import dataset as dataset_module
 from pipeline.quality.plus.dataset import strengthen_dataset
 from pipeline.release.manifest import MANIFEST
