@@ -44,9 +44,9 @@ def real_repos(tmp_path) -> Path:
 @pytest.mark.slow
 @pytest.mark.xfail(strict=True, reason=(
     "known regression, issue 21 open: on its branch this build released CircuitBreaker and RateLimiter "
-    "(89.3%, 89.7%); merged with the plus tier's PLUS_VERSION 8 screening rules it releases none (best "
-    "mutation score 73.0% < 86%, one fresh run on 2026-11-26). strict: passing again fails the suite "
-    "until this mark goes"))
+    "(89.3%, 89.7%); after this round's merges it releases none (best mutation score 73.0% < 86%; "
+    "three fresh runs on 2026-11-26; switching off the plus tier's new description rules does not "
+    "bring it back). strict: passing again fails the suite until this mark goes"))
 def test_real_source_build_on_the_shipped_repositories(prefect_harness, real_repos, tmp_path, monkeypatch):
     import datasets
 
