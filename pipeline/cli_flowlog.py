@@ -87,6 +87,10 @@ def embedded_server_writes_to(path: Path) -> Callable[[], None]:
     build's lines; no logging setting of ours reaches that process. Its stderr goes to the build log
     instead: the spawn of the server (it is started lazily, by the flow's first API call) runs with
     file descriptor 2 pointing at the log. Returns the undo."""
+    from prefect.settings import PREFECT_API_URL
+
+    if PREFECT_API_URL.value():  # the user's own server: nothing is spawned, nothing to import
+        return lambda: None
     from prefect.server.api.server import SubprocessASGIServer
 
     server = SubprocessASGIServer()  # the process-wide instance Prefect's clients start

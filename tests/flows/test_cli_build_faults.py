@@ -299,3 +299,13 @@ def test_the_embedded_servers_stderr_goes_to_the_build_log(tmp_path, monkeypatch
     assert "the CLI's own stderr still reaches the terminal" in captured.err
     # Outside a build the spawn is Prefect's own again.
     assert "_run_uvicorn_command" not in SubprocessASGIServer().__dict__
+
+
+def test_with_the_users_own_prefect_server_nothing_is_patched(tmp_path, monkeypatch):
+    from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_API_URL, temporary_settings
+
+    from pipeline.cli_flowlog import flow_log
+
+    with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:4200/api"}), flow_log(tmp_path / "built"):
+        assert "_run_uvicorn_command" not in SubprocessASGIServer().__dict__
