@@ -280,9 +280,12 @@ def test_the_embedded_servers_stderr_goes_to_the_build_log(tmp_path, monkeypatch
     import sys
 
     from prefect.server.api.server import SubprocessASGIServer
+    from prefect.settings import PREFECT_API_URL, temporary_settings
 
     from pipeline.cli_flowlog import flow_log
 
+    # Another flow test in the session may have entered Prefect's harness, which points
+    # PREFECT_API_URL at its own server; this test is about a build that starts the embedded one.
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
     server_says = "sqlite3.OperationalError: database is locked"
 
@@ -291,7 +294,8 @@ def test_the_embedded_servers_stderr_goes_to_the_build_log(tmp_path, monkeypatch
 
     assert callable(SubprocessASGIServer.__dict__.get("_run_uvicorn_command")), "Prefect renamed its spawn"
     monkeypatch.setattr(SubprocessASGIServer, "_run_uvicorn_command", fake_uvicorn)
-    with flow_log(tmp_path / "built") as log_path:
+    with temporary_settings(restore_defaults={PREFECT_API_URL}), flow_log(tmp_path / "built") as log_path:
+        assert PREFECT_API_URL.value() is None
         assert SubprocessASGIServer()._run_uvicorn_command().wait(timeout=120) == 0
     print("the CLI's own stderr still reaches the terminal", file=sys.stderr)
     captured = capfd.readouterr()
