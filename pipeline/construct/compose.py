@@ -19,6 +19,7 @@ import re
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from pipeline.config import EndpointConfig
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
 from pipeline.construct.copy_check import copied_source, fusion_requirement
 from pipeline.construct.pairing import Pair
@@ -26,6 +27,7 @@ from pipeline.construct.skeleton_checks import Problem, SkeletonReport, check_sk
 from pipeline.construct.spec import ClassSpec, interface_constraints, render_spec
 from pipeline.core import parsing
 from pipeline.core import reasons as R
+from pipeline.core.funnel import Verdict
 from pipeline.llm.client import Completion
 from pipeline.llm.extraction import extract_code
 from pipeline.llm.prompts import PromptTemplate
@@ -154,6 +156,19 @@ def _copied_when_cut(reply: Completion, sources: tuple[ClassSpec, ClassSpec]) ->
     return copied_source(extract_code(reply.text).source_file or reply.text, *sources) is not None
 
 
+def _answer(ctx: StageContext, endpoint: EndpointConfig, messages: list[dict[str, str]], version: str,
+            sources: tuple[ClassSpec, ClassSpec]) -> Completion | Verdict:
+    """One composer answer. One cut at max_tokens gets the client's retry with more room only when
+    it is not a copy of the sources: more room buys a longer copy (the 1.5B model put both classes
+    side by side, bodies and all, to 1,536 tokens and was then asked again for 3,072)."""
+    reply = ask(ctx, ROLE, endpoint.model_copy(update={"length_retry_factor": 1.0}), messages, version)
+    if (isinstance(reply, Completion) and reply.truncated and endpoint.length_retry_factor > 1
+            and not _copied_when_cut(reply, sources)):
+        # The same request again: its cut answer comes from the cache, then the retry with more room.
+        return ask(ctx, ROLE, endpoint, messages, version)
+    return reply
+
+
 def _repeated(attempts: list[SkeletonAttempt]) -> str:
     """A last answer that repeats an earlier one byte for byte: the model did not take the feedback."""
     last = attempts[-1].code
@@ -171,7 +186,7 @@ def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> Compos
     attempts: list[SkeletonAttempt] = []
     endpoint = ctx.llm.composer
     for round_ in range(ctx.construct.compose_repairs + 1):
-        reply = ask(ctx, ROLE, endpoint, messages, version)
+        reply = _answer(ctx, endpoint, messages, version, sources)
         if not isinstance(reply, Completion):
             return ComposeResult(outcome=StageOutcome.of(stage, reply), attempts=attempts, prompt_version=version)
         if reply.truncated and not (round_ < ctx.construct.compose_repairs and _copied_when_cut(reply, sources)):

@@ -194,6 +194,19 @@ def test_a_copy_cut_at_max_tokens_is_reasked_not_dropped_as_truncated(server, tm
     assert "both source classes side by side" in reask
 
 
+def test_a_copy_cut_at_the_full_limit_is_reasked_without_a_retry_for_more_room(server, tmp_path):
+    # A real server reports the whole budget spent (1,536 of 1,536 for the 1.5B model's two classes
+    # side by side); more room would only have bought a longer copy (3,072 more tokens).
+    both = fx.COUNTER_SOURCE.rstrip() + "\n\n\n" + fx.STACK_SOURCE
+    cut = "```python\n" + both[: both.index("def peek")]
+    server.add_rule(model=MODELS["composer"], replies=[Truncated(cut, completion_tokens=4000), fx.fenced(fx.SKELETON)])
+    task = built(build(server, tmp_path))
+    first, reask = requests_for(server, MODELS["composer"])
+    assert first.body["max_tokens"] == reask.body["max_tokens"] == 4000
+    assert "both source classes side by side" in reask.messages[-1]["content"]
+    assert task.prompt_versions["compose"] == "compose@v1+compose_reask@v2"
+
+
 def test_both_sources_side_by_side_is_a_copy(server, tmp_path):
     side_by_side = fx.COUNTER_SOURCE.rstrip() + "\n\n\n" + fx.STACK_SOURCE
     server.add_rule(model=MODELS["composer"], replies=[fx.fenced(side_by_side)] * 2)
