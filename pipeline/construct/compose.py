@@ -7,7 +7,7 @@ repair prompt carries both source specs (a fusion cannot be repaired without the
 problems with the offending lines quoted, the structural requirements with what this skeleton has
 (public and private methods counted apart), and the previous skeleton only (not earlier attempts).
 A skeleton that is not a fusion at all cannot be repaired: the prompt's own format example (small
-models answer with it) or a copy of a source class, or both side by side (copy_check.py). It gets
+models answer with it, under its name or another) or a copy of a source class, or both side by side (copy_check.py). It gets
 a re-ask instead: the first request (both specs) under instructions without the example, with a
 note naming the copy and what a fusion of these two classes must hold. If it still fails, the
 candidate is dropped with the reason of the last attempt.
@@ -21,7 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import EndpointConfig
 from pipeline.construct.common import StageContext, StageOutcome, ask, cut_detail
-from pipeline.construct.copy_check import copied_source, fusion_requirement
+from pipeline.construct.copy_check import copied_source, fusion_requirement, reproduced_example
 from pipeline.construct.pairing import Pair
 from pipeline.construct.skeleton_checks import Problem, SkeletonReport, check_skeleton
 from pipeline.construct.spec import ClassSpec, interface_constraints, render_spec
@@ -81,17 +81,21 @@ def example_class_names(template: PromptTemplate) -> set[str]:
     return set(_CLASS_LINE.findall(template.text))
 
 
-def _check(reply: Completion, min_methods: int, examples: set[str],
+def _check(reply: Completion, min_methods: int, example: str,
            sources: tuple[ClassSpec, ClassSpec]) -> tuple[SkeletonAttempt, SkeletonReport]:
+    """The skeleton checks, with a copy of the prompt's format example (`example`: the prompt's
+    text; renamed or not) or of a source class named first."""
     extraction = extract_code(reply.text)
     if not extraction.found:
         report = SkeletonReport(problems=[Problem(reason=R.NO_CODE, detail="the reply holds no Python code")])
     else:
         report = check_skeleton(extraction.source_file, min_methods)
         copy = copied_source(extraction.source_file, *sources)
-        if report.class_name in examples:
+        example_name = reproduced_example(extraction.source_file, example, *sources)
+        if example_name is not None:
+            renamed = "" if report.class_name == example_name else f" renamed {report.class_name}"
             report.problems.insert(0, Problem(reason=R.COPIED_EXAMPLE, detail=(
-                f"the skeleton is the prompt's format example {report.class_name}, not a fusion of the two classes")))
+                f"the skeleton is the prompt's format example {example_name}{renamed}, not a fusion of the two classes")))
         elif copy is not None:
             report.problems.insert(0, Problem(reason=R.COPIED_SOURCE, detail=copy.detail))
     attempt = SkeletonAttempt(
@@ -143,7 +147,10 @@ def reask_messages(ctx: StageContext, first: list[dict[str, str]], report: Skele
     """The first request again (it carries both specs) under instructions without the format
     example, with a note naming what the model copied and what a fusion of these two must hold."""
     copied = report.problems[0]
-    problem = (f"it reproduced `{report.class_name}`, the format example of an earlier version of these instructions"
+    examples = example_class_names(ctx.prompts["compose"])
+    example = report.class_name if report.class_name in examples else ", ".join(sorted(examples))
+    renamed = "" if report.class_name in examples else f" (renamed `{report.class_name}`)"
+    problem = (f"it reproduced `{example}`{renamed}, the format example of an earlier version of these instructions"
                if copied.reason == R.COPIED_EXAMPLE else copied.detail)
     return ctx.prompts["compose_reask"].messages(
         request=first[-1]["content"], copy_problem=problem, fusion_requirement=fusion_requirement(*sources),
@@ -181,7 +188,6 @@ def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> Compos
     template = ctx.prompts["compose"]
     version = template.version
     first = messages = compose_messages(ctx, pair, a, b)
-    examples = example_class_names(template)
     sources = (a, b)
     attempts: list[SkeletonAttempt] = []
     endpoint = ctx.llm.composer
@@ -196,7 +202,7 @@ def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> Compos
                 outcome=StageOutcome.drop(stage, R.TRUNCATED, f"{cut_detail('composer', reply)} (attempt {round_ + 1})"),
                 attempts=attempts, prompt_version=version,
             )
-        attempt, report = _check(reply, ctx.construct.min_methods, examples, sources)
+        attempt, report = _check(reply, ctx.construct.min_methods, template.text, sources)
         attempts.append(attempt)
         if report.ok:
             return ComposeResult(

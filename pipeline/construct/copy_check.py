@@ -101,3 +101,18 @@ def fusion_requirement(a: ClassSpec, b: ClassSpec) -> str:
     return (f"ONE class whose constructor holds state from both {side('Class A', a)} and {side('Class B', b)}, "
             "and whose methods use both: at least one method builds on Class A's behaviour and at least one "
             "on Class B's, and some method combines the two")
+
+
+def reproduced_example(code: str, example: str, a: ClassSpec, b: ClassSpec) -> str | None:
+    """The class of the prompt's format example (`example`: the prompt's text) that `code` reproduces,
+    under its own name or another: the 1.5B model renamed `LoanLedger` to `FinanceLedger` and kept its
+    docstring, constructor and `lend`, adding loan getters and nothing of either source. A class counts
+    when it has every public method of the example and none of either source's."""
+    sources = set(public_methods(a)) | set(public_methods(b))
+    answer = _answer_classes(code)
+    for example_name, example_methods in _answer_classes(example):
+        for name, methods in answer:
+            renamed = bool(example_methods) and set(example_methods) <= set(methods) and not sources & set(methods)
+            if name == example_name or renamed:
+                return example_name
+    return None

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.construct.copy_check import copied_source
+from pipeline.construct.copy_check import copied_source, reproduced_example
+from pipeline.llm.prompts import load_prompt
 from pipeline.construct.spec import ClassSpec, MethodSpec
 
 
@@ -35,3 +36,19 @@ def test_both_sources_side_by_side_are_copies() -> None:
     both = _answer("Inventory", ["add_item", "count"]) + "\n\n" + _answer("Ledger", ["set_price", "price_of"])
     found = copied_source(both, INVENTORY, PRICES)
     assert found is not None and found.copied == ["Inventory", "PriceList"]
+
+
+def test_the_prompts_example_renamed_is_still_the_example() -> None:
+    # What the 1.5B model answered: LoanLedger as FinanceLedger, with getters added and nothing of
+    # either source (detected by name only, it went to an ordinary repair).
+    prompt = load_prompt("compose").text
+    renamed = _answer("FinanceLedger", ["lend", "remove_loan", "get_loan", "get_loans", "get_log"])
+    assert reproduced_example(renamed, prompt, INVENTORY, PRICES) == "LoanLedger"
+    assert reproduced_example(_answer("LoanLedger", []), prompt, INVENTORY, PRICES) == "LoanLedger"
+
+
+def test_a_class_with_the_examples_method_and_a_sources_is_not_the_example() -> None:
+    prompt = load_prompt("compose").text
+    fused = _answer("LendingInventory", ["lend", "add_item", "count"])
+    assert reproduced_example(fused, prompt, INVENTORY, PRICES) is None
+    assert reproduced_example(_answer("Ledger", ["record", "balance"]), prompt, INVENTORY, PRICES) is None

@@ -157,6 +157,18 @@ def test_a_copied_format_example_gets_a_reask_with_the_specs_not_a_repair(server
     assert result.tasks[0].prompt_versions["compose"] == "compose@v1+compose_reask@v2"
 
 
+def test_the_format_example_under_another_name_gets_the_reask(server, tmp_path):
+    composer = MODELS["composer"]
+    renamed = _prompt_example().replace("LoanLedger", "FinanceLedger")
+    server.add_rule(model=composer, replies=[fx.fenced(renamed)])
+    result = run(server, tmp_path)
+    assert len(result.tasks) == 1, result.rejections
+    first, reask = [r.body["messages"] for r in server.chat_requests if r.body["model"] == composer]
+    note = reask[-1]["content"][len(first[-1]["content"]):]
+    assert "reproduced `LoanLedger` (renamed `FinanceLedger`)" in note
+    assert result.tasks[0].prompt_versions["compose"] == "compose@v1+compose_reask@v2"
+
+
 def test_a_composer_that_copies_the_example_again_is_dropped_naming_it(server, tmp_path):
     server.add_rule(model=MODELS["composer"], replies=[fx.fenced(_prompt_example())] * 2)
     result = run(server, tmp_path)
