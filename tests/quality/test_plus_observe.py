@@ -142,3 +142,41 @@ def test_a_call_that_raises_is_asserted_or_ends_the_test():
     rec = {"observed": {}, "steps": {"1": {"raises": "ValueError"}, "2": {"raises": None}}}
     body = with_state_checks(parts, rec)
     assert body == "b = Breaker()\nwith self.assertRaises(ValueError):\n    b.fail()\n"
+
+
+TIMED = textwrap.dedent('''
+    import time
+
+
+    class Door:
+        def __init__(self, limit: int = 3, cool_down: float = 60.0):
+            self.limit = limit
+            self.cool_down = cool_down
+            self._fails = 0
+            self._since = 0.0
+
+        def fail(self) -> None:
+            self._fails += 1
+            self._since = time.time()
+
+        @property
+        def state(self) -> str:
+            if self._fails < self.limit:
+                return "closed"
+            return "half-open" if time.time() - self._since >= self.cool_down else "open"
+''')
+
+
+def test_walks_pass_zero_to_numbers_so_a_timeout_elapses_without_a_negative_duration():
+    # What is left once the off-domain screening dropped the search's `Door(cool_down=-17.5)`: no
+    # kept test names cool_down, and 60 s never elapse in a test.
+    kept = [PlusTest(origin="test_0", methods=["fail"], body="door = Door(limit=1)\ndoor.fail()\n"
+                     "self.assertEqual(door.state, 'open')\n")]
+    pool = call_pool(kept, TIMED, "Door")
+    assert "cool_down" not in pool.values
+    found = walks(kept, TIMED, "Door", 16, PlusConfig().seed)
+    assert any("cool_down=0" in t.body for t in found)
+    assert not any("cool_down=-" in t.body for t in found)
+    observed = observe_tests(kept, TIMED, "Door", SANDBOX, PlusConfig(observe_walks=16))
+    assert any("self.assertEqual(door.state, 'half-open')" in t.body for t in observed)
+    assert not failing_on_reference(name_tests(observed, "Door"), TIMED, ["import time"], SANDBOX, runs=1)
