@@ -172,9 +172,11 @@ class PlusSuite(BaseModel):
     test: str = Field("", description="unittest source in ClassEval form; empty when no test survived")
     test_classes: list[str] = Field(default_factory=list)
     tests: int = Field(0, description="test methods kept")
-    generated: int = Field(0, description="test functions the generator wrote")
-    dropped: dict[str, int] = Field(default_factory=dict, description="reason -> generated tests dropped for it")
+    generated: int = Field(0, description="test functions the generator wrote, and the walks made from them")
+    dropped: dict[str, int] = Field(default_factory=dict, description="reason -> generated tests (and walks, plus.observe_walks) dropped for it")
     drops: list[PlusDrop] = Field(default_factory=list)
+    observed: int = Field(0, description="generated tests the state observation (plus.observe_state) ran on")
+    unchecked: dict[str, int] = Field(default_factory=dict, description="reason -> of those, tests it left without state checks")
     generator: str = ""
     seed: int = 0
     generation_s: float = Field(0.0, description="wall time of the generation run (0 when read from the cache)")
