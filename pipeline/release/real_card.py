@@ -33,7 +33,8 @@ def _count_tests(test: str) -> int:
 
 def _domains(real: Sequence[Mapping[str, Any]]) -> str:
     counts = Counter(str(r.get("domain1") or "unknown") for r in real)
-    return md_table(("Domain", "Tasks"), sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+    rows: list[tuple[str, int]] = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+    return md_table(("Domain", "Tasks"), rows)
 
 
 def real_source_section(rows: Sequence[Mapping[str, Any]], stats: DatasetStats) -> str:
