@@ -31,12 +31,6 @@ def _count_tests(test: str) -> int:
     return sum(1 for line in test.splitlines() if line.lstrip().startswith("def test"))
 
 
-def _domains(real: Sequence[Mapping[str, Any]]) -> str:
-    counts = Counter(str(r.get("domain1") or "unknown") for r in real)
-    rows: list[tuple[str, int]] = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
-    return md_table(("Domain", "Tasks"), rows)
-
-
 def real_source_section(rows: Sequence[Mapping[str, Any]], stats: DatasetStats) -> str:
     """Markdown for the card (empty when the release holds no real-source task)."""
     real = real_rows(rows)
@@ -75,8 +69,6 @@ sandbox gate and mutation gate as composed tasks. Docstrings: {original} as writ
 type), {written} written by an LLM and checked by a judge for leaks. {given} private helper
 method(s) ship implemented in the skeletons, as given code the model may call. A task is released only when its
 repository's licence is on the allow-list; the licence and attribution of each are below.
-
-{_domains(real)}
 
 {size}
 
