@@ -29,7 +29,7 @@ from benchmark.results import (
     StepRecord,
     cause_of,
 )
-from benchmark.samples_file import NumberedSample, PregeneratedStep
+from benchmark.samples_file import PregeneratedSample, PregeneratedStep
 from benchmark.strategies import (
     GenerationStep,
     StepOutput,
@@ -89,14 +89,12 @@ def step_record(step: GenerationStep, out: StepOutput, raw: str) -> StepRecord:
                       extracted=extracted or "", extraction_how=code_how, method_how=method_how)
 
 
-def pregenerated_sample(sample: NumberedSample, task: Task, dataset_sha256: str | None = None) -> Sampled:
-    """One line of a samples file as a generated sample."""
-    unit = SampleRequest(model=sample.model, strategy=sample.strategy, task_id=sample.task_id,
-                         sample_index=sample.sample_index, dataset_sha256=dataset_sha256)
-    if sample.steps is not None:
-        return steps_sample(unit, task, sample.steps)
-    assert sample.completion is not None  # a sample has one of the two shapes (samples_file checks it)
-    return completion_sample(unit, task, sample.completion)
+def pregenerated_sample(unit: SampleRequest, answer: PregeneratedSample, task: Task) -> Sampled:
+    """One line of a samples file (its request and its answer) as a generated sample."""
+    if answer.steps is not None:
+        return steps_sample(unit, task, answer.steps)
+    assert answer.completion is not None  # a sample has one of the two shapes (samples_file checks it)
+    return completion_sample(unit, task, answer.completion)
 
 
 def steps_sample(unit: SampleRequest, task: Task, answers: Sequence[PregeneratedStep]) -> Sampled:

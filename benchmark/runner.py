@@ -82,7 +82,7 @@ from benchmark.results import (
     save_results,
 )
 from benchmark.results_page import PAGE_FILE, write_page
-from benchmark.samples_file import NumberedSample, read_samples_file, samples_task_ids
+from benchmark.samples_file import Answer, read_samples_file, samples_task_ids
 from benchmark.scoring import categorise, score_run
 from benchmark.strategies import STRATEGIES, reference_program
 from benchmark.summary import render_summary
@@ -439,7 +439,7 @@ class _Generation(BaseModel):
 
 
 def _generation_phase(request: EvaluationRequest, cfg: EvaluateConfig, llm: LLMConfig, tasks: list[Task], broken: set[str],
-                      samples: list[NumberedSample] | None, client: LLMClient | None, env: Mapping[str, str] | None,
+                      samples: list[Answer] | None, client: LLMClient | None, env: Mapping[str, str] | None,
                       progress: Progress | None, done: Collection[tuple[str, str, str, int]] = (),
                       keep_usage: Callable[[list[LedgerEntry]], None] | None = None,
                       dataset_sha256: str | None = None) -> _Generation:
@@ -448,13 +448,13 @@ def _generation_phase(request: EvaluationRequest, cfg: EvaluateConfig, llm: LLMC
     `keep_usage` receives what the client paid for, even when generation is interrupted."""
     by_id = {t.task_id: t for t in tasks}
     if samples is not None:
-        order = [(s.model, s.strategy, s.task_id, s.sample_index) for s in samples]
-        generated = [pregenerated_sample(s, by_id[s.task_id], dataset_sha256) for s, key in zip(samples, order, strict=True)
-                     if key not in done]
+        generated = [pregenerated_sample(req.model_copy(update={"dataset_sha256": dataset_sha256}), answer, by_id[req.task_id])
+                     for req, answer in samples if req.key not in done]
         return _Generation(generated=[g for g in generated if g[0].task_id not in broken],
-                           broken_samples=[g for g in generated if g[0].task_id in broken], order=order,
-                           models=list(dict.fromkeys(s.model for s in samples)),
-                           strategies=list(dict.fromkeys(s.strategy for s in samples)))
+                           broken_samples=[g for g in generated if g[0].task_id in broken],
+                           order=[req.key for req, _ in samples],
+                           models=list(dict.fromkeys(req.model for req, _ in samples)),
+                           strategies=list(dict.fromkeys(req.strategy for req, _ in samples)))
     all_units = _units(request, cfg, tasks, broken, dataset_sha256)
     units = [(u, t) for u, t in all_units if u.key not in done]
     llm_models = any(m not in SPECIAL_MODELS for m in request.models)
@@ -499,7 +499,7 @@ def _environment(dataset_format: str, tasks: list[Task], cfg: EvaluateConfig, sa
 
 
 def _read_samples(request: EvaluationRequest, dataset: LoadedDataset, tasks: list[Task],
-                  covered: list[str]) -> tuple[list[NumberedSample] | None, str | None]:
+                  covered: list[str]) -> tuple[list[Answer] | None, str | None]:
     """The pre-generated samples of the selected tasks and the file's hash, when a samples file is
     given; samples of tasks the dataset holds but --task/--max-tasks did not select are left out, saying so."""
     if request.samples_file is None:
@@ -566,7 +566,7 @@ def _evaluate(request: EvaluationRequest, config: EvaluatorConfig, env: Mapping[
     by_id = {t.task_id: t for t in tasks}
     dataset_sha = file_sha256(request.dataset)
     samples, samples_sha = _read_samples(request, dataset, tasks, covered or [])
-    models = list(dict.fromkeys(s.model for s in samples)) if samples is not None else request.models
+    models = list(dict.fromkeys(req.model for req, _ in samples)) if samples is not None else request.models
     run_id = run_id_for(dataset_label(Path(request.dataset)), _identity(dataset_sha, request, cfg, config.sandbox, tasks, samples_sha, models))
     run_dir = Path(cfg.output_root) / run_id
     clock["load"] = time.perf_counter() - t0
