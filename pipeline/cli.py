@@ -74,8 +74,10 @@ def build_overrides(track: str | None, sources: list[Path] | None, out: Path | N
         missing = [str(p) for p in sources if not p.exists()]
         if missing:
             fail(f"--source: {', '.join(missing)} does not exist")
-        overrides |= {"harvest.local_sources": [str(p.absolute()) for p in sources],
-                      "harvest.spec_corpora": [], "harvest.bundle_sources": []}
+        from pipeline.config import sources_replacing_the_files
+
+        replaced = sources_replacing_the_files([str(p.absolute()) for p in sources])
+        overrides |= {f"harvest.{key}": value for key, value in replaced.items()}
     if out is not None:
         root = out.absolute()
         overrides |= {"harvest.output_root": str(root / "harvested"), "construction.output_root": str(root / "built"),

@@ -109,13 +109,19 @@ class HarvestConfig(Section):
         return v
 
 
+def sources_replacing_the_files(sources: list[str]) -> dict[str, list[str]]:
+    """The harvest keys a command line's `--source` sets: those folders replace every source the file
+    names (local sources, spec corpora and bundles alike), so nothing else is harvested."""
+    return {"local_sources": list(sources), "spec_corpora": [], "bundle_sources": []}
+
+
 def harvest_overrides(harvest: HarvestConfig, *, sources: list[str] | None = None, **changes: object) -> HarvestConfig:
     """The harvest section with command-line values applied (None keeps the file's value), validated
     exactly like the file. `sources` replaces every local source of the file (spec corpora too);
     `github` switches the GitHub search on or off."""
     data = harvest.model_dump()
     if sources is not None:
-        data["local_sources"], data["spec_corpora"], data["bundle_sources"] = list(sources), [], []
+        data.update(sources_replacing_the_files(sources))
     github = changes.pop("github", None)
     if github is not None:
         data["github"]["enabled"] = github

@@ -20,9 +20,10 @@ REPOS = ROOT / "examples" / "real-repos"
 
 def test_build_options_become_configuration_keys(tmp_path):
     overrides = build_overrides("real-source", [tmp_path], tmp_path / "out")
-    cfg = load_config(ROOT / "examples" / "classforge.toml", overrides=overrides)
+    assert load_config(ROOT / "examples" / "real-source.toml").harvest.bundle_sources  # what --source replaces
+    cfg = load_config(ROOT / "examples" / "real-source.toml", overrides=overrides)
     assert cfg.construction.track == "real-source"
-    assert cfg.harvest.local_sources == [str(tmp_path)] and cfg.harvest.spec_corpora == []
+    assert cfg.harvest.local_sources == [str(tmp_path)] and cfg.harvest.spec_corpora == cfg.harvest.bundle_sources == []
     assert cfg.release.output_root == tmp_path / "out" / "releases"
     assert cfg.construction.output_root == tmp_path / "out" / "built"
 
