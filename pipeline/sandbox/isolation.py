@@ -138,7 +138,6 @@ def workdir_inside(isolation: Isolation, host_workdir: str) -> str:
 
 
 def _probe(argv: Sequence[str], cwd: str, user: int | None) -> bool:
-    extra = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
     try:
         done = subprocess.run(
             list(argv),
@@ -147,7 +146,9 @@ def _probe(argv: Sequence[str], cwd: str, user: int | None) -> bool:
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=_PROBE_TIMEOUT_S,
-            **extra,
+            user=user,
+            group=user,
+            extra_groups=[] if user is not None else None,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         log.debug("isolation probe %s failed: %s", argv[0], exc)
