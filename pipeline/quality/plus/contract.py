@@ -125,7 +125,7 @@ def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
         for kw in call.keywords:
             # No ClassEval-style description promises complex numbers; Pynguin tries them everywhere
             # (GPT-4's AvgPartition and ChandrasekharSieve failed plus tests on complex arguments only).
-            if method and literal_type(kw.value) == "complex" and wanted.get(kw.arg) != "complex":
+            if method and literal_type(kw.value) == "complex" and (kw.arg is None or wanted.get(kw.arg) != "complex"):
                 return f"{method}({kw.arg}=<complex>), which the description never promises"
             if kw.arg not in wanted:
                 continue
