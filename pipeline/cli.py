@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from pipeline.cli_support import OneLineErrorGroup, cutoff_option, dask_option, fail, print_error, validation_message
@@ -52,6 +52,7 @@ def main(
 
 
 # Choices, so a mistyped value gets click's one-line "is not one of ..." instead of a pydantic dump.
+# The three ignores below: mypy reads Enum()'s functional form only with literal members.
 StrategyChoice = Enum("StrategyChoice", {s: s for s in get_args(EvalStrategy)}, type=str)  # type: ignore[misc]
 LevelsChoice = Enum("LevelsChoice", {s: s for s in ("labels", "model")}, type=str)  # type: ignore[misc]
 
@@ -129,9 +130,10 @@ def funnel_table(report: FunnelReport, title: str = "Funnel") -> Table:
     from pipeline.release.tables import funnel_rows
 
     table = Table(title=title)
-    for col, justify in (("stage", "left"), ("unit", "left"), ("seen", "right"), ("kept", "right"),
-                         ("dropped: reason x count", "left")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("stage", "left"), ("unit", "left"), ("seen", "right"), ("kept", "right"), ("dropped: reason x count", "left"))
+    for col, justify in columns:
+        table.add_column(col, justify=justify)
     for stage, unit, seen, kept, _rate, reasons in funnel_rows(report):
         table.add_row(stage, unit, str(seen), str(kept), reasons)
     return table
@@ -535,8 +537,9 @@ def export(
     plan = result.plan
     table = Table(title=f"{'Would upload' if result.dry_run else 'Uploaded'} release {plan.version} "
                         f"to {plan.repo_id} (dataset{', private' if plan.private else ''})")
-    for col, justify in (("file", "left"), ("bytes", "right"), ("sha256", "left")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (("file", "left"), ("bytes", "right"), ("sha256", "left"))
+    for col, justify in columns:
+        table.add_column(col, justify=justify)
     for f in plan.files:
         table.add_row(f.path, str(f.bytes), f.sha256)
     console.print(table)

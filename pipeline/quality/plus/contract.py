@@ -103,8 +103,10 @@ def variable_types(tree: ast.AST, class_name: str) -> dict[str, str]:
             continue
         if func.attr in _ASSERTED:
             types[name] = _ASSERTED[func.attr]
-        elif func.attr == "assertEqual" and len(call.args) == 2 and literal_type(call.args[1]) not in (None, "function", "type"):
-            types[name] = literal_type(call.args[1])  # type: ignore[assignment]
+        elif func.attr == "assertEqual" and len(call.args) == 2:
+            found = literal_type(call.args[1])
+            if found is not None and found not in ("function", "type"):
+                types[name] = found
     return types
 
 
