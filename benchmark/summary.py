@@ -176,17 +176,17 @@ def _unscored_causes(results: RunResults) -> list[str]:
     groups: dict[tuple[str, str, str], list] = {}
     for r in results.samples:
         if not r.scored:
-            groups.setdefault((r.strategy, r.model, r.cause or "unknown"), []).append(r)
+            groups.setdefault((r.request.strategy, r.request.model, r.result.cause or "unknown"), []).append(r)
     if not groups:
         return []
     rows = []
     for (strategy, model, cause), records in groups.items():
-        repeats = {r.repeats for r in records}
+        repeats = {r.result.repeats for r in records}
         again = "yes" if repeats == {True} else "no" if repeats == {False} else "unknown (written before causes were recorded)"
         what = UNSCORED_CAUSES.get(cause, ("not recorded", False))[0]
         first = records[0]
         rows.append([strategy, model, f"{cause}: {what}", str(len(records)), again,
-                     f"{first.task_id} #{first.sample_index}: {_cell(first.reason, 300)}"])
+                     f"{first.request.task_id} #{first.request.sample_index}: {_cell(first.result.reason, 300)}"])
     return ["", "### Why samples are unscored", "",
             *_md_table(["Strategy", "Model", "cause", "samples", "a re-run repeats it", "first sample's reason"], rows)]
 
@@ -197,9 +197,9 @@ def unscored_advice(results: RunResults) -> str | None:
     unscored = [r for r in results.samples if not r.scored]
     if not unscored:
         return None
-    causes = Counter(r.cause or "unknown" for r in unscored)
+    causes = Counter(r.result.cause or "unknown" for r in unscored)
     why = ", ".join(f"{n} {cause}" for cause, n in causes.most_common())
-    retried = sum(1 for r in unscored if r.repeats is not True)
+    retried = sum(1 for r in unscored if r.result.repeats is not True)
     if retried == len(unscored):
         advice = "run the same command again to retry them"
     elif retried:

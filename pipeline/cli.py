@@ -616,7 +616,7 @@ def _evaluation_table(results) -> Table:
     from benchmark.summary import compact_header, compact_rows
 
     # the tasks some sample was scored on: a samples file or --task may cover fewer than the dataset holds
-    scored = len({s.task_id for s in results.samples if s.scored})
+    scored = len({s.request.task_id for s in results.samples if s.scored})
     table = Table(title=f"pass@k (%) on {scored} scored task(s) of {results.dataset.n_tasks_selected} selected "
                         f"({len(results.broken_task_ids)} broken, excluded)")
     for i, col in enumerate(compact_header(results)):

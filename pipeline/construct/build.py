@@ -35,6 +35,7 @@ import logging
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 from pathlib import Path
 from typing import Any, Literal
 
@@ -66,6 +67,7 @@ from pipeline.core.folder_lock import FolderLock
 from pipeline.core.funnel import Funnel, FunnelReport, RejectionList
 from pipeline.core.pool import map_concurrently
 from pipeline.core.records import HarvestedClass, Rejection
+from pipeline.core.stop_hooks import at_stop
 from pipeline.core.store import atomic_open, write_json, write_jsonl
 from pipeline.core.task import Task
 from pipeline.llm.cache import canonical_json
@@ -439,8 +441,13 @@ def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) 
                                         detail=f"the build stopped ({plan.stop_reason[0]}) before it started")
     ctx = StageContext(client=client, llm=plan.config.llm, construct=plan.config.construction, prompts=plan.prompts,
                        candidate_id=pair.candidate_id)
+    save_usage_now = partial(save_candidate_usage, plan, client, pair.candidate_id)
     try:
-        result = run_candidate(pair, plan.by_id, ctx, gate, plan.fingerprint, plan.config, plan.mutator, plan.plus_maker)
+        # A stop ends the process without running the `finally` below: the spend would be missing
+        # from usage/ while its answers, cached, cost nothing next time.
+        with at_stop(f"saving the usage of {pair.candidate_id}", save_usage_now):
+            result = run_candidate(pair, plan.by_id, ctx, gate, plan.fingerprint, plan.config, plan.mutator,
+                                   plan.plus_maker)
     except (BudgetExceeded, UnpricedModel) as exc:
         if not plan.stop_reason:
             plan.stop_reason.append(R.INCOMPLETE_BUDGET)
@@ -452,7 +459,7 @@ def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) 
         return "incomplete", Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_INFRASTRUCTURE, detail=str(exc))
     finally:
         # Whatever happened, the calls this candidate paid for are on disk before anything else.
-        save_candidate_usage(plan, client, pair.candidate_id)
+        save_usage_now()
     fault = infrastructure_fault(result)
     if fault is not None:
         return "incomplete", Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_INFRASTRUCTURE, detail=fault)

@@ -10,6 +10,7 @@ import threading
 from collections.abc import Mapping, Sequence
 
 from pipeline.config import SandboxConfig
+from pipeline.core.stop_hooks import at_stop
 from pipeline.sandbox.base import ExecResult, Perturbation, RunLimits, SandboxError, cap_text
 from pipeline.sandbox.env import build_env
 from pipeline.sandbox.isolation import (
@@ -144,27 +145,29 @@ class LocalBackend:
         moved = perturbation or Perturbation()
         uid = self._take_uid(plan)
         workdir = WorkDir.create(self._work_root, uid)
-        try:
-            workdir.write({moved.prefixed(name): content for name, content in files.items()})
-            # bubblewrap is started by root and drops to the uid itself; the others start as the uid.
-            launch_as = None if plan.isolation == "bwrap" else uid
-            argv, run_env, tweaks = self._launch(plan, workdir.path, uid, limits, command, env, perturbation)
-            # Without a PID namespace, escaped processes are found by their dedicated uid.
-            sweep = (lambda: _kill_uid(uid)) if plan.isolation == "none" and uid is not None else None
-            done = run_command(
-                argv,
-                cwd=os.path.join(workdir.path, moved.cwd) if moved.cwd else workdir.path,
-                env=run_env,
-                wall_s=limits.wall_s,
-                output_cap=limits.output_cap_bytes,
-                user=launch_as,
-                after_exit=sweep,
-            )
-            read = workdir.read_outputs([moved.prefixed(n) for n in outputs], limits.max_output_file_bytes)
-            found = {n: read[moved.prefixed(n)] for n in outputs if moved.prefixed(n) in read}
-        finally:
-            workdir.remove()
-            self._give_back(uid)
+        # A stopped build ends with os._exit, which skips the `finally` below.
+        with at_stop(f"removing sandbox folder {workdir.path}", workdir.remove):
+            try:
+                workdir.write({moved.prefixed(name): content for name, content in files.items()})
+                # bubblewrap is started by root and drops to the uid itself; the others start as the uid.
+                launch_as = None if plan.isolation == "bwrap" else uid
+                argv, run_env, tweaks = self._launch(plan, workdir.path, uid, limits, command, env, perturbation)
+                # Without a PID namespace, escaped processes are found by their dedicated uid.
+                sweep = (lambda: _kill_uid(uid)) if plan.isolation == "none" and uid is not None else None
+                done = run_command(
+                    argv,
+                    cwd=os.path.join(workdir.path, moved.cwd) if moved.cwd else workdir.path,
+                    env=run_env,
+                    wall_s=limits.wall_s,
+                    output_cap=limits.output_cap_bytes,
+                    user=launch_as,
+                    after_exit=sweep,
+                )
+                read = workdir.read_outputs([moved.prefixed(n) for n in outputs], limits.max_output_file_bytes)
+                found = {n: read[moved.prefixed(n)] for n in outputs if moved.prefixed(n) in read}
+            finally:
+                workdir.remove()
+                self._give_back(uid)
         return _exec_result(done, plan.isolation, limits, found, tweaks)
 
 

@@ -14,6 +14,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from pipeline.core.stop_hooks import at_stop
+
 _DRAIN_AFTER_EXIT_S = 0.5
 
 
@@ -116,6 +118,12 @@ def run_command(
     """
     start = time.monotonic()
     proc = _spawn(argv, cwd, env, user)
+    # A stopped build ends with os._exit: the group started in its own session would outlive it.
+    with at_stop(f"killing sandbox process group {proc.pid}", lambda: _kill_group(proc.pid)):
+        return _supervise(proc, start, wall_s, output_cap, after_exit)
+
+
+def _supervise(proc: subprocess.Popen[bytes], start: float, wall_s: float, output_cap: int, after_exit) -> Finished:
     stdout, stderr = proc.stdout, proc.stderr
     assert stdout is not None and stderr is not None  # _spawn opens both pipes
     out_fd, err_fd = stdout.fileno(), stderr.fileno()
