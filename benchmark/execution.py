@@ -352,6 +352,7 @@ class Executor:
         self._lock = threading.Lock()
         self.sandbox_runs = 0
         self.reused = 0
+        self.reused_keys: set[str] = set()  # executions found in the store rather than run
 
     @property
     def backend(self) -> SandboxBackend:
@@ -399,6 +400,7 @@ class Executor:
             if stored is not None:
                 done[key] = stored
                 self.reused += 1
+                self.reused_keys.add(key)
                 if on_done:
                     on_done(stored)
             else:

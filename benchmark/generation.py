@@ -18,11 +18,18 @@ import threading
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from benchmark.levels import model_levels
-from benchmark.results import DIRECT, Bucket, LevelsRecord, SampleSource, StepRecord, cause_of
-from benchmark.samples_file import NumberedSample, PregeneratedStep
+from benchmark.results import (
+    DIRECT,
+    Bucket,
+    LevelsRecord,
+    SampleRequest,
+    SampleResult,
+    SampleSource,
+    StepRecord,
+    cause_of,
+)
+from benchmark.samples_file import PregeneratedSample, PregeneratedStep
 from benchmark.strategies import (
     GenerationStep,
     StepOutput,
@@ -48,50 +55,24 @@ if TYPE_CHECKING:  # the OpenAI SDK under the client is loaded only when a model
     from pipeline.llm.client import LLMClient
 
 
-class SampleUnit(BaseModel):
-    """What to generate."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    model: str
-    strategy: str
-    task_id: str
-    sample_index: int = Field(ge=0)
+Sampled = tuple[SampleRequest, SampleResult | None]
+"""A generated sample: its request with the program, and a result only when there is nothing to run."""
 
 
-class Generated(BaseModel):
-    """A generated sample before execution. `bucket` is set only when there is nothing to run."""
-
-    model_config = ConfigDict(extra="forbid")
-
-    unit: SampleUnit
-    source: SampleSource
-    steps: list[StepRecord] = Field(default_factory=list)
-    levels: LevelsRecord | None = None
-    program: str | None = None
-    bucket: Bucket | None = None
-    reason: str = ""
-    cause: str | None = Field(None, description="generation_error: why, as a code (benchmark.results.UNSCORED_CAUSES)")
-
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(s.prompt_tokens for s in self.steps) + (self.levels.prompt_tokens if self.levels else 0)
-
-    @property
-    def completion_tokens(self) -> int:
-        return sum(s.completion_tokens for s in self.steps) + (self.levels.completion_tokens if self.levels else 0)
+def _unrun(bucket: Bucket, reason: str, cause: str | None = None) -> SampleResult:
+    return SampleResult(bucket=bucket, reason=reason, cause=cause)
 
 
-def special_sample(unit: SampleUnit, task: Task) -> Generated:
+def special_sample(unit: SampleRequest, task: Task) -> Sampled:
     """The `reference` or `empty` model's program."""
     if unit.model == "reference":
-        return Generated(unit=unit, source="reference", program=reference_program(task))
+        return unit.model_copy(update={"source": "reference", "program": reference_program(task)}), None
     if unit.model == "empty":
-        return Generated(unit=unit, source="empty", program=empty_program(task))
+        return unit.model_copy(update={"source": "empty", "program": empty_program(task)}), None
     raise ValueError(f"task {task.task_id}: {unit.model!r} is not a special model")
 
 
-def completion_sample(unit: SampleUnit, task: Task, completion: str) -> Generated:
+def completion_sample(unit: SampleRequest, task: Task, completion: str) -> Sampled:
     """A pre-generated whole-class completion, extracted and assembled like a holistic answer."""
     ex = extract_code(completion, class_name=task.class_name)
     step = StepRecord(index=0, kind="completion", targets=task.method_names, raw=completion, extracted=ex.code,
@@ -108,16 +89,15 @@ def step_record(step: GenerationStep, out: StepOutput, raw: str) -> StepRecord:
                       extracted=extracted or "", extraction_how=code_how, method_how=method_how)
 
 
-def pregenerated_sample(sample: NumberedSample, task: Task) -> Generated:
-    """One line of a samples file as a generated sample."""
-    unit = SampleUnit(model=sample.model, strategy=sample.strategy, task_id=sample.task_id, sample_index=sample.sample_index)
-    if sample.steps is not None:
-        return steps_sample(unit, task, sample.steps)
-    assert sample.completion is not None  # a sample has one of the two shapes (samples_file checks it)
-    return completion_sample(unit, task, sample.completion)
+def pregenerated_sample(unit: SampleRequest, answer: PregeneratedSample, task: Task) -> Sampled:
+    """One line of a samples file (its request and its answer) as a generated sample."""
+    if answer.steps is not None:
+        return steps_sample(unit, task, answer.steps)
+    assert answer.completion is not None  # a sample has one of the two shapes (samples_file checks it)
+    return completion_sample(unit, task, answer.completion)
 
 
-def steps_sample(unit: SampleUnit, task: Task, answers: Sequence[PregeneratedStep]) -> Generated:
+def steps_sample(unit: SampleRequest, task: Task, answers: Sequence[PregeneratedStep]) -> Sampled:
     """Pre-generated answers of a per-method strategy, read and assembled exactly as live answers
     are: each answer goes through its step's `read_step_output`, the methods through `assemble`.
     Answers name their method, or follow the strategy's order (`plan`)."""
@@ -135,13 +115,15 @@ def steps_sample(unit: SampleUnit, task: Task, answers: Sequence[PregeneratedSte
     return finish_sample(unit, "samples_file", task, records, levels, generated, None, holistic=False)
 
 
-def finish_sample(unit: SampleUnit, source: SampleSource, task: Task, steps: list[StepRecord],
+def finish_sample(unit: SampleRequest, source: SampleSource, task: Task, steps: list[StepRecord],
                   levels: LevelsRecord | None, generated: Mapping[str, str], class_code: str | None,
-                  *, holistic: bool) -> Generated:
+                  *, holistic: bool) -> Sampled:
     """The program of a sample from what its steps produced, or `no_code` when there is nothing of
     the model's to run: no code at all, or a whole-class answer that defines no class."""
-    def no_code(reason: str) -> Generated:
-        return Generated(unit=unit, source=source, steps=steps, levels=levels, bucket="no_code", reason=reason)
+    asked = unit.model_copy(update={"source": source, "steps": steps, "levels": levels})
+
+    def no_code(reason: str) -> Sampled:
+        return asked, _unrun("no_code", reason)
 
     if holistic:
         if not (class_code and class_code.strip()):
@@ -157,9 +139,8 @@ def finish_sample(unit: SampleUnit, source: SampleSource, task: Task, steps: lis
     if fault:
         # not text Python can compile (an unpaired "\ud800" escape, or invalid UTF-8 in the
         # samples file); this sample alone is a compile error, and it must never reach a file as code
-        return Generated(unit=unit, source=source, steps=steps, levels=levels, bucket="compile_error",
-                         reason=f"task {task.task_id}: the code is not valid source text: {fault}")
-    return Generated(unit=unit, source=source, steps=steps, levels=levels, program=program)
+        return asked, _unrun("compile_error", f"task {task.task_id}: the code is not valid source text: {fault}")
+    return asked.model_copy(update={"program": program}), None
 
 
 class LLMGenerator:
@@ -188,7 +169,7 @@ class LLMGenerator:
                 found = self._levels.setdefault(key, found)
         return found
 
-    def generate(self, unit: SampleUnit, task: Task) -> Generated:
+    def generate(self, unit: SampleRequest, task: Task) -> Sampled:
         endpoint = self.endpoint_for(unit.model)
         levels: LevelsRecord | None = None
         steps: list[StepRecord] = []
@@ -212,11 +193,12 @@ class LLMGenerator:
                     cached=reply.cached, attempts=reply.attempts, cache_key=reply.cache_key)))
         except LLMError as exc:
             done = len(steps)
-            return Generated(unit=unit, source="llm", steps=steps, levels=levels, bucket="generation_error",
-                             reason=f"task {task.task_id}: step {done + 1} failed: {exc}", cause=cause_of(exc))
+            asked = unit.model_copy(update={"source": "llm", "steps": steps, "levels": levels})
+            return asked, _unrun("generation_error", f"task {task.task_id}: step {done + 1} failed: {exc}", cause_of(exc))
         return finish_sample(unit, "llm", task, steps, levels, generated, class_code,
                              holistic=any(s.kind == "class" for s in steps))
 
-def direct_unit(model: str, task_id: str, sample_index: int) -> SampleUnit:
+def direct_unit(model: str, task_id: str, sample_index: int, dataset_sha256: str | None = None) -> SampleRequest:
     """A special model's sample: it has no strategy of its own."""
-    return SampleUnit(model=model, strategy=DIRECT, task_id=task_id, sample_index=sample_index)
+    return SampleRequest(model=model, strategy=DIRECT, task_id=task_id, sample_index=sample_index,
+                         dataset_sha256=dataset_sha256)

@@ -7,7 +7,6 @@ so the method-level metrics keep their meaning. A task without a plus suite scor
 
 from __future__ import annotations
 
-from benchmark.generation import Generated, SampleUnit
 from benchmark.results import SampleRecord
 from pipeline.core.task import Task
 from pipeline.quality.plus.combine import combined_suite
@@ -27,14 +26,6 @@ def has_plus(tasks: list[Task]) -> bool:
     return any(t.plus is not None and t.plus.tests for t in tasks)
 
 
-def as_generated(record: SampleRecord) -> Generated:
-    """A finished sample as it was before execution, so it can be executed against other tests."""
-    unit = SampleUnit(model=record.model, strategy=record.strategy, task_id=record.task_id, sample_index=record.sample_index)
-    executed = record.scored and record.program is not None and record.bucket != "compile_error"
-    return Generated(unit=unit, source=record.source, steps=record.steps, levels=record.levels, program=record.program,
-                     bucket=None if executed else record.bucket, reason=record.reason, cause=record.cause)
-
-
 def plus_scores(tasks: list[Task], records: list[SampleRecord], run_samples, reference, score) -> tuple[list, list]:
     """(plus scores, plus reference records): the executed samples run again on base + plus tests.
 
@@ -45,8 +36,10 @@ def plus_scores(tasks: list[Task], records: list[SampleRecord], run_samples, ref
         return [], []
     combined = [plus_task(t) for t in tasks]
     refs = reference(combined)
-    runnable = [r for r in records if r.scored and r.program is not None and r.bucket != "compile_error"]
-    rerun = run_samples([as_generated(r) for r in runnable], {t.task_id: t for t in combined}, {r.task_id: r for r in refs})
+    runnable = [r for r in records if r.scored and r.request.program is not None and r.result.bucket != "compile_error"]
+    # each executed sample's request, run again against other tests: a new result
+    rerun = run_samples([(r.request, None) for r in runnable], {t.task_id: t for t in combined},
+                        {r.task_id: r for r in refs})
     kept = {id(r) for r in runnable}
     plus_records = rerun + [r for r in records if id(r) not in kept]
     broken = {r.task_id for r in refs if r.broken}

@@ -2,13 +2,16 @@
 
 A run folder holds everything needed to re-grade it offline (`classforge evaluate --regrade DIR`):
 `results.json`, a small summary (the tasks as they were scored, the reference pre-run, settings,
-scores, usage, and the list of sample files), and one file per sample under `samples/` (the raw
-and extracted text of every step, the prompt versions, the program, its per-test-class outcomes,
-its bucket and error category, and its tokens). Scores are derived from those records and
-nothing else. Each sample's file is written as soon as the sample is final, so it is also the unit a
-killed run resumes from (`SampleFiles`); `results.json` is written once, at the end. Schema version
-3 adds why an unscored sample is unscored (`cause`, `repeats`) and how an abnormal run was
-accounted (`ExecutionRecord.reruns`); versions 1 (everything in `results.json`) and 2 are still read.
+scores, usage, and the list of sample files), and one file per sample under `samples/` holding
+that sample's whole journey as two records: its `SampleRequest` (what was run: model, strategy,
+task, index, dataset, the raw and extracted text of every step, the program, its limit,
+environment and content hash) and its `SampleResult` (what happened: bucket, per-test-class
+outcomes, error category, timings, resource use, tokens, which stored execution it reused).
+Scores are derived from those records and nothing else. Each sample's file is written as soon as
+the sample is final, so it is also the unit a killed run resumes from (`SampleFiles`);
+`results.json` is written once, at the end. Schema version 4 splits each sample file into request
+and result; versions 1 (everything in `results.json`), 2 and 3 (one flat record per sample) are
+still read.
 
 Buckets: every sample lands in exactly one. The scored buckets are `SampleOutcome.status`'s
 values; the unscored ones say why a sample could not be judged (`generation_error`: the model
@@ -28,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Final, Literal, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from benchmark.environment import EnvironmentInfo
 from benchmark.metrics import Estimate, MetricsReport
@@ -43,8 +46,8 @@ from pipeline.llm.ledger import UsageSummary
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 3
-READABLE_VERSIONS = (1, 2, 3)
+SCHEMA_VERSION: Final = 4
+READABLE_VERSIONS = (1, 2, 3, 4)
 RESULTS_FILE = "results.json"
 SAMPLES_DIR = "samples"
 
@@ -105,47 +108,97 @@ class LevelsRecord(Record):
     completion_tokens: int = 0
 
 
-class ExecutionRecord(Record):
-    """How the program was run: the content key of the stored execution and the whole-file run."""
+class SampleRequest(Record):
+    """What is run for one sample: who answered what, the program, and the run it asked for.
 
-    key: str
-    suite_status: str = Field(description="SuiteStatus of the whole-file run")
-    detail: str = ""
-    limit_s: float
-    wall_s: float
-    isolation: str = ""
-    per_class: bool = Field(False, description="an abnormal end was accounted per test class")
-    reruns: int = Field(0, description="later runs of the test classes an abnormal end did not reach, within the limit")
-    runs_wall_s: float | None = Field(None, description="wall time of every run of the sample together")
+    Built in steps: the runner names the sample (model, strategy, task, index, dataset), generation
+    adds how the code was obtained (source, levels, steps) and the program, execution the limit,
+    the environment and the content hash of the run (`execution_key`, the key of `executions/`)."""
 
-
-class SampleRecord(Record):
     model: str
     strategy: str
     task_id: str
     sample_index: int = Field(ge=0)
-    source: SampleSource
+    dataset_sha256: str | None = Field(None, description="the dataset the task was read from (results.json: dataset)")
+    source: SampleSource = "llm"
+    levels: LevelsRecord | None = None
+    steps: list[StepRecord] = Field(default_factory=list)
+    program: str | None = None
+    limit_s: float | None = Field(None, description="the run's time limit (scaled from the reference); None: not run")
+    environment: str | None = Field(None, description="interpreter + harness of the run (benchmark.execution.environment_tag)")
+    execution_key: str | None = Field(None, description="content hash of the run: its stored execution in executions/")
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return self.model, self.strategy, self.task_id, self.sample_index
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(s.prompt_tokens for s in self.steps) + (self.levels.prompt_tokens if self.levels else 0)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(s.completion_tokens for s in self.steps) + (self.levels.completion_tokens if self.levels else 0)
+
+
+class SampleResult(Record):
+    """What happened to one sample: its bucket, per-test outcomes, error class, timings, resource use."""
+
     bucket: Bucket
     reason: str = Field("", description="why the sample is not `completed`, in words")
     cause: str | None = Field(None, description="unscored samples: why, as a code of UNSCORED_CAUSES")
     repeats: bool | None = Field(None, description="unscored samples: running again fails the same way")
-    levels: LevelsRecord | None = None
-    steps: list[StepRecord] = Field(default_factory=list)
-    program: str | None = None
     outcome: SampleOutcome | None = Field(None, description="per-test-class outcomes; present for every scored sample")
-    execution: ExecutionRecord | None = None
     error_category: Category | None = None
     error_reason: str | None = None
+    suite_status: str | None = Field(None, description="SuiteStatus of the whole-file run; None: not run")
+    detail: str = ""
+    wall_s: float | None = Field(None, description="wall time of the whole-file run")
+    runs_wall_s: float | None = Field(None, description="wall time of every run of the sample together")
+    cpu_s: float | None = Field(None, description="CPU time of the whole-file run, where the sandbox reports it")
+    peak_memory_mb: float | None = Field(None, description="peak memory of the whole-file run, where reported")
+    isolation: str = ""
+    per_class: bool = Field(False, description="an abnormal end was accounted per test class")
+    reruns: int = Field(0, description="later runs of the test classes an abnormal end did not reach, within the limit")
+    reused: Literal["reference", "store"] | None = Field(
+        None, description="not run for this sample: the reference pre-run's execution, or one found in executions/")
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
+
+class SampleRecord(Record):
+    """One evaluated sample: its request and its result, the whole content of its file in `samples/`.
+
+    Files written before schema 4 (one flat record, the run under `execution`) are read too."""
+
+    request: SampleRequest
+    result: SampleResult
+
+    @model_validator(mode="before")
+    @classmethod
+    def _split_flat(cls, data: Any) -> Any:
+        if not isinstance(data, dict) or "request" in data:
+            return data
+        flat = dict(data)
+        run = flat.pop("execution", None) or {}
+        request = {k: flat.pop(k) for k in _FLAT_REQUEST if k in flat}
+        request |= {"limit_s": run.get("limit_s"), "execution_key": run.get("key")}
+        return {"request": request, "result": flat | {k: v for k, v in run.items() if k not in ("key", "limit_s")}}
+
     @property
     def scored(self) -> bool:
-        return self.bucket in SCORED_BUCKETS
+        return self.result.bucket in SCORED_BUCKETS
 
     @property
     def group(self) -> tuple[str, str]:
-        return self.model, self.strategy
+        return self.request.model, self.request.strategy
+
+    @property
+    def key(self) -> tuple[str, str, str, int]:
+        return self.request.key
+
+
+_FLAT_REQUEST = ("model", "strategy", "task_id", "sample_index", "source", "levels", "steps", "program")
 
 
 class ReferenceRecord(Record):
@@ -232,7 +285,7 @@ class RunStats(Record):
 
 
 class RunResults(Record):
-    schema_version: Literal[1, 2, 3] = SCHEMA_VERSION
+    schema_version: Literal[1, 2, 3, 4] = SCHEMA_VERSION
     run_id: str
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     classforge_version: str
@@ -262,10 +315,11 @@ class ResultsError(InputError):
 def sample_file(record: SampleRecord) -> str:
     """A sample's file, relative to the run folder: readable, and unique (the hash tells apart
     labels that slug the same, e.g. `org/model` and `org-model`)."""
-    exact = json.dumps([record.model, record.strategy, record.task_id, record.sample_index])
+    req = record.request
+    exact = json.dumps(list(req.key))
     tag = hashlib.sha256(exact.encode()).hexdigest()[:8]
-    return (f"{SAMPLES_DIR}/{_slug(record.model)}/{_slug(record.strategy)}/"
-            f"{_slug(record.task_id, 80)}__{record.sample_index}__{tag}.json")
+    return (f"{SAMPLES_DIR}/{_slug(req.model)}/{_slug(req.strategy)}/"
+            f"{_slug(req.task_id, 80)}__{req.sample_index}__{tag}.json")
 
 
 def cause_of(error: LLMError) -> str:
@@ -279,10 +333,6 @@ def cause_of(error: LLMError) -> str:
     if isinstance(error, LLMCallFailed) and not error.transient:
         return "request-refused"
     return "llm-unavailable"
-
-
-def sample_key(record: SampleRecord) -> tuple[str, str, str, int]:
-    return record.model, record.strategy, record.task_id, record.sample_index
 
 
 class SampleFiles:
@@ -308,16 +358,15 @@ class SampleFiles:
         root = self.run_dir / SAMPLES_DIR
         for path in sorted(root.rglob("*.json")) if root.is_dir() else []:
             try:
-                record = SampleRecord.model_validate_json(path.read_bytes())
-            except (ValueError, OSError) as e:
-                log.warning("%s: unreadable sample file, the sample is done again (%s)", path,
-                            str(e).splitlines()[0][:200])
+                record = read_sample(path)
+            except ResultsError as e:
+                log.warning("%s; the sample is done again", e)
                 continue
             if self.run_dir / sample_file(record) != path:
                 log.warning("%s: holds another sample (%s), the sample is done again", path, sample_file(record))
                 continue
-            if record.bucket not in self.REDONE:
-                out[sample_key(record)] = record
+            if record.result.bucket not in self.REDONE:
+                out[record.key] = record
         return out
 
 
@@ -331,6 +380,19 @@ def save_results(run_dir: Path, results: RunResults, *, write_samples: bool = Tr
     path = run_dir / RESULTS_FILE
     write_json(path, summary)
     return path
+
+
+def read_sample(path: Path) -> SampleRecord:
+    """One sample's file, or a one-line `ResultsError` naming it (truncated, not JSON, not a record).
+    Read with `json` rather than pydantic's parser: a program may hold a lone surrogate escape
+    (a samples file's invalid UTF-8), which `json` reads back and pydantic's parser refuses."""
+    data = _read_json(path)
+    try:
+        return SampleRecord.model_validate(data)
+    except ValidationError as e:
+        first = e.errors()[0]
+        where = ".".join(str(part) for part in first["loc"])
+        raise ResultsError(f"{path}: not a sample record: {where + ': ' if where else ''}{first['msg']}"[:400]) from e
 
 
 def _read_json(path: Path) -> Any:
@@ -353,11 +415,11 @@ def load_results(run_dir_or_file: Path) -> RunResults:
     if version not in READABLE_VERSIONS:
         raise ResultsError(f"{path}: results schema version {version!r}; this classforge reads versions "
                            f"{', '.join(map(str, READABLE_VERSIONS))}")
-    if version in (2, 3):
+    if version in (2, 3, 4):
         names = data.pop("sample_files", None)
         if not isinstance(names, list):
             raise ResultsError(f"{path}: no list of sample files")
-        data["samples"] = [_read_json(path.parent / name) for name in names]
+        data["samples"] = [read_sample(path.parent / name) for name in names]
     try:
         return RunResults.model_validate(data)
     except ValueError as e:

@@ -33,9 +33,10 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -55,7 +56,7 @@ from benchmark.execution import (
     job_for,
     to_outcome,
 )
-from benchmark.generation import Generated, LLMGenerator, SampleUnit, direct_unit, pregenerated_sample, special_sample
+from benchmark.generation import LLMGenerator, Sampled, direct_unit, pregenerated_sample, special_sample
 from benchmark.leaderboard import board_of
 from benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
 from benchmark.plots import write_plots
@@ -65,7 +66,6 @@ from benchmark.results import (
     SPECIAL_MODELS,
     UNSCORED_CAUSES,
     DatasetInfo,
-    ExecutionRecord,
     GroupScores,
     ReferenceRecord,
     RunResults,
@@ -73,6 +73,8 @@ from benchmark.results import (
     RunStats,
     SampleFiles,
     SampleRecord,
+    SampleRequest,
+    SampleResult,
     cause_of,
     dataset_label,
     file_sha256,
@@ -81,7 +83,7 @@ from benchmark.results import (
     save_results,
 )
 from benchmark.results_page import PAGE_FILE, write_page
-from benchmark.samples_file import NumberedSample, read_samples_file, samples_task_ids
+from benchmark.samples_file import Answer, read_samples_file, samples_task_ids
 from benchmark.scoring import categorise, score_run
 from benchmark.strategies import STRATEGIES, reference_program
 from benchmark.summary import render_summary
@@ -267,53 +269,43 @@ class _Counter:
             self.progress(self.phase, self.done, self.total)
 
 
-def _generate(units: list[tuple[SampleUnit, Task]], generator: LLMGenerator | None, client: LLMClient | None,
-              progress: Progress | None) -> list[Generated]:
+def _generate(units: list[tuple[SampleRequest, Task]], generator: LLMGenerator | None, client: LLMClient | None,
+              progress: Progress | None) -> list[Sampled]:
     counter = _Counter("generation", len(units), progress)
-    special = [(u, t) for u, t in units if u.model in SPECIAL_MODELS]
-    llm = [(u, t) for u, t in units if u.model not in SPECIAL_MODELS]
-    out: dict[SampleUnit, Generated] = {}
-    for u, t in special:
-        out[u] = special_sample(u, t)
-        counter.tick()
+    out: dict[int, Sampled] = {}
+    llm = [i for i, (u, _) in enumerate(units) if u.model not in SPECIAL_MODELS]
+    for i, (u, t) in enumerate(units):
+        if u.model in SPECIAL_MODELS:
+            out[i] = special_sample(u, t)
+            counter.tick()
     if llm:
         assert generator is not None and client is not None  # evaluate() creates both when any LLM model is asked for
 
-        def one(item: tuple[SampleUnit, Task]) -> Generated:
+        def one(item: tuple[SampleRequest, Task]) -> Sampled:
             try:
                 return generator.generate(*item)
             finally:
                 counter.tick()
 
-        for (u, t), result in zip(llm, client.map(one, llm), strict=True):
+        for i, result in zip(llm, client.map(one, [units[i] for i in llm]), strict=True):
+            u, t = units[i]
             if result.error is not None:
                 if isinstance(result.error, LLMError):  # already handled inside; kept for safety
-                    out[u] = Generated(unit=u, source="llm", bucket="generation_error", reason=str(result.error),
-                                       cause=cause_of(result.error))
+                    out[i] = (u.model_copy(update={"source": "llm"}),
+                              SampleResult(bucket="generation_error", reason=str(result.error), cause=cause_of(result.error)))
                     continue
                 raise EvaluationError(f"task {t.task_id}: generating {u.model}/{u.strategy} sample {u.sample_index} "
                                       f"failed: {type(result.error).__name__}: {result.error}") from result.error
-            out[u] = result.value
-    return [out[u] for u, _ in units]
+            out[i] = result.unwrap()  # no error: its value
+    return [out[i] for i in range(len(units))]
 
 
-def _record(gen: Generated, *, outcome: SampleOutcome | None = None, stored: StoredExecution | None = None,
-            bucket: str | None = None, reason: str = "", cause: str | None = None) -> SampleRecord:
-    u = gen.unit
-    execution = None
-    if stored is not None:
-        w = stored.whole
-        execution = ExecutionRecord(key=stored.key, suite_status=w.status.value, detail=w.detail, limit_s=stored.limit_s,
-                                    wall_s=w.wall_s, isolation=w.isolation, per_class=stored.apart,
-                                    reruns=len(stored.reruns), runs_wall_s=round(stored.wall_s, 4))
-    bucket = bucket or (outcome.status if outcome else gen.bucket)
-    cause = cause or gen.cause
-    return SampleRecord(
-        model=u.model, strategy=u.strategy, task_id=u.task_id, sample_index=u.sample_index, source=gen.source,
-        bucket=bucket, reason=reason or gen.reason, levels=gen.levels,
-        cause=cause, repeats=UNSCORED_CAUSES[cause][1] if cause in UNSCORED_CAUSES else None,
-        steps=gen.steps, program=gen.program, outcome=outcome, execution=execution,
-        prompt_tokens=gen.prompt_tokens, completion_tokens=gen.completion_tokens)
+def _final(request: SampleRequest, result: SampleResult) -> SampleRecord:
+    """The sample's record, with what its result takes from the request (tokens) and its cause (whether it repeats)."""
+    cause = result.cause
+    return SampleRecord(request=request, result=result.model_copy(update={
+        "repeats": UNSCORED_CAUSES[cause][1] if cause in UNSCORED_CAUSES else None,
+        "prompt_tokens": request.prompt_tokens, "completion_tokens": request.completion_tokens}))
 
 
 def _outcome_reason(outcome: SampleOutcome) -> str:
@@ -322,23 +314,32 @@ def _outcome_reason(outcome: SampleOutcome) -> str:
     return f"{outcome.error.type}: {outcome.error.message}"[:500]
 
 
-def _unexecuted(gen: Generated) -> SampleRecord:
+def _unexecuted(request: SampleRequest, early: SampleResult) -> SampleRecord:
     """A sample generation already decided: nothing to run."""
-    u = gen.unit
-    if gen.bucket == "no_code":
-        return _record(gen, outcome=SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="no_code"))
-    if gen.bucket == "compile_error":  # found before assembly could give a program to compile
-        return _record(gen, outcome=SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="compile_error",
-                                                  error=ExceptionInfo(type="UnicodeEncodeError", message=gen.reason)))
-    return _record(gen)
+    if early.bucket == "no_code":
+        early = early.model_copy(update={"outcome": SampleOutcome(task_id=request.task_id, sample_index=request.sample_index,
+                                                                  status="no_code")})
+    elif early.bucket == "compile_error":  # found before assembly could give a program to compile
+        error = ExceptionInfo(type="UnicodeEncodeError", message=early.reason)
+        early = early.model_copy(update={"outcome": SampleOutcome(task_id=request.task_id, sample_index=request.sample_index,
+                                                                  status="compile_error", error=error)})
+    return _final(request, early)
 
 
-def _executed(gen: Generated, task: Task, stored: StoredExecution) -> SampleRecord:
+def _executed(request: SampleRequest, task: Task, stored: StoredExecution, environment: str,
+              reused: Literal["reference", "store"] | None) -> SampleRecord:
+    """The record of a sample that ran (or reused a run): its request gains the run's limit, environment and key."""
+    w = stored.whole
+    request = request.model_copy(update={"limit_s": stored.limit_s, "environment": environment, "execution_key": stored.key})
+    run = SampleResult(bucket="sandbox_error", suite_status=w.status.value, detail=w.detail, wall_s=w.wall_s,
+                       runs_wall_s=round(stored.wall_s, 4), cpu_s=w.cpu_s, peak_memory_mb=w.peak_memory_mb,
+                       isolation=w.isolation, per_class=stored.apart, reruns=len(stored.reruns), reused=reused)
     if stored.infrastructure_failure:
-        return _record(gen, stored=stored, bucket="sandbox_error", cause="sandbox-failed",
-                       reason=f"task {gen.unit.task_id}: the sandbox failed: {stored.runs[-1].detail}")
-    outcome = to_outcome(gen.unit.task_id, gen.unit.sample_index, stored, task.test_classes)
-    return _record(gen, outcome=outcome, stored=stored, reason=_outcome_reason(outcome))
+        return _final(request, run.model_copy(update={
+            "cause": "sandbox-failed", "reason": f"task {request.task_id}: the sandbox failed: {stored.runs[-1].detail}"}))
+    outcome = to_outcome(request.task_id, request.sample_index, stored, task.test_classes)
+    return _final(request, run.model_copy(update={"bucket": outcome.status, "outcome": outcome,
+                                                  "reason": _outcome_reason(outcome)}))
 
 
 def _class_floors(executor: Executor, ref: ReferenceRecord) -> dict[str, float]:
@@ -354,7 +355,7 @@ def _class_floors(executor: Executor, ref: ReferenceRecord) -> dict[str, float]:
 Sink = Callable[[SampleRecord], object]
 
 
-def execute_samples(generated: list[Generated], tasks: dict[str, Task], refs: dict[str, ReferenceRecord],
+def execute_samples(generated: list[Sampled], tasks: dict[str, Task], refs: dict[str, ReferenceRecord],
                     executor: Executor, progress: Progress | None = None, sink: Sink | None = None) -> list[SampleRecord]:
     """Every generated sample to one record in one bucket (see `benchmark.results`); `sink` gets
     each record as soon as it is final (the run folder's sample files)."""
@@ -362,37 +363,39 @@ def execute_samples(generated: list[Generated], tasks: dict[str, Task], refs: di
     reused: dict[int, str] = {}  # sample -> the reference pre-run's execution key
     records: dict[int, SampleRecord] = {}
     floors: dict[str, dict[str, float]] = {}  # task -> its classes' floors (see _class_floors)
+    environment = environment_tag(executor.config)
 
     def final(i: int, record: SampleRecord) -> None:
-        records[i] = categorise(tasks[record.task_id], record)
+        records[i] = categorise(tasks[record.request.task_id], record)
         if sink is not None:
             sink(records[i])
 
-    for i, gen in enumerate(generated):
-        u = gen.unit
-        if gen.bucket is not None:
-            final(i, _unexecuted(gen))
+    for i, (req, early) in enumerate(generated):
+        if early is not None:
+            final(i, _unexecuted(req, early))
             continue
-        assert gen.program is not None  # a sample without a bucket has a program (generation's contract)
-        ref = refs[u.task_id]
-        if not ref.broken and gen.program == reference_program(tasks[u.task_id]):
+        assert req.program is not None  # a sample without a result has a program (generation's contract)
+        ref = refs[req.task_id]
+        if not ref.broken and req.program == reference_program(tasks[req.task_id]):
             # the reference's own program (model `reference`, or a model that answered with it)
             # already ran in the pre-run, with a more generous limit: its execution is this one's
             reused[i] = ref.execution_key
             continue
-        syntax = syntax_error_of(gen.program)
+        syntax = syntax_error_of(req.program)
         if syntax is not None:
-            outcome = SampleOutcome(task_id=u.task_id, sample_index=u.sample_index, status="compile_error", error=syntax)
-            final(i, _record(gen, outcome=outcome, reason=f"{syntax.type}: {syntax.message}"))
+            outcome = SampleOutcome(task_id=req.task_id, sample_index=req.sample_index, status="compile_error", error=syntax)
+            final(i, _final(req, SampleResult(bucket="compile_error", outcome=outcome,
+                                              reason=f"{syntax.type}: {syntax.message}")))
             continue
-        if u.task_id not in floors:
-            floors[u.task_id] = _class_floors(executor, ref)
-        jobs[i] = job_for(tasks[u.task_id], gen.program, ref.limit_s, floors[u.task_id])
+        if req.task_id not in floors:
+            floors[req.task_id] = _class_floors(executor, ref)
+        jobs[i] = job_for(tasks[req.task_id], req.program, ref.limit_s, floors[req.task_id])
     for i, key in reused.items():
+        req = generated[i][0]
         stored = executor.store.get(key)
         if stored is None:  # the pre-run result is always stored when the reference passed
-            raise EvaluationError(f"task {generated[i].unit.task_id}: the reference pre-run's execution {key} is missing")
-        final(i, _executed(generated[i], tasks[generated[i].unit.task_id], stored))
+            raise EvaluationError(f"task {req.task_id}: the reference pre-run's execution {key} is missing")
+        final(i, _executed(req, tasks[req.task_id], stored, environment, "reference"))
     samples_of: dict[str, list[int]] = {}
     for i, job in jobs.items():
         samples_of.setdefault(job.key(executor.config), []).append(i)
@@ -400,15 +403,17 @@ def execute_samples(generated: list[Generated], tasks: dict[str, Task], refs: di
 
     def executed(stored: StoredExecution) -> None:
         for i in samples_of.get(stored.key, []):
-            final(i, _executed(generated[i], tasks[generated[i].unit.task_id], stored))
+            req = generated[i][0]
+            final(i, _executed(req, tasks[req.task_id], stored, environment,
+                               "store" if stored.key in executor.reused_keys else None))
         counter.tick()
 
     executor.run(list(jobs.values()), on_done=executed)
     return [records[i] for i in range(len(generated))]
 
 
-def _units(request: EvaluationRequest, cfg: EvaluateConfig, tasks: list[Task],
-           broken: set[str]) -> list[tuple[SampleUnit, Task]]:
+def _units(request: EvaluationRequest, cfg: EvaluateConfig, tasks: list[Task], broken: set[str],
+           dataset_sha256: str | None = None) -> list[tuple[SampleRequest, Task]]:
     units = []
     for model in request.models:
         strategies = [DIRECT] if model in SPECIAL_MODELS else cfg.strategies
@@ -417,46 +422,35 @@ def _units(request: EvaluationRequest, cfg: EvaluateConfig, tasks: list[Task],
                 if t.task_id in broken:
                     continue  # never paid for: a broken task cannot be scored
                 for i in range(cfg.n_samples):
-                    units.append((direct_unit(model, t.task_id, i) if model in SPECIAL_MODELS
-                                  else SampleUnit(model=model, strategy=strategy, task_id=t.task_id, sample_index=i), t))
+                    units.append((direct_unit(model, t.task_id, i, dataset_sha256) if model in SPECIAL_MODELS
+                                  else SampleRequest(model=model, strategy=strategy, task_id=t.task_id, sample_index=i,
+                                                     dataset_sha256=dataset_sha256), t))
     return units
 
 
 class _Generation(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    generated: list[Generated]
-    broken_samples: list[Generated] = Field(default_factory=list, description="pre-generated samples of broken tasks")
+    generated: list[Sampled]
+    broken_samples: list[Sampled] = Field(default_factory=list, description="pre-generated samples of broken tasks")
     order: list[tuple[str, str, str, int]] = Field(default_factory=list, description="every sample of the run, in order")
     models: list[str]
     strategies: list[str]
     usage: UsageSummary | None = None
 
 
-def _key(u: SampleUnit) -> tuple[str, str, str, int]:
-    return u.model, u.strategy, u.task_id, u.sample_index
-
-
 def _generation_phase(request: EvaluationRequest, cfg: EvaluateConfig, llm: LLMConfig, tasks: list[Task], broken: set[str],
-                      samples: list[NumberedSample] | None, client: LLMClient | None, env: Mapping[str, str] | None,
+                      samples: list[Answer] | None, client: LLMClient | None, env: Mapping[str, str] | None,
                       progress: Progress | None, done: Collection[tuple[str, str, str, int]] = (),
-                      keep_usage: Callable[[list[LedgerEntry]], None] | None = None) -> _Generation:
+                      keep_usage: Callable[[list[LedgerEntry]], None] | None = None,
+                      dataset_sha256: str | None = None) -> _Generation:
     """Pre-generated samples, or every (model, strategy, task, index) of the non-broken tasks;
     the samples in `done` (finished by an earlier, interrupted run) are left out but keep their place in `order`.
     `keep_usage` receives what the client paid for, even when generation is interrupted."""
-    by_id = {t.task_id: t for t in tasks}
     if samples is not None:
-        units = [SampleUnit(model=s.model, strategy=s.strategy, task_id=s.task_id, sample_index=s.sample_index)
-                 for s in samples]
-        generated = [pregenerated_sample(s, by_id[s.task_id]) for s, u in zip(samples, units, strict=True)
-                     if _key(u) not in done]
-        return _Generation(generated=[g for g in generated if g.unit.task_id not in broken],
-                           broken_samples=[g for g in generated if g.unit.task_id in broken],
-                           order=[_key(u) for u in units],
-                           models=list(dict.fromkeys(s.model for s in samples)),
-                           strategies=list(dict.fromkeys(s.strategy for s in samples)))
-    all_units = _units(request, cfg, tasks, broken)
-    units = [(u, t) for u, t in all_units if _key(u) not in done]
+        return _pregenerated_phase(samples, tasks, broken, done, dataset_sha256)
+    all_units = _units(request, cfg, tasks, broken, dataset_sha256)
+    units = [(u, t) for u, t in all_units if u.key not in done]
     llm_models = any(m not in SPECIAL_MODELS for m in request.models)
     needs_llm = any(u.model not in SPECIAL_MODELS for u, _ in units)  # not when every LLM sample is already done
     own_client = needs_llm and client is None
@@ -466,7 +460,7 @@ def _generation_phase(request: EvaluationRequest, cfg: EvaluateConfig, llm: LLMC
         client = LLMClient.from_config(llm, env or {})
     usage = None
     try:
-        generator = LLMGenerator(client, cfg.endpoint, levels_source=cfg.levels_source) if needs_llm else None
+        generator = _llm_generator(client, cfg) if needs_llm else None
         generated = _generate(units, generator, client if needs_llm else None, progress)
     finally:
         # A client handed in may already hold what was spent before generation (the endpoint's
@@ -479,8 +473,27 @@ def _generation_phase(request: EvaluationRequest, cfg: EvaluateConfig, llm: LLMC
             if own_client:
                 client.close()
     special = [DIRECT] if any(m in SPECIAL_MODELS for m in request.models) else []
-    return _Generation(generated=generated, order=[_key(u) for u, _ in all_units], models=list(request.models),
+    return _Generation(generated=generated, order=[u.key for u, _ in all_units], models=list(request.models),
                        strategies=(list(cfg.strategies) if llm_models else []) + special, usage=usage)
+
+
+def _pregenerated_phase(samples: list[Answer], tasks: list[Task], broken: set[str], done: Collection[tuple[str, str, str, int]],
+                        dataset_sha256: str | None) -> _Generation:
+    """The samples file's answers as generated samples (those in `done` left out, in `order` still);
+    a broken task's are set apart."""
+    by_id = {t.task_id: t for t in tasks}
+    generated = [pregenerated_sample(req.model_copy(update={"dataset_sha256": dataset_sha256}), answer, by_id[req.task_id])
+                 for req, answer in samples if req.key not in done]
+    return _Generation(generated=[g for g in generated if g[0].task_id not in broken],
+                       broken_samples=[g for g in generated if g[0].task_id in broken],
+                       order=[req.key for req, _ in samples],
+                       models=list(dict.fromkeys(req.model for req, _ in samples)),
+                       strategies=list(dict.fromkeys(req.strategy for req, _ in samples)))
+
+
+def _llm_generator(client: LLMClient | None, cfg: EvaluateConfig) -> LLMGenerator:
+    assert client is not None, "a run that needs the model has a client: handed in, or made for the run"
+    return LLMGenerator(client, cfg.endpoint, levels_source=cfg.levels_source)
 
 
 # -- the run ----------------------------------------------------------------------------------------
@@ -499,7 +512,7 @@ def _environment(dataset_format: str, tasks: list[Task], cfg: EvaluateConfig, sa
 
 
 def _read_samples(request: EvaluationRequest, dataset: LoadedDataset, tasks: list[Task],
-                  covered: list[str]) -> tuple[list[NumberedSample] | None, str | None]:
+                  covered: list[str]) -> tuple[list[Answer] | None, str | None]:
     """The pre-generated samples of the selected tasks and the file's hash, when a samples file is
     given; samples of tasks the dataset holds but --task/--max-tasks did not select are left out, saying so."""
     if request.samples_file is None:
@@ -523,12 +536,12 @@ def _execution_phase(phase: _Generation, by_id: dict[str, Task], refs: dict[str,
     """The run's records in the run's order (this invocation's, and those an earlier run finished),
     each written to its file when final; and how many came from the earlier run."""
     records = execute_samples(phase.generated, by_id, refs, executor, progress, sink=files.write)
-    for g in phase.broken_samples:
-        ref = refs[g.unit.task_id]
-        records.append(_record(g, bucket="task_broken", cause="sandbox-failed" if ref.infrastructure else "task-broken",
-                               reason=f"task {g.unit.task_id} is broken: {ref.cause}"))
+    for req, _ in phase.broken_samples:
+        ref = refs[req.task_id]
+        records.append(_final(req, SampleResult(bucket="task_broken", cause="sandbox-failed" if ref.infrastructure
+                                                else "task-broken", reason=f"task {req.task_id} is broken: {ref.cause}")))
         files.write(records[-1])
-    fresh = {(r.model, r.strategy, r.task_id, r.sample_index): r for r in records}
+    fresh = {r.key: r for r in records}
     by_key = finished | fresh
     resumed = sum(1 for k in phase.order if k in finished and k not in fresh)
     return [by_key[k] for k in phase.order if k in by_key], resumed
@@ -557,18 +570,9 @@ def _evaluate(request: EvaluationRequest, config: EvaluatorConfig, env: Mapping[
     _check_request(request, cfg.strategies)
     clock: dict[str, float] = {}
     t0 = time.perf_counter()
-    # A samples file decides which tasks are scored: only those are loaded and pre-run.
-    covered = samples_task_ids(request.samples_file) if request.samples_file is not None else None
-    dataset = load_dataset(request.dataset, task_ids=request.task_ids or covered or None)
-    tasks = select_tasks(dataset, request.task_ids, request.max_tasks)
-    if not tasks:
-        raise EvaluationError(f"{request.dataset}: no task selected")
+    loaded = _load_run(request, config)
+    dataset, tasks, dataset_sha, run_dir = loaded.dataset, loaded.tasks, loaded.dataset_sha, loaded.run_dir
     by_id = {t.task_id: t for t in tasks}
-    dataset_sha = file_sha256(request.dataset)
-    samples, samples_sha = _read_samples(request, dataset, tasks, covered or [])
-    models = list(dict.fromkeys(s.model for s in samples)) if samples is not None else request.models
-    run_id = run_id_for(dataset_label(Path(request.dataset)), _identity(dataset_sha, request, cfg, config.sandbox, tasks, samples_sha, models))
-    run_dir = Path(cfg.output_root) / run_id
     clock["load"] = time.perf_counter() - t0
 
     environment = _environment(dataset.format, tasks, cfg, config.sandbox) if cfg.environment == "dataset" else None
@@ -585,29 +589,66 @@ def _evaluate(request: EvaluationRequest, config: EvaluatorConfig, env: Mapping[
     finished = files.finished()  # a killed run's finished samples: not done again
     t0 = time.perf_counter()
     usage_run = new_run_id()
-    phase = _generation_phase(request, cfg, config.llm, tasks, broken, samples, client, env, progress, done=finished,
-                              keep_usage=lambda entries: save_usage(run_dir, usage_run, "generation", entries))
+    phase = _generation_phase(request, cfg, config.llm, tasks, broken, loaded.samples, client, env, progress, done=finished,
+                              keep_usage=lambda entries: save_usage(run_dir, usage_run, "generation", entries),
+                              dataset_sha256=dataset_sha)
     clock["generation"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
     records, resumed = _execution_phase(phase, by_id, refs, executor, files, finished, progress)
     clock["execution"] = time.perf_counter() - t0
 
-    settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
+    settings = _settings(request, config, phase.models, phase.strategies, loaded.samples_sha, tasks)
     settings.environment = environment
-    plus, plus_refs = _plus_phase(tasks, records, executor, config.sandbox, settings, progress, clock)
-    usage = phase.usage
+    plus = _plus_phase(tasks, records, executor, config.sandbox, settings, progress, clock)
     if (run_dir / USAGE_DIR).is_dir():
         write_usage_files(run_dir, *recorded_usage(run_dir, config.llm.costs, usage_run))
-    results = RunResults(
-        run_id=run_id, classforge_version=__version__,
-        dataset=_dataset_info(request, dataset, dataset_sha, tasks),
-        settings=settings, tasks=tasks, reference=references, samples=records, usage=usage,
-        plus_scores=plus, plus_reference=plus_refs,
+    results = _run_results(request, loaded, settings, references, records, phase.usage, plus, executor, resumed)
+    return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
+
+
+def _run_results(request: EvaluationRequest, loaded: _LoadedRun, settings: RunSettings, references: list[ReferenceRecord],
+                 records: list[SampleRecord], usage: UsageSummary | None,
+                 plus: tuple[list[GroupScores], list[ReferenceRecord]], executor: Executor, resumed: int) -> RunResults:
+    """The run's results before scoring: what was run, on what, with which settings, at what cost."""
+    return RunResults(
+        run_id=loaded.run_id, classforge_version=__version__,
+        dataset=_dataset_info(request, loaded.dataset, loaded.dataset_sha, loaded.tasks),
+        settings=settings, tasks=loaded.tasks, reference=references, samples=records, usage=usage,
+        plus_scores=plus[0], plus_reference=plus[1],
         stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused, samples_resumed=resumed,
                        llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0),
     )
-    return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
+
+
+@dataclass(frozen=True)
+class _LoadedRun:
+    """A run's inputs as read: the dataset and the tasks selected, the samples file's answers (when
+    one is scored), and the run's id and folder, which follow from them."""
+
+    dataset: LoadedDataset
+    tasks: list[Task]
+    dataset_sha: str
+    samples: list[Answer] | None
+    samples_sha: str | None
+    run_id: str
+    run_dir: Path
+
+
+def _load_run(request: EvaluationRequest, config: EvaluatorConfig) -> _LoadedRun:
+    cfg = config.evaluate
+    # A samples file decides which tasks are scored: only those are loaded and pre-run.
+    covered = samples_task_ids(request.samples_file) if request.samples_file is not None else None
+    dataset = load_dataset(request.dataset, task_ids=request.task_ids or covered or None)
+    tasks = select_tasks(dataset, request.task_ids, request.max_tasks)
+    if not tasks:
+        raise EvaluationError(f"{request.dataset}: no task selected")
+    dataset_sha = file_sha256(request.dataset)
+    samples, samples_sha = _read_samples(request, dataset, tasks, covered or [])
+    models = list(dict.fromkeys(req.model for req, _ in samples)) if samples is not None else request.models
+    run_id = run_id_for(dataset_label(Path(request.dataset)), _identity(dataset_sha, request, cfg, config.sandbox, tasks, samples_sha, models))
+    return _LoadedRun(dataset=dataset, tasks=tasks, dataset_sha=dataset_sha, samples=samples, samples_sha=samples_sha,
+                      run_id=run_id, run_dir=Path(cfg.output_root) / run_id)
 
 
 def _executor(config: EvaluatorConfig, run_dir: Path, backend: SandboxBackend | None,
@@ -641,7 +682,7 @@ def _plus_phase(tasks: list[Task], records: list[SampleRecord], executor: Execut
     return scored
 
 
-def _check_request(request: EvaluationRequest, strategies: list[str]) -> None:
+def _check_request(request: EvaluationRequest, strategies: Sequence[str]) -> None:
     if not request.models and request.samples_file is None:
         raise EvaluationError("nothing to evaluate: give at least one model, or a samples file")
     unknown = [s for s in strategies if s not in STRATEGIES]
@@ -686,8 +727,8 @@ def regrade(run_dir: Path, progress: Progress | None = None, plots: bool = False
     results = load_results(run_dir)
     run_dir = Path(run_dir) if Path(run_dir).is_dir() else Path(run_dir).parent
     by_id = {t.task_id: t for t in results.tasks}
-    missing = sorted({r.task_id for r in results.samples} - set(by_id))
+    missing = sorted({r.request.task_id for r in results.samples} - set(by_id))
     if missing:
         raise EvaluationError(f"{run_dir}: samples of tasks the results do not hold: {', '.join(missing)}")
-    results.samples = [categorise(by_id[r.task_id], r) for r in results.samples]
+    results.samples = [categorise(by_id[r.request.task_id], r) for r in results.samples]
     return _score_and_write(run_dir, results, progress, plots=plots)

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from benchmark.results import SampleRequest
 from pipeline.core.errors import InputError
 from pipeline.formats.textfiles import utf8_lines
 
@@ -77,16 +78,8 @@ class PregeneratedSample(BaseModel):
         return self
 
 
-class NumberedSample(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    line: int
-    task_id: str
-    model: str
-    strategy: str
-    sample_index: int
-    completion: str | None = None
-    steps: list[PregeneratedStep] | None = None
+Answer = tuple[SampleRequest, PregeneratedSample]
+"""One sample of the file: its request (model, strategy, task, index as numbered here) and the line's answer."""
 
 
 def _check_steps(where: str, s: PregeneratedSample, strategy: str, methods: Sequence[str] | None) -> None:
@@ -125,16 +118,9 @@ def samples_task_ids(path: Path) -> list[str]:
     return list(seen)
 
 
-def read_samples_file(path: Path, *, default_model: str | None, known_tasks: Collection[str],
-                      task_methods: Mapping[str, Sequence[str]] | None = None,
-                      selected: Collection[str] | None = None) -> list[NumberedSample]:
-    """Every sample of the file (see the module docstring); `task_methods` (task -> method names)
-    lets per-method steps be checked against the tasks. With `selected`, samples of the other
-    (known) tasks are left out: the caller says which and why."""
-    path = Path(path)
-    if not path.is_file():
-        raise SamplesFileError(f"{path}: no such samples file")
-    fallback_model = default_model or path.stem
+def _parsed_lines(path: Path) -> list[tuple[int, PregeneratedSample]]:
+    """(line number, sample) for every line of the file; a line that is not a valid sample is an
+    error naming it, and so is a file without samples."""
     raw: list[tuple[int, PregeneratedSample]] = []
     for line in utf8_lines(path, strict=False):
         lineno = line.number
@@ -152,7 +138,21 @@ def read_samples_file(path: Path, *, default_model: str | None, known_tasks: Col
             raise SamplesFileError(f"{path}:{lineno}: {field + ': ' if field else ''}{first['msg']}") from e
     if not raw:
         raise SamplesFileError(f"{path}: no samples")
-    out: list[NumberedSample] = []
+    return raw
+
+
+def read_samples_file(path: Path, *, default_model: str | None, known_tasks: Collection[str],
+                      task_methods: Mapping[str, Sequence[str]] | None = None,
+                      selected: Collection[str] | None = None) -> list[Answer]:
+    """Every sample of the file (see the module docstring); `task_methods` (task -> method names)
+    lets per-method steps be checked against the tasks. With `selected`, samples of the other
+    (known) tasks are left out: the caller says which and why."""
+    path = Path(path)
+    if not path.is_file():
+        raise SamplesFileError(f"{path}: no such samples file")
+    fallback_model = default_model or path.stem
+    raw = _parsed_lines(path)
+    out: list[Answer] = []
     used: dict[tuple[str, str, str], set[int]] = {}
     for lineno, s in raw:
         if s.task_id not in known_tasks:
@@ -174,6 +174,6 @@ def read_samples_file(path: Path, *, default_model: str | None, known_tasks: Col
         if index in taken:
             raise SamplesFileError(f"{path}:{lineno}: task {s.task_id}: sample {index} of {model}/{strategy} given twice")
         taken.add(index)
-        out.append(NumberedSample(line=lineno, task_id=s.task_id, model=model, strategy=strategy,
-                                  sample_index=index, completion=s.completion, steps=s.steps))
+        out.append((SampleRequest(model=model, strategy=strategy, task_id=s.task_id, sample_index=index,
+                                  source="samples_file"), s))
     return out

@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from benchmark.metrics import DepCounts, Estimate, canonical_dependencies, compute_metrics, dep_counts
+from benchmark.outcomes import SampleOutcome
 from benchmark.passk import bootstrap_ratio_ci
 from benchmark.results import BUCKETS, DepScores, GroupScores, RunSettings, SampleRecord
 from benchmark.taxonomy import classify, summarise
@@ -18,10 +19,10 @@ from pipeline.core.task import Task
 
 def categorise(task: Task, record: SampleRecord) -> SampleRecord:
     """Fill in the error category of a scored sample (None when it passes every test class)."""
-    if not record.scored or record.outcome is None:
-        return record.model_copy(update={"error_category": None, "error_reason": None})
-    c = classify(task, record.outcome)
-    return record.model_copy(update={"error_category": c.category if c else None, "error_reason": c.reason if c else None})
+    result = record.result
+    c = classify(task, result.outcome) if record.scored and result.outcome is not None else None
+    return record.model_copy(update={"result": result.model_copy(update={
+        "error_category": c.category if c else None, "error_reason": c.reason if c else None})})
 
 
 def _ratio(parts: Sequence[tuple[int, int]]) -> float:
@@ -48,37 +49,44 @@ def _dep_scores(per_task: list[DepCounts], resamples: int, seed: int) -> DepScor
                      field_hits=total.field_hits, field_total=total.field_total)
 
 
+def _outcome(record: SampleRecord) -> SampleOutcome:
+    """A scored sample's per-test outcomes, which every scored sample carries."""
+    assert record.result.outcome is not None, f"scored sample {record.request.key} has no outcome"
+    return record.result.outcome
+
+
 def score_group(model: str, strategy: str, tasks: Sequence[Task], broken: set[str],
                 records: Sequence[SampleRecord], settings: RunSettings) -> GroupScores:
     """One (model, strategy); `tasks` are the selected tasks, `broken` those excluded."""
-    buckets = Counter(r.bucket for r in records)
+    buckets: Counter[str] = Counter(r.result.bucket for r in records)
     scorable = [t for t in tasks if t.task_id not in broken]
     by_task: dict[str, list[SampleRecord]] = {t.task_id: [] for t in scorable}
     for r in records:
-        if r.scored and r.task_id in by_task:
-            by_task[r.task_id].append(r)
+        if r.scored and r.request.task_id in by_task:
+            by_task[r.request.task_id].append(r)
     scored_tasks = [t for t in scorable if by_task[t.task_id]]
     unscored = [t.task_id for t in scorable if not by_task[t.task_id]]
     metrics = None
     dep = None
     taxonomy = summarise([])
     if scored_tasks:
-        outcomes = {t.task_id: [r.outcome for r in by_task[t.task_id]] for t in scored_tasks}
+        outcomes = {t.task_id: [_outcome(r) for r in by_task[t.task_id]] for t in scored_tasks}
         usable = [k for k in settings.ks if k <= min(len(v) for v in outcomes.values())]
         if usable:
             metrics = compute_metrics(scored_tasks, outcomes, ks=usable, n_resamples=settings.bootstrap_resamples,
                                       seed=settings.bootstrap_seed)
-        taxonomy = summarise(classify(t, r.outcome) for t in scored_tasks for r in by_task[t.task_id])
+        taxonomy = summarise(classify(t, _outcome(r)) for t in scored_tasks for r in by_task[t.task_id])
         per_task_dep = []
         for t in scored_tasks:
             canonical = canonical_dependencies(t)
-            per_task_dep.append(sum((dep_counts(t, r.program or "", canonical) for r in by_task[t.task_id]), DepCounts()))
+            per_task_dep.append(sum((dep_counts(t, r.request.program or "", canonical) for r in by_task[t.task_id]), DepCounts()))
         dep = _dep_scores(per_task_dep, settings.bootstrap_resamples, settings.bootstrap_seed)
     return GroupScores(
         model=model, strategy=strategy, buckets={b: buckets.get(b, 0) for b in BUCKETS}, n_samples=len(records),
         n_scored=sum(len(v) for v in by_task.values()), tasks_scored=len(scored_tasks), tasks_unscored=unscored,
         metrics=metrics, taxonomy=dict(taxonomy), dep=dep,
-        prompt_tokens=sum(r.prompt_tokens for r in records), completion_tokens=sum(r.completion_tokens for r in records),
+        prompt_tokens=sum(r.result.prompt_tokens for r in records),
+        completion_tokens=sum(r.result.completion_tokens for r in records),
     )
 
 

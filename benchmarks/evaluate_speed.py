@@ -187,14 +187,14 @@ def measure_samples(args, tasks: list, samples: Path, tmp_path: Path) -> dict:
     buckets: dict[str, int] = {}
     programs = []
     for s in results.samples:  # type: ignore[attr-defined]
-        buckets[s.bucket] = buckets.get(s.bucket, 0) + 1
-        if s.program is not None:
-            programs.append({"program": s.program, "tests": by_id[s.task_id].test,
-                             "classes": by_id[s.task_id].test_classes})
+        buckets[s.result.bucket] = buckets.get(s.result.bucket, 0) + 1
+        if s.request.program is not None:
+            programs.append({"program": s.request.program, "tests": by_id[s.request.task_id].test,
+                             "classes": by_id[s.request.task_id].test_classes})
     # what each runaway sample cost: every run of it together, against its limit
-    runaway = [{"task": s.task_id, "limit_s": s.execution.limit_s, "runs_wall_s": s.execution.runs_wall_s,
-                "reruns": s.execution.reruns}
-               for s in results.samples if s.execution and s.execution.suite_status == "timeout"]  # type: ignore[attr-defined]
+    runaway = [{"task": s.request.task_id, "limit_s": s.request.limit_s, "runs_wall_s": s.result.runs_wall_s,
+                "reruns": s.result.reruns}
+               for s in results.samples if s.result.suite_status == "timeout"]
     base_wall, base = run_inprocess(programs, tmp_path)
     return {"classforge_wall_s": cf_wall, "classforge_buckets": buckets, "runaway": runaway,
             "classforge_phases_s": results.stats.seconds,  # type: ignore[attr-defined]

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from pipeline.core.stop_hooks import run_stop_hooks
 from pipeline.llm import paid
 
 T = TypeVar("T")
@@ -87,8 +88,9 @@ class Stoppable:
             os._exit(code)  # the second signal: now
         self._stopping = True
         paid.hold(STORE_WAIT_S)
-        # os._exit skips every close(): answers a cache could only keep in memory are stored now.
-        not_stored = paid.store_kept()
+        # os._exit skips every close() and `finally`: answers a cache could only keep in memory are
+        # stored now, and the work under way saves its spend and ends its sandbox runs.
+        not_stored = paid.store_kept() + run_stop_hooks()
         self._say(kept_line(signal.Signals(signum).name))
         for line in not_stored:
             self._say(line)

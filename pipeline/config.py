@@ -109,13 +109,19 @@ class HarvestConfig(Section):
         return v
 
 
+def sources_replacing_the_files(sources: list[str]) -> dict[str, list[str]]:
+    """The harvest keys a command line's `--source` sets: those folders replace every source the file
+    names (local sources, spec corpora and bundles alike), so nothing else is harvested."""
+    return {"local_sources": list(sources), "spec_corpora": [], "bundle_sources": []}
+
+
 def harvest_overrides(harvest: HarvestConfig, *, sources: list[str] | None = None, **changes: object) -> HarvestConfig:
     """The harvest section with command-line values applied (None keeps the file's value), validated
     exactly like the file. `sources` replaces every local source of the file (spec corpora too);
     `github` switches the GitHub search on or off."""
     data = harvest.model_dump()
     if sources is not None:
-        data["local_sources"], data["spec_corpora"], data["bundle_sources"] = list(sources), [], []
+        data.update(sources_replacing_the_files(sources))
     github = changes.pop("github", None)
     if github is not None:
         data["github"]["enabled"] = github
@@ -161,7 +167,7 @@ class SandboxConfig(Section):
 
 
 PerturbationName = Literal["hash-seed", "cwd", "timezone", "clock", "host-user", "network"]
-ALL_PERTURBATIONS: tuple[str, ...] = ("hash-seed", "cwd", "timezone", "clock", "host-user", "network")
+ALL_PERTURBATIONS: tuple[PerturbationName, ...] = ("hash-seed", "cwd", "timezone", "clock", "host-user", "network")
 
 
 class EnvironmentChecksConfig(Section):
@@ -335,6 +341,10 @@ class ConstructConfig(Section):
 
 
 
+def _every_strategy() -> list[EvalStrategy]:
+    return ["holistic", "incremental", "compositional", "bottom_up", "top_down"]
+
+
 class EvaluateConfig(Section):
     """`classforge evaluate`: the model under test, how many samples, which strategies, how scores are made."""
 
@@ -345,7 +355,7 @@ class EvaluateConfig(Section):
     n_samples: int = Field(5, ge=1, description="samples per task, strategy and model (ClassEval: 5)")
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5], description="pass@k reported for every k <= n")
     strategies: list[EvalStrategy] = Field(
-        default_factory=lambda: ["holistic", "incremental", "compositional", "bottom_up", "top_down"], min_length=1,
+        default_factory=_every_strategy, min_length=1,
         description="generation strategies to run (--strategy overrides)"
     )
     levels_source: Literal["labels", "model"] = Field(

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -166,13 +166,16 @@ def build_real_candidate(plan: RealPlan, hc: HarvestedClass, client: LLMClient, 
     return result.status, result
 
 
-def finish_real_build(plan: RealPlan, outcomes: list[tuple[HarvestedClass, Outcome | BaseException]]) -> RealBuildResult:
+def finish_real_build(plan: RealPlan, outcomes: Sequence[tuple[HarvestedClass, Outcome | BaseException]]) -> RealBuildResult:
     collect = RejectionList()
     funnel: Funnel = Funnel(sink=collect)
-    tasks, incomplete, _, resumed = fold_candidates(
+    tasks, incomplete, finished, resumed = fold_candidates(
         ((hc.id, candidate_id_for(hc), outcome) for hc, outcome in outcomes), funnel)
+    report = funnel.report()
+    for suite in (r.suite for r in finished if r.suite is not None):
+        report = report.merge(suite.funnel)
     this_run, all_runs = recorded_usage(plan.out_dir, plan.config.llm.costs, plan.run_id)
-    result = RealBuildResult(out_dir=plan.out_dir, tasks=tasks, rejections=collect.rejections, funnel=funnel.report(),
+    result = RealBuildResult(out_dir=plan.out_dir, tasks=tasks, rejections=collect.rejections, funnel=report,
                              incomplete=incomplete, stopped=plan.stop_reason[0] if plan.stop_reason else None,
                              resumed=resumed, fingerprint=plan.fingerprint, usage=this_run, usage_all_runs=all_runs)
     _write_outputs(result, plan)

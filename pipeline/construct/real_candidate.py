@@ -34,6 +34,7 @@ from pipeline.construct.real_skeleton import (
 from pipeline.construct.strengthen import Mutator
 from pipeline.construct.task import RecordError, code_columns
 from pipeline.core import reasons as R
+from pipeline.core.funnel import FunnelReport
 from pipeline.core.records import SCHEMA_VERSION, HarvestedClass, content_id
 from pipeline.core.task import MutationReport, SourceRef, Task
 
@@ -49,6 +50,8 @@ class GeneratedSuite(BaseModel):
     test_classes: list[str]
     method_test_classes: dict[str, str] = Field(default_factory=dict)
     generator: str = Field(description="name and version of the generator, for the record")
+    funnel: FunnelReport = Field(default_factory=FunnelReport, description="the generated tests' own funnel "
+                                 "(stages `generated-tests`, `state-checks`), merged into the build's")
 
 
 class TestGenerator(Protocol):

@@ -15,7 +15,10 @@ from pipeline.config import Config, PlusConfig, SandboxConfig
 from pipeline.construct.gate import GateUnavailable
 from pipeline.construct.real_candidate import GeneratedSuite, TestGenerator
 from pipeline.core import parsing
+from pipeline.core import reasons as R
 from pipeline.core.ast_helpers import class_methods, find_class
+from pipeline.core.funnel import FunnelReport, StageCounts
+from pipeline.core.task import PlusSuite
 
 
 def import_lines(solution: str) -> list[str]:
@@ -41,6 +44,16 @@ def method_test_classes(test_classes: list[str], class_name: str, solution: str)
     return found
 
 
+def suite_funnel(suite: PlusSuite) -> FunnelReport:
+    """The plus suite's counts as funnel stages: tests generated (walks included) to tests kept,
+    and the generated tests the state observation could not check."""
+    stages = {R.GENERATED_TESTS: StageCounts(seen=suite.generated, kept=suite.tests, dropped=dict(suite.dropped))}
+    if suite.observed:
+        stages[R.STATE_CHECKS] = StageCounts(seen=suite.observed, kept=suite.observed - sum(suite.unchecked.values()),
+                                             dropped=dict(suite.unchecked))
+    return FunnelReport(stages=stages)
+
+
 class PlusGenerator:
     """`make_plus_suite` for a reference; an unusable generator or sandbox is an infrastructure fault."""
 
@@ -61,7 +74,7 @@ class PlusGenerator:
             return None
         return GeneratedSuite(tests=suite.test, test_classes=list(suite.test_classes),
                               method_test_classes=method_test_classes(suite.test_classes, class_name, solution),
-                              generator=suite.generator or self.name)
+                              generator=suite.generator or self.name, funnel=suite_funnel(suite))
 
 
 def configured_generator(config: Config) -> TestGenerator | None:

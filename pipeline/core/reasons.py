@@ -190,6 +190,12 @@ PLUS_FAILS_REFERENCE: Final = _code("plus-fails-reference", "fails on the refere
 PLUS_ENVIRONMENT: Final = _code("plus-environment-dependent", "its verdict on the reference changes under an environment perturbation")
 PLUS_DUPLICATE: Final = _code("plus-duplicate", "the same checks as a test already kept")
 PLUS_OVER_LIMIT: Final = _code("plus-over-limit", "beyond plus.max_tests")
+# The state observation (plus.observe_state, pipeline/quality/plus/observe.py): a walk it cannot
+# assert is left out; a generated test it cannot check stays as generated, counted apart.
+PLUS_WALK_UNRECORDED: Final = _code("plus-walk-unrecorded", "a walk the state recorder got no agreed run of on the reference (no output, an exception, two runs that disagree): left out")
+PLUS_WALK_BREAKS_RULE: Final = _code("plus-walk-breaks-rule", "a walk whose recorded checks break a screening rule or assert nothing: left out")
+PLUS_STATE_UNRECORDED: Final = _code("plus-state-unrecorded", "a generated test the state recorder got no agreed run of on the reference: kept without state checks")
+PLUS_STATE_BREAKS_RULE: Final = _code("plus-state-breaks-rule", "a generated test whose state checks would break a screening rule: kept without them")
 
 # -- the verification gate (sandbox), passed through by the solution stage ---------------------
 class GateReason(str, Enum):
@@ -226,6 +232,9 @@ REFERENCE: Final = "reference"    # the generated tests on the real class: the v
 SKELETON: Final = "skeleton"      # the skeleton derived from the real class
 EXAMPLES: Final = "examples"      # observed `>>>` examples written in, then the skeleton checks
 REAL_SOURCE_STAGES: Final = (LICENSE, SKELETON, DOCSTRINGS, TESTS, REFERENCE, EXAMPLES, MUTATION, TASK)
+# The generated tests' own funnel inside `tests` (one unit: a generated test or walk; plus-* reasons)
+GENERATED_TESTS: Final = "generated-tests"
+STATE_CHECKS: Final = "state-checks"   # generated tests the state observation ran on, and those it could not check
 NO_LICENSE: Final = _code("no-license", "the source repository declares no licence: its code may not be redistributed")
 LICENSE_NOT_ALLOWED: Final = _code(
     "license-not-allowed", "the source licence is not in construction.real_source.license_allow")

@@ -23,14 +23,14 @@ CompositionType = Literal["intra-domain", "cross-domain"]
 VoteStatus = Literal["scored", "malformed", "call-failed"]
 
 # ClassEval-Pro writes "intra"/"cross"; classforge has always published the long form.
-_COMPOSITION_SPELLINGS = {"intra": "intra-domain", "cross": "cross-domain",
+_COMPOSITION_SPELLINGS: dict[str, CompositionType] = {"intra": "intra-domain", "cross": "cross-domain",
                           "intra-domain": "intra-domain", "cross-domain": "cross-domain"}
 
 
 def composition_type(value: str) -> CompositionType:
     """The one spelling of a composition type, from either published one."""
     try:
-        return _COMPOSITION_SPELLINGS[value]  # type: ignore[return-value]
+        return _COMPOSITION_SPELLINGS[value]
     except KeyError:
         raise ValueError(f"unknown composition_type {value!r} (expected intra-domain or cross-domain)") from None
 
@@ -172,9 +172,11 @@ class PlusSuite(BaseModel):
     test: str = Field("", description="unittest source in ClassEval form; empty when no test survived")
     test_classes: list[str] = Field(default_factory=list)
     tests: int = Field(0, description="test methods kept")
-    generated: int = Field(0, description="test functions the generator wrote")
-    dropped: dict[str, int] = Field(default_factory=dict, description="reason -> generated tests dropped for it")
+    generated: int = Field(0, description="test functions the generator wrote, and the walks made from them")
+    dropped: dict[str, int] = Field(default_factory=dict, description="reason -> generated tests (and walks, plus.observe_walks) dropped for it")
     drops: list[PlusDrop] = Field(default_factory=list)
+    observed: int = Field(0, description="generated tests the state observation (plus.observe_state) ran on")
+    unchecked: dict[str, int] = Field(default_factory=dict, description="reason -> of those, tests it left without state checks")
     generator: str = ""
     seed: int = 0
     generation_s: float = Field(0.0, description="wall time of the generation run (0 when read from the cache)")

@@ -138,7 +138,7 @@ class ResponseCache:
         self.write_error: str | None = None
         paid.keeps_unsaved(self._store_before_exit)
         if isinstance(self.path, Path):
-            self._reclaim_spills()
+            self._reclaim_spills(self.path)
 
     # -- basic access -------------------------------------------------------------------------
     def get(self, key: str) -> CacheEntry | None:
@@ -173,10 +173,7 @@ class ResponseCache:
         return stored
 
     def _insert(self, entries: list[CacheEntry]) -> None:
-        self._conn.executemany(
-            "INSERT OR IGNORE INTO responses (key, role, model, created, entry) VALUES (?, ?, ?, ?, ?)",
-            [(e.key, e.request.role, e.model, e.created.isoformat(), e.model_dump_json()) for e in entries],
-        )
+        _insert_entries(self._conn, entries)
 
     @property
     def unsaved(self) -> int:
@@ -208,14 +205,14 @@ class ResponseCache:
             return str(exc)
         return None
 
-    def _reclaim_spills(self) -> None:
+    def _reclaim_spills(self, path: Path) -> None:
         """Store what an earlier run of this cache had to spill to the temp dir (its disk was full),
         so a re-run after freeing space pays for none of those answers again. A spill stays where it
         is while it cannot be stored (the disk is still full) and is removed once it is."""
         folder = _spill_folder(create=False)
         if folder is None:
             return
-        for spill in sorted(folder.glob(f"{_spill_prefix(self.path)}*.jsonl")):
+        for spill in sorted(folder.glob(f"{_spill_prefix(path)}*.jsonl")):
             if not _ours(spill):
                 continue
             try:
@@ -281,10 +278,7 @@ class ResponseCache:
             before = self._conn.total_changes
             self._conn.execute("BEGIN IMMEDIATE")
             try:
-                self._conn.executemany(
-                    "INSERT OR IGNORE INTO responses (key, role, model, created, entry) VALUES (?, ?, ?, ?, ?)",
-                    [(e.key, e.request.role, e.model, e.created.isoformat(), e.model_dump_json()) for e in entries],
-                )
+                _insert_entries(self._conn, entries)
             except sqlite3.Error:
                 self._conn.execute("ROLLBACK")
                 raise
@@ -351,6 +345,14 @@ def _salvage(path: Path) -> list[CacheEntry]:
     return list(found.values())
 
 
+def _insert_entries(conn: sqlite3.Connection, entries: list[CacheEntry]) -> None:
+    """Store answers; a key already there keeps its first answer (the same request was paid once)."""
+    conn.executemany(
+        "INSERT OR IGNORE INTO responses (key, role, model, created, entry) VALUES (?, ?, ?, ?, ?)",
+        [(e.key, e.request.role, e.model, e.created.isoformat(), e.model_dump_json()) for e in entries],
+    )
+
+
 def _replace_corrupt(path: Path, exc: sqlite3.DatabaseError) -> sqlite3.Connection:
     """Move a damaged cache file aside (with its WAL), start a fresh one holding what could be
     salvaged, and say in one warning line what happened and what will be paid again."""
@@ -362,9 +364,7 @@ def _replace_corrupt(path: Path, exc: sqlite3.DatabaseError) -> sqlite3.Connecti
         except FileNotFoundError:
             pass  # no WAL, or another process moved it first
     conn = _connect(path)
-    conn.executemany(
-        "INSERT OR IGNORE INTO responses (key, role, model, created, entry) VALUES (?, ?, ?, ?, ?)",
-        [(e.key, e.request.role, e.model, e.created.isoformat(), e.model_dump_json()) for e in salvaged])
+    _insert_entries(conn, salvaged)
     log.warning("LLM cache %s was damaged (%s): moved aside to %s; %d answer(s) recovered into a fresh cache, "
                 "any other answer it held will be paid again", path, " ".join(str(exc).split()), aside, len(salvaged))
     return conn

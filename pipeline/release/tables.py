@@ -62,6 +62,7 @@ STAGE_UNITS: dict[str, str] = {
     R.LICENSE: "candidate classes", R.SKELETON: "candidate classes", R.DOCSTRINGS: "candidate classes",
     R.COMPOSE: "candidate pairs", R.TESTS: "candidate pairs", R.JUDGES: "candidate pairs", R.SOLUTION: "candidate pairs",
     R.REFERENCE: "candidate classes", R.EXAMPLES: "candidate classes",
+    R.GENERATED_TESTS: "generated tests", R.STATE_CHECKS: "generated tests",
     R.MUTATION: "candidate pairs", R.STRENGTHEN: "candidate pairs",
     R.TASK: "tasks", R.RELEASE: "tasks",
 }

@@ -14,6 +14,8 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from pipeline.core.stop_hooks import at_stop
+
 _DRAIN_AFTER_EXIT_S = 0.5
 
 
@@ -116,7 +118,15 @@ def run_command(
     """
     start = time.monotonic()
     proc = _spawn(argv, cwd, env, user)
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    # A stopped build ends with os._exit: the group started in its own session would outlive it.
+    with at_stop(f"killing sandbox process group {proc.pid}", lambda: _kill_group(proc.pid)):
+        return _supervise(proc, start, wall_s, output_cap, after_exit)
+
+
+def _supervise(proc: subprocess.Popen[bytes], start: float, wall_s: float, output_cap: int, after_exit) -> Finished:
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None  # _spawn opens both pipes
+    out_fd, err_fd = stdout.fileno(), stderr.fileno()
     os.set_blocking(out_fd, False)
     os.set_blocking(err_fd, False)
     streams = {out_fd: _Capped(output_cap), err_fd: _Capped(output_cap)}
@@ -135,14 +145,14 @@ def run_command(
         if proc.returncode is None:
             _kill_group(proc.pid)
             proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+        stdout.close()
+        stderr.close()
     return _finished(proc.returncode, exited, wall, usage, streams[out_fd], streams[err_fd])
 
 
-def _spawn(argv: Sequence[str], cwd: str, env: Mapping[str, str], user: int | None) -> subprocess.Popen:
-    """The child in a session of its own (so its whole group can be killed), pipes non-blocking."""
-    extra = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
+def _spawn(argv: Sequence[str], cwd: str, env: Mapping[str, str], user: int | None) -> subprocess.Popen[bytes]:
+    """The child in a session of its own (so its whole group can be killed), pipes non-blocking;
+    as `user` (its group too, and no supplementary groups) when given."""
     return subprocess.Popen(
         list(argv),
         cwd=cwd,
@@ -152,7 +162,9 @@ def _spawn(argv: Sequence[str], cwd: str, env: Mapping[str, str], user: int | No
         stderr=subprocess.PIPE,
         start_new_session=True,
         close_fds=True,
-        **extra,
+        user=user,
+        group=user,
+        extra_groups=[] if user is not None else None,
     )
 
 

@@ -182,10 +182,10 @@ def test_samples_file_numbering_defaults_and_errors(tmp_path):
             {"task_id": "B", "completion": "w", "sample_index": 1}, {"task_id": "B", "completion": "v"}]
     path.write_text("\n".join(json.dumps(r) for r in rows) + "\n\n", encoding="utf-8")
     got = read_samples_file(path, default_model=None, known_tasks={"A", "B"})
-    assert [(s.task_id, s.model, s.strategy, s.sample_index) for s in got] == [
+    assert [(s.task_id, s.model, s.strategy, s.sample_index) for s, _ in got] == [
         ("A", "out", "external", 0), ("A", "out", "external", 1), ("A", "m", "holistic", 4),
         ("B", "out", "external", 1), ("B", "out", "external", 0)]
-    assert read_samples_file(path, default_model="mine", known_tasks={"A", "B"})[0].model == "mine"
+    assert read_samples_file(path, default_model="mine", known_tasks={"A", "B"})[0][0].model == "mine"
     with pytest.raises(SamplesFileError, match=r"out.jsonl:4: task 'B' is not in the dataset"):
         read_samples_file(path, default_model=None, known_tasks={"A"})
     path.write_text(json.dumps({"task_id": "A", "completion": "x", "sample_index": 0}) + "\n"

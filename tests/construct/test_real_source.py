@@ -424,3 +424,29 @@ def test_the_generator_is_the_plus_tier_when_installed_else_none(tmp_path):
     solution = "class A:\n    def __init__(self):\n        pass\n\n    def allow_request(self):\n        return 1\n"
     assert method_test_classes(["ATestAllowRequest", "ATestMain", "ATestInit"], "A", solution) == {
         "allow_request": "ATestAllowRequest"}
+
+
+def test_the_generated_tests_own_funnel_joins_the_builds(breaker, tmp_path):
+    from pipeline.construct.real_generators import suite_funnel
+    from pipeline.core.funnel import StageCounts
+    from pipeline.core.task import PlusSuite
+    from pipeline.release.tables import stage_unit
+
+    suite = PlusSuite(generated=12, tests=7, dropped={"plus-off-domain": 3, "plus-walk-unrecorded": 2}, observed=5,
+                      unchecked={"plus-state-unrecorded": 1})
+    own = suite_funnel(suite)
+    assert own.stages == {
+        "generated-tests": StageCounts(seen=12, kept=7, dropped={"plus-off-domain": 3, "plus-walk-unrecorded": 2}),
+        "state-checks": StageCounts(seen=5, kept=4, dropped={"plus-state-unrecorded": 1})}
+    assert "state-checks" not in suite_funnel(PlusSuite(generated=2, tests=2)).stages  # observation off
+
+    class Counting(Generator):
+        def __call__(self, solution: str, class_name: str, *, item_id: str) -> GeneratedSuite:
+            return super().__call__(solution, class_name, item_id=item_id).model_copy(update={"funnel": own})
+
+    result, _, _ = _build(tmp_path, [breaker], mutator=ScriptedMutator([mutation_report(9, 1)]), generator=Counting())
+    assert result.funnel.stages["generated-tests"] == own.stages["generated-tests"]
+    assert result.funnel.stages["state-checks"].dropped == {"plus-state-unrecorded": 1}
+    assert stage_unit("generated-tests", result.funnel) == "generated tests"
+    again, _, _ = _build(tmp_path, [breaker], mutator=ScriptedMutator([mutation_report(9, 1)]), generator=Counting())
+    assert again.resumed == 1 and again.funnel.stages["generated-tests"] == own.stages["generated-tests"]

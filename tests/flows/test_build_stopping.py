@@ -131,8 +131,21 @@ def test_a_signal_stops_the_build_in_seconds_keeping_every_paid_answer(example_c
     assert "request(s) in flight cut off" in lines[0]
     assert "Traceback" not in err
     assert _cached_answers(tmp_path) == ANSWERED
+    assert _paid_requests_in_usage_files(tmp_path) == ANSWERED, "the stop lost spend of a candidate in flight"
     assert _servers(children), "Prefect's embedded server was not among the build's children"
     assert [pid for pid, start in children.items() if not _gone(pid, start)] == []
+
+
+def _paid_requests_in_usage_files(tmp_path: Path) -> int:
+    """Answered requests recorded under the build's usage/ folder by candidates (the pre-flight's
+    probes are saved under their role's name and are not candidates' spend)."""
+    import json
+    total = 0
+    for path in (tmp_path / "built").glob("*/usage/*/*.jsonl"):  # built/<snapshot>/usage/<run>/
+        for line in path.read_text().splitlines():
+            entry = json.loads(line)
+            total += entry["counts"].get("requests", 0)
+    return total
 
 
 def test_kill_9_of_the_cli_leaves_no_prefect_server(example_config, tmp_path):

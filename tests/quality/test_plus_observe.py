@@ -80,7 +80,7 @@ def _passes(tests: list[PlusTest], solution: str) -> bool:
 def test_state_checks_catch_a_mutant_the_generated_tests_let_through():
     mutant = SOLUTION.replace("self._trips += 1", "pass")
     assert _passes(PYNGUIN_LIKE, mutant), "the premise: returned values alone do not see the trip counter"
-    observed = observe_tests(PYNGUIN_LIKE, SOLUTION, "Breaker", SANDBOX, PlusConfig())
+    observed = observe_tests(PYNGUIN_LIKE, SOLUTION, "Breaker", SANDBOX, PlusConfig()).tests
     assert len(observed) == len(PYNGUIN_LIKE) and _passes(observed, SOLUTION)
     assert not _passes(observed, mutant)
     body = observed[0].body
@@ -99,8 +99,10 @@ def test_walks_are_seeded_built_from_the_tests_values_and_asserted():
     assert {"fail", "reset", "allow"} <= {m for t in first for m in t.methods}
     # `reset(note=...)` takes the value test_1 passed; every constructor argument is one the tests used
     assert any("reset(note='n')" in t.body for t in first)
-    observed = observe_tests(PYNGUIN_LIKE, SOLUTION, "Breaker", SANDBOX, plus)
+    result = observe_tests(PYNGUIN_LIKE, SOLUTION, "Breaker", SANDBOX, plus)
+    observed = result.tests
     assert len(observed) == len(PYNGUIN_LIKE) + len(first) and _passes(observed, SOLUTION)
+    assert result.walks == len(first) and result.dropped == [] and result.unchecked == []
 
 
 def test_the_pool_keeps_only_arguments_that_fit_the_annotation_and_are_short():
@@ -142,3 +144,58 @@ def test_a_call_that_raises_is_asserted_or_ends_the_test():
     rec = {"observed": {}, "steps": {"1": {"raises": "ValueError"}, "2": {"raises": None}}}
     body = with_state_checks(parts, rec)
     assert body == "b = Breaker()\nwith self.assertRaises(ValueError):\n    b.fail()\n"
+
+
+TIMED = textwrap.dedent('''
+    import time
+
+
+    class Door:
+        def __init__(self, limit: int = 3, cool_down: float = 60.0):
+            self.limit = limit
+            self.cool_down = cool_down
+            self._fails = 0
+            self._since = 0.0
+
+        def fail(self) -> None:
+            self._fails += 1
+            self._since = time.time()
+
+        @property
+        def state(self) -> str:
+            if self._fails < self.limit:
+                return "closed"
+            return "half-open" if time.time() - self._since >= self.cool_down else "open"
+''')
+
+
+def test_walks_pass_zero_to_numbers_so_a_timeout_elapses_without_a_negative_duration():
+    # What is left once the off-domain screening dropped the search's `Door(cool_down=-17.5)`: no
+    # kept test names cool_down, and 60 s never elapse in a test.
+    kept = [PlusTest(origin="test_0", methods=["fail"], body="door = Door(limit=1)\ndoor.fail()\n"
+                     "self.assertEqual(door.state, 'open')\n")]
+    pool = call_pool(kept, TIMED, "Door")
+    assert "cool_down" not in pool.values
+    found = walks(kept, TIMED, "Door", 16, PlusConfig().seed)
+    assert any("cool_down=0" in t.body for t in found)
+    assert not any("cool_down=-" in t.body for t in found)
+    observed = observe_tests(kept, TIMED, "Door", SANDBOX, PlusConfig(observe_walks=16)).tests
+    assert any("self.assertEqual(door.state, 'half-open')" in t.body for t in observed)
+    assert not failing_on_reference(name_tests(observed, "Door"), TIMED, ["import time"], SANDBOX, runs=1)
+
+
+def test_what_the_observation_cannot_check_or_leaves_out_is_counted_with_a_reason():
+    # The recorder dies on the first call: no recording at all. The generated tests stay as they
+    # were and are counted as unchecked; every walk is left out and counted.
+    dying = SOLUTION.replace("self._failures += 1", "import os; os._exit(3)")
+    plus = PlusConfig(observe_walks=4)
+    result = observe_tests(PYNGUIN_LIKE, dying, "Breaker", SANDBOX, plus)
+    assert [t.body for t in result.tests] == [t.body for t in PYNGUIN_LIKE]
+    assert [d.reason for d in result.unchecked] == ["plus-state-unrecorded"] * len(PYNGUIN_LIKE)
+    assert result.walks > 0 and [d.reason for d in result.dropped] == ["plus-walk-unrecorded"] * result.walks
+    # A class with no public state: a walk has nothing to assert and is left out, counted.
+    quiet = "class Quiet:\n    def __init__(self, n: int = 1):\n        self._n = n\n\n    def run(self) -> None:\n        self._n += 1\n"
+    tests = [PlusTest(origin="test_0", methods=["run"], body="quiet = Quiet(n=3)\nquiet.run()\nself.assertIsNone(quiet.run())\n")]
+    result = observe_tests(tests, quiet, "Quiet", SANDBOX, plus)
+    assert result.walks > 0 and {d.reason for d in result.dropped} == {"plus-walk-breaks-rule"}
+    assert len(result.tests) == 1 and result.unchecked == []

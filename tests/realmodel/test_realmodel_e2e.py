@@ -198,5 +198,6 @@ def usage_by_role(path: Path) -> dict:
 
 
 def _samples(run_dir: Path, results: dict) -> list[dict]:
-    """The sample records: one file per sample (results schema 2)."""
-    return [json.loads((run_dir / name).read_text()) for name in results["sample_files"]]
+    """The sample records: one file per sample, its request and result (results schema 4), read as one dict."""
+    records = [json.loads((run_dir / name).read_text()) for name in results["sample_files"]]
+    return [r["request"] | r["result"] for r in records]

@@ -30,7 +30,8 @@ import logging
 from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.config import PlusConfig, SandboxConfig
-from pipeline.core import parsing
+from pipeline.core import parsing, reasons
+from pipeline.core.task import PlusDrop
 from pipeline.quality.plus.contract import declared_fields, instances, undeclared_attribute
 from pipeline.quality.plus.convert import PlusTest
 from pipeline.quality.plus.generate import GeneratorUnavailable
@@ -43,7 +44,7 @@ log = logging.getLogger(__name__)
 
 _SCRIPT, _PROGRAMS, _OUT = "cf_observe.py", "cf_programs.json", "cf_observed.json"
 _HOLDER = "observed"
-OBSERVE_VERSION = 2  # bump when what the step asserts changes (2: non-literal arguments do not fit scalar annotations)
+OBSERVE_VERSION = 3  # bump when what the step asserts changes (2: non-literal arguments do not fit scalar annotations; 3: walks may pass 0 to numbers)
 
 
 class Statement(BaseModel):
@@ -102,12 +103,14 @@ def record(programs: dict[str, tuple[str, list[str]]], solution: str, sandbox: S
         raise GeneratorUnavailable(f"the sandbox could not run the state recorder: {exc}", item_id) from exc
     raw = run.outputs.get(_OUT)
     if run.timed_out or not raw:
-        log.info("plus: %s: the state recorder produced nothing (exit %s): %s", item_id or "<unnamed>", run.exit_code,
-                 run.stderr[-400:])
+        # Counted per test by observe_tests (plus-state-unrecorded, plus-walk-unrecorded).
+        log.warning("plus: %s: the state recorder produced nothing (exit %s): %s", item_id or "<unnamed>",
+                    run.exit_code, run.stderr[-400:])
         return {}
     try:
         return json.loads(raw.decode("utf-8"))
     except ValueError:
+        log.warning("plus: %s: the state recorder's output is not JSON", item_id or "<unnamed>")
         return {}
 
 
@@ -193,28 +196,53 @@ def with_state_checks(parts: list[Statement], rec: dict) -> str:
     return "\n".join(lines) + "\n"
 
 
+class Observed(BaseModel):
+    """What the observation step gives the suite: the tests to validate, how many walks it made,
+    the walks it left out and the generated tests it left unchecked, each with its reason."""
+
+    model_config = ConfigDict(extra="forbid")
+    tests: list[PlusTest]
+    walks: int = 0
+    dropped: list[PlusDrop] = Field(default_factory=list, description="walks left out")
+    unchecked: list[PlusDrop] = Field(default_factory=list, description="generated tests kept without state checks")
+
+
+def _checked_body(parts: list[Statement], rec: dict, class_name: str, allowed: set[str]) -> tuple[str | None, str]:
+    """The body with its state checks, or None and the reason it has none."""
+    if not rec:
+        return None, "unrecorded"
+    body = with_state_checks(parts, rec)
+    if violation(body) or undeclared_attribute(body, class_name, allowed, set()) or "self.assert" not in body:
+        return None, "breaks-rule"
+    return body, ""
+
+
 def observe_tests(tests: list[PlusTest], solution: str, class_name: str, sandbox: SandboxConfig, plus: PlusConfig,
-                  item_id: str = "") -> list[PlusTest]:
+                  item_id: str = "") -> Observed:
     """The tests with their state asserted, then the walks; a test the recorder could not run, or
-    whose checks break a rule, stays as it was (a walk is left out)."""
-    candidates = tests + walks(tests, solution, class_name, plus.observe_walks, plus.seed)
+    whose checks break a rule, stays as it was (a walk is left out): both counted with a reason."""
+    made = walks(tests, solution, class_name, plus.observe_walks, plus.seed)
+    candidates = tests + made
     parts = {f"t{i}": statements(t.body, class_name) for i, t in enumerate(candidates)}
     programs = {pid: (program(p), candidates[int(pid[1:])].imports) for pid, p in parts.items()}
     first = record(programs, solution, sandbox, plus.hash_seed, item_id)
     second = record(programs, solution, sandbox, (plus.hash_seed + 1) % 4294967296, item_id) if first else {}
-    fields = declared_fields(solution, class_name) or set()
     cls = class_node(solution, class_name)
     members = {n.name for n in (cls.body if cls else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    out: list[PlusTest] = []
+    allowed = (declared_fields(solution, class_name) or set()) | members
+    out = Observed(tests=[], walks=len(made))
     for i, test in enumerate(candidates):
-        pid = f"t{i}"
-        rec = agreed(first.get(pid, {}), second.get(pid, {}))
-        body = with_state_checks(parts[pid], rec) if rec else None
-        if body is not None and (violation(body) or undeclared_attribute(body, class_name, fields | members, set())
-                                 or "self.assert" not in body):
-            body = None
+        rec = agreed(first.get(f"t{i}", {}), second.get(f"t{i}", {}))
+        body, why = _checked_body(parts[f"t{i}"], rec, class_name, allowed)
         if body is not None:
-            out.append(test.model_copy(update={"body": body}))
-        elif i < len(tests):
-            out.append(test)
+            out.tests.append(test.model_copy(update={"body": body}))
+            continue
+        unrecorded = why == "unrecorded"
+        if i < len(tests):
+            out.tests.append(test)
+            reason = reasons.PLUS_STATE_UNRECORDED if unrecorded else reasons.PLUS_STATE_BREAKS_RULE
+            out.unchecked.append(PlusDrop(origin=test.origin, reason=reason))
+        else:
+            reason = reasons.PLUS_WALK_UNRECORDED if unrecorded else reasons.PLUS_WALK_BREAKS_RULE
+            out.dropped.append(PlusDrop(origin=test.origin, reason=reason))
     return out

@@ -36,7 +36,7 @@ from pipeline.quality.plus.examples import (
     unshown_type,
 )
 from pipeline.quality.plus.generate import GENERATOR, GeneratedTests, generate
-from pipeline.quality.plus.observe import OBSERVE_VERSION, observe_tests
+from pipeline.quality.plus.observe import OBSERVE_VERSION, Observed, observe_tests
 from pipeline.quality.plus.render import name_tests, render
 from pipeline.quality.plus.rules import violation
 from pipeline.quality.plus.validate import validate
@@ -162,15 +162,16 @@ def make_plus_suite(solution: str, class_name: str, *, import_statement: list[st
     conversion = convert(generated.module, solution=solution, class_name=class_name, import_statement=import_statement)
     drops = list(conversion.dropped)
     screened, screen_drops = screen(conversion.tests, plus.max_tests, class_name, contract, described or solution)
-    if plus.observe_state and screened:
-        screened = observe_tests(screened, solution, class_name, sandbox, plus, item_id)
-    checked = validate(name_tests(screened, class_name), solution, import_statement, sandbox, plus, item_id)
-    drops += screen_drops + checked.drops
+    observed = observe_tests(screened, solution, class_name, sandbox, plus, item_id) if plus.observe_state and screened \
+        else Observed(tests=screened)
+    checked = validate(name_tests(observed.tests, class_name), solution, import_statement, sandbox, plus, item_id)
+    drops += screen_drops + observed.dropped + checked.drops
     kept = name_tests([t.test for t in checked.kept], class_name)
     code, classes = render(kept, import_statement) if kept else ("", [])
     suite = suite.model_copy(update={
-        "test": code, "test_classes": classes, "tests": len(kept),
-        "generated": len(conversion.tests) + len(conversion.dropped), "dropped": _counts(drops), "drops": drops,
+        "test": code, "test_classes": classes, "tests": len(kept), "dropped": _counts(drops), "drops": drops,
+        "generated": len(conversion.tests) + len(conversion.dropped) + observed.walks,
+        "observed": len(screened) if plus.observe_state else 0, "unchecked": _counts(observed.unchecked),
     })
     path = _cache_path(plus, key)
     if path is not None:

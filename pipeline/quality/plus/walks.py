@@ -7,7 +7,11 @@ parameter name, values the tests passed to a parameter of that name anywhere in 
 fits the parameter's annotation. Within a walk a value already used for a parameter is reused
 more often than not, so calls meet on the same key (a counter per IP grows, a reset clears it).
 A parameter annotated `int` that the tests passed values to may also get 1 or 2: small counts
-are where thresholds and limits turn, and a search seldom tries them.
+are where thresholds and limits turn, and a search seldom tries them. Every parameter annotated
+`int` or `float` may get 0, the edge of a non-negative domain: the plus tier drops the search's
+negative values where the description shows only non-negative ones (`plus-off-domain`), and those
+were how a test made a timeout elapse without sleeping (`reset_timeout=-1765.82`); a duration of 0
+elapses at once and is one the description allows.
 Everything is drawn from `random.Random(f"{seed}:{class}")`: the same tests give the same walks.
 """
 
@@ -28,6 +32,8 @@ _MAX_ARGUMENT = 60  # characters: Pynguin also passes the module's docstrings as
 _REUSE = 0.8  # chance a walk passes a parameter the value it passed it before
 # Small counts a search rarely tries but thresholds and limits turn on (`> threshold` against `>=`).
 _SMALL_INTS = ("1", "2")
+_ZERO = "0"  # the edge of a non-negative domain (module docstring)
+_NUMBERS = ("int", "float")
 _SIMPLE = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,)}
 
 
@@ -151,10 +157,13 @@ def call_pool(tests: list[PlusTest], solution: str, class_name: str) -> Pool:
 
 
 def _options(param: Parameter, pool: Pool) -> list[str]:
-    """Values a call may pass `param`: what the tests passed parameters of that name, if it fits."""
+    """Values a call may pass `param`: what the tests passed parameters of that name, if it fits;
+    small counts and 0 for a number (module docstring)."""
     options = [v for v in pool.values.get(param.name, []) if fits(v, param.annotation)]
     if param.annotation == "int" and options:
         options += [v for v in _SMALL_INTS if v not in options]
+    if param.annotation in _NUMBERS and _ZERO not in options:
+        options.append(_ZERO)
     return options
 
 

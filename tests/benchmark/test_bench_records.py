@@ -1,0 +1,88 @@
+"""One request and one result record per evaluated sample, in one file per sample (issue 24, point 1).
+
+Uses the counter dataset of test_bench_resume: eight different programs and one answer without code.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+
+import pytest
+from test_bench_resume import Counting, config, dataset, sample_files, samples
+
+from benchmark.execution import environment_tag
+from benchmark.results import ResultsError, SampleRecord, load_results, read_sample, sample_file
+from benchmark.runner import EvaluationRequest, evaluate, regrade
+from pipeline.sandbox import get_backend
+
+
+def test_each_sample_has_one_file_holding_its_request_and_result(tmp_path):
+    request = EvaluationRequest(dataset=dataset(tmp_path), samples_file=samples(tmp_path))
+    cfg = config(tmp_path / "results")
+    out = evaluate(request, cfg, env={})
+    files = sample_files(out.run_dir)
+    assert len(files) == len(out.results.samples) == 9
+    assert sorted(out.run_dir / sample_file(r) for r in out.results.samples) == files
+    limit = out.results.reference[0].limit_s
+    for record in out.results.samples:
+        path = out.run_dir / sample_file(record)
+        assert set(json.loads(path.read_text(encoding="utf-8"))) == {"request", "result"}
+        # the file, the typed record and its JSON round trip are the same sample
+        assert read_sample(path) == record == SampleRecord.model_validate_json(record.model_dump_json())
+        req, res = record.request, record.result
+        assert req.dataset_sha256 == out.results.dataset.sha256 and req.source == "samples_file"
+        if res.bucket == "no_code":
+            assert req.program is None and req.execution_key is None and res.suite_status is None
+            continue
+        assert req.limit_s == limit and req.environment == environment_tag(cfg.sandbox)
+        assert (out.run_dir / "executions" / req.execution_key[:2] / f"{req.execution_key}.json").is_file()
+        assert res.suite_status in ("passed", "failed") and res.wall_s is not None and res.reused is None
+        assert res.bucket == "completed" and res.outcome is not None and set(res.outcome.test_classes) == \
+            {"CounterTestAdd", "CounterTestReset"}
+    assert sum(r.result.error_category == "logic" for r in out.results.samples) == 3  # samples 1, 4 and 7
+
+    # a second evaluation redoes nothing; a sample whose file is gone comes back from its stored execution
+    gone = next(r for r in out.results.samples if r.request.program is not None)
+    (out.run_dir / sample_file(gone)).unlink()
+    backend = Counting(get_backend(cfg.sandbox))
+    again = evaluate(request, cfg, env={}, backend=backend)
+    assert backend.programs == [] and again.results.stats.sandbox_runs == 0
+    assert again.results.stats.samples_resumed == 8
+    redone = next(r for r in again.results.samples if r.key == gone.key)
+    assert redone.result.reused == "store" and redone.request == gone.request
+    assert redone.result.model_dump(exclude={"reused"}) == gone.result.model_dump(exclude={"reused"})
+    assert again.results.scores == out.results.scores
+
+
+def test_a_damaged_record_is_named_in_one_line_and_nothing_done_is_lost(tmp_path, caplog):
+    request = EvaluationRequest(dataset=dataset(tmp_path), samples_file=samples(tmp_path))
+    cfg = config(tmp_path / "results")
+    out = evaluate(request, cfg, env={})
+    files = sample_files(out.run_dir)
+    cut, wrong = files[2], files[5]
+    cut.write_text(cut.read_text(encoding="utf-8")[:150], encoding="utf-8")  # a disk that filled
+    wrong.write_text(json.dumps({"request": {"model": "m"}, "result": {}}), encoding="utf-8")  # a bad edit
+    before = {p: p.read_bytes() for p in files if p not in (cut, wrong)}
+
+    with pytest.raises(ResultsError) as raised:
+        regrade(out.run_dir)
+    message = str(raised.value)  # the first damaged file in the run's order
+    assert message.startswith((f"{cut}: not valid JSON", f"{wrong}: not a sample record")) and "\n" not in message
+    with pytest.raises(ResultsError) as raised:
+        read_sample(cut)
+    assert str(raised.value).startswith(f"{cut}: not valid JSON") and "\n" not in str(raised.value)
+    with pytest.raises(ResultsError) as raised:
+        read_sample(wrong)
+    assert str(raised.value).startswith(f"{wrong}: not a sample record: request.strategy") and "\n" not in str(raised.value)
+
+    backend = Counting(get_backend(cfg.sandbox))
+    with caplog.at_level(logging.WARNING, logger="benchmark.results"):
+        again = evaluate(request, cfg, env={}, backend=backend)
+    warnings = [r.getMessage() for r in caplog.records if r.name == "benchmark.results"]
+    assert len(warnings) == 2 and all("\n" not in w for w in warnings)
+    assert warnings[0].startswith(f"{cut}: not valid JSON") and warnings[1].startswith(f"{wrong}: not a sample record")
+    # the two damaged samples are done again from the execution store, nothing runs, nothing else is touched
+    assert backend.programs == [] and again.results.stats.samples_resumed == 7
+    assert {p: p.read_bytes() for p in before} == before
+    assert load_results(again.run_dir).scores == again.results.scores == out.results.scores
