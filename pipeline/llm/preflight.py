@@ -213,6 +213,7 @@ def check_endpoint(roles: list[str], ep: EndpointConfig, env: Mapping[str, str],
         report.seed = _accepted(sdk, ep, report, seed=1)
     if ep.context_window is not None:
         report.context_window, report.context_window_source = ep.context_window, "config"
+        report.context_window_from = None  # no server field gave it
     elif report.context_window is None:
         report.notes.append("the server does not report its context window; set context_window for this role "
                             "to have long prompts dropped as prompt-too-long before they are sent")

@@ -84,6 +84,13 @@ def test_the_served_window_is_one_slot_of_llama_cpp_never_the_training_window():
     assert r.context_window_from.startswith("/props")
 
 
+def test_a_window_the_configuration_sets_names_no_server_field():
+    profile = ServerProfile(context_window=8192, llama_cpp=True, slots=2)
+    with FakeOpenAIServer(api_key=API_KEY, default='{"ok": true}', models=["model-a"], profile=profile) as srv:
+        r = check_endpoint(["judge-1"], endpoint(srv.base_url, timeout_s=5, context_window=2048), ENV)
+    assert (r.context_window, r.context_window_source, r.context_window_from) == (2048, "config", None)
+
+
 def test_a_listing_with_only_the_training_window_gives_the_served_one_or_none():
     profile = ServerProfile(context_window=8192, llama_cpp=True)
     with FakeOpenAIServer(api_key=API_KEY, default='{"ok": true}', models=["model-a"], profile=profile) as srv:
