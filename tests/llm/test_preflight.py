@@ -135,3 +135,20 @@ def test_a_timed_out_probe_tells_a_busy_server_from_one_that_does_not_answer(bus
     assert not r.ok and r.busy is busy
     assert ("all 1 slot(s) of the server are computing" in r.problems[0]) is busy
     assert ("did not answer (hung" in r.problems[0]) is not busy
+
+
+def test_a_busy_server_is_told_whatever_the_sdk_calls_its_timeout(monkeypatch):
+    import openai
+
+    from pipeline.llm.fake_server import Delay
+
+    def reworded(self, request):  # a later openai release's wording
+        openai.APIConnectionError.__init__(self, message="The read deadline passed.", request=request)
+
+    monkeypatch.setattr(openai.APITimeoutError, "__init__", reworded)
+    with FakeOpenAIServer(default=Delay(seconds=600), models=["model-a"], profile=ServerProfile(llama_cpp=True, slots=1)) as srv:
+        _hold_the_slot(srv)
+        r = check_endpoint(["judge-1"], endpoint(srv.base_url, timeout_s=1), ENV)
+    assert r.busy is True, r.problems
+    assert "The read deadline passed. - busy: all 1 slot(s) of the server are computing" in r.problems[0]
+    assert r.timed_out
