@@ -290,7 +290,10 @@ def _list_models(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport)
 
 def _window(extra: dict[str, Any]) -> tuple[int | None, str | None]:
     """The served window a `/models` entry states, and the field it came from. llama.cpp's
-    `meta.n_ctx_train` is the weights' training window, not what the server serves: never used."""
+    `meta.n_ctx_train` is the weights' training window, not what the server serves: never used.
+    llama.cpp's `meta.n_ctx` is its whole context, shared by its slots: with `--parallel N` a request
+    gets 1/N of it, so this fallback (a server without `/props`) over-states the window N times; the
+    client learns the real one from the server's first refusal."""
     for name in _WINDOW_FIELDS:
         if isinstance(extra.get(name), int) and extra[name] > 0:
             return int(extra[name]), name
