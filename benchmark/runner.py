@@ -33,7 +33,8 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -295,7 +296,7 @@ def _generate(units: list[tuple[SampleRequest, Task]], generator: LLMGenerator |
                     continue
                 raise EvaluationError(f"task {t.task_id}: generating {u.model}/{u.strategy} sample {u.sample_index} "
                                       f"failed: {type(result.error).__name__}: {result.error}") from result.error
-            out[i] = result.value
+            out[i] = result.unwrap()  # no error: its value
     return [out[i] for i in range(len(units))]
 
 
@@ -446,15 +447,8 @@ def _generation_phase(request: EvaluationRequest, cfg: EvaluateConfig, llm: LLMC
     """Pre-generated samples, or every (model, strategy, task, index) of the non-broken tasks;
     the samples in `done` (finished by an earlier, interrupted run) are left out but keep their place in `order`.
     `keep_usage` receives what the client paid for, even when generation is interrupted."""
-    by_id = {t.task_id: t for t in tasks}
     if samples is not None:
-        generated = [pregenerated_sample(req.model_copy(update={"dataset_sha256": dataset_sha256}), answer, by_id[req.task_id])
-                     for req, answer in samples if req.key not in done]
-        return _Generation(generated=[g for g in generated if g[0].task_id not in broken],
-                           broken_samples=[g for g in generated if g[0].task_id in broken],
-                           order=[req.key for req, _ in samples],
-                           models=list(dict.fromkeys(req.model for req, _ in samples)),
-                           strategies=list(dict.fromkeys(req.strategy for req, _ in samples)))
+        return _pregenerated_phase(samples, tasks, broken, done, dataset_sha256)
     all_units = _units(request, cfg, tasks, broken, dataset_sha256)
     units = [(u, t) for u, t in all_units if u.key not in done]
     llm_models = any(m not in SPECIAL_MODELS for m in request.models)
@@ -466,7 +460,7 @@ def _generation_phase(request: EvaluationRequest, cfg: EvaluateConfig, llm: LLMC
         client = LLMClient.from_config(llm, env or {})
     usage = None
     try:
-        generator = LLMGenerator(client, cfg.endpoint, levels_source=cfg.levels_source) if needs_llm else None
+        generator = _llm_generator(client, cfg) if needs_llm else None
         generated = _generate(units, generator, client if needs_llm else None, progress)
     finally:
         # A client handed in may already hold what was spent before generation (the endpoint's
@@ -481,6 +475,25 @@ def _generation_phase(request: EvaluationRequest, cfg: EvaluateConfig, llm: LLMC
     special = [DIRECT] if any(m in SPECIAL_MODELS for m in request.models) else []
     return _Generation(generated=generated, order=[u.key for u, _ in all_units], models=list(request.models),
                        strategies=(list(cfg.strategies) if llm_models else []) + special, usage=usage)
+
+
+def _pregenerated_phase(samples: list[Answer], tasks: list[Task], broken: set[str], done: Collection[tuple[str, str, str, int]],
+                        dataset_sha256: str | None) -> _Generation:
+    """The samples file's answers as generated samples (those in `done` left out, in `order` still);
+    a broken task's are set apart."""
+    by_id = {t.task_id: t for t in tasks}
+    generated = [pregenerated_sample(req.model_copy(update={"dataset_sha256": dataset_sha256}), answer, by_id[req.task_id])
+                 for req, answer in samples if req.key not in done]
+    return _Generation(generated=[g for g in generated if g[0].task_id not in broken],
+                       broken_samples=[g for g in generated if g[0].task_id in broken],
+                       order=[req.key for req, _ in samples],
+                       models=list(dict.fromkeys(req.model for req, _ in samples)),
+                       strategies=list(dict.fromkeys(req.strategy for req, _ in samples)))
+
+
+def _llm_generator(client: LLMClient | None, cfg: EvaluateConfig) -> LLMGenerator:
+    assert client is not None, "a run that needs the model has a client: handed in, or made for the run"
+    return LLMGenerator(client, cfg.endpoint, levels_source=cfg.levels_source)
 
 
 # -- the run ----------------------------------------------------------------------------------------
@@ -557,18 +570,9 @@ def _evaluate(request: EvaluationRequest, config: EvaluatorConfig, env: Mapping[
     _check_request(request, cfg.strategies)
     clock: dict[str, float] = {}
     t0 = time.perf_counter()
-    # A samples file decides which tasks are scored: only those are loaded and pre-run.
-    covered = samples_task_ids(request.samples_file) if request.samples_file is not None else None
-    dataset = load_dataset(request.dataset, task_ids=request.task_ids or covered or None)
-    tasks = select_tasks(dataset, request.task_ids, request.max_tasks)
-    if not tasks:
-        raise EvaluationError(f"{request.dataset}: no task selected")
+    loaded = _load_run(request, config)
+    dataset, tasks, dataset_sha, run_dir = loaded.dataset, loaded.tasks, loaded.dataset_sha, loaded.run_dir
     by_id = {t.task_id: t for t in tasks}
-    dataset_sha = file_sha256(request.dataset)
-    samples, samples_sha = _read_samples(request, dataset, tasks, covered or [])
-    models = list(dict.fromkeys(req.model for req, _ in samples)) if samples is not None else request.models
-    run_id = run_id_for(dataset_label(Path(request.dataset)), _identity(dataset_sha, request, cfg, config.sandbox, tasks, samples_sha, models))
-    run_dir = Path(cfg.output_root) / run_id
     clock["load"] = time.perf_counter() - t0
 
     environment = _environment(dataset.format, tasks, cfg, config.sandbox) if cfg.environment == "dataset" else None
@@ -585,7 +589,7 @@ def _evaluate(request: EvaluationRequest, config: EvaluatorConfig, env: Mapping[
     finished = files.finished()  # a killed run's finished samples: not done again
     t0 = time.perf_counter()
     usage_run = new_run_id()
-    phase = _generation_phase(request, cfg, config.llm, tasks, broken, samples, client, env, progress, done=finished,
+    phase = _generation_phase(request, cfg, config.llm, tasks, broken, loaded.samples, client, env, progress, done=finished,
                               keep_usage=lambda entries: save_usage(run_dir, usage_run, "generation", entries),
                               dataset_sha256=dataset_sha)
     clock["generation"] = time.perf_counter() - t0
@@ -594,21 +598,57 @@ def _evaluate(request: EvaluationRequest, config: EvaluatorConfig, env: Mapping[
     records, resumed = _execution_phase(phase, by_id, refs, executor, files, finished, progress)
     clock["execution"] = time.perf_counter() - t0
 
-    settings = _settings(request, config, phase.models, phase.strategies, samples_sha, tasks)
+    settings = _settings(request, config, phase.models, phase.strategies, loaded.samples_sha, tasks)
     settings.environment = environment
-    plus, plus_refs = _plus_phase(tasks, records, executor, config.sandbox, settings, progress, clock)
-    usage = phase.usage
+    plus = _plus_phase(tasks, records, executor, config.sandbox, settings, progress, clock)
     if (run_dir / USAGE_DIR).is_dir():
         write_usage_files(run_dir, *recorded_usage(run_dir, config.llm.costs, usage_run))
-    results = RunResults(
-        run_id=run_id, classforge_version=__version__,
-        dataset=_dataset_info(request, dataset, dataset_sha, tasks),
-        settings=settings, tasks=tasks, reference=references, samples=records, usage=usage,
-        plus_scores=plus, plus_reference=plus_refs,
+    results = _run_results(request, loaded, settings, references, records, phase.usage, plus, executor, resumed)
+    return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
+
+
+def _run_results(request: EvaluationRequest, loaded: _LoadedRun, settings: RunSettings, references: list[ReferenceRecord],
+                 records: list[SampleRecord], usage: UsageSummary | None,
+                 plus: tuple[list[GroupScores], list[ReferenceRecord]], executor: Executor, resumed: int) -> RunResults:
+    """The run's results before scoring: what was run, on what, with which settings, at what cost."""
+    return RunResults(
+        run_id=loaded.run_id, classforge_version=__version__,
+        dataset=_dataset_info(request, loaded.dataset, loaded.dataset_sha, loaded.tasks),
+        settings=settings, tasks=loaded.tasks, reference=references, samples=records, usage=usage,
+        plus_scores=plus[0], plus_reference=plus[1],
         stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused, samples_resumed=resumed,
                        llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0),
     )
-    return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
+
+
+@dataclass(frozen=True)
+class _LoadedRun:
+    """A run's inputs as read: the dataset and the tasks selected, the samples file's answers (when
+    one is scored), and the run's id and folder, which follow from them."""
+
+    dataset: LoadedDataset
+    tasks: list[Task]
+    dataset_sha: str
+    samples: list[Answer] | None
+    samples_sha: str | None
+    run_id: str
+    run_dir: Path
+
+
+def _load_run(request: EvaluationRequest, config: EvaluatorConfig) -> _LoadedRun:
+    cfg = config.evaluate
+    # A samples file decides which tasks are scored: only those are loaded and pre-run.
+    covered = samples_task_ids(request.samples_file) if request.samples_file is not None else None
+    dataset = load_dataset(request.dataset, task_ids=request.task_ids or covered or None)
+    tasks = select_tasks(dataset, request.task_ids, request.max_tasks)
+    if not tasks:
+        raise EvaluationError(f"{request.dataset}: no task selected")
+    dataset_sha = file_sha256(request.dataset)
+    samples, samples_sha = _read_samples(request, dataset, tasks, covered or [])
+    models = list(dict.fromkeys(req.model for req, _ in samples)) if samples is not None else request.models
+    run_id = run_id_for(dataset_label(Path(request.dataset)), _identity(dataset_sha, request, cfg, config.sandbox, tasks, samples_sha, models))
+    return _LoadedRun(dataset=dataset, tasks=tasks, dataset_sha=dataset_sha, samples=samples, samples_sha=samples_sha,
+                      run_id=run_id, run_dir=Path(cfg.output_root) / run_id)
 
 
 def _executor(config: EvaluatorConfig, run_dir: Path, backend: SandboxBackend | None,
@@ -642,7 +682,7 @@ def _plus_phase(tasks: list[Task], records: list[SampleRecord], executor: Execut
     return scored
 
 
-def _check_request(request: EvaluationRequest, strategies: list[str]) -> None:
+def _check_request(request: EvaluationRequest, strategies: Sequence[str]) -> None:
     if not request.models and request.samples_file is None:
         raise EvaluationError("nothing to evaluate: give at least one model, or a samples file")
     unknown = [s for s in strategies if s not in STRATEGIES]

@@ -118,16 +118,9 @@ def samples_task_ids(path: Path) -> list[str]:
     return list(seen)
 
 
-def read_samples_file(path: Path, *, default_model: str | None, known_tasks: Collection[str],
-                      task_methods: Mapping[str, Sequence[str]] | None = None,
-                      selected: Collection[str] | None = None) -> list[Answer]:
-    """Every sample of the file (see the module docstring); `task_methods` (task -> method names)
-    lets per-method steps be checked against the tasks. With `selected`, samples of the other
-    (known) tasks are left out: the caller says which and why."""
-    path = Path(path)
-    if not path.is_file():
-        raise SamplesFileError(f"{path}: no such samples file")
-    fallback_model = default_model or path.stem
+def _parsed_lines(path: Path) -> list[tuple[int, PregeneratedSample]]:
+    """(line number, sample) for every line of the file; a line that is not a valid sample is an
+    error naming it, and so is a file without samples."""
     raw: list[tuple[int, PregeneratedSample]] = []
     for line in utf8_lines(path, strict=False):
         lineno = line.number
@@ -145,6 +138,20 @@ def read_samples_file(path: Path, *, default_model: str | None, known_tasks: Col
             raise SamplesFileError(f"{path}:{lineno}: {field + ': ' if field else ''}{first['msg']}") from e
     if not raw:
         raise SamplesFileError(f"{path}: no samples")
+    return raw
+
+
+def read_samples_file(path: Path, *, default_model: str | None, known_tasks: Collection[str],
+                      task_methods: Mapping[str, Sequence[str]] | None = None,
+                      selected: Collection[str] | None = None) -> list[Answer]:
+    """Every sample of the file (see the module docstring); `task_methods` (task -> method names)
+    lets per-method steps be checked against the tasks. With `selected`, samples of the other
+    (known) tasks are left out: the caller says which and why."""
+    path = Path(path)
+    if not path.is_file():
+        raise SamplesFileError(f"{path}: no such samples file")
+    fallback_model = default_model or path.stem
+    raw = _parsed_lines(path)
     out: list[Answer] = []
     used: dict[tuple[str, str, str], set[int]] = {}
     for lineno, s in raw:

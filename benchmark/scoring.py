@@ -10,6 +10,7 @@ from collections import Counter
 from collections.abc import Sequence
 
 from benchmark.metrics import DepCounts, Estimate, canonical_dependencies, compute_metrics, dep_counts
+from benchmark.outcomes import SampleOutcome
 from benchmark.passk import bootstrap_ratio_ci
 from benchmark.results import BUCKETS, DepScores, GroupScores, RunSettings, SampleRecord
 from benchmark.taxonomy import classify, summarise
@@ -48,10 +49,16 @@ def _dep_scores(per_task: list[DepCounts], resamples: int, seed: int) -> DepScor
                      field_hits=total.field_hits, field_total=total.field_total)
 
 
+def _outcome(record: SampleRecord) -> SampleOutcome:
+    """A scored sample's per-test outcomes, which every scored sample carries."""
+    assert record.result.outcome is not None, f"scored sample {record.request.key} has no outcome"
+    return record.result.outcome
+
+
 def score_group(model: str, strategy: str, tasks: Sequence[Task], broken: set[str],
                 records: Sequence[SampleRecord], settings: RunSettings) -> GroupScores:
     """One (model, strategy); `tasks` are the selected tasks, `broken` those excluded."""
-    buckets = Counter(r.result.bucket for r in records)
+    buckets: Counter[str] = Counter(r.result.bucket for r in records)
     scorable = [t for t in tasks if t.task_id not in broken]
     by_task: dict[str, list[SampleRecord]] = {t.task_id: [] for t in scorable}
     for r in records:
@@ -63,12 +70,12 @@ def score_group(model: str, strategy: str, tasks: Sequence[Task], broken: set[st
     dep = None
     taxonomy = summarise([])
     if scored_tasks:
-        outcomes = {t.task_id: [r.result.outcome for r in by_task[t.task_id]] for t in scored_tasks}
+        outcomes = {t.task_id: [_outcome(r) for r in by_task[t.task_id]] for t in scored_tasks}
         usable = [k for k in settings.ks if k <= min(len(v) for v in outcomes.values())]
         if usable:
             metrics = compute_metrics(scored_tasks, outcomes, ks=usable, n_resamples=settings.bootstrap_resamples,
                                       seed=settings.bootstrap_seed)
-        taxonomy = summarise(classify(t, r.result.outcome) for t in scored_tasks for r in by_task[t.task_id])
+        taxonomy = summarise(classify(t, _outcome(r)) for t in scored_tasks for r in by_task[t.task_id])
         per_task_dep = []
         for t in scored_tasks:
             canonical = canonical_dependencies(t)

@@ -12,7 +12,15 @@ from __future__ import annotations
 from collections import Counter
 
 from benchmark.metrics import Estimate
-from benchmark.results import BUCKETS, SPECIAL_MODELS, UNSCORED_CAUSES, GroupScores, RunResults, RunSettings
+from benchmark.results import (
+    BUCKETS,
+    SPECIAL_MODELS,
+    UNSCORED_CAUSES,
+    GroupScores,
+    ReferenceRecord,
+    RunResults,
+    RunSettings,
+)
 from benchmark.taxonomy import CATEGORIES
 
 LEVELS = (("class_level", "Class"), ("method_level", "Method"))
@@ -202,6 +210,35 @@ def unscored_advice(results: RunResults) -> str | None:
     return f"{len(unscored)} sample(s) could not be scored ({why}); {advice}."
 
 
+def _headline_table(results: RunResults) -> list[str]:
+    """Per group: pass@1 of every level and kind, and DEP, each with its 95% bootstrap interval."""
+    head = ["Strategy", "Model", "tasks"] + [f"{lname} {kname} pass@1" for _, lname in LEVELS for _, kname in KINDS] + ["DEP(M)", "DEP(F)"]
+    rows = []
+    for g in results.scores:
+        row = [g.strategy, g.model, str(g.tasks_scored)]
+        row += [_ci(_estimate(g, level, kind, 1)) for level, _ in LEVELS for kind, _ in KINDS]
+        row += [_ci(g.dep.dep_m if g.dep else None), _ci(g.dep.dep_f if g.dep else None)]
+        rows.append(row)
+    return _md_table(head, rows)
+
+
+def _buckets_section(results: RunResults) -> list[str]:
+    lines = ["", "## Samples by outcome bucket", "",
+             "Every sample is in exactly one bucket. Unscored buckets: generation_error (the model call failed for good), "
+             "sandbox_error (the sandbox failed), task_broken (a pre-generated sample of a broken task).", ""]
+    used = [b for b in BUCKETS if any(g.buckets.get(b) for g in results.scores)] or ["completed"]
+    return lines + _md_table(["Strategy", "Model", "samples", "scored", *used],
+                             [[g.strategy, g.model, str(g.n_samples), str(g.n_scored), *(str(g.buckets.get(b, 0)) for b in used)]
+                              for g in results.scores])
+
+
+def _broken_section(broken: list[ReferenceRecord]) -> list[str]:
+    lines = ["", f"## Broken tasks ({len(broken)})", ""]
+    if broken:
+        return lines + _md_table(["task", "cause"], [[r.task_id, r.cause.replace("|", "\\|").replace("\n", " ")[:300]] for r in broken])
+    return [*lines, "None: every reference solution passes its tests."]
+
+
 def render_summary(results: RunResults) -> str:
     broken = [r for r in results.reference if r.broken]
     lines = [
@@ -218,22 +255,9 @@ def render_summary(results: RunResults) -> str:
         "## Headline numbers with 95% bootstrap intervals (%)",
         "",
     ]
-    head = ["Strategy", "Model", "tasks"] + [f"{lname} {kname} pass@1" for _, lname in LEVELS for _, kname in KINDS] + ["DEP(M)", "DEP(F)"]
-    rows = []
-    for g in results.scores:
-        row = [g.strategy, g.model, str(g.tasks_scored)]
-        row += [_ci(_estimate(g, level, kind, 1)) for level, _ in LEVELS for kind, _ in KINDS]
-        row += [_ci(g.dep.dep_m if g.dep else None), _ci(g.dep.dep_f if g.dep else None)]
-        rows.append(row)
-    lines += _md_table(head, rows)
+    lines += _headline_table(results)
     lines += plus_section(results)
-    lines += ["", "## Samples by outcome bucket", "",
-              "Every sample is in exactly one bucket. Unscored buckets: generation_error (the model call failed for good), "
-              "sandbox_error (the sandbox failed), task_broken (a pre-generated sample of a broken task).", ""]
-    used = [b for b in BUCKETS if any(g.buckets.get(b) for g in results.scores)] or ["completed"]
-    lines += _md_table(["Strategy", "Model", "samples", "scored", *used],
-                       [[g.strategy, g.model, str(g.n_samples), str(g.n_scored), *(str(g.buckets.get(b, 0)) for b in used)]
-                        for g in results.scores])
+    lines += _buckets_section(results)
     lines += _unscored_causes(results)
     unscored = [(g, t) for g in results.scores for t in g.tasks_unscored]
     if unscored:
@@ -242,11 +266,7 @@ def render_summary(results: RunResults) -> str:
     lines += ["", "## Error taxonomy of failed samples", ""]
     lines += _md_table(["Strategy", "Model", *CATEGORIES],
                        [[g.strategy, g.model, *(str(g.taxonomy.get(c, 0)) for c in CATEGORIES)] for g in results.scores])
-    lines += ["", f"## Broken tasks ({len(broken)})", ""]
-    if broken:
-        lines += _md_table(["task", "cause"], [[r.task_id, r.cause.replace("|", "\\|").replace("\n", " ")[:300]] for r in broken])
-    else:
-        lines.append("None: every reference solution passes its tests.")
+    lines += _broken_section(broken)
     fixes = Counter(f.kind for f in results.dataset.fixes_applied)
     lines += ["", "## Dataset fixes applied while loading", ""]
     lines.append(", ".join(f"{k} x{n}" for k, n in sorted(fixes.items())) if fixes else "None.")

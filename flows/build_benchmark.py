@@ -25,6 +25,7 @@ import uuid
 from datetime import date
 from functools import lru_cache
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, cast
 
 from prefect import flow, get_run_logger, task, unmapped
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -64,6 +65,10 @@ from pipeline.llm.usage_history import save_usage
 from pipeline.release.history import release_solutions
 from pipeline.release.publish import PublishResult, publish
 from pipeline.release.writer import config_record
+
+if TYPE_CHECKING:
+    from prefect.futures import PrefectFuture
+    from prefect.task_runners import TaskRunner
 
 
 @task(name="search-github", tags=["github-search"], retries=2, retry_delay_seconds=30)
@@ -305,7 +310,11 @@ def publish_artifacts(summary: BuildRunSummary, state: State) -> None:
         ]))
 
 
-@flow(name="build-benchmark", task_runner=ThreadPoolTaskRunner(max_workers=8), log_prints=True)
+# cast: Prefect types `task_runner` as TaskRunner[PrefectFuture[Any]], an invariant generic that no
+# concrete runner matches (ThreadPoolTaskRunner is a TaskRunner[PrefectConcurrentFuture]); this is
+# the documented use, and the runner is what Prefect asks for at run time.
+@flow(name="build-benchmark", task_runner=cast("TaskRunner[PrefectFuture[Any]]", ThreadPoolTaskRunner(max_workers=8)),
+      log_prints=True)
 def build_benchmark(config_path: str | None = "examples/classforge.toml", cutoff: str | None = None,
                     snapshot: str | None = None, release_version: str | None = None,
                     endpoint_reports: list[dict] | None = None, overrides: dict | None = None) -> State:

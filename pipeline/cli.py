@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, get_args
 
 import typer
-from rich.console import Console
+from rich.console import Console, JustifyMethod
 from rich.table import Table
 
 from pipeline.cli_support import OneLineErrorGroup, cutoff_option, dask_option, fail, print_error, validation_message
@@ -52,6 +52,7 @@ def main(
 
 
 # Choices, so a mistyped value gets click's one-line "is not one of ..." instead of a pydantic dump.
+# The three ignores below: mypy reads Enum()'s functional form only with literal members.
 StrategyChoice = Enum("StrategyChoice", {s: s for s in get_args(EvalStrategy)}, type=str)  # type: ignore[misc]
 LevelsChoice = Enum("LevelsChoice", {s: s for s in ("labels", "model")}, type=str)  # type: ignore[misc]
 
@@ -119,13 +120,22 @@ def _check_before_work(cfg) -> None:
         fail(exc)
 
 
+def _live_bar(command: str, *, disable: bool = False):
+    """A command's live progress display: one row per phase, counting done of total."""
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn(f"[bold]{command}[/bold] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
+                    TimeElapsedColumn(), console=console, transient=True, disable=disable)
+
+
 def funnel_table(report: FunnelReport, title: str = "Funnel") -> Table:
     from pipeline.release.tables import funnel_rows
 
     table = Table(title=title)
-    for col, justify in (("stage", "left"), ("unit", "left"), ("seen", "right"), ("kept", "right"),
-                         ("dropped: reason x count", "left")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (
+        ("stage", "left"), ("unit", "left"), ("seen", "right"), ("kept", "right"), ("dropped: reason x count", "left"))
+    for col, justify in columns:
+        table.add_column(col, justify=justify)
     for stage, unit, seen, kept, _rate, reasons in funnel_rows(report):
         table.add_row(stage, unit, str(seen), str(kept), reasons)
     return table
@@ -188,45 +198,55 @@ def check_endpoint_cmd(
     import json
     import os
 
-    from rich.markup import escape
-
-    from pipeline.llm.preflight import check_endpoints, endpoints_configured, endpoints_of_build, endpoints_of_evaluate
+    from pipeline.llm.preflight import check_endpoints
 
     cfg = _load(config)
-    endpoints = endpoints_of_build(cfg) | endpoints_of_evaluate(cfg)
-    if role:
-        unknown = [r for r in role if r not in endpoints]
-        if unknown:
-            fail(f"unknown role(s) {', '.join(unknown)}; roles: {', '.join(endpoints)}")
-        endpoints = {r: endpoints[r] for r in role}
-    else:
-        endpoints = endpoints_configured(cfg)
-    reports = check_endpoints(endpoints, os.environ, timeout_s=cfg.llm.preflight_timeout_s)
+    reports = check_endpoints(_endpoints_for(cfg, role), os.environ, timeout_s=cfg.llm.preflight_timeout_s)
     if as_json:
         print(json.dumps([r.model_dump(mode="json") for r in reports], indent=1))
     else:
-        table = Table(title="LLM endpoints")
-        cols = ("roles", "model", "reachable", "auth", "listed", "window", "response_format", "usage", "n>1", "seed",
-                "latency s")
-        for col in cols:
-            table.add_column(col)
-
-        def show(v: object) -> str:
-            return "-" if v is None else ("yes" if v is True else "no" if v is False else str(v))
-
-        for r in reports:
-            window = f"{r.context_window} ({r.context_window_source})" if r.context_window else None
-            table.add_row(", ".join(r.roles), r.model, show(r.reachable), show(r.authenticated), show(r.model_listed),
-                          show(window), show(r.response_format), show(r.usage), show(r.n_above_1), show(r.seed),
-                          show(r.latency_s))
-        console.print(table)
-        for r in reports:
-            for problem in r.problems:
-                console.print(f"[red]problem:[/red] {escape(', '.join(r.roles))}: {escape(problem)}", soft_wrap=True)
-            for note in r.notes:
-                console.print(f"note: {escape(', '.join(r.roles))}: {escape(note)}", soft_wrap=True)
+        _print_endpoint_reports(reports)
     if any(not r.ok for r in reports):
         raise typer.Exit(1)
+
+
+def _endpoints_for(cfg, role: list[str] | None) -> dict:
+    """The endpoints of the roles asked for, or of every role the configuration sets up."""
+    from pipeline.llm.preflight import endpoints_configured, endpoints_of_build, endpoints_of_evaluate
+
+    if not role:
+        return endpoints_configured(cfg)
+    endpoints = endpoints_of_build(cfg) | endpoints_of_evaluate(cfg)
+    unknown = [r for r in role if r not in endpoints]
+    if unknown:
+        fail(f"unknown role(s) {', '.join(unknown)}; roles: {', '.join(endpoints)}")
+    return {r: endpoints[r] for r in role}
+
+
+def _print_endpoint_reports(reports: list) -> None:
+    """One table row per endpoint, then each endpoint's problems and notes."""
+    from rich.markup import escape
+
+    table = Table(title="LLM endpoints")
+    cols = ("roles", "model", "reachable", "auth", "listed", "window", "response_format", "usage", "n>1", "seed",
+            "latency s")
+    for col in cols:
+        table.add_column(col)
+
+    def show(v: object) -> str:
+        return "-" if v is None else ("yes" if v is True else "no" if v is False else str(v))
+
+    for r in reports:
+        window = f"{r.context_window} ({r.context_window_source})" if r.context_window else None
+        table.add_row(", ".join(r.roles), r.model, show(r.reachable), show(r.authenticated), show(r.model_listed),
+                      show(window), show(r.response_format), show(r.usage), show(r.n_above_1), show(r.seed),
+                      show(r.latency_s))
+    console.print(table)
+    for r in reports:
+        for problem in r.problems:
+            console.print(f"[red]problem:[/red] {escape(', '.join(r.roles))}: {escape(problem)}", soft_wrap=True)
+        for note in r.notes:
+            console.print(f"note: {escape(', '.join(r.roles))}: {escape(note)}", soft_wrap=True)
 
 
 def _github_search(hcfg: HarvestConfig):
@@ -255,11 +275,7 @@ def harvest(
     github: Annotated[bool | None, typer.Option("--github/--no-github", help="search GitHub too (needs network and GITHUB_TOKEN)")] = None,
 ) -> None:
     """Harvest self-contained, post-cutoff classes into <output root>/<snapshot>/ and print the funnel."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from pipeline.config import ConfigError, harvest_overrides
-    from pipeline.harvest.run import run_harvest
-    from pipeline.release.history import release_solutions
 
     cfg = _load(config)
     try:
@@ -270,23 +286,31 @@ def harvest(
         fail("nothing to harvest: give --source PATH, set harvest.local_sources or "
              "harvest.spec_corpora in --config, or use --github")
     _require_sources(hcfg)
-    search = _github_search(hcfg)
+    summary = _harvest_with_progress(hcfg, _github_search(hcfg), cfg.release.output_root)
+    _print_harvest(summary, hcfg.snapshot)
 
-    with Progress(TextColumn("[bold]harvest[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True,
-                  disable=not console.is_terminal) as bar:
+
+def _harvest_with_progress(hcfg: HarvestConfig, search, release_root: Path):
+    """The harvest, with a live row naming the repository at hand (on a terminal)."""
+    from pipeline.harvest.run import run_harvest
+    from pipeline.release.history import release_solutions
+
+    with _live_bar("harvest", disable=not console.is_terminal) as bar:
         task = bar.add_task("repositories", total=None)
 
         def progress(repo: str, total: int | None) -> None:
             bar.update(task, advance=1, total=total, description=repo)
 
         try:
-            root = cfg.release.output_root
-            summary = run_harvest(hcfg, github_search=search, progress=progress,
-                                  releases={str(root): release_solutions(root)})
+            return run_harvest(hcfg, github_search=search, progress=progress,
+                               releases={str(release_root): release_solutions(release_root)})
         except ClassforgeError as exc:
             fail(exc)
-    console.print(funnel_table(summary.funnel, f"Harvest funnel ({hcfg.snapshot})"))
+
+
+def _print_harvest(summary, snapshot: str) -> None:
+    """The funnel and the closing lines; fails when there was nothing to harvest or nothing could be cloned."""
+    console.print(funnel_table(summary.funnel, f"Harvest funnel ({snapshot})"))
     console.print(f"{summary.classes} classes kept from {summary.repos} repositories "
                   f"({summary.reused_shards} reused from an earlier run); {summary.rejects} rejections recorded.")
     _print_decontamination(summary.corpora)
@@ -388,16 +412,18 @@ def build(
     stoppable = stoppable_command()  # SIGINT/SIGTERM: stop in seconds, keep what was paid; no server left
     reports = stoppable.run(lambda: _preflight(cfg, endpoints_of_build(cfg)))
     _prefect_defaults()
-    from flows.build_benchmark import BuildRunSummary, build_benchmark
+    flow_fn = _build_flow(dask)
+    # The flow applies the pre-flight's findings and records them next to the build; it does not probe again.
+    _run_build_flow(cfg, stoppable, flow_fn, config_path=str(config) if config else None, cutoff=cutoff,
+                    snapshot=snapshot, release_version=release_version, overrides=overrides or None,
+                    endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None)
 
-    flow_fn = build_benchmark
-    if dask:
-        from prefect_dask import DaskTaskRunner
 
-        runner = DaskTaskRunner() if dask == "local" else DaskTaskRunner(address=dask)
-        flow_fn = build_benchmark.with_options(task_runner=runner)  # type: ignore[arg-type]  # prefect types it narrower
+def _run_build_flow(cfg, stoppable, flow_fn, **flow_args: object) -> None:
+    """The flow with its log in the build folder, then its summary printed; fails when the flow failed."""
     from contextlib import nullcontext
 
+    from flows.build_benchmark import BuildRunSummary
     from pipeline.cli_flowlog import flow_failure, flow_log
     from pipeline.cli_progress import task_progress
     from pipeline.construct.run import build_dir
@@ -405,17 +431,25 @@ def build(
     # On a terminal: a live row per stage counting finished runs (one build-candidate run per pair).
     # In a pipe or a log: Prefect's one-line-per-event log lines. Tracebacks go to the log file only.
     with flow_log(build_dir(cfg)) as log_path, task_progress(console) if console.is_terminal else nullcontext():
-        # The flow applies this check's findings and records them next to the build; it does not probe again.
-        state = stoppable.run(lambda: flow_fn(
-            config_path=str(config) if config else None, cutoff=cutoff, snapshot=snapshot,
-            release_version=release_version, return_state=True, overrides=overrides or None,
-            endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None))
+        state = stoppable.run(lambda: flow_fn(return_state=True, **flow_args))
     result = state.result(raise_on_failure=False)
     if not isinstance(result, BuildRunSummary):  # the flow raised before it had a summary
         fail(*flow_failure(result, state.message, log_path))
     _print_build_result(result)
     if state.is_failed():
         fail(f"build {(state.name or 'failed').lower()}: {state.message}", 1)
+
+
+def _build_flow(dask: str | None):
+    """The build-benchmark flow, on a Dask task runner when `--dask` names a cluster."""
+    from flows.build_benchmark import build_benchmark
+
+    if not dask:
+        return build_benchmark
+    from prefect_dask import DaskTaskRunner
+
+    runner = DaskTaskRunner() if dask == "local" else DaskTaskRunner(address=dask)
+    return build_benchmark.with_options(task_runner=runner)  # type: ignore[arg-type]  # prefect types it narrower
 
 
 def _print_build_result(result: BuildRunSummary) -> None:
@@ -505,8 +539,9 @@ def export(
     plan = result.plan
     table = Table(title=f"{'Would upload' if result.dry_run else 'Uploaded'} release {plan.version} "
                         f"to {plan.repo_id} (dataset{', private' if plan.private else ''})")
-    for col, justify in (("file", "left"), ("bytes", "right"), ("sha256", "left")):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    columns: tuple[tuple[str, JustifyMethod], ...] = (("file", "left"), ("bytes", "right"), ("sha256", "left"))
+    for col, justify in columns:
+        table.add_column(col, justify=justify)
     for f in plan.files:
         table.add_row(f.path, str(f.bytes), f.sha256)
     console.print(table)
@@ -535,14 +570,11 @@ def strengthen(
     config: ConfigOpt = None,
 ) -> None:
     """Write DATASET again with a generated, validated `plus` suite per task (Pynguin, in the sandbox)."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from pipeline.formats.hub import resolve_dataset
     from pipeline.quality.plus.dataset import strengthen_dataset
 
     cfg = _load(config)
-    with Progress(TextColumn("[bold]strengthen[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True) as bar:
+    with _live_bar("strengthen") as bar:
         bar_id = bar.add_task("tasks", total=None)
 
         def progress(done_task, suite, reused: bool) -> None:
@@ -557,6 +589,10 @@ def strengthen(
             fail(exc)
         except KeyboardInterrupt:
             fail("interrupted; every finished task's plus suite is cached: run the same command to resume", 130)
+    _print_strengthened(summary)
+
+
+def _print_strengthened(summary) -> None:
     console.print(f"{summary.tasks} tasks ({summary.reused} from the cache): {summary.plus_tests} plus tests kept, "
                   f"{summary.with_plus} tasks have at least one")
     if summary.dropped:
@@ -592,57 +628,81 @@ def _evaluation_table(results) -> Table:
     return table
 
 
+# evaluate's options, one alias each so that the command's signature reads as a list of them
+EvalDatasetOpt = Annotated[str | None, typer.Option(
+    "--dataset", "-d", help="'classeval' (from the Hugging Face Hub or its cache), "
+    "hf:ORG/NAME[@REVISION], or a path: JSON, JSONL, Parquet or a release folder")]
+EvalModelOpt = Annotated[list[str] | None, typer.Option(
+    "--model", "-m", help="model name (repeatable); 'reference' and 'empty' are special")]
+EvalBaseUrlOpt = Annotated[str | None, typer.Option(
+    "--base-url", help="OpenAI-compatible endpoint (overrides evaluate.endpoint.base_url)")]
+EvalStrategyOpt = Annotated[list[StrategyChoice] | None, typer.Option(
+    "--strategy", "-s", help="generation strategy (repeatable)")]
+EvalSamplesOpt = Annotated[Path | None, typer.Option(
+    "--samples", help="score pre-generated completions (JSONL) instead of generating")]
+EvalLevelsOpt = Annotated[LevelsChoice | None, typer.Option(
+    "--levels", help="bottom_up/top_down levels: the dataset's labels or asked of the model")]
+EvalDaskOpt = Annotated[str | None, typer.Option(
+    "--dask", help="run the sandbox on a Dask cluster: tcp://HOST:PORT of its "
+    "scheduler, or 'local' (each worker needs classforge and the sandbox)")]
+EvalOutOpt = Annotated[Path | None, typer.Option("--out", help="results root (default: evaluate.output_root, results/)")]
+EvalRegradeOpt = Annotated[Path | None, typer.Option("--regrade", help="recompute the scores of a results folder, offline")]
+EvalPlotsOpt = Annotated[bool, typer.Option("--plots", help="also draw passk.png and taxonomy.png (with --regrade too)")]
+
+
 @app.command()
 def evaluate(
-    dataset: Annotated[str | None, typer.Option("--dataset", "-d", help="'classeval' (from the Hugging Face Hub or its cache), "
-                                                "hf:ORG/NAME[@REVISION], or a path: JSON, JSONL, Parquet or a release folder")] = None,
-    model: Annotated[list[str] | None, typer.Option("--model", "-m", help="model name (repeatable); 'reference' and 'empty' are special")] = None,
-    base_url: Annotated[str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (overrides evaluate.endpoint.base_url)")] = None,
-    strategy: Annotated[list[StrategyChoice] | None, typer.Option("--strategy", "-s",
-                                                       help="generation strategy (repeatable)")] = None,
+    dataset: EvalDatasetOpt = None,
+    model: EvalModelOpt = None,
+    base_url: EvalBaseUrlOpt = None,
+    strategy: EvalStrategyOpt = None,
     n: Annotated[int | None, typer.Option("--n", min=1, help="samples per task (default 5)")] = None,
-    samples: Annotated[Path | None, typer.Option("--samples", help="score pre-generated completions (JSONL) instead of generating")] = None,
-    levels: Annotated[LevelsChoice | None, typer.Option("--levels",
-                                               help="bottom_up/top_down levels: the dataset's labels or asked of the model")] = None,
+    samples: EvalSamplesOpt = None,
+    levels: EvalLevelsOpt = None,
     task: Annotated[list[str] | None, typer.Option("--task", help="only this task id (repeatable)")] = None,
     max_tasks: Annotated[int | None, typer.Option("--max-tasks", min=1, help="only the first N tasks")] = None,
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="parallel sandbox runs")] = None,
-    dask: Annotated[str | None, typer.Option("--dask", help="run the sandbox on a Dask cluster: tcp://HOST:PORT of its "
-                                             "scheduler, or 'local' (each worker needs classforge and the sandbox)")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="results root (default: evaluate.output_root, results/)")] = None,
-    regrade: Annotated[Path | None, typer.Option("--regrade", help="recompute the scores of a results folder, offline")] = None,
-    plots: Annotated[bool, typer.Option("--plots", help="also draw passk.png and taxonomy.png (with --regrade too)")] = False,
+    dask: EvalDaskOpt = None,
+    out: EvalOutOpt = None,
+    regrade: EvalRegradeOpt = None,
+    plots: EvalPlotsOpt = False,
     config: ConfigOpt = None,
 ) -> None:
     """Score models on a ClassEval-style dataset; writes results/<run-id>/ and prints Table 4."""
-    from pydantic import ValidationError
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
     from benchmark.runner import regrade as run_regrade
+
+    def run(progress) -> object:
+        if regrade is not None:
+            return run_regrade(regrade, progress, plots=plots)
+        if dataset is None:
+            fail("--dataset is required (or --regrade RESULTS_DIR)")
+        cfg = _evaluation_config(config, base_url=base_url, model=model, strategy=strategy, n=n,
+                                 levels=levels, workers=workers, out=out, dask=dask)
+        cfg.evaluate.plots = cfg.evaluate.plots or plots
+        _note_special_strategies(model, strategy, samples)
+        return _run_evaluation(cfg, dataset, model, samples, task, max_tasks, progress)
+
+    _print_evaluation(_evaluate_with_progress(run), regraded=regrade is not None)
+
+
+def _evaluate_with_progress(run):
+    """`run(progress)` under a live row per phase; its errors (and an interrupt) as one line each."""
+    from pydantic import ValidationError
+    from rich.progress import TaskID
 
     labels = {"reference": "reference pre-run", "generation": "generation", "execution": "execution", "scoring": "scoring"}
     # Off a terminal no live display at all (Rich would still end it with an empty line); on one, an
     # error is printed once the display is gone (it would print into a row, then be erased).
-    with Progress(TextColumn("[bold]evaluate[/bold] {task.description}"), BarColumn(), MofNCompleteColumn(),
-                  TimeElapsedColumn(), console=console, transient=True, disable=not console.is_terminal) as bar:
-        phases: dict[str, int] = {}
+    with _live_bar("evaluate", disable=not console.is_terminal) as bar:
+        phases: dict[str, TaskID] = {}
 
         def progress(phase: str, done: int, total: int) -> None:
             if phase not in phases:
                 phases[phase] = bar.add_task(labels.get(phase, phase), total=total)
-            bar.update(phases[phase], completed=done, total=total)  # type: ignore[arg-type]  # rich: TaskID is an int
+            bar.update(phases[phase], completed=done, total=total)
 
         try:
-            if regrade is not None:
-                outcome = run_regrade(regrade, progress, plots=plots)
-            else:
-                if dataset is None:
-                    fail("--dataset is required (or --regrade RESULTS_DIR)")
-                cfg = _evaluation_config(config, base_url=base_url, model=model, strategy=strategy, n=n,
-                                         levels=levels, workers=workers, out=out, dask=dask)
-                cfg.evaluate.plots = cfg.evaluate.plots or plots
-                _note_special_strategies(model, strategy, samples)
-                outcome = _run_evaluation(cfg, dataset, model, samples, task, max_tasks, progress)
+            return run(progress)
         except ValidationError as exc:
             bar.stop()
             fail(validation_message(exc))
@@ -653,7 +713,6 @@ def evaluate(
             bar.stop()
             fail("interrupted; run the same command to resume (finished samples are kept in the LLM cache "
                  "and the results folder)", 130)
-    _print_evaluation(outcome, regraded=regrade is not None)
 
 
 def _note_special_strategies(model, strategy, samples) -> None:

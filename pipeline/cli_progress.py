@@ -21,6 +21,7 @@ import logging
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import partial
 
 from flows.build_benchmark import STAGE_TOTAL
 
@@ -78,12 +79,12 @@ class _ThroughLive:
         self.live.print(text, soft_wrap=True)
 
 
-def _terminal_handlers() -> list[logging.Handler]:
+def _terminal_handlers() -> list[logging.StreamHandler]:
     """Each handler that writes to the terminal once (Prefect shares one among several loggers)."""
     loggers = [logging.getLogger(name) for name in _ROUTED_LOGGERS]
     loggers += [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
                 if name.startswith(_ROUTED_LOGGERS[1:])]
-    found: dict[int, logging.Handler] = {}
+    found: dict[int, logging.StreamHandler] = {}
     for logger in dict.fromkeys(loggers):
         for handler in getattr(logger, "handlers", []):     # loggerDict also holds placeholders
             stream = getattr(handler, "stream", None)
@@ -98,18 +99,18 @@ def routed_through(console) -> Iterator[None]:
     """Every terminal logging handler prints through `console` (a live display's) until the end."""
     from rich.file_proxy import FileProxy
 
-    undo: list[Callable[[], None]] = []
+    undo: list[Callable[[], object]] = []
     held = HeldBack()
     for handler in _terminal_handlers():
         if hasattr(handler, "console"):   # Prefect's console handler prints with its own Rich console
             own = handler.console
             handler.console = _ThroughLive(console, own)
-            undo.append(lambda h=handler, c=own: setattr(h, "console", c))
+            undo.append(partial(setattr, handler, "console", own))
         else:
             stream = handler.setStream(FileProxy(console, handler.stream))
-            undo.append(lambda h=handler, s=stream: h.setStream(s))
+            undo.append(partial(handler.setStream, stream))
         handler.addFilter(held)
-        undo.append(lambda h=handler: h.removeFilter(held))
+        undo.append(partial(handler.removeFilter, held))
     try:
         yield
     finally:
@@ -134,9 +135,9 @@ def count_column():
 def task_progress(console, get_time: Callable[[], float] | None = None) -> Iterator[object]:
     """A Rich progress display with one row per Prefect task (stage), counting finished runs;
     yields the `rich.progress.Progress`."""
-    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+    from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
 
-    rows: dict[str, int] = {}
+    rows: dict[str, TaskID] = {}
     done: dict[str, int] = {}
     failed: dict[str, int] = {}
     announced: set[str] = set()

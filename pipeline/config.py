@@ -167,7 +167,7 @@ class SandboxConfig(Section):
 
 
 PerturbationName = Literal["hash-seed", "cwd", "timezone", "clock", "host-user", "network"]
-ALL_PERTURBATIONS: tuple[str, ...] = ("hash-seed", "cwd", "timezone", "clock", "host-user", "network")
+ALL_PERTURBATIONS: tuple[PerturbationName, ...] = ("hash-seed", "cwd", "timezone", "clock", "host-user", "network")
 
 
 class EnvironmentChecksConfig(Section):
@@ -341,6 +341,10 @@ class ConstructConfig(Section):
 
 
 
+def _every_strategy() -> list[EvalStrategy]:
+    return ["holistic", "incremental", "compositional", "bottom_up", "top_down"]
+
+
 class EvaluateConfig(Section):
     """`classforge evaluate`: the model under test, how many samples, which strategies, how scores are made."""
 
@@ -351,7 +355,7 @@ class EvaluateConfig(Section):
     n_samples: int = Field(5, ge=1, description="samples per task, strategy and model (ClassEval: 5)")
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5], description="pass@k reported for every k <= n")
     strategies: list[EvalStrategy] = Field(
-        default_factory=lambda: ["holistic", "incremental", "compositional", "bottom_up", "top_down"], min_length=1,
+        default_factory=_every_strategy, min_length=1,
         description="generation strategies to run (--strategy overrides)"
     )
     levels_source: Literal["labels", "model"] = Field(

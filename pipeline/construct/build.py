@@ -33,8 +33,8 @@ from __future__ import annotations
 import hashlib
 import logging
 import threading
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any, Literal
@@ -45,8 +45,8 @@ from pipeline.config import Config, ConfigError, ConstructConfig, LLMConfig, Plu
 from pipeline.construct.attempts import StageAttempts, attempt_counts
 from pipeline.construct.common import Prompts, StageContext, StageOutcome
 from pipeline.construct.compose import ComposeResult, compose
-from pipeline.construct.gate import Gate, GateUnavailable
-from pipeline.construct.interface import interface_from_source
+from pipeline.construct.gate import Gate, GateOutcome, GateUnavailable
+from pipeline.construct.interface import ClassInterface, interface_from_source
 from pipeline.construct.judges import JudgesResult, judge
 from pipeline.construct.pairing import Pair, PairingResult, make_pairs
 from pipeline.construct.solve import SolveResult, solve
@@ -244,58 +244,98 @@ def _run_stages(
         return stop(solved.outcome)
     result.outcomes.append(solved.outcome)
     assert solved.solution is not None and solved.gate is not None
-    return _test_strength_and_record(result, pair, ctx, iface, gate, config, mutator, plus_maker)
+    passed = _Verified(
+        skeleton=composed.skeleton, iface=iface, solution=solved.solution, gate=solved.gate, judged=judged,
+        suite=_Suite(tests=tested.tests, test_classes=tested.test_classes, method_test_classes=tested.method_test_classes),
+        prompt_versions={"compose": composed.prompt_version, "tests_writer": tested.prompt_version},
+        solve_version=solved.prompt_version)
+    return _test_strength_and_record(result, pair, ctx, passed, gate, config, mutator, plus_maker)
 
 
-def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageContext, iface, gate: Gate,
+@dataclass(frozen=True)
+class _Suite:
+    """The tests a task ships: the judged suite, or the strengthened one that replaced it."""
+
+    tests: str
+    test_classes: list[str]
+    method_test_classes: dict[str, str]
+
+
+@dataclass(frozen=True)
+class _Verified:
+    """What stages 2-5 produced for a candidate with a verified solution, its optional fields
+    narrowed once (each stage's keep guarantees them)."""
+
+    skeleton: str
+    iface: ClassInterface
+    suite: _Suite
+    solution: str
+    gate: GateOutcome
+    judged: JudgesResult
+    prompt_versions: dict[str, str]
+    solve_version: str
+
+
+def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageContext, passed: _Verified, gate: Gate,
                               config: BuildSettings, mutator: Mutator | None, plus_maker: PlusMaker | None = None) -> CandidateResult:
     """Stages 5b (mutation, strengthen) and 6 (the task record) after a verified solution."""
-    composed, tested, judged, solved = result.compose, result.tests, result.judges, result.solution
 
     def stop(outcome: StageOutcome) -> CandidateResult:
         result.outcomes.append(outcome)
         return result
 
-    suite = {"tests": tested.tests, "test_classes": tested.test_classes, "method_test_classes": tested.method_test_classes}
-    verified = solved.gate
-    prompt_versions = {"compose": composed.prompt_version, "tests_writer": tested.prompt_version}
     if mutator is not None:
         first = plus_maker if plus_maker is not None and config.plus.strengthen_first else None
-        result.mutation = mutated = mutation_stage(ctx, composed.skeleton, iface, solved.solution, tested.tests,
-                                                   tested.test_classes, gate, mutator, solved.gate.wall_s,
-                                                   plus_maker=first, method_test_classes=tested.method_test_classes)
+        result.mutation = mutated = mutation_stage(ctx, passed.skeleton, passed.iface, passed.solution, passed.suite.tests,
+                                                   passed.suite.test_classes, gate, mutator, passed.gate.wall_s,
+                                                   plus_maker=first, method_test_classes=passed.suite.method_test_classes)
         result.outcomes.extend(mutated.outcomes[:-1])
         if not mutated.keep:
             return stop(mutated.outcomes[-1])
         result.outcomes.append(mutated.outcomes[-1])
-        if mutated.strengthened is not None:
-            # The strengthened suite replaces the judged one; the judges saw the original.
-            suite = mutated.strengthened.model_dump(include={"tests", "test_classes", "method_test_classes"})
-            verified = mutated.strengthened.gate
-            if not mutated.by_search:
-                prompt_versions["tests_strengthen"] = mutated.prompt_version
+        passed = _strengthened(passed, mutated)
+    try:
+        result.task = _task_record(pair, ctx, passed, config, result.mutation)
+    except (RecordError, ValidationError) as exc:
+        return stop(StageOutcome.drop(R.TASK, R.RECORD_INVALID, str(exc)[:2000]))
+    if plus_maker is not None:
+        result.task = with_plus_tier(result.task, plus_maker, mutator, ctx.candidate_id, passed.gate.wall_s)
+    result.status = "built"
+    return stop(StageOutcome.kept(R.TASK))
 
+
+def _strengthened(passed: _Verified, mutated: MutationStageResult) -> _Verified:
+    """The candidate with the strengthened suite in place of the judged one (the judges saw the
+    original), verified by the gate that ran it; unchanged when the suite was strong enough."""
+    better = mutated.strengthened
+    if better is None:
+        return passed
+    versions = passed.prompt_versions if mutated.by_search else {
+        **passed.prompt_versions, "tests_strengthen": mutated.prompt_version}
+    suite = _Suite(tests=better.tests, test_classes=better.test_classes, method_test_classes=better.method_test_classes)
+    return replace(passed, suite=suite, gate=better.gate, prompt_versions=versions)
+
+
+def _task_record(pair: Pair, ctx: StageContext, passed: _Verified, config: BuildSettings,
+                 mutation: MutationStageResult | None) -> Task:
+    """Stage 6: the task record of the suite that ships. Raises RecordError or ValidationError."""
+    judged, verified = passed.judged, passed.gate
     judge_version = judged.prompt_version
     if any(v.attempts > 1 for v in judged.votes):
         judge_version += "+" + ctx.prompts["judge_retry"].version
-    try:
-        result.task = build_record(
-            pair, skeleton=composed.skeleton, class_name=iface.class_name, **suite,
-            solution=solved.solution, coverage=verified.line_coverage or 0.0,
-            branch_coverage=verified.branch_coverage, votes=judged.votes, models=models_by_role(config.llm),
-            prompt_versions={**prompt_versions, "judge": judge_version, "solve": solved.prompt_version},
-            mutation=result.mutation.report if result.mutation is not None else None,
-        )
-    except (RecordError, ValidationError) as exc:
-        return stop(StageOutcome.drop(R.TASK, R.RECORD_INVALID, str(exc)[:2000]))
+    task = build_record(
+        pair, skeleton=passed.skeleton, class_name=passed.iface.class_name, tests=passed.suite.tests,
+        test_classes=passed.suite.test_classes, method_test_classes=passed.suite.method_test_classes,
+        solution=passed.solution, coverage=verified.line_coverage or 0.0,
+        branch_coverage=verified.branch_coverage, votes=judged.votes, models=models_by_role(config.llm),
+        prompt_versions={**passed.prompt_versions, "judge": judge_version, "solve": passed.solve_version},
+        mutation=mutation.report if mutation is not None else None,
+    )
     # The checks of the suite that ships: a strengthened suite went through the gate (and its
     # environment checks) again.
     if verified.environment is not None:
-        result.task = result.task.model_copy(update={"environment_checks": verified.environment})
-    if plus_maker is not None:
-        result.task = with_plus_tier(result.task, plus_maker, mutator, ctx.candidate_id, verified.wall_s)
-    result.status = "built"
-    return stop(StageOutcome.kept(R.TASK))
+        task = task.model_copy(update={"environment_checks": verified.environment})
+    return task
 
 
 def strengthening_counts(finished: list) -> dict[str, int]:
@@ -461,7 +501,7 @@ def fold_candidates(outcomes: Iterable[tuple[str, str, Any]], funnel: Funnel) ->
     return tasks, incomplete, finished, resumed
 
 
-def finish_build(plan: BuildPlan, outcomes: list[tuple[Pair, CandidateOutcome | BaseException]]) -> BuildResult:
+def finish_build(plan: BuildPlan, outcomes: Sequence[tuple[Pair, CandidateOutcome | BaseException]]) -> BuildResult:
     """Fold candidate outcomes, in pairing order, into the funnel and the build's files; the usage
     comes from what every candidate stored, so no process's ledger can be lost."""
     tasks, incomplete, finished, resumed = fold_candidates(

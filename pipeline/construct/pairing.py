@@ -188,6 +188,10 @@ def _round_robin(
     return chosen
 
 
+_ClassPair = tuple[HarvestedClass, HarvestedClass]
+_Pools = dict[tuple[str, str], list[_ClassPair]]  # (domain1, domain2) -> the pairs of those domains
+
+
 def make_pairs(
     classes: Iterable[HarvestedClass], config: PairingConfig, funnel: Funnel | None = None
 ) -> PairingResult:
@@ -197,10 +201,35 @@ def make_pairs(
         by_id.setdefault(hc.id, hc)  # the same class twice in the input is one class
     ordered = [by_id[k] for k in sorted(by_id)]
     domain = {hc.id: primary_domain(hc) for hc in ordered}
-    labelled = [hc for hc in ordered if domain[hc.id] is not None]
+    intra, cross, has_partner = _pools(ordered, domain)
 
-    intra: dict[tuple[str, str], list[tuple[HarvestedClass, HarvestedClass]]] = {}
-    cross: dict[tuple[str, str], list[tuple[HarvestedClass, HarvestedClass]]] = {}
+    rng = random.Random(config.seed)
+    usage = {hc.id: 0 for hc in ordered}
+    pinned_intra, pinned_cross = _pinned(config, ordered, domain, usage)
+    taken = {frozenset((a.id, b.id)) for a, b in pinned_intra + pinned_cross}
+    for pool in (intra, cross):
+        for key in pool:
+            pool[key] = [(a, b) for a, b in pool[key] if frozenset((a.id, b.id)) not in taken]
+    chosen_intra = pinned_intra + _round_robin(intra, config.intra_target - len(pinned_intra), usage, config.max_reuse, rng)
+    chosen_cross = pinned_cross + _round_robin(cross, config.cross_target - len(pinned_cross), usage, config.max_reuse, rng)
+    pairs = _pairs_of("intra-domain", chosen_intra, domain) + _pairs_of("cross-domain", chosen_cross, domain)
+
+    if funnel is not None:
+        met = {"intra": len(chosen_intra) >= config.intra_target, "cross": len(chosen_cross) >= config.cross_target}
+        for hc in ordered:
+            funnel.record(R.PAIRING, hc.id, _class_verdict(hc, domain[hc.id], usage[hc.id], has_partner[hc.id], met))
+    return PairingResult(
+        pairs=pairs, intra_target=config.intra_target, cross_target=config.cross_target,
+        intra_built=len(chosen_intra), cross_built=len(chosen_cross), usage=usage,
+    )
+
+
+def _pools(ordered: list[HarvestedClass], domain: dict[str, str | None]) -> tuple[_Pools, _Pools, dict[str, set[str]]]:
+    """Every pair of labelled classes whose domains compose, in intra- and cross-domain pools, and
+    per class the pools it could join."""
+    labelled = [hc for hc in ordered if domain[hc.id] is not None]
+    intra: _Pools = {}
+    cross: _Pools = {}
     has_partner: dict[str, set[str]] = {hc.id: set() for hc in ordered}  # class id -> pools it could join
     for i, a in enumerate(labelled):
         for b in labelled[i + 1:]:
@@ -214,37 +243,21 @@ def make_pairs(
             kind = "intra" if d1 == d2 else "cross"
             has_partner[a.id].add(kind)
             has_partner[b.id].add(kind)
+    return intra, cross, has_partner
 
-    rng = random.Random(config.seed)
-    usage = {hc.id: 0 for hc in ordered}
-    pinned_intra, pinned_cross = _pinned(config, ordered, domain, usage)
-    taken = {frozenset((a.id, b.id)) for a, b in pinned_intra + pinned_cross}
-    for pool in (intra, cross):
-        for key in pool:
-            pool[key] = [(a, b) for a, b in pool[key] if frozenset((a.id, b.id)) not in taken]
-    chosen_intra = pinned_intra + _round_robin(intra, config.intra_target - len(pinned_intra), usage, config.max_reuse, rng)
-    chosen_cross = pinned_cross + _round_robin(cross, config.cross_target - len(pinned_cross), usage, config.max_reuse, rng)
 
+def _pairs_of(kind: CompositionType, chosen: list[_ClassPair], domain: dict[str, str | None]) -> list[Pair]:
     pairs: list[Pair] = []
-    for kind, chosen in (("intra-domain", chosen_intra), ("cross-domain", chosen_cross)):
-        for first, second in chosen:
-            d1, d2 = domain[first.id], domain[second.id]
-            assert d1 is not None and d2 is not None
-            pairs.append(Pair(
-                candidate_id=candidate_id(kind, first.id, second.id),  # type: ignore[arg-type]
-                composition_type=kind,
-                domain1=d1, domain2=d2, theme=composition_theme(d1, d2) or "",
-                first=SourceRef.of(first, d1), second=SourceRef.of(second, d2),
-            ))
-
-    if funnel is not None:
-        met = {"intra": len(chosen_intra) >= config.intra_target, "cross": len(chosen_cross) >= config.cross_target}
-        for hc in ordered:
-            funnel.record(R.PAIRING, hc.id, _class_verdict(hc, domain[hc.id], usage[hc.id], has_partner[hc.id], met))
-    return PairingResult(
-        pairs=pairs, intra_target=config.intra_target, cross_target=config.cross_target,
-        intra_built=len(chosen_intra), cross_built=len(chosen_cross), usage=usage,
-    )
+    for first, second in chosen:
+        d1, d2 = domain[first.id], domain[second.id]
+        assert d1 is not None and d2 is not None
+        pairs.append(Pair(
+            candidate_id=candidate_id(kind, first.id, second.id),
+            composition_type=kind,
+            domain1=d1, domain2=d2, theme=composition_theme(d1, d2) or "",
+            first=SourceRef.of(first, d1), second=SourceRef.of(second, d2),
+        ))
+    return pairs
 
 
 class PairingError(InputError):

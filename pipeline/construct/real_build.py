@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -166,7 +166,7 @@ def build_real_candidate(plan: RealPlan, hc: HarvestedClass, client: LLMClient, 
     return result.status, result
 
 
-def finish_real_build(plan: RealPlan, outcomes: list[tuple[HarvestedClass, Outcome | BaseException]]) -> RealBuildResult:
+def finish_real_build(plan: RealPlan, outcomes: Sequence[tuple[HarvestedClass, Outcome | BaseException]]) -> RealBuildResult:
     collect = RejectionList()
     funnel: Funnel = Funnel(sink=collect)
     tasks, incomplete, finished, resumed = fold_candidates(

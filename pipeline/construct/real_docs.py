@@ -82,7 +82,8 @@ def _method(solution: str, class_name: str, name: str) -> ast.FunctionDef | ast.
 
 def _compose(data: dict, params: list[str], returns: bool, constructor: bool) -> tuple[str, str]:
     """The written JSON as a docstring in the checks' form, and what it still lacks."""
-    described = data.get("params") if isinstance(data.get("params"), dict) else {}
+    params_written = data.get("params")
+    described = params_written if isinstance(params_written, dict) else {}
     lines = [str(data.get("description", "")).strip(), "",
              *(f"{name}: {str(described.get(name, '')).strip()}" for name in params)]
     google = "\n".join([lines[0], "", "Args:", *(f"    {x}" for x in lines[2:])] if params else [lines[0]])

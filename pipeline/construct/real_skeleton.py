@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import ast
 import re
+from functools import partial
 
 import docstring_parser
 import libcst as cst
@@ -262,12 +263,12 @@ def _method_docstring(fn: ast.FunctionDef | ast.AsyncFunctionDef, fallback: dict
     if _is_special(fn.name) and not constructor:
         # Special methods' contracts are Python's; what their authors left out, the data model says.
         doc = _completed_special(doc, fn.name, param_names(fn))
-    shape = dict(params=param_names(fn), returns=returns_value(fn), constructor=constructor,
-                 fallback_params=fallback if constructor else None, is_property=_is_property(fn))
-    text, lacking = normalise_docstring(doc, **shape)
+    normalise = partial(normalise_docstring, params=param_names(fn), returns=returns_value(fn), constructor=constructor,
+                        fallback_params=fallback if constructor else None, is_property=_is_property(fn))
+    text, lacking = normalise(doc)
     if not lacking:
         return text, lacking, False
-    typed, still = normalise_docstring(doc, **shape, annotations=annotations_of(fn))
+    typed, still = normalise(doc, annotations=annotations_of(fn))
     return typed, still, not still
 
 

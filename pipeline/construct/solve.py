@@ -104,6 +104,22 @@ def _gate_report(gate: GateOutcome | None, verdict: Verdict) -> str:
     return "\n".join(lines)
 
 
+def _check_answer(ctx: StageContext, reply: Completion, iface: ClassInterface, tests: str, test_classes: list[str],
+                  gate: Gate) -> tuple[str, Verdict, GateOutcome | None]:
+    """(the solution's code, its verdict, the gate's outcome when it got that far) for one answer:
+    cut off, no code, failing the static checks, or failing the gate each drop it."""
+    if reply.truncated:
+        return "", Verdict.drop(R.TRUNCATED, cut_detail("solver", reply)), None
+    code = extract_code(reply.text, class_name=iface.class_name).source_file
+    verdict = static_check(code, iface) if code.strip() else Verdict.drop(R.NO_CODE, "the reply holds no Python code")
+    if not verdict.keep:
+        return code, verdict, None
+    gate_result = gate(code, tests, test_classes, item_id=ctx.candidate_id)
+    if not gate_result.passed:
+        verdict = Verdict.drop(gate_result.reason or R.GATE_ERROR, gate_result.detail or "gate failed without a reason")
+    return code, verdict, gate_result
+
+
 def solve(
     ctx: StageContext, skeleton: str, iface: ClassInterface, tests: str, test_classes: list[str], gate: Gate,
 ) -> SolveResult:
@@ -118,18 +134,7 @@ def solve(
         reply = ask(ctx, ROLE, endpoint, messages, version)
         if not isinstance(reply, Completion):
             return SolveResult(outcome=StageOutcome.of(stage, reply), attempts=attempts, prompt_version=version)
-        gate_result: GateOutcome | None = None
-        code = ""
-        if reply.truncated:
-            verdict = Verdict.drop(R.TRUNCATED, cut_detail("solver", reply))
-        else:
-            code = extract_code(reply.text, class_name=iface.class_name).source_file
-            verdict = static_check(code, iface) if code.strip() else Verdict.drop(R.NO_CODE, "the reply holds no Python code")
-            if verdict.keep:
-                gate_result = gate(code, tests, test_classes, item_id=ctx.candidate_id)
-                if not gate_result.passed:
-                    verdict = Verdict.drop(gate_result.reason or R.GATE_ERROR,
-                                           gate_result.detail or "gate failed without a reason")
+        code, verdict, gate_result = _check_answer(ctx, reply, iface, tests, test_classes, gate)
         outcome = StageOutcome.of(stage, verdict)
         attempts.append(SolveAttempt(reply=reply.text, finish_reason=reply.finish_reason, cache_key=reply.cache_key,
                                      code=code, outcome=outcome, gate=gate_result))

@@ -148,7 +148,7 @@ class _UseChecker(ast.NodeVisitor):
         self.generic_visit(node)
         self.locals = saved
 
-    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]
+    visit_AsyncFunctionDef = visit_FunctionDef  # type: ignore[assignment]  # one handler for both def kinds
 
     def visit_Call(self, node: ast.Call) -> None:
         self._calls[id(node.func)] = node

@@ -30,7 +30,7 @@ class Outcome(Generic[T, R]):
     def unwrap(self) -> R:
         if self.error is not None:
             raise self.error
-        return self.value  # type: ignore[return-value]
+        return self.value  # type: ignore[return-value]  # set when error is None; R itself may allow None
 
 
 def map_concurrently(fn: Callable[[T], R], items: Iterable[T], concurrency: int, *,

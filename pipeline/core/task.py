@@ -23,14 +23,14 @@ CompositionType = Literal["intra-domain", "cross-domain"]
 VoteStatus = Literal["scored", "malformed", "call-failed"]
 
 # ClassEval-Pro writes "intra"/"cross"; classforge has always published the long form.
-_COMPOSITION_SPELLINGS = {"intra": "intra-domain", "cross": "cross-domain",
+_COMPOSITION_SPELLINGS: dict[str, CompositionType] = {"intra": "intra-domain", "cross": "cross-domain",
                           "intra-domain": "intra-domain", "cross-domain": "cross-domain"}
 
 
 def composition_type(value: str) -> CompositionType:
     """The one spelling of a composition type, from either published one."""
     try:
-        return _COMPOSITION_SPELLINGS[value]  # type: ignore[return-value]
+        return _COMPOSITION_SPELLINGS[value]
     except KeyError:
         raise ValueError(f"unknown composition_type {value!r} (expected intra-domain or cross-domain)") from None
 

@@ -324,17 +324,7 @@ def _methods_from_info(record: dict[str, Any], tid: str, skel_cls: ast.ClassDef,
         description, f = repair_source(item.get("method_description", ""), tid, f"methods[{name}].method_description", force=True)
         fixes += f
         item["method_description"] = description
-        tc = item.get("test_class")
-        if tc is not None and tc not in test_classes:
-            clean = tc.strip()
-            if clean in test_classes:
-                fixes.append(QuirkFix(task_id=tid, kind="test_class_whitespace", field=f"methods[{name}].test_class",
-                                      detail=f"{tc!r} -> {clean!r}"))
-                item["test_class"] = clean
-            else:
-                fixes.append(QuirkFix(task_id=tid, kind="method_test_class_missing", field=f"methods[{name}].test_class",
-                                      detail=f"{tc!r} is not a runnable test class; the method counts at class level only"))
-                item["test_class"] = None
+        fixes += _fix_test_class(item, name, tid, test_classes)
         methods.append(Method.model_validate(item))
         convention[test_name_key(f"{record['class_name']}Test{name}")] = name
     position = {name: i for i, name in enumerate(skeleton_methods)}
@@ -343,13 +333,37 @@ def _methods_from_info(record: dict[str, Any], tid: str, skel_cls: ast.ClassDef,
         fixes.append(QuirkFix(task_id=tid, kind="methods_reordered", field="methods",
                               detail="methods_info put in the skeleton's declaration order"))
         methods = in_order
+    notices += _mislabelled_test_classes(methods, convention, record["class_name"], tid)
+    return methods, fixes, notices
+
+
+def _fix_test_class(item: dict[str, Any], name: str, tid: str, test_classes: list[str]) -> list[QuirkFix]:
+    """A method's `test_class` that names no runnable test class: trimmed when whitespace was the
+    problem, else dropped (the method then counts at class level only). Changes `item` in place."""
+    tc = item.get("test_class")
+    if tc is None or tc in test_classes:
+        return []
+    clean = tc.strip()
+    if clean in test_classes:
+        item["test_class"] = clean
+        return [QuirkFix(task_id=tid, kind="test_class_whitespace", field=f"methods[{name}].test_class",
+                         detail=f"{tc!r} -> {clean!r}")]
+    item["test_class"] = None
+    return [QuirkFix(task_id=tid, kind="method_test_class_missing", field=f"methods[{name}].test_class",
+                     detail=f"{tc!r} is not a runnable test class; the method counts at class level only")]
+
+
+def _mislabelled_test_classes(methods: list[Method], convention: dict[str, str], class_name: str,
+                              tid: str) -> list[QuirkFix]:
+    """Notices (not fixes) for a method whose test class is, by its name, another method's."""
+    notices = []
     for m in methods:
         key = test_name_key(m.test_class or "")
         owner = convention.get(key)
-        own_key = test_name_key(f"{record['class_name']}Test{m.method_name}")
+        own_key = test_name_key(f"{class_name}Test{m.method_name}")
         if owner is not None and key != own_key:
             notices.append(QuirkFix(
                 task_id=tid, kind="method_test_class_mislabelled", field=f"methods[{m.method_name}].test_class",
                 detail=f"labelled {m.test_class!r}, which by its name tests {owner!r}; kept as published"))
-    return methods, fixes, notices
+    return notices
 

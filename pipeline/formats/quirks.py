@@ -156,7 +156,6 @@ def fix_test_classes(task_id: str, listed: list[str], defined: dict[str, int]) -
     test methods, are left as published and reported as notices.
     """
     fixes: list[QuirkFix] = []
-    notices: list[QuirkFix] = []
     result: list[str] = []
     for name in listed:
         clean = name
@@ -173,12 +172,19 @@ def fix_test_classes(task_id: str, listed: list[str], defined: dict[str, int]) -
                                   detail=f"{clean!r} listed twice; kept once"))
             continue
         result.append(clean)
-    for name in result:
+    return result, fixes, _test_class_notices(task_id, result, defined)
+
+
+def _test_class_notices(task_id: str, kept: list[str], defined: dict[str, int]) -> list[QuirkFix]:
+    """What is left as published but reported: kept classes without test methods, and classes
+    with tests that are not listed."""
+    notices: list[QuirkFix] = []
+    for name in kept:
         if defined[name] == 0:
             notices.append(QuirkFix(task_id=task_id, kind="test_class_without_tests", field="test_classes",
                                     detail=f"{name!r} defines no test methods; it can never pass"))
     for name in defined:
-        if name not in result and defined[name] > 0:
+        if name not in kept and defined[name] > 0:
             notices.append(QuirkFix(task_id=task_id, kind="test_class_not_listed", field="test_classes",
                                     detail=f"{name!r} is defined in the test code but not listed; not run"))
-    return result, fixes, notices
+    return notices

@@ -136,7 +136,7 @@ class Candidate:
         for _text, roots in self.carried_context:
             for root in roots:
                 found.extend(executed_imports(root, every_branch=True))
-        found += self.resolution.imports  # type: ignore[arg-type]
+        found += self.resolution.imports
         return found
 
     def import_nodes(self) -> list[ast.Import | ast.ImportFrom]:

@@ -12,6 +12,7 @@ import re
 import shutil
 from datetime import date
 from pathlib import Path
+from typing import cast
 
 import git
 
@@ -39,7 +40,9 @@ def clone_url_for(location: str) -> str:
 def remote_head(url: str, repo: str, timeout_s: float) -> str:
     """The commit the remote's HEAD points at, without cloning (for resume checks)."""
     try:
-        out = git.cmd.Git().ls_remote(url, "HEAD", env=GIT_ENV, kill_after_timeout=timeout_s)
+        # GitPython types a command as every shape `execute` can return; without `as_process` or
+        # `with_extended_output` it is the output text.
+        out = cast(str, git.cmd.Git().ls_remote(url, "HEAD", env=GIT_ENV, kill_after_timeout=timeout_s))
     except git.GitCommandError as exc:
         raise CloneFailure(repo, _classify(exc), _stderr(exc)) from exc
     if not out.strip():

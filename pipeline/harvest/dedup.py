@@ -84,8 +84,8 @@ class DedupIndex:
         # Earlier releases' solution classes, matched by containment:
         # (MinHash, shingles, origin, ids of the harvested classes the task was built from).
         self._releases: list[tuple[MinHash, int, Origin, frozenset[str]]] = []
-        self._release_matrix: np.ndarray | None = None
-        self._release_sizes: np.ndarray | None = None
+        # (hash values, one row per release class; their sizes), made when first needed
+        self._release_arrays: tuple[np.ndarray, np.ndarray] | None = None
         # What this index was built from, for the snapshot's decontamination.json ("checked" / "not checked").
         self.corpora: dict[str, list[str]] = {"checked": [], "not_checked": []}
 
@@ -121,7 +121,7 @@ class DedupIndex:
         built from is not held against itself when its own snapshot is harvested again (a re-run
         must reproduce the snapshot); publishing still leaves that release's tasks out."""
         self._releases.append((*self._fingerprint(without_docstrings(source)), origin, built_from))
-        self._release_matrix = None
+        self._release_arrays = None
 
     def check_and_add(self, source: str, origin: Origin, class_id: str | None = None) -> Verdict:
         """Check a class and, when it is kept, index it; its fingerprints are computed once.
@@ -138,14 +138,15 @@ class DedupIndex:
         return verdict
 
     def _check_releases(self, mh: MinHash, size: int, class_id: str | None) -> Verdict:
-        if self._release_matrix is None:
+        if self._release_arrays is None:
             # One row of hash values per release class: every comparison of a new class is one
             # array operation (MinHash.jaccard is the share of equal hash values).
-            self._release_matrix = np.vstack([r[0].hashvalues for r in self._releases])
-            self._release_sizes = np.array([r[1] for r in self._releases], dtype=float)
-        jaccard = (self._release_matrix == mh.hashvalues).mean(axis=1)
+            self._release_arrays = (np.vstack([r[0].hashvalues for r in self._releases]),
+                                    np.array([r[1] for r in self._releases], dtype=float))
+        matrix, sizes = self._release_arrays
+        jaccard = (matrix == mh.hashvalues).mean(axis=1)
         # |A and B| = J (|A| + |B|) / (1 + J); containment of A in B divides that by |A|.
-        contained = np.minimum(1.0, jaccard * (size + self._release_sizes) / ((1 + jaccard) * max(1, size)))
+        contained = np.minimum(1.0, jaccard * (size + sizes) / ((1 + jaccard) * max(1, size)))
         if class_id is not None:
             contained[[i for i, r in enumerate(self._releases) if class_id in r[3]]] = 0.0
         best = int(np.argmax(contained))

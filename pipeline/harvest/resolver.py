@@ -120,7 +120,7 @@ class UnresolvedName:
 class Resolution:
     unresolved: list[UnresolvedName]  # sorted by line; empty => reference-complete
     context: list[ast.stmt]           # carried top-level statements, file order, no imports/class
-    imports: list[ast.stmt]           # top-level Import/ImportFrom statements needed, file order
+    imports: list[ast.Import | ast.ImportFrom]  # top-level import statements needed, file order
     used_import_names: set[str]
     builtins_used: set[str] = field(default_factory=set)  # names that resolved to builtins
 
@@ -679,7 +679,7 @@ class ModuleAnalysis:
         return Resolution(
             unresolved=sorted(unresolved, key=lambda u: (u.line, u.name, u.where)),
             context=[body[i] for i in ordered if not isinstance(body[i], (ast.Import, ast.ImportFrom))],
-            imports=[body[i] for i in ordered if isinstance(body[i], (ast.Import, ast.ImportFrom))],
+            imports=[stmt for stmt in (body[i] for i in ordered) if isinstance(stmt, (ast.Import, ast.ImportFrom))],
             used_import_names=used_imports,
             builtins_used=builtins_used,
         )

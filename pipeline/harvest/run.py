@@ -104,7 +104,7 @@ def _read_shard(path: Path) -> RepoShard | None:
 def harvest_repo(ref: RepoRef, cfg: HarvestConfig, snap: Path, on_file: Callable[[str], None] | None = None) -> tuple[RepoShard, bool]:
     """Clone and scan one repository unless its shard is current; returns (shard, reused)."""
     shard_path = _shard_path(snap, ref)
-    funnel = Funnel()
+    funnel: Funnel[RepoRef] = Funnel()
     try:
         head = remote_head(ref.clone_url, ref.full_name, cfg.clone.timeout_s)
         previous = _read_shard(shard_path) if shard_path.exists() else None
@@ -151,10 +151,10 @@ def build_dedup_index(cfg: HarvestConfig, releases: Mapping[str, Iterable[Releas
     for path in earlier:
         n = load_earlier_harvest(index, path, path.parent.name)
         index.corpora["checked"].append(f"snapshot {path.parent.name} ({n} classes)")
-    for root, solutions in (releases or {}).items():
+    for release_root, solutions in (releases or {}).items():
         by_version = load_earlier_releases(index, solutions)
         index.corpora["checked"] += [f"release {v} ({n} solution classes)" for v, n in by_version.items()] or [
-            f"earlier releases (none yet under {root})"]
+            f"earlier releases (none yet under {release_root})"]
     return index
 
 

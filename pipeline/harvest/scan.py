@@ -102,6 +102,7 @@ def _scan(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date, on_file
             continue
         if not funnel.record(R.COMPILE, f.item_id, files.parse_and_compile(f, cfg, lambda node: structure.fits(node).keep)):
             continue
+        assert f.text is not None and f.module is not None  # a file that compiled was read and parsed
         for found in list_candidates(ref, rel, f.text, f.module, f.index):
             cand = _judge(funnel, filters, found)
             if cand is not None:
@@ -126,6 +127,7 @@ def _with_provenance(survivors: list[tuple[Candidate, int]], checkout: Path, cut
             sink.rejections.insert(position + moved, sink.rejections.pop())
             moved += 1
             continue
+        assert seen is not None  # a kept provenance verdict comes with the first commit
         record = to_record(cand)
         record.first_seen_commit = seen.commit
         record.first_seen_date = seen.authored

@@ -138,7 +138,7 @@ class ResponseCache:
         self.write_error: str | None = None
         paid.keeps_unsaved(self._store_before_exit)
         if isinstance(self.path, Path):
-            self._reclaim_spills()
+            self._reclaim_spills(self.path)
 
     # -- basic access -------------------------------------------------------------------------
     def get(self, key: str) -> CacheEntry | None:
@@ -205,14 +205,14 @@ class ResponseCache:
             return str(exc)
         return None
 
-    def _reclaim_spills(self) -> None:
+    def _reclaim_spills(self, path: Path) -> None:
         """Store what an earlier run of this cache had to spill to the temp dir (its disk was full),
         so a re-run after freeing space pays for none of those answers again. A spill stays where it
         is while it cannot be stored (the disk is still full) and is removed once it is."""
         folder = _spill_folder(create=False)
         if folder is None:
             return
-        for spill in sorted(folder.glob(f"{_spill_prefix(self.path)}*.jsonl")):
+        for spill in sorted(folder.glob(f"{_spill_prefix(path)}*.jsonl")):
             if not _ours(spill):
                 continue
             try:

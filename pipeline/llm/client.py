@@ -303,17 +303,21 @@ class LLMClient:
                 try:
                     return self._live(material, key, endpoint, task_id).model_copy(update=extra)
                 except _FormatRefused as refused:
-                    if i + 1 == len(materials):
-                        raise LLMCallFailed(role, task_id, f"{refused.failure.reason} (the server refuses "
-                                            f"response_format; set response_format = \"none\" for this role)",
-                                            refused.attempts, refused.failure.status, transient=False) from None
-                    fallback = formats[i + 1]
-                    next_mode = "none" if fallback is None else str(fallback.get("type"))
-                    log.warning("role=%s model=%s: server refused response_format %s (%s); using %s from now on",
-                                role, endpoint.model, (material.response_format or {}).get("type"),
-                                refused.failure.reason, next_mode)
-                    self.learn(endpoint, response_format=next_mode)
+                    self._fall_back(refused, role, task_id, endpoint, material.response_format, formats[i + 1:])
         raise AssertionError("unreachable: the last format returns or raises")
+
+    def _fall_back(self, refused: _FormatRefused, role: str, task_id: str, endpoint: EndpointConfig,
+                   refused_format: dict[str, Any] | None, left: list[dict[str, Any] | None]) -> None:
+        """After the server refused a response_format: the next one is learned for the endpoint, or,
+        when none is left, the call has failed for good."""
+        if not left:
+            raise LLMCallFailed(role, task_id, f"{refused.failure.reason} (the server refuses "
+                                f"response_format; set response_format = \"none\" for this role)",
+                                refused.attempts, refused.failure.status, transient=False) from None
+        next_mode = "none" if left[0] is None else str(left[0].get("type"))
+        log.warning("role=%s model=%s: server refused response_format %s (%s); using %s from now on",
+                    role, endpoint.model, (refused_format or {}).get("type"), refused.failure.reason, next_mode)
+        self.learn(endpoint, response_format=next_mode)
 
     def map(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Outcome[Any, Any]]:
         """Run `fn` over `items` with `config.concurrency` threads; one `Outcome` per item, in order."""

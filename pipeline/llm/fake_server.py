@@ -46,6 +46,8 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from pipeline.llm.tokens import estimate_tokens, message_text
 
+_HOST = "127.0.0.1"  # loopback only: tests never touch the network
+
 
 def fake_token_count(text: str) -> int:
     return estimate_tokens(text)
@@ -257,12 +259,11 @@ class FakeOpenAIServer:
     def base_url(self) -> str:
         if self._httpd is None:
             raise RuntimeError("FakeOpenAIServer is not running; use it as a context manager or call start()")
-        host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{_HOST}:{self._httpd.server_port}/v1"
 
     def start(self) -> FakeOpenAIServer:
         self._stopping.clear()
-        self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
+        self._httpd = ThreadingHTTPServer((_HOST, 0), _make_handler(self))
         self._httpd.daemon_threads = True  # a handler stuck in a Delay must not block shutdown
         self._thread = threading.Thread(
             target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, name="fake-openai", daemon=True

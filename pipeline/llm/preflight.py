@@ -304,8 +304,10 @@ def _window(extra: dict[str, Any]) -> tuple[int | None, str | None]:
 
 
 def _chat(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport, **extra: Any) -> Any:
-    raw = sdk.chat.completions.create(model=ep.model, messages=_PROBE, temperature=0, extra_headers=PROBE_HEADER,
-                                      **{ep.max_tokens_param: _PROBE_MAX_TOKENS}, **extra)
+    # One mapping, as the client builds its calls: the token limit's keyword is configured (max_tokens
+    # or max_completion_tokens), and the probes' extras (n, seed, response_format) never name it.
+    params: dict[str, Any] = {"messages": _PROBE, ep.max_tokens_param: _PROBE_MAX_TOKENS, **extra}
+    raw = sdk.chat.completions.create(model=ep.model, temperature=0, extra_headers=PROBE_HEADER, **params)
     _count_probe(report, raw)
     return raw
 

@@ -34,7 +34,7 @@ import dis
 import hashlib
 import random
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from types import CodeType
 
 import libcst as cst
@@ -96,7 +96,7 @@ def _same_spacing(old: cst.CSTNode, new_type: type) -> cst.CSTNode:
     """`new_type` with the old operator's whitespace, so the diff shows only the operator."""
     kwargs = {}
     for attr in ("whitespace_before", "whitespace_after"):
-        if hasattr(old, attr) and attr in new_type.__dataclass_fields__:
+        if hasattr(old, attr) and attr in {f.name for f in fields(new_type)}:
             kwargs[attr] = getattr(old, attr)
     return new_type(**kwargs)
 
@@ -320,7 +320,9 @@ def _sample(sites: list[_Site], cap: int, seed: int) -> list[_Site]:
 
 
 def _materialise(module: cst.Module, site: _Site, original: str) -> Mutant | None:
-    source = module.deep_replace(site.old, site.new).code
+    replaced = module.deep_replace(site.old, site.new)
+    assert isinstance(replaced, cst.Module)  # replacing a node inside a module gives a module
+    source = replaced.code
     if source == original:
         return None
     diff = "".join(difflib.unified_diff(

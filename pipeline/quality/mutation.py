@@ -192,6 +192,13 @@ def _run_all(requests: list[SuiteRequest], keys: list[str], cache: MutationCache
     return runs, batched, fell_back
 
 
+def _stored_outcome(cache: MutationCache, key: str) -> MutantOutcome:
+    """A mutant's outcome once every mutant has run: each was cached before, or `_run_all` stored it."""
+    record = cache.get(key)
+    assert record is not None, f"mutant run {key}: no outcome stored"
+    return MutantOutcome(record.outcome)
+
+
 def measure_mutation(
     solution: str,
     tests: str,
@@ -225,7 +232,7 @@ def measure_mutation(
                     for m in missing]
         made, batched, fell_back = _run_all(requests, [keys[m.mutant_id] for m in missing], cache, sandbox, backend, config)
         runs += made
-    outcomes = {m.mutant_id: MutantOutcome(cache.get(keys[m.mutant_id]).outcome) for m in found.mutants}
+    outcomes = {m.mutant_id: _stored_outcome(cache, keys[m.mutant_id]) for m in found.mutants}
     report = build_report(found.mutants, outcomes, len(found.equivalent), found.invalid, config)
     return MutationRun(item_id=item_id, report=report, wall_s=time.perf_counter() - t0, sandbox_runs=runs,
                        cached=len(found.mutants) - len(missing), limit_s=limit,

@@ -11,7 +11,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from pipeline.release.stats import DatasetStats
+from pipeline.release.stats import DatasetStats, TaskStats
 from pipeline.release.tables import md_table
 
 TRACK = "real-source"
@@ -31,6 +31,32 @@ def _count_tests(test: str) -> int:
     return sum(1 for line in test.splitlines() if line.lstrip().startswith("def test"))
 
 
+def _size_table(real: Sequence[Mapping[str, Any]], per: list[TaskStats]) -> str:
+    """The real-source tasks' size beside the published benchmarks'."""
+    ours = (_mean([m.loc for m in per]), _mean([m.dependency_depth for m in per]), _mean([m.methods for m in per]))
+    return md_table(("Benchmark", "LOC (mean)", "Dependency depth (mean)", "Methods (mean)"),
+                    [(f"this release, real-source ({len(real)} tasks)", *ours),
+                     *((name, *figs) for name, figs in PUBLISHED.items())])
+
+
+def _quality_table(real: Sequence[Mapping[str, Any]], per: list[TaskStats]) -> str:
+    return md_table(("Measure", "Mean", "Tasks"), [
+        ("Line coverage of the reference, %", _mean([float(r["coverage"]) for r in real if r.get("coverage") is not None]), len(real)),
+        ("Mutation score, %", _mean([m.mutation_score for m in per if m.mutation_score is not None]),
+         sum(m.mutation_score is not None for m in per)),
+        ("Generated tests per task", _mean([float(_count_tests(r.get("test") or "")) for r in real]), len(real)),
+    ])
+
+
+def _provenance_table(real: Sequence[Mapping[str, Any]]) -> str:
+    """Where each real-source task comes from: repository, path, commit, licence, first seen."""
+    return md_table(("Task", "Class", "Repository", "Path", "Commit", "Licence", "First seen"), [
+        (f"`{r['task_id']}`", f"`{r['class_name']}`", s.get("repo", "?"), f"`{s.get('path', '?')}`",
+         f"`{str(s.get('commit', '?'))[:12]}`", s.get("license_spdx") or "NOASSERTION",
+         str(s.get("first_seen_date") or "?")[:10])
+        for r in real for s in (r.get("sources") or [{}])[:1]], "lllllll")
+
+
 def real_source_section(rows: Sequence[Mapping[str, Any]], stats: DatasetStats) -> str:
     """Markdown for the card (empty when the release holds no real-source task)."""
     real = real_rows(rows)
@@ -43,21 +69,7 @@ def real_source_section(rows: Sequence[Mapping[str, Any]], stats: DatasetStats) 
     typed = sum(len(r.get("docstrings_from_annotations") or []) for r in real)
     given = sum(len(r.get("methods_given") or []) for r in real)
     generators = Counter(str(r.get("test_generator")) for r in real)
-    ours = (_mean([m.loc for m in per]), _mean([m.dependency_depth for m in per]), _mean([m.methods for m in per]))
-    size = md_table(("Benchmark", "LOC (mean)", "Dependency depth (mean)", "Methods (mean)"),
-                    [(f"this release, real-source ({len(real)} tasks)", *ours),
-                     *((name, *figs) for name, figs in PUBLISHED.items())])
-    quality = md_table(("Measure", "Mean", "Tasks"), [
-        ("Line coverage of the reference, %", _mean([float(r["coverage"]) for r in real if r.get("coverage") is not None]), len(real)),
-        ("Mutation score, %", _mean([m.mutation_score for m in per if m.mutation_score is not None]),
-         sum(m.mutation_score is not None for m in per)),
-        ("Generated tests per task", _mean([float(_count_tests(r.get("test") or "")) for r in real]), len(real)),
-    ])
-    provenance = md_table(("Task", "Class", "Repository", "Path", "Commit", "Licence", "First seen"), [
-        (f"`{r['task_id']}`", f"`{r['class_name']}`", s.get("repo", "?"), f"`{s.get('path', '?')}`",
-         f"`{str(s.get('commit', '?'))[:12]}`", s.get("license_spdx") or "NOASSERTION",
-         str(s.get("first_seen_date") or "?")[:10])
-        for r in real for s in (r.get("sources") or [{}])[:1]], "lllllll")
+    size, quality, provenance = _size_table(real, per), _quality_table(real, per), _provenance_table(real)
     return f"""## Real-source tasks
 
 {len(real)} task(s) are real classes, not compositions: the reference solution is the class as its

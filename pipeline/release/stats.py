@@ -105,7 +105,8 @@ def task_stats(task: Mapping[str, Any]) -> TaskStats:
     cls = find_class(module, task["class_name"], top_level_only=True)
     if cls is None:
         raise ReleaseError(f"task {tid!r}: solution_code defines no top-level class {task['class_name']!r}")
-    held = task.get("metrics") if isinstance(task.get("metrics"), Mapping) else {}
+    metrics = task.get("metrics")
+    held = metrics if isinstance(metrics, Mapping) else {}
     first, last = span(cls)
     loc = held.get("loc") or last - first + 1
     depth = held.get("dependency_depth") or dependency_depth(analyse_class(cls, import_aliases(module)))

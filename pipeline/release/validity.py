@@ -113,11 +113,13 @@ def _cutoff(records: list[Mapping[str, Any]], cutoff: str | None) -> CutoffFacts
     facts = CutoffFacts(cutoff=cutoff)
     limit = _as_date(cutoff)
     for rec in records:
-        sources = rec.get("sources") if isinstance(rec.get("sources"), list) else []
+        listed = rec.get("sources")
+        sources = listed if isinstance(listed, list) else []
         dates = [_as_date(s.get("first_seen_date")) if isinstance(s, Mapping) else None for s in sources]
-        if limit is None or not dates or any(d is None for d in dates):
+        known = [d for d in dates if d is not None]
+        if limit is None or not dates or len(known) < len(dates):
             facts.unknown += 1
-        elif all(d >= limit for d in dates):
+        elif all(d >= limit for d in known):
             facts.post_cutoff += 1
         else:
             facts.pre_cutoff += 1

@@ -20,9 +20,10 @@ import os
 import shutil
 import tempfile
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pipeline.config import Config, map_paths
 from pipeline.core.errors import ReleaseFormatError
@@ -36,9 +37,12 @@ from pipeline.release.errors import ReleaseError, ReleaseExistsError
 from pipeline.release.manifest import MANIFEST, Manifest, SourceRepo, file_entries
 from pipeline.release.plots import write_plots
 from pipeline.release.real_card import real_source_section
-from pipeline.release.stats import compute_stats
+from pipeline.release.stats import DatasetStats, compute_stats
 from pipeline.release.validity import compute_validity
 from pipeline.release.versions import validate_version
+
+if TYPE_CHECKING:  # pyarrow is imported where a table is made, not with this module
+    import pyarrow as pa
 
 PARTIAL_MARK = ".partial-"
 
@@ -165,12 +169,7 @@ def write_release(
     versions deduplicated against) go into the manifest and the card's validity section.
     `derived_from`: the version this one copies with plus suites added (`classforge strengthen`).
     """
-    validate_version(version)
-    root = Path(output_root)
-    dest = root / version
-    if dest.exists():
-        raise ReleaseExistsError(f"release {version} already exists at {dest}; a version is written once, "
-                                 "choose a new one (see next_version)")
+    root, dest = _new_version_folder(version, output_root)
     typed = _typed(tasks)
     records = release_rows(typed)
     if not records:
@@ -179,30 +178,70 @@ def write_release(
     source_list = _release_sources(version, typed, sources)
     stats = compute_stats(records)   # fails on an unparsable solution before anything is written
     table, json_columns = to_arrow_table(records)
-    cutoff = config_dict.get("harvest", {}).get("cutoff") if isinstance(config_dict.get("harvest"), dict) else None
-    cutoff = str(cutoff) if cutoff is not None else None
-    models_d = {str(k): v for k, v in dict(models).items()}
-    prompts_d = {str(k): v for k, v in dict(prompt_versions).items()}
-    pversion = pipeline_version or _installed_version()
-
-    _write_atomically(root, version, dest, records=records, table=table, json_columns=json_columns,
-                      stats=stats, funnel=funnel, cutoff=cutoff, config=config_dict,
-                      models=models_d, prompt_versions=prompts_d, sources=source_list,
-                      pipeline_version=pversion, license=license, hub_repo_id=hub_repo_id,
-                      created_at=created_at or datetime.now(UTC),
-                      decontamination=dict(decontamination) if decontamination is not None else None,
-                      earlier_releases=earlier_releases, derived_from=derived_from)
+    contents = _Contents(
+        records=records, table=table, json_columns=json_columns, stats=stats, funnel=funnel,
+        cutoff=_cutoff_of(config_dict), config=config_dict, models=_str_keys(models),
+        prompt_versions=_str_keys(prompt_versions), sources=source_list,
+        pipeline_version=pipeline_version or _installed_version(), license=license, hub_repo_id=hub_repo_id,
+        created_at=created_at or datetime.now(UTC),
+        decontamination=dict(decontamination) if decontamination is not None else None,
+        earlier_releases=earlier_releases, derived_from=derived_from)
+    _write_atomically(root, version, dest, contents)
     return dest
 
 
-def _write_atomically(root: Path, version: str, dest: Path, **contents: Any) -> None:
+@dataclass(frozen=True)
+class _Contents:
+    """Everything a release folder is written from: its rows and what the card and manifest say."""
+
+    records: list[dict[str, Any]]
+    table: pa.Table
+    json_columns: list[str]
+    stats: DatasetStats
+    funnel: FunnelReport
+    cutoff: str | None
+    config: dict[str, Any]
+    models: dict[str, Any]
+    prompt_versions: dict[str, Any]
+    sources: list[SourceRepo]
+    pipeline_version: str
+    license: str | None
+    hub_repo_id: str | None
+    created_at: datetime
+    decontamination: dict[str, list[str]] | None
+    earlier_releases: list[str] | None
+    derived_from: str | None
+
+
+def _new_version_folder(version: str, output_root: Path) -> tuple[Path, Path]:
+    """(release root, the version's folder), refused when the version is malformed or written already."""
+    validate_version(version)
+    root = Path(output_root)
+    dest = root / version
+    if dest.exists():
+        raise ReleaseExistsError(f"release {version} already exists at {dest}; a version is written once, "
+                                 "choose a new one (see next_version)")
+    return root, dest
+
+
+def _cutoff_of(config: dict[str, Any]) -> str | None:
+    harvest = config.get("harvest")
+    cutoff = harvest.get("cutoff") if isinstance(harvest, dict) else None
+    return str(cutoff) if cutoff is not None else None
+
+
+def _str_keys(mapping: Mapping[str, Any]) -> dict[str, Any]:
+    return {str(k): v for k, v in dict(mapping).items()}
+
+
+def _write_atomically(root: Path, version: str, dest: Path, contents: _Contents) -> None:
     """Write under a hidden partial folder, holding the release root's lock, then rename into place."""
     root.mkdir(parents=True, exist_ok=True)
     with FolderLock(root, f"writing release {version}"):
         remove_abandoned_partials(root)
         tmp = Path(tempfile.mkdtemp(prefix=f".{version}{PARTIAL_MARK}", dir=root))
         try:
-            _write_contents(tmp, version=version, **contents)
+            _write_contents(tmp, version, contents)
             _publish(tmp, dest, version)
         except BaseException:
             # Interrupted or failed (KeyboardInterrupt included): remove every trace of this attempt.
@@ -222,46 +261,46 @@ def remove_abandoned_partials(root: Path) -> list[Path]:
     return removed
 
 
-def _write_contents(folder: Path, *, version: str, records: list[dict[str, Any]], table, json_columns: list[str],
-                    stats, funnel: FunnelReport, cutoff: str | None, config: dict[str, Any],
-                    models: dict[str, Any], prompt_versions: dict[str, Any], sources: list[SourceRepo],
-                    pipeline_version: str, license: str | None, hub_repo_id: str | None,
-                    created_at: datetime, decontamination: dict[str, list[str]] | None = None,
-                    earlier_releases: list[str] | None = None, derived_from: str | None = None) -> None:
+def _write_contents(folder: Path, version: str, c: _Contents) -> None:
     import pyarrow.parquet as pq
 
     from pipeline.release.verify import verify_release
 
     with atomic_open(folder / DATA_FILE, "wb") as fh:
-        pq.write_table(table, fh, compression="zstd")
+        pq.write_table(c.table, fh, compression="zstd")
     # Record the schema as Parquet stores it (list items read back as `element`, not `item`).
     written = pq.read_schema(folder / DATA_FILE)
-    write_jsonl(folder / "tasks.jsonl", records)
-    write_json(folder / "funnel.json", funnel.model_dump(mode="json"))
-    write_json(folder / "stats.json", stats.model_dump(mode="json"))
-    write_plots(stats, folder / "plots", funnel)
-    columns_short = {f.name: short_type(f.type) for f in table.schema}
-    body = render_card(version=version, stats=stats, funnel=funnel, cutoff=cutoff, pipeline_version=pipeline_version,
-                       models=models, prompt_versions=prompt_versions,
-                       sources=sources, columns=columns_short,
-                       json_columns=json_columns, config=config, license=license, hub_repo_id=hub_repo_id,
-                       validity=compute_validity(records, cutoff=cutoff, decontamination=decontamination,
-                                                 earlier_releases=earlier_releases),
-                       example=records[0] if records else None, year=created_at.year)
-    body += real_source_section(records, stats)
-    write_text(folder / "README.md", render_card_file(card_metadata(version, len(records), license), body))
+    write_jsonl(folder / "tasks.jsonl", c.records)
+    write_json(folder / "funnel.json", c.funnel.model_dump(mode="json"))
+    write_json(folder / "stats.json", c.stats.model_dump(mode="json"))
+    write_plots(c.stats, folder / "plots", c.funnel)
+    _write_card(folder, version, c)
     manifest = Manifest(
-        version=version, created_at=created_at, pipeline_version=pipeline_version, row_count=len(records),
-        splits={"test": len(records)}, columns={f.name: str(f.type) for f in written},
-        json_columns=json_columns, cutoff=cutoff, config=config, models=models, prompt_versions=prompt_versions,
-        sources=sources, decontamination=decontamination, earlier_releases=earlier_releases, derived_from=derived_from,
-        files=file_entries(folder),
+        version=version, created_at=c.created_at, pipeline_version=c.pipeline_version, row_count=len(c.records),
+        splits={"test": len(c.records)}, columns={f.name: str(f.type) for f in written},
+        json_columns=c.json_columns, cutoff=c.cutoff, config=c.config, models=c.models,
+        prompt_versions=c.prompt_versions, sources=c.sources, decontamination=c.decontamination,
+        earlier_releases=c.earlier_releases, derived_from=c.derived_from, files=file_entries(folder),
     )
     write_json(folder / MANIFEST, manifest.model_dump(mode="json"))
     # Self-check before the version becomes visible; the datasets load is left to verify/export.
     problems = verify_release(folder, load_with_datasets=False, expect_version=version)
     if problems:
         raise ReleaseError(f"release {version} failed its own check, nothing published: " + "; ".join(problems))
+
+
+def _write_card(folder: Path, version: str, c: _Contents) -> None:
+    """README.md: the dataset card, with the real-source section when the release has such tasks."""
+    columns_short = {f.name: short_type(f.type) for f in c.table.schema}
+    body = render_card(version=version, stats=c.stats, funnel=c.funnel, cutoff=c.cutoff,
+                       pipeline_version=c.pipeline_version, models=c.models, prompt_versions=c.prompt_versions,
+                       sources=c.sources, columns=columns_short,
+                       json_columns=c.json_columns, config=c.config, license=c.license, hub_repo_id=c.hub_repo_id,
+                       validity=compute_validity(c.records, cutoff=c.cutoff, decontamination=c.decontamination,
+                                                 earlier_releases=c.earlier_releases),
+                       example=c.records[0] if c.records else None, year=c.created_at.year)
+    body += real_source_section(c.records, c.stats)
+    write_text(folder / "README.md", render_card_file(card_metadata(version, len(c.records), c.license), body))
 
 
 def _make_readable(folder: Path) -> None:

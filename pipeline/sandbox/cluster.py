@@ -19,10 +19,14 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 from pipeline.config import SandboxConfig
 from pipeline.sandbox.base import SandboxError
 from pipeline.sandbox.results import SuiteRequest, SuiteResult, SuiteStatus
+
+if TYPE_CHECKING:  # distributed is imported only when a cluster is used
+    from distributed import Client, LocalCluster
 
 _BACKENDS: dict[str, object] = {}  # per worker process: one probed backend per sandbox configuration
 _LOCK = threading.Lock()
@@ -70,8 +74,8 @@ class DaskCluster:
     def __init__(self, address: str, *, local_workers: int | None = None) -> None:
         self.address = address
         self._local_workers = local_workers
-        self._cluster = None
-        self._client = None
+        self._cluster: LocalCluster | None = None
+        self._client: Client | None = None
 
     def __enter__(self) -> DaskCluster:
         self.connect()
@@ -87,10 +91,10 @@ class DaskCluster:
             if self.address == "local":
                 self._cluster = LocalCluster(n_workers=self._local_workers or os.cpu_count() or 1, threads_per_worker=1,
                                              processes=True, dashboard_address=None)
-                self._client = Client(self._cluster)
+                self._client = client = Client(self._cluster)
             else:
-                self._client = Client(self.address, timeout=timeout_s)
-            self._client.wait_for_workers(1, timeout=timeout_s)
+                self._client = client = Client(self.address, timeout=timeout_s)
+            client.wait_for_workers(1, timeout=timeout_s)
         except (OSError, TimeoutError, ValueError) as exc:  # ValueError: an address Dask cannot parse
             self.close()
             raise SandboxError(f"Dask cluster {self.address}: cannot connect or no worker joined: {exc}") from exc
@@ -101,6 +105,11 @@ class DaskCluster:
                 part.close()
         self._client = self._cluster = None
 
+    def _connected(self) -> Client:
+        if self._client is None:
+            raise SandboxError(f"Dask cluster {self.address}: not connected (use it in a `with` block)")
+        return self._client
+
     @property
     def workers(self) -> int:
         return len(self._client.scheduler_info()["workers"]) if self._client else 0
@@ -109,7 +118,7 @@ class DaskCluster:
         """Ask every worker whether it can run a sandbox of this configuration; raise naming those that cannot."""
         from pipeline import __version__
 
-        answers = self._client.run(worker_check, config.model_dump_json())
+        answers = self._connected().run(worker_check, config.model_dump_json())
         bad = []
         for worker, answer in sorted(answers.items()):
             problems = list(answer["problems"])
@@ -128,15 +137,15 @@ class DaskCluster:
         from distributed import as_completed
 
         config_json = config.model_dump_json()
-        futures = [self._client.submit(worker_execute, r.model_dump_json(), config_json, pure=False)
+        futures = [self._connected().submit(worker_execute, r.model_dump_json(), config_json, pure=False)
                    for r in requests]
         index = {f.key: i for i, f in enumerate(futures)}
         results: list[SuiteResult | None] = [None] * len(requests)
         for future in as_completed(futures):
             i = index[future.key]
-            results[i] = self._result(requests[i], future)
+            results[i] = done = self._result(requests[i], future)
             if on_done is not None:
-                on_done(i, results[i])
+                on_done(i, done)
         return [r for r in results if r is not None]
 
     @staticmethod

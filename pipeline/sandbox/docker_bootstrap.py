@@ -53,7 +53,9 @@ def _run(command: list, env: dict, wall_s: float, cap: int) -> dict:
         command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         start_new_session=True, close_fds=True,
     )
-    streams = {proc.stdout.fileno(): bytearray(), proc.stderr.fileno(): bytearray()}
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None  # both are pipes
+    streams = {stdout.fileno(): bytearray(), stderr.fileno(): bytearray()}
     truncated = dict.fromkeys(streams, False)
     open_fds = list(streams)
 
@@ -87,7 +89,7 @@ def _run(command: list, env: dict, wall_s: float, cap: int) -> dict:
         pump(max(0.0, until - time.monotonic()))
     proc.wait()
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)  # our only waited-for child
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+    out_fd, err_fd = stdout.fileno(), stderr.fileno()
     return {
         "exit_code": proc.returncode if proc.returncode >= 0 else None,
         "signal": -proc.returncode if proc.returncode < 0 else None,

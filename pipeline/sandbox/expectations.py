@@ -35,7 +35,7 @@ def _class_methods(classes: dict, name: str, seen: frozenset) -> tuple[set[str],
     is_open = False
     for base in node.bases:
         base_name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None
-        if base_name in classes and base_name not in seen:
+        if base_name is not None and base_name in classes and base_name not in seen:
             more, more_open = _class_methods(classes, base_name, seen | {name})
             methods |= more
             is_open = is_open or more_open

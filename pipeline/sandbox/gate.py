@@ -51,7 +51,10 @@ class GateVerdict(BaseModel):
     runs: list[SuiteResult] = Field(default_factory=list, description="the runs made, first one first")
 
     def to_verdict(self) -> Verdict:
-        return Verdict.kept() if self.passed else Verdict.drop(self.reason.value, self.detail)
+        if self.passed:
+            return Verdict.kept()
+        assert self.reason is not None, "every failed gate verdict is made with its reason"
+        return Verdict.drop(self.reason.value, self.detail)
 
 
 def _compile_problem(source: str, filename: str) -> str | None:
@@ -100,15 +103,29 @@ def verify(
         "test_classes": len(test_classes),
         "limit_s": limit,
     }
-    for source, name, reason in ((solution, f"{module_name}.py", GateReason.COMPILE_ERROR), (tests, "tests", GateReason.TESTS_COMPILE_ERROR)):
-        problem = _compile_problem(source, name)
-        if problem:
-            return GateVerdict(passed=False, reason=reason, detail=problem, **common)
+    uncompiled = _compile_failure(solution, tests, module_name)
+    if uncompiled is not None:
+        reason, problem = uncompiled
+        return GateVerdict(passed=False, reason=reason, detail=problem, **common)
     backend = backend or get_backend(config)
     request = SuiteRequest(
         item_id=item_id, solution=solution, tests=tests, test_classes=list(test_classes), mode=mode,
         module_name=module_name, limit_s=limit, coverage=True, hash_seed=config.hash_seed,
     )
+    return _run_twice(request, backend, config, common)
+
+
+def _compile_failure(solution: str, tests: str, module_name: str) -> tuple[GateReason, str] | None:
+    """The first of the two sources that does not compile, with its reason and the problem."""
+    for source, name, reason in ((solution, f"{module_name}.py", GateReason.COMPILE_ERROR), (tests, "tests", GateReason.TESTS_COMPILE_ERROR)):
+        problem = _compile_problem(source, name)
+        if problem:
+            return reason, problem
+    return None
+
+
+def _run_twice(request: SuiteRequest, backend: SandboxBackend, config: SandboxConfig, common: dict[str, object]) -> GateVerdict:
+    """The suite run with coverage, then (when it passed with enough coverage) repeated to catch flakiness."""
     first = execute(request, backend, config)
     figures = {
         **common,

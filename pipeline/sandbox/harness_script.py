@@ -82,10 +82,10 @@ def _take_key(path: str) -> bytearray:
 def _sha256():
     # The bare C module: hashlib would load OpenSSL, several milliseconds of every run.
     try:
-        from _sha256 import sha256
+        from _sha256 import sha256  # type: ignore[import-not-found]  # CPython's private module (<3.12): no stubs
     except ImportError:
         try:
-            from _sha2 import sha256
+            from _sha2 import sha256  # type: ignore[import-not-found]  # its name from 3.12 on: no stubs either
         except ImportError:
             from hashlib import sha256
     return sha256
@@ -128,9 +128,9 @@ class _Channel:
     """Collects the runner's JSON lines; anything that is not a JSON object is counted as noise."""
 
     def __init__(self) -> None:
-        self.events = []
+        self.events: list[dict] = []
         self.noise = 0
-        self.noise_samples = []
+        self.noise_samples: list[str] = []
         self.overflow = False
         self._buf = b""
         self._total = 0
@@ -176,11 +176,11 @@ class _Shares:
         self.on = bool(spec.get("share"))
         self.floors = dict(spec.get("class_floors") or {})
         self.deadline = deadline
-        self.order = []  # listed unittest classes, in the order collected
-        self.reported = {}
-        self.expected = {}
-        self.current = None
-        self.since = None
+        self.order: list[str] = []  # listed unittest classes, in the order collected
+        self.reported: dict[str, int] = {}
+        self.expected: dict[str, int] = {}
+        self.current: str | None = None
+        self.since: float | None = None
         self.left = 0
         self.seen = 0
 
@@ -213,7 +213,7 @@ class _Shares:
 
     def limit(self) -> tuple:
         """(when the run must stop, the class that stop is for or None)."""
-        if not self.on or self.current is None:
+        if not self.on or self.current is None or self.since is None:  # `since` is set with `current`
             return self.deadline, None
         share = max((self.deadline - self.since) / max(self.left, 1), float(self.floors.get(self.current, 0.0)))
         until = self.since + share
@@ -273,7 +273,7 @@ def _kill_group(pgid: int) -> None:
         pass
 
 
-def _proc_fields(pid: str) -> tuple:
+def _proc_fields(pid: str) -> "tuple | None":  # quoted: the sandbox's Python may predate `|` on types
     """(real uid, state, pgid, pid namespace) of a process, or None if it is gone."""
     try:
         with open(f"/proc/{pid}/status", encoding="utf-8", errors="replace") as fh:
@@ -294,6 +294,7 @@ def _sweep_escapees(runner_pgid: int) -> int:
     import signal
 
     me = _proc_fields("self")
+    assert me is not None  # our own /proc entry exists while we run
     myself = os.readlink("/proc/self")  # our pid as this /proc sees it (maybe the host's view)
     count = 0
     for entry in os.listdir("/proc"):
@@ -578,7 +579,7 @@ def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, k
     paths = {"solution": os.path.join(home, spec["solution_file"]), "tests": os.path.join(home, spec["tests_file"])}
     for role, src in (("solution", solution_src), ("tests", tests_src)):
         _fresh_file(paths[role], src, 0o644)
-    context = {"spec": one, "solution_src": solution_src, "tests_src": tests_src, "canaries": _canaries(),
+    context: dict = {"spec": one, "solution_src": solution_src, "tests_src": tests_src, "canaries": _canaries(),
                "preimport": list(one.get("preimport", [])), "workdir": home,
                "cpu_limit_s": entry.get("cpu_limit_s")}  # a lone run's CPU rlimit: its own, not the batch's
     pid, rfd = _fork_runner(key, context)
@@ -717,7 +718,8 @@ _WATCHED_MODULES = (
 def _machinery(extra_classes: list, harness_globals: dict) -> _Guard:
     import builtins
 
-    modules, classes = [], []
+    modules: list[tuple[str, object]] = []
+    classes: list[tuple[str, type]] = []
     for name in _WATCHED_MODULES:
         module = sys.modules.get(name)
         if module is None:
@@ -771,7 +773,7 @@ def _result_class(unittest, emit, label_of, cap: int):
     class Result(unittest.TestResult):
         def __init__(self) -> None:
             super().__init__()
-            self._current = None
+            self._current: dict | None = None
 
         def startTest(self, test) -> None:
             super().startTest(test)
@@ -886,7 +888,7 @@ def _run_callable(func, emit, label: str, name: str, cap: int, skip_types: tuple
     import traceback
 
     t0 = time.perf_counter()
-    event = {"e": "test", "cls": label, "name": name}
+    event: dict = {"e": "test", "cls": label, "name": name}
     try:
         func()
         event["o"] = "passed"
@@ -919,7 +921,7 @@ def _plain_class_tests(cls, names: list):
 def _resolve(namespace: dict, listed: list, unittest) -> list:
     """(listed name, kind, object, test names) for each listed test class or function."""
     loader = unittest.TestLoader()
-    resolved = []
+    resolved: list[tuple[str, str, object, list[str]]] = []
     for name in listed:
         obj = namespace.get(name.strip())
         if isinstance(obj, type) and issubclass(obj, unittest.TestCase):

@@ -137,7 +137,7 @@ def _sort_events(report: HarnessReport, expected: dict[str, Expectation]) -> _Fi
     for event in found.tamper:
         found.evidence.append(f"test machinery changed ({event.where}): {', '.join(event.changed[:8])}")
     if found.collect is not None:
-        _check_collection(report, found, canary_names, expected)
+        _check_collection(report, found, found.collect, canary_names, expected)
     return found
 
 
@@ -147,21 +147,21 @@ def _canary_names(report: HarnessReport) -> set[str]:
 
 
 def _check_collection(
-    report: HarnessReport, found: _Findings, canary_names: set[str], expected: dict[str, Expectation]
+    report: HarnessReport, found: _Findings, collect: CollectEvent, canary_names: set[str], expected: dict[str, Expectation]
 ) -> None:
-    collected = {c.name: c for c in found.collect.classes}
+    collected = {c.name: c for c in collect.classes}
     for name, expectation in expected.items():
         got = collected.get(name)
         missing = set(expectation.methods) - set(got.tests if got else [])
         if missing:
             found.evidence.append(f"{name}: tests in the source were not collected: {', '.join(sorted(missing)[:5])}")
-    known = {(c.name, t) for c in found.collect.classes for t in c.tests}
+    known = {(c.name, t) for c in collect.classes for t in c.tests}
     known |= {(report.canaries.pass_, "test_canary"), (report.canaries.fail, "test_canary")}
     known |= {(report.canaries.func_pass, report.canaries.func_pass), (report.canaries.func_fail, report.canaries.func_fail)}
     for key in found.tests:
         if key not in known:
             found.evidence.append(f"outcome reported for a test that was never collected: {key[0]}.{key[1]}")
-    if set(found.collect.canaries) != canary_names:
+    if set(collect.canaries) != canary_names:
         found.evidence.append("the runner did not schedule the canaries it was given")
 
 

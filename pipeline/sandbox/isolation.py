@@ -73,6 +73,25 @@ def bwrap_prefix(host_workdir: str, layout: BwrapLayout, drop_to: int | None = N
         "--proc", "/proc",
         "--size", str(layout.tmp_size_bytes), "--tmpfs", "/tmp",
     ]
+    argv += _hidden_and_exposed(layout)
+    argv += ["--bind", host_workdir, INSIDE_WORKDIR, "--chdir", run.chdir, "--"]
+    if drop_to is not None:
+        argv += [
+            "setpriv",
+            f"--reuid={drop_to}",
+            f"--regid={drop_to}",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--no-new-privs",
+            "--",
+        ]
+    return argv
+
+
+def _hidden_and_exposed(layout: BwrapLayout) -> list[str]:
+    """bubblewrap's arguments that hide the layout's directories behind empty tmpfs mounts and bind
+    back, read-only, the paths under them the sandbox needs (the interpreter, its libraries)."""
+    argv: list[str] = []
     hidden = [p for p in layout.hide_paths if os.path.isdir(p)]
     for path in hidden:
         argv += ["--tmpfs", path]
@@ -91,17 +110,6 @@ def bwrap_prefix(host_workdir: str, layout: BwrapLayout, drop_to: int | None = N
                 made.add(parent)
                 argv += ["--perms", "0755", "--dir", parent]
         argv += ["--ro-bind", path, path]
-    argv += ["--bind", host_workdir, INSIDE_WORKDIR, "--chdir", run.chdir, "--"]
-    if drop_to is not None:
-        argv += [
-            "setpriv",
-            f"--reuid={drop_to}",
-            f"--regid={drop_to}",
-            "--clear-groups",
-            "--inh-caps=-all",
-            "--no-new-privs",
-            "--",
-        ]
     return argv
 
 
@@ -138,7 +146,6 @@ def workdir_inside(isolation: Isolation, host_workdir: str) -> str:
 
 
 def _probe(argv: Sequence[str], cwd: str, user: int | None) -> bool:
-    extra = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
     try:
         done = subprocess.run(
             list(argv),
@@ -147,7 +154,9 @@ def _probe(argv: Sequence[str], cwd: str, user: int | None) -> bool:
             stdin=subprocess.DEVNULL,
             capture_output=True,
             timeout=_PROBE_TIMEOUT_S,
-            **extra,
+            user=user,
+            group=user,
+            extra_groups=[] if user is not None else None,
         )
     except (OSError, subprocess.SubprocessError) as exc:
         log.debug("isolation probe %s failed: %s", argv[0], exc)

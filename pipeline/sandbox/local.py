@@ -25,7 +25,7 @@ from pipeline.sandbox.isolation import (
 )
 from pipeline.sandbox.perturb import LocalPerturbation
 from pipeline.sandbox.perturb import plan as plan_perturbation
-from pipeline.sandbox.proc import run_command
+from pipeline.sandbox.proc import Finished, run_command
 from pipeline.sandbox.rlimits import UidPool, nproc_allowance, rlimit_prefix
 from pipeline.sandbox.workdir import WorkDir
 
@@ -83,9 +83,20 @@ class LocalBackend:
                 self._plan = self._choose()
         return self._plan
 
+    def _take_uid(self, plan: Plan) -> int | None:
+        """A uid of the pool when the plan runs as one; only root gets such plans, and root has the pool."""
+        if not plan.dedicated_uid:
+            return None
+        assert self._uids is not None, "a dedicated-uid plan is offered only to root, which has a uid pool"
+        return self._uids.acquire()
+
+    def _give_back(self, uid: int | None) -> None:
+        if uid is not None and self._uids is not None:
+            self._uids.release(uid)
+
     def _choose(self) -> Plan:
         for plan in candidates(self._config.isolation, root=self._uids is not None):
-            uid = self._uids.acquire() if plan.dedicated_uid else None
+            uid = self._take_uid(plan)
             probe_dir = WorkDir.create(self._work_root, uid)
             try:
                 probe_dir.write({})
@@ -94,8 +105,7 @@ class LocalBackend:
                 works = probe(plan, probe_dir.path, self._layout, uid, [self._python, "-c", _PROBE_SCRIPT])
             finally:
                 probe_dir.remove()
-                if uid is not None:
-                    self._uids.release(uid)
+                self._give_back(uid)
             if works:
                 self._warn_if_weak(plan)
                 return plan
@@ -133,7 +143,7 @@ class LocalBackend:
             raise SandboxError("empty command")
         plan = self.plan
         moved = perturbation or Perturbation()
-        uid = self._uids.acquire() if plan.dedicated_uid else None
+        uid = self._take_uid(plan)
         workdir = WorkDir.create(self._work_root, uid)
         # A stopped build ends with os._exit, which skips the `finally` below.
         with at_stop(f"removing sandbox folder {workdir.path}", workdir.remove):
@@ -157,8 +167,7 @@ class LocalBackend:
                 found = {n: read[moved.prefixed(n)] for n in outputs if moved.prefixed(n) in read}
             finally:
                 workdir.remove()
-                if uid is not None:
-                    self._uids.release(uid)
+                self._give_back(uid)
         return _exec_result(done, plan.isolation, limits, found, tweaks)
 
 
@@ -200,12 +209,12 @@ def _kill_uid(uid: int) -> None:
         )
 
 
-def _exec_result(done, isolation: str, limits: RunLimits, found: dict, tweaks: LocalPerturbation) -> ExecResult:
+def _exec_result(done: Finished, isolation: str, limits: RunLimits, found: dict, tweaks: LocalPerturbation) -> ExecResult:
     """How the run ended, in the backend-neutral shape."""
     exit_code, sig = done.exit_code, done.signal
     if isolation != "none" and exit_code is not None and 128 < exit_code <= 128 + 64:
         # bwrap and unshare report a signal death of the command as 128 + signal.
-        exit_code, sig = None, exit_code - 128
+        sig, exit_code = exit_code - 128, None
     stdout, out_cut = cap_text(done.stdout, limits.output_cap_bytes)
     stderr, err_cut = cap_text(done.stderr, limits.output_cap_bytes)
     return ExecResult(

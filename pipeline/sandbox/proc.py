@@ -123,8 +123,10 @@ def run_command(
         return _supervise(proc, start, wall_s, output_cap, after_exit)
 
 
-def _supervise(proc: subprocess.Popen, start: float, wall_s: float, output_cap: int, after_exit) -> Finished:
-    out_fd, err_fd = proc.stdout.fileno(), proc.stderr.fileno()
+def _supervise(proc: subprocess.Popen[bytes], start: float, wall_s: float, output_cap: int, after_exit) -> Finished:
+    stdout, stderr = proc.stdout, proc.stderr
+    assert stdout is not None and stderr is not None  # _spawn opens both pipes
+    out_fd, err_fd = stdout.fileno(), stderr.fileno()
     os.set_blocking(out_fd, False)
     os.set_blocking(err_fd, False)
     streams = {out_fd: _Capped(output_cap), err_fd: _Capped(output_cap)}
@@ -143,14 +145,14 @@ def _supervise(proc: subprocess.Popen, start: float, wall_s: float, output_cap: 
         if proc.returncode is None:
             _kill_group(proc.pid)
             proc.wait()
-        proc.stdout.close()
-        proc.stderr.close()
+        stdout.close()
+        stderr.close()
     return _finished(proc.returncode, exited, wall, usage, streams[out_fd], streams[err_fd])
 
 
-def _spawn(argv: Sequence[str], cwd: str, env: Mapping[str, str], user: int | None) -> subprocess.Popen:
-    """The child in a session of its own (so its whole group can be killed), pipes non-blocking."""
-    extra = {"user": user, "group": user, "extra_groups": []} if user is not None else {}
+def _spawn(argv: Sequence[str], cwd: str, env: Mapping[str, str], user: int | None) -> subprocess.Popen[bytes]:
+    """The child in a session of its own (so its whole group can be killed), pipes non-blocking;
+    as `user` (its group too, and no supplementary groups) when given."""
     return subprocess.Popen(
         list(argv),
         cwd=cwd,
@@ -160,7 +162,9 @@ def _spawn(argv: Sequence[str], cwd: str, env: Mapping[str, str], user: int | No
         stderr=subprocess.PIPE,
         start_new_session=True,
         close_fds=True,
-        **extra,
+        user=user,
+        group=user,
+        extra_groups=[] if user is not None else None,
     )
 
 

@@ -141,7 +141,7 @@ def _paid_requests_in_usage_files(tmp_path: Path) -> int:
     probes are saved under their role's name and are not candidates' spend)."""
     import json
     total = 0
-    for path in (tmp_path / "built").glob("usage/*/*.jsonl"):
+    for path in (tmp_path / "built").glob("*/usage/*/*.jsonl"):  # built/<snapshot>/usage/<run>/
         for line in path.read_text().splitlines():
             entry = json.loads(line)
             total += entry["counts"].get("requests", 0)

@@ -11,6 +11,8 @@ that directly follows the call.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
+from typing import TypeVar
 
 import libcst as cst
 
@@ -81,14 +83,25 @@ class _Uses(cst.CSTVisitor):
             self.count[node.value] = self.count.get(node.value, 0) + 1
 
 
-def uses(nodes: list[cst.CSTNode]) -> dict[str, int]:
+_Node = TypeVar("_Node", bound=cst.CSTNode)
+
+
+def transformed(node: _Node, transformer: cst.CSTTransformer) -> _Node:
+    """`node.visit(transformer)` for a transformer that rewrites inside the node and never removes or
+    splits it (libcst's `visit` is typed for transformers that may)."""
+    out = node.visit(transformer)
+    assert isinstance(out, type(node)), f"{type(transformer).__name__} replaced a {type(node).__name__}"
+    return out
+
+
+def uses(nodes: Sequence[cst.CSTNode]) -> dict[str, int]:
     visitor = _Uses()
     for node in nodes:
         node.visit(visitor)
     return visitor.count
 
 
-def _small(stmt: cst.BaseStatement) -> cst.BaseSmallStatement | None:
+def _small(stmt: cst.BaseStatement | cst.BaseSmallStatement) -> cst.BaseSmallStatement | None:
     if isinstance(stmt, cst.SimpleStatementLine) and len(stmt.body) == 1:
         return stmt.body[0]
     return None
@@ -175,10 +188,11 @@ class AssertRewriter:
         self.bound = bound or {}
         self.used: set[str] = set()  # the task's import lines the rewritten checks need
 
-    def rewrite(self, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
-        for stmt in body:
+    def rewrite(self, statements: Sequence[cst.BaseStatement | cst.BaseSmallStatement]) -> list[cst.BaseStatement]:
+        for stmt in statements:
             self._check_supported(stmt)
-        body = self._inline_values(body)
+        # what is left are whole statements: a one-line body's small statements were refused above
+        body = self._inline_values([stmt for stmt in statements if isinstance(stmt, cst.BaseStatement)])
         body = [stmt for stmt in body if not self._says_nothing(stmt)]
         body = self._check_in_place(body)
         return [self._unittest_form(stmt) for stmt in body]
@@ -195,7 +209,7 @@ class AssertRewriter:
         text = code(test)
         return bool(re.fullmatch(rf"isinstance\(\w+, (under_test_\.)?{re.escape(self.class_name)}\)", text))
 
-    def _check_supported(self, stmt: cst.BaseStatement) -> None:
+    def _check_supported(self, stmt: cst.BaseStatement | cst.BaseSmallStatement) -> None:
         small = _small(stmt)
         if isinstance(small, (cst.Assign, cst.Expr, cst.Assert)):
             return
@@ -210,7 +224,7 @@ class AssertRewriter:
         values: dict[str, cst.BaseExpression] = {}
         kept: list[cst.BaseStatement] = []
         for stmt in body:
-            stmt = stmt.visit(_Substitute(values)) if values else stmt
+            stmt = transformed(stmt, _Substitute(values)) if values else stmt
             bound = assigned(stmt)
             if bound is not None:
                 name, value = bound
@@ -234,7 +248,7 @@ class AssertRewriter:
                 name, value = bound
                 rest = body[:i] + body[i + 2:]
                 if uses([nxt]).get(name, 0) == 1 and uses(rest).get(name, 0) == 0:
-                    out.append(body[i + 1].visit(_Substitute({name: value})))
+                    out.append(transformed(body[i + 1], _Substitute({name: value})))
                     i += 2
                     continue
             out.append(body[i])
@@ -249,7 +263,9 @@ class AssertRewriter:
             raised = stmt.items[0].item
             if not isinstance(raised, cst.Call) or not raised.args:
                 raise ConversionFailed("pytest.raises without an exception type")
-            inner = [self._unittest_form(s) for s in stmt.body.body]
+            suite = stmt.body
+            assert isinstance(suite, cst.IndentedBlock)  # _check_supported refused a one-line `with` body
+            inner = [self._unittest_form(s) for s in suite.body]
             block = "".join("    " + line + "\n" for s in inner for line in code(s).strip().splitlines())
             return cst.parse_statement(f"with self.assertRaises({code(raised.args[0].value)}):\n{block}")
         return stmt

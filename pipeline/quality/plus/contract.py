@@ -103,8 +103,10 @@ def variable_types(tree: ast.AST, class_name: str) -> dict[str, str]:
             continue
         if func.attr in _ASSERTED:
             types[name] = _ASSERTED[func.attr]
-        elif func.attr == "assertEqual" and len(call.args) == 2 and literal_type(call.args[1]) not in (None, "function", "type"):
-            types[name] = literal_type(call.args[1])  # type: ignore[assignment]
+        elif func.attr == "assertEqual" and len(call.args) == 2:
+            found = literal_type(call.args[1])
+            if found is not None and found not in ("function", "type"):
+                types[name] = found
     return types
 
 
@@ -125,7 +127,7 @@ def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
         for kw in call.keywords:
             # No ClassEval-style description promises complex numbers; Pynguin tries them everywhere
             # (GPT-4's AvgPartition and ChandrasekharSieve failed plus tests on complex arguments only).
-            if method and literal_type(kw.value) == "complex" and wanted.get(kw.arg) != "complex":
+            if method and literal_type(kw.value) == "complex" and (kw.arg is None or wanted.get(kw.arg) != "complex"):
                 return f"{method}({kw.arg}=<complex>), which the description never promises"
             if kw.arg not in wanted:
                 continue

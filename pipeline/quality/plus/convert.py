@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from pipeline.core import parsing, reasons
 from pipeline.core.ast_helpers import class_methods, find_class
 from pipeline.core.task import PlusDrop
-from pipeline.quality.plus.asserts import AssertRewriter, ConversionFailed
+from pipeline.quality.plus.asserts import AssertRewriter, ConversionFailed, transformed
 from pipeline.quality.plus.names import rename_variables
 
 _ALIAS = "under_test_"
@@ -66,7 +66,8 @@ def _module_aliases(module: cst.Module) -> dict[str, str]:
         if isinstance(stmt, cst.SimpleStatementLine) and isinstance(stmt.body[0], cst.Import):
             for alias in stmt.body[0].names:
                 name = cst.Module([]).code_for_node(alias.name)
-                local = alias.asname.name.value if alias.asname else name.split(".")[0]
+                asname = alias.asname.name if alias.asname else None  # an import's `as` names a Name
+                local = asname.value if isinstance(asname, cst.Name) else name.split(".")[0]
                 aliases[local] = name
     return aliases
 
@@ -119,7 +120,7 @@ def convert_function(fn: cst.FunctionDef, aliases: dict[str, str], bound: dict[s
         # does not state, almost always on an argument the task never promises to accept.
         return PlusDrop(origin=origin, reason=reasons.PLUS_EXPECTS_CRASH)
     dealias = _Dealias(aliases, bound)
-    fn = fn.visit(dealias)
+    fn = transformed(fn, dealias)
     foreign = sorted(dealias.foreign)
     if foreign:
         return PlusDrop(origin=origin, reason=reasons.PLUS_FOREIGN_IMPORT, detail=", ".join(foreign))
@@ -145,5 +146,8 @@ def convert(generated: str, *, solution: str, class_name: str, import_statement:
     for stmt in module.body:
         if isinstance(stmt, cst.FunctionDef) and stmt.name.value.startswith("test"):
             result = convert_function(stmt, aliases, bound, methods, class_name)
-            (out.dropped if isinstance(result, PlusDrop) else out.tests).append(result)
+            if isinstance(result, PlusDrop):
+                out.dropped.append(result)
+            else:
+                out.tests.append(result)
     return out

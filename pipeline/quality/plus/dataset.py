@@ -77,7 +77,7 @@ def write_strengthened(dataset: Path, out: Path, suites: dict[str, dict[str, Any
     if dataset.is_dir():
         _write_parquet_folder(dataset, dest, suites)
         return dest
-    records = [dict(r, plus=suites.get(r.get("task_id"))) if r.get("task_id") in suites else r for r in read_records(dataset)]
+    records = [dict(r, plus=suites[r["task_id"]]) if r.get("task_id") in suites else r for r in read_records(dataset)]
     if dataset.suffix == ".json":
         write_text(dest, json.dumps(records, indent=1, ensure_ascii=False) + "\n")
     elif dataset.suffix == ".jsonl":

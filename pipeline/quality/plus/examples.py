@@ -69,8 +69,8 @@ def _record(shown: Shown, node: ast.expr) -> None:
     kind, value = literal
     # An example's 70 does not make 70.5 off-contract: an int shown stands for a number.
     shown.types.add("float" if kind == "int" else kind)
-    if kind in ("int", "float"):
-        shown.numbers.append(float(value))  # type: ignore[arg-type]
+    if kind in ("int", "float") and isinstance(value, int | float):
+        shown.numbers.append(float(value))
 
 
 def _called_method(call: ast.Call, class_name: str, methods: set[str]) -> str | None:
@@ -147,7 +147,7 @@ def off_domain(body: str, class_name: str, evidence: Evidence) -> str | None:
         shown = evidence.get(method, {}).get(kw.arg or "")
         literal = literal_value(kw.value)
         if (shown is not None and shown.only_non_negative() and literal is not None
-                and literal[0] in ("int", "float") and literal[1] < 0):  # type: ignore[operator]
+                and literal[0] in ("int", "float") and isinstance(literal[1], int | float) and literal[1] < 0):
             return f"{method}({kw.arg}={literal[1]}) where the description shows only values >= 0"
     return None
 

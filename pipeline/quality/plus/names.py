@@ -6,7 +6,7 @@ import re
 
 import libcst as cst
 
-from pipeline.quality.plus.asserts import assigned, code
+from pipeline.quality.plus.asserts import assigned, code, transformed
 
 
 def snake(name: str) -> str:
@@ -40,4 +40,4 @@ def rename_variables(statements: list[cst.BaseStatement], class_name: str) -> st
         taken[base] = taken.get(base, 0) + 1
         names[bound[0]] = base if taken[base] == 1 else f"{base}_{taken[base]}"
     renamer = _Rename(names)
-    return "".join(code(stmt.visit(renamer)) for stmt in statements).strip() + "\n"
+    return "".join(code(transformed(stmt, renamer)) for stmt in statements).strip() + "\n"
