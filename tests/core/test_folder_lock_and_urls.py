@@ -100,7 +100,6 @@ def test_public_clone_url(url, public):
 
 def test_a_full_disk_while_naming_the_holder_is_a_store_error_and_leaves_the_lock_free(tmp_path, monkeypatch):
     import errno
-    import os
 
     from pipeline.core import folder_lock
     from pipeline.core.store import StoreWriteError
