@@ -7,7 +7,8 @@ samples fully passed. Only the ks some row reports become columns: pass@5 of a r
 per task does not exist, so it is not a column of dashes.
 
 A task is *solved* by a row when at least one of its samples passes every test class (pass@n > 0);
-the outcome grid says which tasks no row solves and which every row that scored them solves.
+the outcome grid says which tasks no row solves and which every row solves (a row that did not
+score a task, not selected or none of its samples scored, does not solve it).
 """
 
 from __future__ import annotations

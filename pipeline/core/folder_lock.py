@@ -63,11 +63,15 @@ class FolderLock:
             os.close(fd)
             raise FolderBusy(f"{self.folder} is in use by {holder}; wait for that run to finish "
                              f"(or stop it) and run again") from None
-        os.ftruncate(fd, 0)
-        os.write(fd, json.dumps({
-            "pid": os.getpid(), "host": socket.gethostname(), "purpose": self.purpose,
-            "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": " ".join(sys.argv)[:300],
-        }).encode())
+        try:
+            os.ftruncate(fd, 0)
+            os.write(fd, json.dumps({
+                "pid": os.getpid(), "host": socket.gethostname(), "purpose": self.purpose,
+                "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": " ".join(sys.argv)[:300],
+            }).encode())
+        except OSError as exc:  # a full disk: the lock goes with the fd, not held on for no run
+            os.close(fd)
+            raise StoreWriteError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}") from exc
         self._fd = fd
         with _held_guard:
             _held[self._key()] = 1

@@ -90,20 +90,24 @@ def unwritable(folder: Path) -> str | None:
 
 def append_line(path: Path, line: str) -> None:
     """Append one line whole or not at all: on a failed write (a full disk) the file is cut back
-    to where it was, so a reader never meets a torn line, and one `StoreWriteError` names the file."""
+    to where it was, so a reader never meets a torn line, and one `StoreWriteError` names the file.
+    Only while nothing but our part came after: a line another process appended meanwhile is kept
+    whole (the torn part before it costs its reader one unreadable line, not that one)."""
     path = Path(path)
     data = (line.rstrip("\n") + "\n").encode("utf-8")
     fd = None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        size = os.fstat(fd).st_size
+        size = written = os.fstat(fd).st_size
         try:
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                done = os.write(fd, view)
+                written, view = written + done, view[done:]
         except OSError:
-            os.ftruncate(fd, size)
+            if os.fstat(fd).st_size == written:
+                os.ftruncate(fd, size)
             raise
     except OSError as exc:
         if isinstance(exc, StoreWriteError):

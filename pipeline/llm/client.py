@@ -486,7 +486,7 @@ class LLMClient:
                 sent = self._send(sdk, kwargs | {"timeout": limit}, stream)
         except openai.APITimeoutError:
             what = "no token for" if stream else "no answer after"
-            return _Attempt(retryable=True, reason=f"timed out: {what} {limit:.0f}s (timeout_s of this role)")
+            return _Attempt(retryable=True, reason=f"timed out: {what} {limit:g}s (timeout_s of this role)")
         except openai.APIStatusError as exc:
             if stream and endpoint.stream == "auto" and _refuses_streaming(exc):
                 log.warning("model=%s: the server refuses streaming (%s); whole answers from now on",

@@ -371,7 +371,7 @@ class FakeOpenAIServer:
         if p.context_window is not None:
             prompt = fake_token_count(messages_text(body.get("messages") or []))
             room = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
-            if prompt + room > p.context_window and p.llama_cpp:
+            if prompt + room > p.context_window // p.slots and p.llama_cpp:  # a request gets one slot's share
                 return HTTPError(status=400, type="exceed_context_size_error", message=(
                     f"request ({prompt + room} tokens) exceeds the available context size "
                     f"({p.context_window // p.slots} tokens), try increasing it"))

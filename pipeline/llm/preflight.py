@@ -50,7 +50,6 @@ PROBE_CHATS_MAX = 5
 # Tokens a server may count beyond the probe's text (chat template, the schema): a margin for the bound.
 _PROBE_OVERHEAD_TOKENS = 64
 PROBE_HEADER = {"X-Classforge-Purpose": "preflight"}
-_TIMED_OUT = ("timed out", "chat request failed: Request timed out")
 _WINDOW_FIELDS = ("max_model_len", "context_length", "context_window", "max_context_length")
 
 
@@ -68,6 +67,8 @@ class EndpointReport(BaseModel):
     context_window_source: Literal["config", "server"] | None = None
     context_window_from: str | None = Field(None, description="which server field gave the window")
     busy: bool | None = Field(None, description="a probe timed out while the server said all its slots were busy")
+    timed_out: bool = Field(False, description="a probe got no answer in time (the SDK's timeout error, whatever "
+                                               "its wording)")
     response_format: Literal["json_schema", "json_object", "none"] | None = Field(
         None, description="the mode JSON answers will use (the configured one, or what auto found)")
     usage: bool | None = None
@@ -213,6 +214,7 @@ def check_endpoint(roles: list[str], ep: EndpointConfig, env: Mapping[str, str],
         report.seed = _accepted(sdk, ep, report, seed=1)
     if ep.context_window is not None:
         report.context_window, report.context_window_source = ep.context_window, "config"
+        report.context_window_from = None  # no server field gave it
     elif report.context_window is None:
         report.notes.append("the server does not report its context window; set context_window for this role "
                             "to have long prompts dropped as prompt-too-long before they are sent")
@@ -238,15 +240,15 @@ def _served_window(ep: EndpointConfig, report: EndpointReport, key: str | None) 
 
 
 def _told_busy(report: EndpointReport, ep: EndpointConfig, key: str | None) -> EndpointReport:
-    """A probe that timed out: busy (the server says every slot computes) or not answering at all."""
-    if not any(p.startswith(_TIMED_OUT) for p in report.problems):
+    """A probe that timed out (its problem is the last): busy (the server says every slot computes)
+    or not answering at all."""
+    if not report.timed_out:
         return report
     busy = busy_state(ep.base_url, _auth(key))
     report.busy = busy is not None
     hint = (f"{busy}; it answers once they finish: wait, or raise llm.preflight_timeout_s"
             if busy else "the server accepted the connection but did not answer (hung, overloaded or dead)")
-    report.problems = [f"{p} - {hint}" if p.startswith(_TIMED_OUT) else p
-                       for p in report.problems]
+    report.problems[-1] = f"{report.problems[-1]} - {hint}"
     return report
 
 
@@ -260,8 +262,8 @@ def _list_models(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport)
     try:
         page = sdk.models.list()
     except openai.APIConnectionError as exc:
-        kind = "timed out" if isinstance(exc, openai.APITimeoutError) else "unreachable"
-        report.problems.append(f"{kind}: {ep.base_url} ({exc})")
+        report.timed_out = isinstance(exc, openai.APITimeoutError)
+        report.problems.append(f"{'timed out' if report.timed_out else 'unreachable'}: {ep.base_url} ({exc})")
         return False
     except openai.AuthenticationError as exc:
         report.reachable, report.authenticated = True, False
@@ -288,7 +290,10 @@ def _list_models(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport)
 
 def _window(extra: dict[str, Any]) -> tuple[int | None, str | None]:
     """The served window a `/models` entry states, and the field it came from. llama.cpp's
-    `meta.n_ctx_train` is the weights' training window, not what the server serves: never used."""
+    `meta.n_ctx_train` is the weights' training window, not what the server serves: never used.
+    llama.cpp's `meta.n_ctx` is its whole context, shared by its slots: with `--parallel N` a request
+    gets 1/N of it, so this fallback (a server without `/props`) over-states the window N times; the
+    client learns the real one from the server's first refusal."""
     for name in _WINDOW_FIELDS:
         if isinstance(extra.get(name), int) and extra[name] > 0:
             return int(extra[name]), name
@@ -330,6 +335,7 @@ def _first_chat(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport) 
     try:
         raw = _chat(sdk, ep, report)
     except openai.APIConnectionError as exc:
+        report.timed_out = isinstance(exc, openai.APITimeoutError)
         report.problems.append(f"chat request failed: {exc}")
         return False
     except openai.APIStatusError as exc:

@@ -43,9 +43,11 @@ _SHARED_FIELDS = ("mode", "module_name", "coverage", "branch", "hash_seed")
 def can_batch(backend: SandboxBackend) -> bool:
     """Only where the harness can sweep every leftover process between two runners (a PID
     namespace or a uid of the run's own): otherwise one solution's escaped process could reach
-    the next runner and change its verdict. Not in a container: a lone run gets a fresh one, and
-    the harness clears only the work folder and bubblewrap's private /tmp between runners."""
-    return bool(getattr(backend, "isolates_processes", False)) and backend.name != "docker"
+    the next runner and change its verdict. And only in bubblewrap: the harness gives each runner
+    a fresh work folder and clears what it left in bubblewrap's private /tmp and /dev/shm, but the
+    host's /tmp (under unshare, with a uid of its own) it cannot clear; nor a container, which a
+    lone run gets fresh."""
+    return bool(getattr(backend, "isolates_processes", False)) and backend.isolation == "bwrap"
 
 
 def _check_shared(requests: Sequence[SuiteRequest]) -> None:
@@ -106,7 +108,8 @@ def execute_batch(requests: Sequence[SuiteRequest], backend: SandboxBackend, con
     first = requests[0]
     seed = config.hash_seed if first.hash_seed is None else first.hash_seed
     key = secrets.token_bytes(32)
-    spec = _spec(first, secrets.token_hex(8), first.limit_s or config.wall_limit_s, config, can_batch(backend), seed)
+    spec = _spec(first, secrets.token_hex(8), first.limit_s or config.wall_limit_s, config,
+                 bool(getattr(backend, "isolates_processes", False)), seed)  # may sweep, as a lone run
     spec["private_tmp"] = backend.isolation == "bwrap"
     spec["batch"] = [_entry(i, request, first, config) for i, request in enumerate(requests)]
     spec["marks_file"] = _MARKS_FILE

@@ -221,7 +221,7 @@ class _Shares:
 
 
 def _watch(pid: int, rfd: int, deadline: float, channel: _Channel, shares: _Shares) -> tuple:
-    """Read events until the runner exits or its time is up: (exited, wait status or None)."""
+    """Read events until the runner exits or its time is up: (exited, (wait status, rusage) or None)."""
     try:
         pidfd = os.pidfd_open(pid)
     except (AttributeError, OSError):
@@ -243,9 +243,9 @@ def _watch(pid: int, rfd: int, deadline: float, channel: _Channel, shares: _Shar
             if pidfd is not None and pidfd in ready:
                 return True, None
             if pidfd is None:
-                done, status = os.waitpid(pid, os.WNOHANG)
+                done, status, usage = os.wait4(pid, os.WNOHANG)
                 if done:
-                    return True, status
+                    return True, (status, usage)
     finally:
         if pidfd is not None:
             os.close(pidfd)
@@ -384,7 +384,8 @@ def _await_runner(pid: int, rfd: int, spec: dict, deadline: float) -> tuple:
         _drain(rfd, channel)
     _kill_group(pid)  # descendants left in the runner's group; the runner itself if it timed out
     if reaped_status is None:
-        _, reaped_status = os.waitpid(pid, 0)
+        _, status, usage = os.wait4(pid, 0)  # the runner's own rusage: in a batch, not its predecessors'
+        reaped_status = (status, usage)
     return channel, shares, exited, reaped_status
 
 
@@ -411,15 +412,17 @@ def _cpu_so_far() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def _runner_summary(started: float, exited: bool, reaped_status: int, shares: _Shares, cpu_before: float = 0.0) -> dict:
+def _runner_summary(started: float, exited: bool, reaped: tuple, shares: _Shares, cpu_before: float | None = None) -> dict:
     """How the runner ended (and, stopped early, for which class), and what it and its children cost
-    (in a batch: since `cpu_before`, so one runner is not charged for the ones before it)."""
+    (in a batch, given `cpu_before`: since then, and its peak memory from its own rusage, since the
+    children's is the maximum over every runner so far)."""
     import resource
 
+    reaped_status, usage = reaped
     own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     return {
-        "cpu_s": round(_cpu_so_far() - cpu_before, 4),
-        "max_rss_kb": max(own.ru_maxrss, children.ru_maxrss),
+        "cpu_s": round(_cpu_so_far() - (cpu_before or 0.0), 4),
+        "max_rss_kb": max(own.ru_maxrss, (children if cpu_before is None else usage).ru_maxrss),
         "timed_out": not exited,
         "timed_out_class": None if exited else shares.limit()[1],
         "wall_s": round(time.monotonic() - started, 4),
@@ -444,10 +447,11 @@ def supervise_batch(spec_path: str) -> int:
     with open(spec_path, encoding="utf-8") as fh:
         spec = json.load(fh)
     key = _take_key(spec["key_file"])
-    if not spec.get("sweep") or os.getuid() == 0:
-        # Without the sweep a process one runner leaves behind could reach the next: no reports,
-        # so the host runs every solution alone.
-        sys.stderr.write("harness: a batch needs to sweep leftover processes, which is not possible here\n")
+    if not spec.get("sweep") or os.getuid() == 0 or not spec.get("private_tmp"):
+        # Without the sweep a process one runner leaves behind could reach the next; without a /tmp
+        # of the sandbox's own, a file one runner leaves there could: no reports, so the host runs
+        # every solution alone.
+        sys.stderr.write("harness: a batch needs to sweep leftover processes and a private /tmp, not had here\n")
         return 3
     marks = _take_marks(spec["marks_file"]) if spec.get("marks_file") else []
     shared_tests = _read(spec["tests_file"])
@@ -464,12 +468,14 @@ def supervise_batch(spec_path: str) -> int:
     import unittest  # noqa: F401
 
     home = os.getcwd()
-    keep = _listing(home, "/tmp" if spec.get("private_tmp") else None)
+    keep = _listing(home, "/tmp", *[d for d in ("/dev/shm",) if os.path.isdir(d)])
+    as_found = _snapshot(home)
     bodies = []
     for i, (entry, solution_src, tests_src) in enumerate(zip(spec["batch"], solutions, suites)):
         if i < len(marks):
             _mark_outputs(marks[i])
         bodies.append(_batch_one(spec, entry, solution_src, tests_src, key, undumpable))
+        _restore(home, as_found)
         _clean_since(keep)
     for entry, body in zip(spec["batch"], bodies):
         _write_report(entry["report_file"], key, body)
@@ -503,6 +509,52 @@ def _listing(*folders) -> dict:
     return {d: set(os.listdir(d)) for d in folders if d}
 
 
+def _snapshot(path: str):
+    """A folder's entries as they are (mode, and a file's bytes or a folder's entries); None for
+    anything else (a link, a socket), which `_restore` leaves alone."""
+    import stat
+
+    info = os.lstat(path)
+    if stat.S_ISDIR(info.st_mode):
+        return info.st_mode, {name: _snapshot(os.path.join(path, name)) for name in sorted(os.listdir(path))}
+    if stat.S_ISREG(info.st_mode):
+        with open(path, "rb") as fh:
+            return info.st_mode, fh.read()
+    return None
+
+
+def _restore(home: str, as_found) -> None:
+    """Put back every entry of the work folder a runner changed (its spec, the harness, a folder's
+    contents, a mode): the next runner finds it as the first did (new entries: `_clean_since`)."""
+    import shutil
+
+    os.chmod(home, as_found[0] & 0o7777)
+    for name, was in as_found[1].items():
+        path = os.path.join(home, name)
+        try:
+            if was is None or _snapshot(path) == was:
+                continue
+        except OSError:
+            pass  # gone: written anew below
+        if os.path.isdir(path) and not os.path.islink(path):
+            shutil.rmtree(path, ignore_errors=True)
+        elif os.path.lexists(path):
+            os.unlink(path)
+        _recreate(path, was)
+
+
+def _recreate(path: str, was) -> None:
+    mode, content = was
+    if isinstance(content, dict):
+        os.mkdir(path, mode & 0o7777)
+        for name, inner in content.items():
+            if inner is not None:
+                _recreate(os.path.join(path, name), inner)
+    else:
+        _fresh_file(path, content, mode & 0o7777)
+        os.chmod(path, mode & 0o7777)  # past the umask
+
+
 def _clean_since(keep: dict) -> None:
     """Remove what appeared in the listed folders since `keep` was taken (never following links)."""
     import shutil
@@ -534,7 +586,7 @@ def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, k
     channel, shares, exited, reaped_status = _await_runner(pid, rfd, one, started + float(one["timeout_s"]))
     escaped = _sweep_escapees(pid)  # supervise_batch checked it may
     for _ in range(2):  # a fork in flight during one sweep is caught by the next
-        _sweep_escapees(pid)
+        escaped += _sweep_escapees(pid)
     channel.close()
     os.close(rfd)
     integrity = {

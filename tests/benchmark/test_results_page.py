@@ -3,6 +3,7 @@ the special models over ClassEval tasks, checked as data and in a real headless 
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shutil
@@ -52,6 +53,10 @@ def test_outcome_grid_names_what_nobody_and_everybody_solves(runs):
     assert board.solved_by_everybody() == []        # empty solves nothing, so no task is solved by all
     only_reference = board_of([load_results(runs[1])])
     assert only_reference.solved_by_everybody() == TASKS[:2]
+    # Both reference rows solve what they scored, but only the first two tasks did both score: a
+    # task one row did not run is not solved by every row (docs/results-page.md).
+    both_references = dataclasses.replace(board, rows=[r for r in board.rows if r.model == "reference"])
+    assert len(both_references.rows) == 2 and both_references.solved_by_everybody() == TASKS[:2]
     empty = board.rows[1]
     assert {t: (c.status, c.full, c.n) for t, c in empty.tasks.items()} == dict.fromkeys(TASKS, ("failed", 0, 1))
     assert "ClassEval_47" not in board.rows[2].tasks    # not selected by the second run: "not run"

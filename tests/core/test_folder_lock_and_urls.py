@@ -96,3 +96,19 @@ def test_a_lent_lock_is_a_nested_hold_in_another_thread_and_an_unlent_one_is_ref
 ])
 def test_public_clone_url(url, public):
     assert public_clone_url(url) == public
+
+
+def test_a_full_disk_while_naming_the_holder_is_a_store_error_and_leaves_the_lock_free(tmp_path, monkeypatch):
+    import errno
+
+    from pipeline.core import folder_lock
+    from pipeline.core.store import StoreWriteError
+
+    def full(fd, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(folder_lock.os, "write", full)
+    with pytest.raises(StoreWriteError, match="cannot write .*No space left"):
+        FolderLock(tmp_path, "nightly build").acquire()
+    monkeypatch.undo()
+    FolderLock(tmp_path, "nightly build").acquire().release()  # the failed attempt holds nothing

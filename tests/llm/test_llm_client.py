@@ -129,6 +129,13 @@ def test_timeout_then_success(server, harness):
     assert len(h.sleeps) == 1
 
 
+def test_a_sub_second_timeout_is_named_as_it_is_set(server, harness):
+    server.add_rule(replies=[Delay(seconds=600)])
+    with pytest.raises(LLMCallFailed) as info:
+        call(harness(), endpoint(server.base_url, timeout_s=0.5, max_retries=0))
+    assert "0.5s (timeout_s of this role)" in info.value.reason, info.value.reason
+
+
 def test_connection_drop_and_malformed_body_are_retried(server, harness):
     server.add_rule(replies=[Disconnect(), Malformed(), Malformed(body='{"unexpected": true}'), "fine"])
     h = harness()

@@ -91,3 +91,16 @@ def test_base_url_needs_a_running_server():
     srv = FakeOpenAIServer()
     with pytest.raises(RuntimeError, match="not running"):
         _ = srv.base_url
+
+
+def test_a_llama_cpp_server_refuses_above_one_slots_window_as_the_real_one_does():
+    from pipeline.llm.fake_server import ServerProfile
+
+    # 8192 tokens over 2 slots: a request gets 4096; one of 6000 fits the whole context, not its slot.
+    profile = ServerProfile(context_window=8192, llama_cpp=True, slots=2)
+    with FakeOpenAIServer(default="ok", profile=profile) as srv:
+        fits = dict(chat("x"), max_tokens=4000)
+        over = dict(chat("x"), max_tokens=6000)
+        (ok, _, _), (refused, body, _) = post(srv.base_url, fits), post(srv.base_url, over)
+    assert ok == 200 and refused == 400, body
+    assert body["error"]["type"] == "exceed_context_size_error" and "(4096 tokens)" in body["error"]["message"]

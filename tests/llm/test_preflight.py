@@ -84,6 +84,13 @@ def test_the_served_window_is_one_slot_of_llama_cpp_never_the_training_window():
     assert r.context_window_from.startswith("/props")
 
 
+def test_a_window_the_configuration_sets_names_no_server_field():
+    profile = ServerProfile(context_window=8192, llama_cpp=True, slots=2)
+    with FakeOpenAIServer(api_key=API_KEY, default='{"ok": true}', models=["model-a"], profile=profile) as srv:
+        r = check_endpoint(["judge-1"], endpoint(srv.base_url, timeout_s=5, context_window=2048), ENV)
+    assert (r.context_window, r.context_window_source, r.context_window_from) == (2048, "config", None)
+
+
 def test_a_listing_with_only_the_training_window_gives_the_served_one_or_none():
     profile = ServerProfile(context_window=8192, llama_cpp=True)
     with FakeOpenAIServer(api_key=API_KEY, default='{"ok": true}', models=["model-a"], profile=profile) as srv:
@@ -128,3 +135,20 @@ def test_a_timed_out_probe_tells_a_busy_server_from_one_that_does_not_answer(bus
     assert not r.ok and r.busy is busy
     assert ("all 1 slot(s) of the server are computing" in r.problems[0]) is busy
     assert ("did not answer (hung" in r.problems[0]) is not busy
+
+
+def test_a_busy_server_is_told_whatever_the_sdk_calls_its_timeout(monkeypatch):
+    import openai
+
+    from pipeline.llm.fake_server import Delay
+
+    def reworded(self, request):  # a later openai release's wording
+        openai.APIConnectionError.__init__(self, message="The read deadline passed.", request=request)
+
+    monkeypatch.setattr(openai.APITimeoutError, "__init__", reworded)
+    with FakeOpenAIServer(default=Delay(seconds=600), models=["model-a"], profile=ServerProfile(llama_cpp=True, slots=1)) as srv:
+        _hold_the_slot(srv)
+        r = check_endpoint(["judge-1"], endpoint(srv.base_url, timeout_s=1), ENV)
+    assert r.busy is True, r.problems
+    assert "The read deadline passed. - busy: all 1 slot(s) of the server are computing" in r.problems[0]
+    assert r.timed_out

@@ -193,3 +193,18 @@ def test_a_batch_that_cannot_sweep_gives_no_verdict(sandbox, backend):
     counting = NoSweep(backend)
     assert not can_batch(counting)
     assert execute_batch(requests, counting, sandbox) == [None, None] and counting.runs == 1
+
+
+class HostTmp(CountingBackend):
+    """Sweeps, but with the host's /tmp (as under unshare): a file one runner leaves there would
+    reach the next, so no batch; and a harness asked anyway writes no report."""
+
+    isolation = "unshare"
+
+
+def test_a_batch_without_a_private_tmp_gives_no_verdict(sandbox, backend):
+    requests = [SuiteRequest(item_id=f"s{i}", solution=s, tests=TESTS_A, test_classes=["ATest"], coverage=False, limit_s=3.0)
+                for i, s in enumerate([GOOD, WRONG])]
+    counting = HostTmp(backend)
+    assert counting.isolates_processes and not can_batch(counting)
+    assert execute_batch(requests, counting, sandbox) == [None, None] and counting.runs == 1

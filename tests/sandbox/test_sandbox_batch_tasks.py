@@ -106,3 +106,55 @@ def test_each_batched_run_keeps_its_own_output_as_alone(config, backend):  # noq
     assert [(r.stdout, r.stderr) for r in batched] == [("out 0\n", "err 0\n"), ("out 1\n", "err 1\n"), ("out 2\n", "err 2\n")]
     alone = execute(requests[0], backend, config)
     assert (alone.stdout, alone.stderr, alone.status) == (batched[0].stdout, batched[0].stderr, batched[0].status)
+
+
+PLANTER = COUNTER + textwrap.dedent(
+    """
+    import os
+    _MARK = "planted" + "-by-" + "the-first"
+    for _name in os.listdir("."):  # what the batch's work folder already held: its spec, its harness
+        try:
+            with open(_name, "a") as _fh:
+                _fh.write("#" + _MARK)
+        except OSError:
+            pass
+    for _folder in ("/dev/shm", "/tmp"):
+        try:
+            with open(os.path.join(_folder, "cf_planted"), "w") as _fh:
+                _fh.write(_MARK)
+        except OSError:
+            pass
+    _BIG = b"x" * (200 * 1024 * 1024)  # the first runner's peak memory, not the next one's
+    """
+)
+FINDER_TESTS = COUNTER_TESTS + textwrap.dedent(
+    """
+
+    class NothingPlantedTest(unittest.TestCase):
+        def test_nothing_of_the_first_runner_is_in_sight(self):
+            import os
+            mark = "planted" + "-by-" + "the-first"
+            seen = []
+            for folder in (".", "/dev/shm", "/tmp"):
+                for root, _, names in os.walk(folder):
+                    for name in names:
+                        try:
+                            with open(os.path.join(root, name), errors="replace") as fh:
+                                if mark in fh.read():
+                                    seen.append(os.path.join(root, name))
+                        except OSError:
+                            pass
+            self.assertEqual(seen, [])
+    """
+)
+
+
+def test_a_runner_finds_nothing_the_one_before_it_left_nor_is_charged_its_memory(config, backend):  # noqa: F811
+    requests = [SuiteRequest(item_id="planter", solution=PLANTER, tests=COUNTER_TESTS, test_classes=["CounterTest"],
+                             coverage=False, limit_s=FINITE_LIMIT_S),
+                SuiteRequest(item_id="finder", solution=COUNTER, tests=FINDER_TESTS, coverage=False,
+                             test_classes=["CounterTest", "NothingPlantedTest"], limit_s=FINITE_LIMIT_S)]
+    planter, finder = execute_batch(requests, backend, config)
+    assert planter.status is SuiteStatus.TAMPERED  # it wrote to its own solution file too
+    assert finder.status is SuiteStatus.PASSED, finder.detail
+    assert planter.peak_memory_mb >= 200 > 150 > finder.peak_memory_mb

@@ -417,3 +417,21 @@ def test_installed_bubblewrap_is_the_isolation_used():
 
     backend = get_backend(SandboxConfig(), name="local")
     assert backend.isolation == "bwrap"
+
+
+def test_a_batch_runner_counts_what_every_sweep_found_escaped(tmp_path, monkeypatch):
+    """The two extra sweeps (after a fork in flight) add to `escaped`; the runner itself is stubbed."""
+    import os
+    import resource
+
+    harness = harness_script
+    found, bodies = iter([2, 1, 3]), []
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(harness, "_fork_runner", lambda key, context: (os.getpid(), os.open(os.devnull, os.O_RDONLY)))
+    monkeypatch.setattr(harness, "_await_runner", lambda pid, rfd, spec, deadline: (
+        harness._Channel(), None, True, (0, resource.getrusage(resource.RUSAGE_SELF))))
+    monkeypatch.setattr(harness, "_sweep_escapees", lambda pgid: next(found))
+    monkeypatch.setattr(harness, "_body", lambda *args: bodies.append(args[-1]))
+    spec = {"solution_file": "m.py", "tests_file": "test_m.py", "timeout_s": 5}
+    harness._batch_one(spec, {"run_id": "r0"}, b"", b"", bytearray(32), False)
+    assert bodies == [6]
