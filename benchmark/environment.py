@@ -56,9 +56,19 @@ IMAGE_REQUIREMENTS = "classeval.txt"  # what the Dockerfile's sandbox target ins
 IMAGE_PYTHON = "python"  # the image's interpreter, where the requirements are installed
 # import name -> distribution, where they differ (the rest install under their import name)
 _DISTRIBUTIONS = {
-    "PIL": "pillow", "docx": "python-docx", "bs4": "beautifulsoup4", "jwt": "PyJWT", "cv2": "opencv-python",
-    "sklearn": "scikit-learn", "yaml": "PyYAML", "dateutil": "python-dateutil", "Crypto": "pycryptodome",
-    "pptx": "python-pptx", "fitz": "PyMuPDF", "attr": "attrs", "serial": "pyserial",
+    "PIL": "pillow",
+    "docx": "python-docx",
+    "bs4": "beautifulsoup4",
+    "jwt": "PyJWT",
+    "cv2": "opencv-python",
+    "sklearn": "scikit-learn",
+    "yaml": "PyYAML",
+    "dateutil": "python-dateutil",
+    "Crypto": "pycryptodome",
+    "pptx": "python-pptx",
+    "fitz": "PyMuPDF",
+    "attr": "attrs",
+    "serial": "pyserial",
 }
 
 
@@ -74,8 +84,12 @@ class EnvironmentInfo(BaseModel):
     python: str
     requirements: list[str]
     installed: list[str]  # `pip freeze` of the environment
-    kind: Literal["venv", "image"] = Field("venv", description="a virtual environment (local backend) or the docker image")
-    declared_in: str | None = Field(None, description="the requirements file the list comes from; None: the tasks' imports")
+    kind: Literal["venv", "image"] = Field(
+        "venv", description="a virtual environment (local backend) or the docker image"
+    )
+    declared_in: str | None = Field(
+        None, description="the requirements file the list comes from; None: the tasks' imports"
+    )
 
 
 def imported_modules(task: Task) -> set[str]:
@@ -131,11 +145,19 @@ def image_environment(requirements: list[str], image: str) -> EnvironmentInfo:
     if missing:
         raise EnvironmentBuildError(
             f"the docker image {image} carries benchmark/requirements/{IMAGE_REQUIREMENTS} only, not {', '.join(missing)}: "
-            f"build it with --build-arg SANDBOX_EXTRAS=\"{' '.join(missing)}\", or use the local backend")
+            f'build it with --build-arg SANDBOX_EXTRAS="{" ".join(missing)}", or use the local backend'
+        )
     wanted = sorted(set(carried) | set(HARNESS_REQUIREMENTS), key=str.lower)
     digest = hashlib.sha256(json.dumps(wanted).encode()).hexdigest()[:12]
-    return EnvironmentInfo(name=f"image-{digest}", path=f"docker image {image}", python=IMAGE_PYTHON, requirements=wanted,
-                           installed=[], kind="image", declared_in=f"benchmark/requirements/{IMAGE_REQUIREMENTS}")
+    return EnvironmentInfo(
+        name=f"image-{digest}",
+        path=f"docker image {image}",
+        python=IMAGE_PYTHON,
+        requirements=wanted,
+        installed=[],
+        kind="image",
+        declared_in=f"benchmark/requirements/{IMAGE_REQUIREMENTS}",
+    )
 
 
 def environment_name(requirements: list[str]) -> str:
@@ -146,8 +168,14 @@ def environment_name(requirements: list[str]) -> str:
 Runner = Callable[..., subprocess.CompletedProcess]
 
 
-def ensure_environment(requirements: list[str], root: Path, *, base_python: str | None = None,
-                       run: Runner = subprocess.run, declared_in: str | None = None) -> EnvironmentInfo:
+def ensure_environment(
+    requirements: list[str],
+    root: Path,
+    *,
+    base_python: str | None = None,
+    run: Runner = subprocess.run,
+    declared_in: str | None = None,
+) -> EnvironmentInfo:
     """The environment for `requirements` (plus the harness's), built now if it does not exist."""
     wanted = sorted(set(requirements) | set(HARNESS_REQUIREMENTS), key=str.lower)
     name = environment_name(wanted)
@@ -164,11 +192,20 @@ def ensure_environment(requirements: list[str], root: Path, *, base_python: str 
     try:
         _build(partial, wanted, base_python, run)
         python = folder / "bin" / "python"
-        freeze = run([str(partial / "bin" / "python"), "-m", "pip", "freeze", "--all"], capture_output=True, text=True,
-                     check=True)
-        info = EnvironmentInfo(name=name, path=str(folder), python=str(python), requirements=wanted,
-                               installed=sorted(line for line in freeze.stdout.splitlines() if line.strip()),
-                               declared_in=declared_in)
+        freeze = run(
+            [str(partial / "bin" / "python"), "-m", "pip", "freeze", "--all"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        info = EnvironmentInfo(
+            name=name,
+            path=str(folder),
+            python=str(python),
+            requirements=wanted,
+            installed=sorted(line for line in freeze.stdout.splitlines() if line.strip()),
+            declared_in=declared_in,
+        )
         (partial / MARKER).write_text(info.model_dump_json(indent=2), encoding="utf-8")
         try:
             partial.rename(folder)
@@ -180,8 +217,10 @@ def ensure_environment(requirements: list[str], root: Path, *, base_python: str 
     except (OSError, subprocess.CalledProcessError) as e:
         shutil.rmtree(partial, ignore_errors=True)
         detail = getattr(e, "stderr", "") or str(e)
-        raise EnvironmentBuildError(f"cannot build the evaluation environment {name} ({', '.join(wanted)}): "
-                                f"{str(detail).strip().splitlines()[-1] if str(detail).strip() else e}") from e
+        raise EnvironmentBuildError(
+            f"cannot build the evaluation environment {name} ({', '.join(wanted)}): "
+            f"{str(detail).strip().splitlines()[-1] if str(detail).strip() else e}"
+        ) from e
     return info
 
 
@@ -192,5 +231,9 @@ def _build(folder: Path, requirements: list[str], base_python: str | None, run: 
     else:
         run([base_python, "-m", "venv", str(folder)], capture_output=True, text=True, check=True)
     python = str(folder / "bin" / "python")
-    run([python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *requirements],
-        capture_output=True, text=True, check=True)
+    run(
+        [python, "-m", "pip", "install", "--disable-pip-version-check", "--no-input", *requirements],
+        capture_output=True,
+        text=True,
+        check=True,
+    )

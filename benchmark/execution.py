@@ -79,8 +79,14 @@ _EXC_IN_DETAIL = re.compile(r"(?P<type>[A-Za-z_][\w.]*): (?P<message>.*)", re.DO
 def job_for(task: Task, program: str, limit_s: float, class_floors: dict[str, float] | None = None) -> ExecutionJob:
     # Runs are reproducible without touching the tests: the harness seeds `random` with the
     # sandbox's hash seed before the program is imported (ClassEval_58 places mines at random).
-    return ExecutionJob(task_id=task.task_id, program=program, tests=task.test,
-                        test_classes=tuple(task.test_classes), limit_s=limit_s, class_floors=class_floors)
+    return ExecutionJob(
+        task_id=task.task_id,
+        program=program,
+        tests=task.test,
+        test_classes=tuple(task.test_classes),
+        limit_s=limit_s,
+        class_floors=class_floors,
+    )
 
 
 class ExecutionJob(BaseModel):
@@ -95,18 +101,40 @@ class ExecutionJob(BaseModel):
     limit_s: float = Field(gt=0)
     repeat: int = Field(0, ge=0, description="> 0: the same run again (re-timing), stored under its own key")
     class_floors: dict[str, float] | None = Field(
-        None, description="share the limit among the test classes, each getting at least this (pipeline.sandbox)")
+        None, description="share the limit among the test classes, each getting at least this (pipeline.sandbox)"
+    )
 
     def key(self, config: SandboxConfig) -> str:
-        material = {
-            "protocol": EXEC_PROTOCOL, "program": self.program, "tests": self.tests,
-            "test_classes": list(self.test_classes), "limit_s": round(self.limit_s, 6),
-            # settings that can change an outcome; worker counts and paths cannot
-            "sandbox": config.model_dump(mode="json", include={
-                "backend", "memory_mb", "max_processes", "max_file_mb", "hash_seed", "isolation", "python", "env",
-                "docker_image", "tmp_size_mb", "grace_s"}),
-        } | ({"repeat": self.repeat} if self.repeat else {}) | (  # keys of first runs stay as they were
-            {"class_floors": self.class_floors} if self.class_floors is not None else {})
+        material = (
+            {
+                "protocol": EXEC_PROTOCOL,
+                "program": self.program,
+                "tests": self.tests,
+                "test_classes": list(self.test_classes),
+                "limit_s": round(self.limit_s, 6),
+                # settings that can change an outcome; worker counts and paths cannot
+                "sandbox": config.model_dump(
+                    mode="json",
+                    include={
+                        "backend",
+                        "memory_mb",
+                        "max_processes",
+                        "max_file_mb",
+                        "hash_seed",
+                        "isolation",
+                        "python",
+                        "env",
+                        "docker_image",
+                        "tmp_size_mb",
+                        "grace_s",
+                    },
+                ),
+            }
+            | ({"repeat": self.repeat} if self.repeat else {})
+            | (  # keys of first runs stay as they were
+                {"class_floors": self.class_floors} if self.class_floors is not None else {}
+            )
+        )
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
 
 
@@ -136,7 +164,9 @@ class StoredExecution(BaseModel):
     program: str
     whole: SuiteResult
     apart: bool = Field(False, description="an abnormal whole-file run accounted per test class")
-    expected: dict[str, list[str]] = Field(default_factory=dict, description="apart: the tests the host expects per class")
+    expected: dict[str, list[str]] = Field(
+        default_factory=dict, description="apart: the tests the host expects per class"
+    )
     reruns: list[SuiteResult] = Field(default_factory=list, description="apart: later runs of the classes not reached")
 
     @property
@@ -178,6 +208,7 @@ class ExecutionStore:
 
 # -- mapping a sandbox result to outcomes -------------------------------------------------------------
 
+
 def _exception(text: str, default_type: str) -> ExceptionInfo:
     """`Type: message` (or a traceback ending in one) out of a sandbox detail string."""
     info = exception_from_traceback(text)
@@ -191,17 +222,26 @@ def _exception(text: str, default_type: str) -> ExceptionInfo:
 
 def _problem(cls: str, method: MethodResult) -> TestProblem | None:
     if method.outcome is TestOutcome.UNEXPECTED_SUCCESS:
-        return TestProblem(test=f"{cls}.{method.name}", kind="failure",
-                           exception=ExceptionInfo(type="AssertionError", message="unexpected success"))
+        return TestProblem(
+            test=f"{cls}.{method.name}",
+            kind="failure",
+            exception=ExceptionInfo(type="AssertionError", message="unexpected success"),
+        )
     if method.outcome not in (TestOutcome.FAILED, TestOutcome.ERRORED):
         return None
-    exc = ExceptionInfo(type=method.exc_type or ("AssertionError" if method.outcome is TestOutcome.FAILED else "Exception"),
-                        message=method.message or "", traceback=method.traceback or "")
-    return TestProblem(test=f"{cls}.{method.name}", kind="failure" if method.outcome is TestOutcome.FAILED else "error",
-                       exception=exc)
+    exc = ExceptionInfo(
+        type=method.exc_type or ("AssertionError" if method.outcome is TestOutcome.FAILED else "Exception"),
+        message=method.message or "",
+        traceback=method.traceback or "",
+    )
+    return TestProblem(
+        test=f"{cls}.{method.name}", kind="failure" if method.outcome is TestOutcome.FAILED else "error", exception=exc
+    )
 
 
-def class_outcome(result: ClassResult, *, extra_error: ExceptionInfo | None = None, timed_out: bool = False) -> TestClassOutcome:
+def class_outcome(
+    result: ClassResult, *, extra_error: ExceptionInfo | None = None, timed_out: bool = False
+) -> TestClassOutcome:
     """One test class: tests_run counts every reported test (skipped ones too, as unittest does);
     a fixture error, and any `extra_error` (the class's own run crashed or hit a limit), counts as
     one more errored test, so a class with a broken fixture or an abnormal end is never a success.
@@ -214,16 +254,25 @@ def class_outcome(result: ClassResult, *, extra_error: ExceptionInfo | None = No
     tests_run = len(result.methods)
     extras: list[TestProblem] = []
     if result.status in (ClassStatus.FIXTURE_ERROR, ClassStatus.FAILED) and result.error:
-        extras.append(TestProblem(test=f"{name} (fixture)", kind="error", exception=_exception(result.error, "FixtureError")))
+        extras.append(
+            TestProblem(test=f"{name} (fixture)", kind="error", exception=_exception(result.error, "FixtureError"))
+        )
     if extra_error is not None:
         extras.append(TestProblem(test=f"{name} (run)", kind="error", exception=extra_error))
     if result.status in (ClassStatus.MISSING, ClassStatus.ZERO_TESTS) and not result.methods:
         # nothing ran: tests_run stays 0 (an error); keep why for the taxonomy
         exc = ExceptionInfo(type="NoTestsRun", message=result.error or result.status.value)
-        return TestClassOutcome(tests_run=0, timed_out=timed_out,
-                                problems=[TestProblem(test=name, kind="error", exception=exc), *extras])
-    return TestClassOutcome(tests_run=tests_run + len(extras), failures=failures, errors=errors + len(extras),
-                            skipped=skipped, timed_out=timed_out, problems=problems + extras)
+        return TestClassOutcome(
+            tests_run=0, timed_out=timed_out, problems=[TestProblem(test=name, kind="error", exception=exc), *extras]
+        )
+    return TestClassOutcome(
+        tests_run=tests_run + len(extras),
+        failures=failures,
+        errors=errors + len(extras),
+        skipped=skipped,
+        timed_out=timed_out,
+        problems=problems + extras,
+    )
 
 
 def _abnormal_class_outcome(result: SuiteResult, name: str) -> TestClassOutcome:
@@ -236,8 +285,12 @@ def _abnormal_class_outcome(result: SuiteResult, name: str) -> TestClassOutcome:
             return class_outcome(cls, timed_out=True)
         kind = "MemoryError" if result.detail.startswith("memory") else "ResourceLimit"
         return class_outcome(cls, extra_error=ExceptionInfo(type=kind, message=result.detail))
-    return class_outcome(cls, extra_error=_exception(result.detail, "Crashed") if result.status is SuiteStatus.ERROR
-                         else ExceptionInfo(type="Crashed", message=result.detail))
+    return class_outcome(
+        cls,
+        extra_error=_exception(result.detail, "Crashed")
+        if result.status is SuiteStatus.ERROR
+        else ExceptionInfo(type="Crashed", message=result.detail),
+    )
 
 
 def _completed_classes(result: SuiteResult) -> dict[str, TestClassOutcome]:
@@ -260,7 +313,8 @@ def finished_classes(run: SuiteResult, expected: dict[str, list[str]]) -> list[s
     for c in run.classes:
         reported = {m.name for m in c.methods}
         if c.status in (ClassStatus.MISSING, ClassStatus.FIXTURE_ERROR) or (
-                c.name in expected and set(expected[c.name]) <= reported):
+            c.name in expected and set(expected[c.name]) <= reported
+        ):
             done.append(c.name)
     return done
 
@@ -281,15 +335,20 @@ def classes_left(test_classes: Sequence[str], runs: Sequence[SuiteResult], expec
     return [c for c in test_classes if c not in decided]
 
 
-def _apart_outcome(task_id: str, sample_index: int, stored: StoredExecution,
-                   test_classes: Sequence[str]) -> SampleOutcome:
+def _apart_outcome(
+    task_id: str, sample_index: int, stored: StoredExecution, test_classes: Sequence[str]
+) -> SampleOutcome:
     """Per class: the first run that finished it or ended in it decides; classes no run reached
     count as timed out (the limit was spent before they could run)."""
     classes: dict[str, TestClassOutcome] = {}
     for run in stored.runs:
         if run.status is SuiteStatus.TAMPERED:
-            return SampleOutcome(task_id=task_id, sample_index=sample_index, status="tampered",
-                                 error=ExceptionInfo(type="Tampered", message=run.detail))
+            return SampleOutcome(
+                task_id=task_id,
+                sample_index=sample_index,
+                status="tampered",
+                error=ExceptionInfo(type="Tampered", message=run.detail),
+            )
         finished = finished_classes(run, stored.expected)
         by_name = {c.name: c for c in run.classes}
         for name in finished:
@@ -299,13 +358,20 @@ def _apart_outcome(task_id: str, sample_index: int, stored: StoredExecution,
             classes[ended] = _abnormal_class_outcome(run, ended)
     for name in test_classes:
         if name not in classes:
-            problem = TestProblem(test=name, kind="error", exception=ExceptionInfo(
-                type="NotRun", message="not reached: the sample's time limit was spent before this class ran"))
+            problem = TestProblem(
+                test=name,
+                kind="error",
+                exception=ExceptionInfo(
+                    type="NotRun", message="not reached: the sample's time limit was spent before this class ran"
+                ),
+            )
             classes[name] = TestClassOutcome(tests_run=0, timed_out=True, problems=[problem])
     return SampleOutcome(task_id=task_id, sample_index=sample_index, test_classes=classes)
 
 
-def to_outcome(task_id: str, sample_index: int, stored: StoredExecution, test_classes: Sequence[str] = ()) -> SampleOutcome:
+def to_outcome(
+    task_id: str, sample_index: int, stored: StoredExecution, test_classes: Sequence[str] = ()
+) -> SampleOutcome:
     """The sample's outcome from its stored execution (see the module docstring for the rules).
     `test_classes`: the task's listed classes, so that classes no run reached are counted."""
     whole = stored.whole
@@ -313,34 +379,58 @@ def to_outcome(task_id: str, sample_index: int, stored: StoredExecution, test_cl
     if status in _NORMAL:
         return SampleOutcome(task_id=task_id, sample_index=sample_index, test_classes=_completed_classes(whole))
     if status is SuiteStatus.ERROR:
-        return SampleOutcome(task_id=task_id, sample_index=sample_index, status="load_error",
-                             error=_exception(whole.detail.split(": ", 1)[-1], "LoadError"))
+        return SampleOutcome(
+            task_id=task_id,
+            sample_index=sample_index,
+            status="load_error",
+            error=_exception(whole.detail.split(": ", 1)[-1], "LoadError"),
+        )
     if status is SuiteStatus.TAMPERED:
-        return SampleOutcome(task_id=task_id, sample_index=sample_index, status="tampered",
-                             error=ExceptionInfo(type="Tampered", message=whole.detail))
+        return SampleOutcome(
+            task_id=task_id,
+            sample_index=sample_index,
+            status="tampered",
+            error=ExceptionInfo(type="Tampered", message=whole.detail),
+        )
     if status in _ABNORMAL and stored.apart:
         return _apart_outcome(task_id, sample_index, stored, test_classes or [c.name for c in whole.classes])
-    bucket = {SuiteStatus.TIMEOUT: "timeout", SuiteStatus.RESOURCE_EXCEEDED: "resource_limit",
-              SuiteStatus.CRASHED: "crashed"}.get(status)
+    bucket = {
+        SuiteStatus.TIMEOUT: "timeout",
+        SuiteStatus.RESOURCE_EXCEEDED: "resource_limit",
+        SuiteStatus.CRASHED: "crashed",
+    }.get(status)
     if bucket is None:
         raise ValueError(f"task {task_id}: sandbox status {status.value} cannot be scored ({whole.detail})")
     exc_type = {"timeout": "TimeoutError", "crashed": "Crashed"}.get(bucket)
     if exc_type is None:
         exc_type = "MemoryError" if whole.detail.startswith("memory") else "ResourceLimit"
-    return SampleOutcome(task_id=task_id, sample_index=sample_index, status=bucket,
-                         error=ExceptionInfo(type=exc_type, message=whole.detail),
-                         test_classes={c.name: class_outcome(c, timed_out=bucket == "timeout")
-                                       for c in whole.classes if c.methods})
+    return SampleOutcome(
+        task_id=task_id,
+        sample_index=sample_index,
+        status=bucket,
+        error=ExceptionInfo(type=exc_type, message=whole.detail),
+        test_classes={c.name: class_outcome(c, timed_out=bucket == "timeout") for c in whole.classes if c.methods},
+    )
 
 
 # -- running ------------------------------------------------------------------------------------------
 
+
 class Executor:
     """Runs `ExecutionJob`s through the sandbox pool, backed by an `ExecutionStore`."""
 
-    def __init__(self, config: SandboxConfig, store: ExecutionStore, *, workers: int | None = None,
-                 retries: int = 2, rerun_classes: bool = True, backend: SandboxBackend | None = None,
-                 cluster: DaskCluster | None = None, batch_size: int = 0) -> None:
+    def __init__(
+        self,
+        config: SandboxConfig,
+        store: ExecutionStore,
+        *,
+        workers: int | None = None,
+        retries: int = 2,
+        rerun_classes: bool = True,
+        backend: SandboxBackend | None = None,
+        cluster: DaskCluster | None = None,
+        batch_size: int = 0,
+    ) -> None:
         self.config = config
         self.batch_size = batch_size
         self.cluster = cluster
@@ -360,7 +450,9 @@ class Executor:
             self._backend = get_backend(self.config)  # probed on first use, not at construction
         return self._backend
 
-    def _run(self, requests: list[SuiteRequest], on_done: Callable[[int, SuiteResult], None] | None = None) -> list[SuiteResult]:
+    def _run(
+        self, requests: list[SuiteRequest], on_done: Callable[[int, SuiteResult], None] | None = None
+    ) -> list[SuiteResult]:
         """Run requests, retrying the ones the sandbox itself failed."""
         results = self._suites(requests, on_done)
         runs = len(requests)
@@ -368,7 +460,9 @@ class Executor:
             again = [i for i, r in enumerate(results) if r.status is SuiteStatus.SANDBOX_ERROR]
             if not again:
                 break
-            log.warning("retrying %d run(s) the sandbox failed: %s", len(again), ", ".join(requests[i].item_id for i in again))
+            log.warning(
+                "retrying %d run(s) the sandbox failed: %s", len(again), ", ".join(requests[i].item_id for i in again)
+            )
             for i, r in zip(again, self._suites([requests[i] for i in again]), strict=True):
                 results[i] = r
             runs += len(again)
@@ -376,15 +470,20 @@ class Executor:
             self.sandbox_runs += runs
         return results
 
-    def _suites(self, requests: list[SuiteRequest],
-                on_done: Callable[[int, SuiteResult], None] | None = None) -> list[SuiteResult]:
+    def _suites(
+        self, requests: list[SuiteRequest], on_done: Callable[[int, SuiteResult], None] | None = None
+    ) -> list[SuiteResult]:
         """The runs on the Dask cluster when there is one, else in this machine's sandbox pool."""
         if self.cluster is not None:
             return self.cluster.run_suites(requests, self.config, on_done)
         return run_suites(requests, self.config, backend=self.backend, workers=self.workers, on_done=on_done)
 
-    def run(self, jobs: Sequence[ExecutionJob], on_done: Callable[[StoredExecution], None] | None = None,
-            batched: bool = True) -> dict[str, StoredExecution]:
+    def run(
+        self,
+        jobs: Sequence[ExecutionJob],
+        on_done: Callable[[StoredExecution], None] | None = None,
+        batched: bool = True,
+    ) -> dict[str, StoredExecution]:
         """Execute every distinct job (by key); returns key -> stored execution, including sandbox
         failures (those are returned but not stored, so a later run tries again). `on_done` sees
         each execution as soon as it is final (and stored). `batched=False`: each job in a sandbox
@@ -405,51 +504,86 @@ class Executor:
                     on_done(stored)
             else:
                 todo.append((key, job))
-        requests = [SuiteRequest(item_id=f"{job.task_id}#{key[:10]}", solution=job.program, tests=job.tests,
-                                 test_classes=list(job.test_classes), limit_s=job.limit_s, coverage=False,
-                                 class_floors=self._floors(job))
-                    for key, job in todo]
+        requests = [
+            SuiteRequest(
+                item_id=f"{job.task_id}#{key[:10]}",
+                solution=job.program,
+                tests=job.tests,
+                test_classes=list(job.test_classes),
+                limit_s=job.limit_s,
+                coverage=False,
+                class_floors=self._floors(job),
+            )
+            for key, job in todo
+        ]
 
         def finished(i: int, result: SuiteResult) -> None:
             # Keep each finished run at once, so an interrupted evaluation keeps it.
             key, job = todo[i]
             if result.status is SuiteStatus.SANDBOX_ERROR or self._needs_apart(job, result):
                 return
-            self._keep(StoredExecution(key=key, task_id=job.task_id, limit_s=job.limit_s, program=job.program,
-                                       whole=result), done, on_done)
+            self._keep(
+                StoredExecution(key=key, task_id=job.task_id, limit_s=job.limit_s, program=job.program, whole=result),
+                done,
+                on_done,
+            )
 
         abnormal: list[tuple[str, ExecutionJob, SuiteResult]] = []
-        for (key, job), result in zip(todo, self._batched_or_alone(
-                requests, finished, [_predicted_s(job) for _, job in todo] if batched else None), strict=True):
+        for (key, job), result in zip(
+            todo,
+            self._batched_or_alone(requests, finished, [_predicted_s(job) for _, job in todo] if batched else None),
+            strict=True,
+        ):
             if self._needs_apart(job, result):
                 abnormal.append((key, job, result))
             elif key not in done:  # succeeded on a retry, or failed for good (then not stored)
-                self._keep(StoredExecution(key=key, task_id=job.task_id, limit_s=job.limit_s, program=job.program,
-                                           whole=result), done, on_done)
+                self._keep(
+                    StoredExecution(
+                        key=key, task_id=job.task_id, limit_s=job.limit_s, program=job.program, whole=result
+                    ),
+                    done,
+                    on_done,
+                )
         if abnormal:
             self._apart(abnormal, done, on_done)
         return done
 
-    def _batched_or_alone(self, requests: list[SuiteRequest], on_done: Callable[[int, SuiteResult], None],
-                          costs: list[float] | None) -> list[SuiteResult]:
+    def _batched_or_alone(
+        self, requests: list[SuiteRequest], on_done: Callable[[int, SuiteResult], None], costs: list[float] | None
+    ) -> list[SuiteResult]:
         """First runs in batches where the sandbox allows it (`pipeline.sandbox.batch`: one sandbox
         start, one forked runner per sample with its own limits, folder and signed report); a run
         its batch gave no trustworthy result for runs alone, as every run does without batches."""
         found: list[SuiteResult | None] = [None] * len(requests)
-        if costs is not None and self.batch_size > 0 and self.cluster is None and len(requests) > 1 and can_batch(self.backend):
+        if (
+            costs is not None
+            and self.batch_size > 0
+            and self.cluster is None
+            and len(requests) > 1
+            and can_batch(self.backend)
+        ):
             workers = pool_size(self.config, self.workers)
 
             def trustworthy(i: int, result: SuiteResult) -> None:
                 if result.status is not SuiteStatus.SANDBOX_ERROR:
                     on_done(i, result)
 
-            found, runs = run_batches(requests, self.backend, self.config, workers=workers, size=self.batch_size,
-                                      on_done=trustworthy, costs=costs)
+            found, runs = run_batches(
+                requests,
+                self.backend,
+                self.config,
+                workers=workers,
+                size=self.batch_size,
+                on_done=trustworthy,
+                costs=costs,
+            )
             with self._lock:
                 self.sandbox_runs += runs
         left = [i for i, r in enumerate(found) if r is None or r.status is SuiteStatus.SANDBOX_ERROR]
         if left and len(left) < len(requests):
-            log.info("%d of %d runs got no trustworthy result from their batch; they run alone", len(left), len(requests))
+            log.info(
+                "%d of %d runs got no trustworthy result from their batch; they run alone", len(left), len(requests)
+            )
         alone = self._run([requests[i] for i in left], lambda j, result: on_done(left[j], result)) if left else []
         for i, result in zip(left, alone, strict=True):
             found[i] = result
@@ -460,16 +594,34 @@ class Executor:
         return job.class_floors if self.rerun_classes and len(job.test_classes) > 1 else None
 
     def _needs_apart(self, job: ExecutionJob, result: SuiteResult) -> bool:
-        return (self.rerun_classes and result.status in _ABNORMAL and len(job.test_classes) > 1
-                and collected_anything(result))
+        return (
+            self.rerun_classes
+            and result.status in _ABNORMAL
+            and len(job.test_classes) > 1
+            and collected_anything(result)
+        )
 
-    def _apart(self, abnormal: list[tuple[str, ExecutionJob, SuiteResult]], done: dict[str, StoredExecution],
-               on_done: Callable[[StoredExecution], None] | None) -> None:
+    def _apart(
+        self,
+        abnormal: list[tuple[str, ExecutionJob, SuiteResult]],
+        done: dict[str, StoredExecution],
+        on_done: Callable[[StoredExecution], None] | None,
+    ) -> None:
         """Account abnormal runs per test class (module docstring): the classes not reached run
         again together, within what is left of the sample's limit, until none is left or the time is."""
         jobs = {key: job for key, job, _ in abnormal}
-        pending = [StoredExecution(key=key, task_id=job.task_id, limit_s=job.limit_s, program=job.program, whole=whole,
-                                   apart=True, expected=_expected(job)) for key, job, whole in abnormal]
+        pending = [
+            StoredExecution(
+                key=key,
+                task_id=job.task_id,
+                limit_s=job.limit_s,
+                program=job.program,
+                whole=whole,
+                apart=True,
+                expected=_expected(job),
+            )
+            for key, job, whole in abnormal
+        ]
         while pending:
             asked: list[tuple[StoredExecution, list[str], float]] = []
             for stored in pending:
@@ -479,16 +631,29 @@ class Executor:
                     asked.append((stored, left, budget))
                 else:
                     self._keep(stored, done, on_done)
-            requests = [SuiteRequest(item_id=f"{s.task_id}#{s.key[:10]}:rerun{len(s.reruns) + 1}", solution=s.program,
-                                     tests=jobs[s.key].tests, test_classes=left, limit_s=budget, coverage=False,
-                                     class_floors=self._floors(jobs[s.key])) for s, left, budget in asked]
+            requests = [
+                SuiteRequest(
+                    item_id=f"{s.task_id}#{s.key[:10]}:rerun{len(s.reruns) + 1}",
+                    solution=s.program,
+                    tests=jobs[s.key].tests,
+                    test_classes=left,
+                    limit_s=budget,
+                    coverage=False,
+                    class_floors=self._floors(jobs[s.key]),
+                )
+                for s, left, budget in asked
+            ]
             pending = []
             for (stored, _, _), result in zip(asked, self._run(requests) if requests else [], strict=True):
                 stored.reruns.append(result)
                 pending.append(stored)
 
-    def _keep(self, stored: StoredExecution, done: dict[str, StoredExecution],
-              on_done: Callable[[StoredExecution], None] | None) -> None:
+    def _keep(
+        self,
+        stored: StoredExecution,
+        done: dict[str, StoredExecution],
+        on_done: Callable[[StoredExecution], None] | None,
+    ) -> None:
         with self._lock:
             done[stored.key] = stored
         if not stored.infrastructure_failure:

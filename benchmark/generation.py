@@ -75,8 +75,9 @@ def special_sample(unit: SampleRequest, task: Task) -> Sampled:
 def completion_sample(unit: SampleRequest, task: Task, completion: str) -> Sampled:
     """A pre-generated whole-class completion, extracted and assembled like a holistic answer."""
     ex = extract_code(completion, class_name=task.class_name)
-    step = StepRecord(index=0, kind="completion", targets=task.method_names, raw=completion, extracted=ex.code,
-                      extraction_how=ex.how)
+    step = StepRecord(
+        index=0, kind="completion", targets=task.method_names, raw=completion, extracted=ex.code, extraction_how=ex.how
+    )
     return finish_sample(unit, "samples_file", task, [step], None, {}, ex.code, holistic=True)
 
 
@@ -85,8 +86,16 @@ def step_record(step: GenerationStep, out: StepOutput, raw: str) -> StepRecord:
     extracted = out.class_code if step.kind == "class" else out.methods.get(step.target, "")
     ex = out.extraction
     code_how, method_how = (ex.how, None) if isinstance(ex, Extraction) else (ex.extraction.how, ex.how)
-    return StepRecord(index=step.index, kind=step.kind, targets=step.targets, level=step.level, raw=raw,
-                      extracted=extracted or "", extraction_how=code_how, method_how=method_how)
+    return StepRecord(
+        index=step.index,
+        kind=step.kind,
+        targets=step.targets,
+        level=step.level,
+        raw=raw,
+        extracted=extracted or "",
+        extraction_how=code_how,
+        method_how=method_how,
+    )
 
 
 def pregenerated_sample(unit: SampleRequest, answer: PregeneratedSample, task: Task) -> Sampled:
@@ -101,8 +110,11 @@ def steps_sample(unit: SampleRequest, task: Task, answers: Sequence[Pregenerated
     """Pre-generated answers of a per-method strategy, read and assembled exactly as live answers
     are: each answer goes through its step's `read_step_output`, the methods through `assemble`.
     Answers name their method, or follow the strategy's order (`plan`)."""
-    levels = LevelsRecord(source="labels", levels=levels_from_labels(task)) \
-        if unit.strategy in ("bottom_up", "top_down") else None
+    levels = (
+        LevelsRecord(source="labels", levels=levels_from_labels(task))
+        if unit.strategy in ("bottom_up", "top_down")
+        else None
+    )
     planned = plan(task, unit.strategy, levels.levels if levels else None)  # type: ignore[arg-type]
     by_method = {step.target: step for step in planned}
     pairs = [(by_method[a.method] if a.method is not None else planned[i], a.completion) for i, a in enumerate(answers)]
@@ -115,9 +127,17 @@ def steps_sample(unit: SampleRequest, task: Task, answers: Sequence[Pregenerated
     return finish_sample(unit, "samples_file", task, records, levels, generated, None, holistic=False)
 
 
-def finish_sample(unit: SampleRequest, source: SampleSource, task: Task, steps: list[StepRecord],
-                  levels: LevelsRecord | None, generated: Mapping[str, str], class_code: str | None,
-                  *, holistic: bool) -> Sampled:
+def finish_sample(
+    unit: SampleRequest,
+    source: SampleSource,
+    task: Task,
+    steps: list[StepRecord],
+    levels: LevelsRecord | None,
+    generated: Mapping[str, str],
+    class_code: str | None,
+    *,
+    holistic: bool,
+) -> Sampled:
     """The program of a sample from what its steps produced, or `no_code` when there is nothing of
     the model's to run: no code at all, or a whole-class answer that defines no class."""
     asked = unit.model_copy(update={"source": source, "steps": steps, "levels": levels})
@@ -181,24 +201,46 @@ class LLMGenerator:
             class_code: str | None = None
             for step in planned:
                 prompt = render_step(task, step, generated)
-                reply = self.client.complete(EVAL_ROLE, endpoint, prompt.messages, task_id=task.task_id,
-                                             prompt_version=prompt.prompt_version, sample_index=unit.sample_index)
+                reply = self.client.complete(
+                    EVAL_ROLE,
+                    endpoint,
+                    prompt.messages,
+                    task_id=task.task_id,
+                    prompt_version=prompt.prompt_version,
+                    sample_index=unit.sample_index,
+                )
                 out = read_step_output(task, step, reply.text)
                 generated.update(out.methods)
                 if step.kind == "class":
                     class_code = out.class_code
-                steps.append(step_record(step, out, reply.text).model_copy(update=dict(
-                    prompt_version=prompt.prompt_version, prompt_sha256=prompt.sha256, finish_reason=reply.finish_reason,
-                    truncated=reply.truncated, prompt_tokens=reply.prompt_tokens, completion_tokens=reply.completion_tokens,
-                    cached=reply.cached, attempts=reply.attempts, cache_key=reply.cache_key)))
+                steps.append(
+                    step_record(step, out, reply.text).model_copy(
+                        update=dict(
+                            prompt_version=prompt.prompt_version,
+                            prompt_sha256=prompt.sha256,
+                            finish_reason=reply.finish_reason,
+                            truncated=reply.truncated,
+                            prompt_tokens=reply.prompt_tokens,
+                            completion_tokens=reply.completion_tokens,
+                            cached=reply.cached,
+                            attempts=reply.attempts,
+                            cache_key=reply.cache_key,
+                        )
+                    )
+                )
         except LLMError as exc:
             done = len(steps)
             asked = unit.model_copy(update={"source": "llm", "steps": steps, "levels": levels})
-            return asked, _unrun("generation_error", f"task {task.task_id}: step {done + 1} failed: {exc}", cause_of(exc))
-        return finish_sample(unit, "llm", task, steps, levels, generated, class_code,
-                             holistic=any(s.kind == "class" for s in steps))
+            return asked, _unrun(
+                "generation_error", f"task {task.task_id}: step {done + 1} failed: {exc}", cause_of(exc)
+            )
+        return finish_sample(
+            unit, "llm", task, steps, levels, generated, class_code, holistic=any(s.kind == "class" for s in steps)
+        )
+
 
 def direct_unit(model: str, task_id: str, sample_index: int, dataset_sha256: str | None = None) -> SampleRequest:
     """A special model's sample: it has no strategy of its own."""
-    return SampleRequest(model=model, strategy=DIRECT, task_id=task_id, sample_index=sample_index,
-                         dataset_sha256=dataset_sha256)
+    return SampleRequest(
+        model=model, strategy=DIRECT, task_id=task_id, sample_index=sample_index, dataset_sha256=dataset_sha256
+    )

@@ -29,7 +29,7 @@ BASE = "base"
 class TaskCell:
     """A row's outcome on one task: samples that fully passed, passed partly, and were scored."""
 
-    status: str            # solved | partial | failed | broken | unscored
+    status: str  # solved | partial | failed | broken | unscored
     full: int = 0
     partial: int = 0
     n: int = 0
@@ -62,7 +62,7 @@ class Row:
 class Board:
     rows: list[Row]
     suites: list[str]
-    ks: dict[str, list[int]]          # per suite, the ks some row reports
+    ks: dict[str, list[int]]  # per suite, the ks some row reports
     task_ids: list[str]
     notes: list[str] = field(default_factory=list)
 
@@ -70,8 +70,13 @@ class Board:
         return [t for t in self.task_ids if _scored_cells(self, t) and not any(c.full for c in _scored_cells(self, t))]
 
     def solved_by_everybody(self) -> list[str]:
-        return [t for t in self.task_ids if _scored_cells(self, t) and len(_scored_cells(self, t)) == len(self.rows)
-                and all(c.full for c in _scored_cells(self, t))]
+        return [
+            t
+            for t in self.task_ids
+            if _scored_cells(self, t)
+            and len(_scored_cells(self, t)) == len(self.rows)
+            and all(c.full for c in _scored_cells(self, t))
+        ]
 
 
 def _scored_cells(board: Board, task_id: str) -> list[TaskCell]:
@@ -136,10 +141,21 @@ def rows_of(results: RunResults) -> list[Row]:
         for suite, groups in others.items():
             if (other := groups.get((g.model, g.strategy))) is not None and other.metrics is not None:
                 suites[suite] = other.metrics
-        rows.append(Row(run_id=results.run_id, dataset=Path(results.dataset.path).name, model=g.model, strategy=g.strategy,
-                        tasks_scored=g.tasks_scored, samples_per_task=_samples_per_task(g), suites=suites,
-                        dep_m=g.dep.dep_m if g.dep else None, dep_f=g.dep.dep_f if g.dep else None,
-                        taxonomy={c: g.taxonomy.get(c, 0) for c in CATEGORIES}, tasks=_task_cells(results, g)))
+        rows.append(
+            Row(
+                run_id=results.run_id,
+                dataset=Path(results.dataset.path).name,
+                model=g.model,
+                strategy=g.strategy,
+                tasks_scored=g.tasks_scored,
+                samples_per_task=_samples_per_task(g),
+                suites=suites,
+                dep_m=g.dep.dep_m if g.dep else None,
+                dep_f=g.dep.dep_f if g.dep else None,
+                taxonomy={c: g.taxonomy.get(c, 0) for c in CATEGORIES},
+                tasks=_task_cells(results, g),
+            )
+        )
     return rows
 
 
@@ -151,8 +167,11 @@ def board_of(runs: list[RunResults]) -> Board:
     notes = []
     datasets = {(r.dataset.path, r.dataset.sha256) for r in runs}
     if len(datasets) > 1:
-        notes.append("the runs scored different datasets (" + "; ".join(f"{p} sha256 {h[:12]}" for p, h in sorted(datasets))
-                     + "): a task id may name different tasks in them")
+        notes.append(
+            "the runs scored different datasets ("
+            + "; ".join(f"{p} sha256 {h[:12]}" for p, h in sorted(datasets))
+            + "): a task id may name different tasks in them"
+        )
     return Board(rows=rows, suites=suites, ks=ks, task_ids=task_ids, notes=notes)
 
 

@@ -35,8 +35,14 @@ def levels_schema(task: Task) -> dict:
             "strict": True,
             "schema": {
                 "type": "object",
-                "properties": {"levels": {"type": "object", "properties": props, "required": list(props),
-                                          "additionalProperties": False}},
+                "properties": {
+                    "levels": {
+                        "type": "object",
+                        "properties": props,
+                        "required": list(props),
+                        "additionalProperties": False,
+                    }
+                },
                 "required": ["levels"],
                 "additionalProperties": False,
             },
@@ -64,7 +70,9 @@ def parse_levels(task: Task, text: str) -> tuple[dict[str, int] | None, str]:
     missing = [m for m in task.method_names if m not in levels]
     if missing:
         return None, f"no level for {', '.join(missing)}"
-    bad = [m for m in task.method_names if isinstance(levels[m], bool) or not isinstance(levels[m], int) or levels[m] < 0]
+    bad = [
+        m for m in task.method_names if isinstance(levels[m], bool) or not isinstance(levels[m], int) or levels[m] < 0
+    ]
     if bad:
         return None, f"not a non-negative integer level: {', '.join(f'{m}={levels[m]!r}' for m in bad)}"
     extra = sorted(set(levels) - set(task.method_names))
@@ -76,14 +84,30 @@ def model_levels(client: LLMClient, endpoint: EndpointConfig, task: Task) -> Lev
     """Ask the model; fall back to the labels (recorded) if the answer is unusable. Call errors
     (`LLMError`) propagate: a failed call is not an answer."""
     template = load_prompt(LEVELS_PROMPT)
-    messages = template.messages(class_name=task.class_name, method_names=", ".join(task.method_names),
-                                 skeleton=task.skeleton.strip("\n"))
-    reply = client.complete(LEVELS_ROLE, endpoint, messages, task_id=task.task_id, prompt_version=template.version,
-                            sample_index=0, response_format=levels_schema(task))
+    messages = template.messages(
+        class_name=task.class_name, method_names=", ".join(task.method_names), skeleton=task.skeleton.strip("\n")
+    )
+    reply = client.complete(
+        LEVELS_ROLE,
+        endpoint,
+        messages,
+        task_id=task.task_id,
+        prompt_version=template.version,
+        sample_index=0,
+        response_format=levels_schema(task),
+    )
     levels, note = parse_levels(task, reply.text)
-    common = {"prompt_version": template.version, "raw": reply.text,
-              "prompt_tokens": reply.prompt_tokens, "completion_tokens": reply.completion_tokens}
+    common = {
+        "prompt_version": template.version,
+        "raw": reply.text,
+        "prompt_tokens": reply.prompt_tokens,
+        "completion_tokens": reply.completion_tokens,
+    }
     if levels is None:
-        return LevelsRecord(source="labels_fallback", levels=levels_from_labels(task),
-                            note=f"model levels unusable ({note}); dataset labels used", **common)
+        return LevelsRecord(
+            source="labels_fallback",
+            levels=levels_from_labels(task),
+            note=f"model levels unusable ({note}); dataset labels used",
+            **common,
+        )
     return LevelsRecord(source="model", levels=levels, note=note, **common)

@@ -55,6 +55,7 @@ DEFAULT_KS = (1, 3, 5)
 
 # -- per sample --------------------------------------------------------------------------------
 
+
 def class_level_status(task: Task, sample: SampleOutcome) -> Level:
     statuses = [sample.test_class_status(tc) for tc in task.test_classes]
     if all(s == "success" for s in statuses):
@@ -74,6 +75,7 @@ def method_level_status(task: Task, sample: SampleOutcome, method: str) -> Level
 
 
 # -- per task ------------------------------------------------------------------------------------
+
 
 class Counts(BaseModel):
     """Correct-sample counts of one unit: full successes, and full-or-partial successes."""
@@ -111,11 +113,13 @@ def count_task(task: Task, samples: Sequence[SampleOutcome]) -> TaskCounts:
             counts.full += mlevel == "success"
             counts.partial += mlevel in ("success", "partial")
     without = [m for m in task.method_names if m not in methods]
-    return TaskCounts(task_id=task.task_id, n=len(samples), class_level=cls, methods=methods,
-                      methods_without_test_class=without)
+    return TaskCounts(
+        task_id=task.task_id, n=len(samples), class_level=cls, methods=methods, methods_without_test_class=without
+    )
 
 
 # -- aggregate ------------------------------------------------------------------------------------
+
 
 class Estimate(BaseModel):
     model_config = ConfigDict(extra="forbid")
@@ -150,9 +154,15 @@ def _pooled_mean(groups: Sequence[Sequence[float]]) -> float:
     return sum(flat) / len(flat)
 
 
-def compute_metrics(tasks: Sequence[Task], outcomes: Mapping[str, Sequence[SampleOutcome]], *,
-                    ks: Iterable[int] = DEFAULT_KS, n_resamples: int = 10_000, seed: int = 0,
-                    confidence: float = 0.95) -> MetricsReport:
+def compute_metrics(
+    tasks: Sequence[Task],
+    outcomes: Mapping[str, Sequence[SampleOutcome]],
+    *,
+    ks: Iterable[int] = DEFAULT_KS,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> MetricsReport:
     """Scores of one (model, strategy) over `tasks`; every task needs at least one sample.
 
     Only the k <= n of every task are reported (pass@k is undefined beyond n). Confidence intervals
@@ -177,15 +187,22 @@ def compute_metrics(tasks: Sequence[Task], outcomes: Mapping[str, Sequence[Sampl
             low, high = bootstrap_ci(values, n_resamples=n_resamples, seed=seed, confidence=confidence)
         else:  # the pooled mean of per-task groups: a ratio of sums
             value = stat(values)
-            low, high = bootstrap_ratio_ci([sum(g) for g in values], [len(g) for g in values], n_resamples=n_resamples,
-                                           seed=seed, confidence=confidence)
+            low, high = bootstrap_ratio_ci(
+                [sum(g) for g in values],
+                [len(g) for g in values],
+                n_resamples=n_resamples,
+                seed=seed,
+                confidence=confidence,
+            )
         return Estimate(value=value, ci_low=low, ci_high=high)
 
     def level_scores(kind: Literal["full", "partial"]) -> tuple[dict[int, Estimate], dict[int, Estimate]]:
         cls_scores, method_scores = {}, {}
         for k in usable:
             cls_scores[k] = estimate([pass_at_k(tc.n, getattr(tc.class_level, kind), k) for tc in per_task])
-            groups = [[pass_at_k(tc.n, getattr(c, kind), k) for c in tc.methods.values()] for tc in per_task if tc.methods]
+            groups = [
+                [pass_at_k(tc.n, getattr(c, kind), k) for c in tc.methods.values()] for tc in per_task if tc.methods
+            ]
             if groups:
                 method_scores[k] = estimate(groups, _pooled_mean)
         return cls_scores, method_scores
@@ -193,16 +210,19 @@ def compute_metrics(tasks: Sequence[Task], outcomes: Mapping[str, Sequence[Sampl
     cls_full, m_full = level_scores("full")
     cls_partial, m_partial = level_scores("partial")
     return MetricsReport(
-        ks=usable, n_tasks=len(per_task),
+        ks=usable,
+        n_tasks=len(per_task),
         n_methods_scored=sum(len(tc.methods) for tc in per_task),
         methods_without_test_class=[f"{tc.task_id}/{m}" for tc in per_task for m in tc.methods_without_test_class],
         class_level=LevelScores(full=cls_full, partial=cls_partial),
         method_level=LevelScores(full=m_full, partial=m_partial),
-        per_task=per_task, bootstrap=boot,
+        per_task=per_task,
+        bootstrap=boot,
     )
 
 
 # -- DEP ------------------------------------------------------------------------------------------
+
 
 class DepCounts(BaseModel):
     """Numerators and denominators of DEP(M) and DEP(F); add them up over methods and samples."""
@@ -215,8 +235,12 @@ class DepCounts(BaseModel):
     field_total: int = 0
 
     def __add__(self, other: DepCounts) -> DepCounts:
-        return DepCounts(method_hits=self.method_hits + other.method_hits, method_total=self.method_total + other.method_total,
-                         field_hits=self.field_hits + other.field_hits, field_total=self.field_total + other.field_total)
+        return DepCounts(
+            method_hits=self.method_hits + other.method_hits,
+            method_total=self.method_total + other.method_total,
+            field_hits=self.field_hits + other.field_hits,
+            field_total=self.field_total + other.field_total,
+        )
 
     @property
     def dep_m(self) -> float | None:
@@ -238,14 +262,18 @@ def _analyse(source: str, class_name: str) -> Dependencies | None:
     cls = find_class(module, class_name)
     if cls is None:
         return None
-    return {name: (set(d.method_calls), set(d.fields)) for name, d in analyse_class(cls, import_aliases(module)).items()}
+    return {
+        name: (set(d.method_calls), set(d.fields)) for name, d in analyse_class(cls, import_aliases(module)).items()
+    }
 
 
 def canonical_dependencies(task: Task, canonical: Literal["solution", "labels"] = "solution") -> Dependencies:
     """S_i per method: from the reference solution's analysis (default) or from the dataset's labels."""
     if canonical == "labels":
-        return {m.method_name: (set(m.dependencies.method_dependencies), set(m.dependencies.field_names))
-                for m in task.methods_info}
+        return {
+            m.method_name: (set(m.dependencies.method_dependencies), set(m.dependencies.field_names))
+            for m in task.methods_info
+        }
     analysed = _analyse(task.solution_code, task.class_name)
     if analysed is None:
         raise ValueError(f"task {task.task_id}: the reference solution cannot be analysed")
@@ -261,6 +289,10 @@ def dep_counts(task: Task, program: str, canonical: Dependencies | None = None) 
         calls, fields = generated.get(method, (set(), set()))
         # `self.m()` counts as using m even where the generated class lacks m (the analysis then
         # files it under fields): the method did generate the dependency.
-        total += DepCounts(method_hits=len(ref_calls & (calls | fields)), method_total=len(ref_calls),
-                           field_hits=len(ref_fields & fields), field_total=len(ref_fields))
+        total += DepCounts(
+            method_hits=len(ref_calls & (calls | fields)),
+            method_total=len(ref_calls),
+            field_hits=len(ref_fields & fields),
+            field_total=len(ref_fields),
+        )
     return total

@@ -20,10 +20,14 @@ from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from pipeline.core import parsing
 
-_EXCEPTION_LINE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Iteration)\w*)(?::\s?(?P<message>.*))?$")
+_EXCEPTION_LINE = re.compile(
+    r"^(?P<type>[A-Za-z_][\w.]*(?:Error|Exception|Exit|Interrupt|Warning|Iteration)\w*)(?::\s?(?P<message>.*))?$"
+)
 
 TestClassStatus = Literal["success", "partial", "fail", "error"]
-SampleStatus = Literal["completed", "compile_error", "load_error", "timeout", "resource_limit", "crashed", "tampered", "no_code"]
+SampleStatus = Literal[
+    "completed", "compile_error", "load_error", "timeout", "resource_limit", "crashed", "tampered", "no_code"
+]
 
 
 class ExceptionInfo(BaseModel):
@@ -65,8 +69,10 @@ class TestClassOutcome(BaseModel):
     @model_validator(mode="after")
     def _counts_add_up(self) -> TestClassOutcome:
         if self.failures + self.errors + self.skipped > self.tests_run:
-            raise ValueError(f"failures+errors+skipped ({self.failures}+{self.errors}+{self.skipped}) "
-                             f"exceed tests_run ({self.tests_run})")
+            raise ValueError(
+                f"failures+errors+skipped ({self.failures}+{self.errors}+{self.skipped}) "
+                f"exceed tests_run ({self.tests_run})"
+            )
         return self
 
     @property
@@ -83,13 +89,19 @@ class TestClassOutcome(BaseModel):
         - partial: at least one test passed, at least one failed or raised;
         - fail: no test passed, at least one failed.
         """
-        if self.timed_out or self.tests_run == 0 or self.errors == self.tests_run or (self.passed == 0 and self.failures == 0):
+        if (
+            self.timed_out
+            or self.tests_run == 0
+            or self.errors == self.tests_run
+            or (self.passed == 0 and self.failures == 0)
+        ):
             return "error"
         if self.passed > 0 and self.failures + self.errors == 0:
             return "success"
         if self.passed > 0:
             return "partial"
         return "fail"
+
 
 class SampleOutcome(BaseModel):
     """Everything known about running one sample (one generated program) of one task."""

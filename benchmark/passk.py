@@ -53,8 +53,14 @@ def _percentiles(stats: np.ndarray, confidence: float) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def bootstrap_ratio_ci(numerators: Sequence[float], denominators: Sequence[float], *, n_resamples: int = 10_000,
-                       seed: int = 0, confidence: float = 0.95) -> tuple[float, float]:
+def bootstrap_ratio_ci(
+    numerators: Sequence[float],
+    denominators: Sequence[float],
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
     """`bootstrap_ci` of sum(numerators) / sum(denominators) over tasks (a resample whose
     denominators sum to 0 counts 0), vectorised: the same resamples as `bootstrap_ci` with a
     ratio-of-sums stat, without its Python loop (10^4 resamples x every task took seconds)."""
@@ -66,8 +72,14 @@ def bootstrap_ratio_ci(numerators: Sequence[float], denominators: Sequence[float
     return _percentiles(np.divide(top, bottom, out=np.zeros_like(top), where=bottom != 0), confidence)
 
 
-def bootstrap_ci(values: Sequence[T], stat: Callable[[Sequence[T]], float] = _mean, *,
-                 n_resamples: int = 10_000, seed: int = 0, confidence: float = 0.95) -> tuple[float, float]:
+def bootstrap_ci(
+    values: Sequence[T],
+    stat: Callable[[Sequence[T]], float] = _mean,
+    *,
+    n_resamples: int = 10_000,
+    seed: int = 0,
+    confidence: float = 0.95,
+) -> tuple[float, float]:
     """Percentile bootstrap interval of `stat` over `values` (one value per task: resample tasks).
 
     Deterministic for a given seed (numpy's PCG64 via `default_rng(seed)`). Values can be any

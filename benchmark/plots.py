@@ -24,11 +24,15 @@ def passk_figure(results: RunResults):
     would be a single dot, so each group is a bar with its interval as an error bar instead.
     """
     groups = [g for g in results.scores if g.metrics is not None]
-    ks = sorted({k for g in groups for level in ("class_level", "method_level") for k in getattr(g.metrics, level).full})
+    ks = sorted(
+        {k for g in groups for level in ("class_level", "method_level") for k in getattr(g.metrics, level).full}
+    )
     fig = new_figure(11.0, 4.6)
     axes = fig.subplots(1, 2, sharey=True)
-    for ax, level, title in ((axes[0], "class_level", "Class-level full success"),
-                             (axes[1], "method_level", "Method-level full success")):
+    for ax, level, title in (
+        (axes[0], "class_level", "Class-level full success"),
+        (axes[1], "method_level", "Method-level full success"),
+    ):
         ax.set_title(title)
         ax.set_ylim(0, 102)
         ax.grid(alpha=0.3, axis="y")
@@ -55,8 +59,13 @@ def _passk_lines(ax, groups, level: str, ks: list[int]) -> None:
         if not gk:
             continue
         line = ax.plot(gk, [100 * scores[k].value for k in gk], marker="o", label=_label(g))[0]
-        ax.fill_between(gk, [100 * scores[k].ci_low for k in gk], [100 * scores[k].ci_high for k in gk],
-                        color=line.get_color(), alpha=0.12)
+        ax.fill_between(
+            gk,
+            [100 * scores[k].ci_low for k in gk],
+            [100 * scores[k].ci_high for k in gk],
+            color=line.get_color(),
+            alpha=0.12,
+        )
     ax.set_xlabel("k")
     ax.set_xticks(ks)
 
@@ -67,8 +76,14 @@ def _passk_bars(ax, groups, level: str, k: int) -> None:
         if score is None:
             continue
         value = 100 * score.value
-        ax.bar(i, value, yerr=[[value - 100 * score.ci_low], [100 * score.ci_high - value]], capsize=4,
-               color=f"C{i}", label=_label(g))
+        ax.bar(
+            i,
+            value,
+            yerr=[[value - 100 * score.ci_low], [100 * score.ci_high - value]],
+            capsize=4,
+            color=f"C{i}",
+            label=_label(g),
+        )
     ax.set_xticks(range(len(groups)), [""] * len(groups))
     ax.set_xlabel(f"pass@{k} (one sample per task: a bar per strategy / model)")
 
@@ -86,16 +101,28 @@ def taxonomy_figure(results: RunResults):
         ax.set_axis_off()
         ax.set_title("Error taxonomy of failed samples")
         scored = sum(g.n_scored for g in groups)
-        ax.text(0.5, 0.5, f"no failures: every one of the {scored} scored samples passed" if scored else
-                "no scored samples", ha="center", va="center", fontsize="large", color="#555555", transform=ax.transAxes)
+        ax.text(
+            0.5,
+            0.5,
+            f"no failures: every one of the {scored} scored samples passed" if scored else "no scored samples",
+            ha="center",
+            va="center",
+            fontsize="large",
+            color="#555555",
+            transform=ax.transAxes,
+        )
         return fig
     width = 0.8 / max(1, len(groups))
     xs = range(len(CATEGORIES))
     for i, g in enumerate(groups):
-        ax.bar([x + i * width - 0.4 + width / 2 for x in xs], [g.taxonomy.get(c, 0) for c in CATEGORIES], width=width,
-               label=_label(g))
+        ax.bar(
+            [x + i * width - 0.4 + width / 2 for x in xs],
+            [g.taxonomy.get(c, 0) for c in CATEGORIES],
+            width=width,
+            label=_label(g),
+        )
     ax.set_xticks(list(xs), [c.replace("_", "/") for c in CATEGORIES])
-    integer_axis(ax.yaxis)   # counts of samples
+    integer_axis(ax.yaxis)  # counts of samples
     ax.set_ylim(bottom=0)
     ax.set_ylabel("failed samples")
     ax.set_title("Error taxonomy of failed samples")

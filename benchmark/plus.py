@@ -17,8 +17,10 @@ def plus_task(task: Task) -> Task:
     tests, classes, replaced = combined_suite(task.test, task.test_classes, task.plus)
     if not replaced and classes == task.test_classes:
         return task
-    methods = [m.model_copy(update={"test_class": replaced.get(m.test_class, m.test_class)}) if m.test_class else m
-               for m in task.methods_info]
+    methods = [
+        m.model_copy(update={"test_class": replaced.get(m.test_class, m.test_class)}) if m.test_class else m
+        for m in task.methods_info
+    ]
     return task.model_copy(update={"test": tests, "test_classes": classes, "methods_info": methods})
 
 
@@ -38,8 +40,9 @@ def plus_scores(tasks: list[Task], records: list[SampleRecord], run_samples, ref
     refs = reference(combined)
     runnable = [r for r in records if r.scored and r.request.program is not None and r.result.bucket != "compile_error"]
     # each executed sample's request, run again against other tests: a new result
-    rerun = run_samples([(r.request, None) for r in runnable], {t.task_id: t for t in combined},
-                        {r.task_id: r for r in refs})
+    rerun = run_samples(
+        [(r.request, None) for r in runnable], {t.task_id: t for t in combined}, {r.task_id: r for r in refs}
+    )
     kept = {id(r) for r in runnable}
     plus_records = rerun + [r for r in records if id(r) not in kept]
     broken = {r.task_id for r in refs if r.broken}

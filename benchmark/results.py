@@ -86,7 +86,9 @@ class StepRecord(Record):
     raw: str
     extracted: str = Field(description="the code taken from `raw` (a method at class-body indentation, or a module)")
     extraction_how: str = Field(description="how the code was found: fenced, unclosed_fence, unfenced, empty")
-    method_how: str | None = Field(None, description="method steps: how the method was cut out (ast, ast_dedented, lines, not_found)")
+    method_how: str | None = Field(
+        None, description="method steps: how the method was cut out (ast, ast_dedented, lines, not_found)"
+    )
     finish_reason: str | None = None
     truncated: bool = False
     prompt_tokens: int = 0
@@ -125,7 +127,9 @@ class SampleRequest(Record):
     steps: list[StepRecord] = Field(default_factory=list)
     program: str | None = None
     limit_s: float | None = Field(None, description="the run's time limit (scaled from the reference); None: not run")
-    environment: str | None = Field(None, description="interpreter + harness of the run (benchmark.execution.environment_tag)")
+    environment: str | None = Field(
+        None, description="interpreter + harness of the run (benchmark.execution.environment_tag)"
+    )
     execution_key: str | None = Field(None, description="content hash of the run: its stored execution in executions/")
 
     @property
@@ -161,7 +165,8 @@ class SampleResult(Record):
     per_class: bool = Field(False, description="an abnormal end was accounted per test class")
     reruns: int = Field(0, description="later runs of the test classes an abnormal end did not reach, within the limit")
     reused: Literal["reference", "store"] | None = Field(
-        None, description="not run for this sample: the reference pre-run's execution, or one found in executions/")
+        None, description="not run for this sample: the reference pre-run's execution, or one found in executions/"
+    )
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
@@ -222,7 +227,9 @@ class DatasetInfo(Record):
     sha256: str
     n_tasks_loaded: int
     n_tasks_selected: int
-    samples_left_out: list[str] = Field(default_factory=list, description="tasks of the samples file --task/--max-tasks left out")
+    samples_left_out: list[str] = Field(
+        default_factory=list, description="tasks of the samples file --task/--max-tasks left out"
+    )
     fixes_applied: list[QuirkFix] = Field(default_factory=list)
     notices: list[QuirkFix] = Field(default_factory=list)
 
@@ -243,7 +250,9 @@ class RunSettings(Record):
     scale_cap_s: float | None = Field(None, description="None in results written before the cap existed")
     grace_s: float | None = Field(None, description="a run is killed this long after its limit")
     hash_seed: int | None = Field(None, description="PYTHONHASHSEED of every run; `random` is seeded with it too")
-    environment: EnvironmentInfo | None = Field(None, description="the environment code under test ran in; None: classforge's own")
+    environment: EnvironmentInfo | None = Field(
+        None, description="the environment code under test ran in; None: classforge's own"
+    )
     reference_limit_s: float
     samples_file: str | None = None
     samples_file_sha256: str | None = None
@@ -268,7 +277,9 @@ class GroupScores(Record):
     n_samples: int
     n_scored: int
     tasks_scored: int
-    tasks_unscored: list[str] = Field(default_factory=list, description="selected, non-broken tasks with no scored sample")
+    tasks_unscored: list[str] = Field(
+        default_factory=list, description="selected, non-broken tasks with no scored sample"
+    )
     metrics: MetricsReport | None = None
     taxonomy: dict[str, int] = Field(default_factory=dict)
     dep: DepScores | None = None
@@ -280,7 +291,9 @@ class RunStats(Record):
     sandbox_runs: int = Field(0, description="sandbox runs made by this invocation (reruns and retries included)")
     executions_reused: int = Field(0, description="executions served from the run's content store")
     llm_requests: int = 0
-    samples_resumed: int = Field(0, description="samples read back from their files, finished by an earlier run that stopped")
+    samples_resumed: int = Field(
+        0, description="samples read back from their files, finished by an earlier run that stopped"
+    )
     seconds: dict[str, float] = Field(default_factory=dict, description="wall time per phase")
 
 
@@ -296,7 +309,8 @@ class RunResults(Record):
     samples: list[SampleRecord]
     scores: list[GroupScores] = Field(default_factory=list)
     plus_scores: list[GroupScores] = Field(
-        default_factory=list, description="the same samples against base + plus tests (tasks with a plus suite)")
+        default_factory=list, description="the same samples against base + plus tests (tasks with a plus suite)"
+    )
     plus_reference: list[ReferenceRecord] = Field(default_factory=list, description="the reference against base + plus")
     usage: UsageSummary | None = None
     stats: RunStats = Field(default_factory=RunStats)
@@ -308,6 +322,7 @@ class RunResults(Record):
 
 # -- files -----------------------------------------------------------------------------------------
 
+
 class ResultsError(InputError):
     """A results folder or file that cannot be read; the message says which and why."""
 
@@ -318,8 +333,10 @@ def sample_file(record: SampleRecord) -> str:
     req = record.request
     exact = json.dumps(list(req.key))
     tag = hashlib.sha256(exact.encode()).hexdigest()[:8]
-    return (f"{SAMPLES_DIR}/{_slug(req.model)}/{_slug(req.strategy)}/"
-            f"{_slug(req.task_id, 80)}__{req.sample_index}__{tag}.json")
+    return (
+        f"{SAMPLES_DIR}/{_slug(req.model)}/{_slug(req.strategy)}/"
+        f"{_slug(req.task_id, 80)}__{req.sample_index}__{tag}.json"
+    )
 
 
 def cause_of(error: LLMError) -> str:
@@ -376,7 +393,10 @@ def save_results(run_dir: Path, results: RunResults, *, write_samples: bool = Tr
     run_dir = Path(run_dir)
     files = SampleFiles(run_dir)
     names = [files.write(r) if write_samples else sample_file(r) for r in results.samples]
-    summary = results.model_dump(mode="json", exclude={"samples"}) | {"schema_version": SCHEMA_VERSION, "sample_files": names}
+    summary = results.model_dump(mode="json", exclude={"samples"}) | {
+        "schema_version": SCHEMA_VERSION,
+        "sample_files": names,
+    }
     path = run_dir / RESULTS_FILE
     write_json(path, summary)
     return path
@@ -413,8 +433,10 @@ def load_results(run_dir_or_file: Path) -> RunResults:
     data = _read_json(path)
     version = data.get("schema_version") if isinstance(data, dict) else None
     if version not in READABLE_VERSIONS:
-        raise ResultsError(f"{path}: results schema version {version!r}; this classforge reads versions "
-                           f"{', '.join(map(str, READABLE_VERSIONS))}")
+        raise ResultsError(
+            f"{path}: results schema version {version!r}; this classforge reads versions "
+            f"{', '.join(map(str, READABLE_VERSIONS))}"
+        )
     if version in (2, 3, 4):
         names = data.pop("sample_files", None)
         if not isinstance(names, list):
@@ -428,10 +450,15 @@ def load_results(run_dir_or_file: Path) -> RunResults:
 
 # -- run identity ------------------------------------------------------------------------------------
 
+
 def file_sha256(path: Path) -> str:
     digest = hashlib.sha256()
     path = Path(path)
-    files = sorted(p for p in path.rglob("*") if p.is_file() and "data" in p.relative_to(path).parts[:1]) if path.is_dir() else [path]
+    files = (
+        sorted(p for p in path.rglob("*") if p.is_file() and "data" in p.relative_to(path).parts[:1])
+        if path.is_dir()
+        else [path]
+    )
     for f in files:
         digest.update(f.name.encode())
         with open(f, "rb") as fh:

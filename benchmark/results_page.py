@@ -80,16 +80,22 @@ def pct(value: float | None) -> str:
 def _num_cell(e: Estimate | None) -> str:
     if e is None:
         return '<td class="num" data-v="">-</td>'
-    return (f'<td class="num" data-v="{e.value:.6f}">{pct(e.value)} '
-            f'<span class="ci">[{pct(e.ci_low)}, {pct(e.ci_high)}]</span></td>')
+    return (
+        f'<td class="num" data-v="{e.value:.6f}">{pct(e.value)} '
+        f'<span class="ci">[{pct(e.ci_low)}, {pct(e.ci_high)}]</span></td>'
+    )
 
 
 def _table(table_id: str, head: list[tuple[str, bool]], body: list[str]) -> str:
     """A sortable table; `head` is (title, numeric) per column, `body` the rows' <tr> markup."""
-    ths = "".join(f'<th class="num" scope="col">{escape(t)}</th>' if num else f'<th scope="col">{escape(t)}</th>'
-                  for t, num in head)
-    return (f'<div class="scroll"><table id="{table_id}" class="sortable"><thead><tr>{ths}</tr></thead>'
-            f'<tbody>{"".join(body)}</tbody></table></div>')
+    ths = "".join(
+        f'<th class="num" scope="col">{escape(t)}</th>' if num else f'<th scope="col">{escape(t)}</th>'
+        for t, num in head
+    )
+    return (
+        f'<div class="scroll"><table id="{table_id}" class="sortable"><thead><tr>{ths}</tr></thead>'
+        f"<tbody>{''.join(body)}</tbody></table></div>"
+    )
 
 
 def _suite_title(suite: str) -> str:
@@ -97,8 +103,13 @@ def _suite_title(suite: str) -> str:
 
 
 def _score_columns(board: Board) -> list[tuple[str, str, str, int]]:
-    return [(suite, level, kind, k) for suite in board.suites for level, _ in LEVELS for kind, _ in KINDS
-            for k in board.ks[suite]]
+    return [
+        (suite, level, kind, k)
+        for suite in board.suites
+        for level, _ in LEVELS
+        for kind, _ in KINDS
+        for k in board.ks[suite]
+    ]
 
 
 def leaderboard_table(board: Board) -> str:
@@ -109,10 +120,13 @@ def leaderboard_table(board: Board) -> str:
     head += [("DEP(M)", True), ("DEP(F)", True)]
     body = []
     for row in board.rows:
-        cells = [f"<td>{escape(row.model)}</td>", f"<td>{escape(row.strategy)}</td>",
-                 f'<td title="{escape(row.dataset)}">{escape(row.run_id)}</td>',
-                 f'<td class="num" data-v="{row.tasks_scored}">{row.tasks_scored}</td>',
-                 f'<td class="num" data-v="{row.samples_per_task.split("-")[0]}">{escape(row.samples_per_task)}</td>']
+        cells = [
+            f"<td>{escape(row.model)}</td>",
+            f"<td>{escape(row.strategy)}</td>",
+            f'<td title="{escape(row.dataset)}">{escape(row.run_id)}</td>',
+            f'<td class="num" data-v="{row.tasks_scored}">{row.tasks_scored}</td>',
+            f'<td class="num" data-v="{row.samples_per_task.split("-")[0]}">{escape(row.samples_per_task)}</td>',
+        ]
         cells += [_num_cell(row.estimate(s, level, kind, k)) for s, level, kind, k in columns]
         cells += [_num_cell(row.dep_m), _num_cell(row.dep_f)]
         body.append(f"<tr>{''.join(cells)}</tr>")
@@ -124,9 +138,16 @@ def _bars(board: Board, pick) -> list[Bar]:
     for i, row in enumerate(board.rows):
         e = pick(row)
         if e is not None:
-            bars.append(Bar(f"{row.label} ({row.run_id[-12:]})" if _ambiguous(board, row) else row.label,
-                            100 * e.value, 100 * e.ci_low, 100 * e.ci_high,
-                            f"{pct(e.value)} [{pct(e.ci_low)}, {pct(e.ci_high)}]", colour=i))
+            bars.append(
+                Bar(
+                    f"{row.label} ({row.run_id[-12:]})" if _ambiguous(board, row) else row.label,
+                    100 * e.value,
+                    100 * e.ci_low,
+                    100 * e.ci_high,
+                    f"{pct(e.value)} [{pct(e.ci_low)}, {pct(e.ci_high)}]",
+                    colour=i,
+                )
+            )
     return bars
 
 
@@ -162,31 +183,46 @@ def suites_section(board: Board) -> str:
             continue
         for level, name in LEVELS:
             columns.append((suite, level, k))
-            head += [(f"{name} full pass@{k} {BASE}", True), (f"{name} full pass@{k} {suite}", True),
-                     (f"{name} {suite} − {BASE}", True)]
+            head += [
+                (f"{name} full pass@{k} {BASE}", True),
+                (f"{name} full pass@{k} {suite}", True),
+                (f"{name} {suite} − {BASE}", True),
+            ]
     body = []
     for row in board.rows:
         cells = [f"<td>{escape(row.model)}</td><td>{escape(row.strategy)}</td><td>{escape(row.run_id)}</td>"]
         for suite, level, k in columns:
             base, other = row.estimate(BASE, level, "full", k), row.estimate(suite, level, "full", k)
             delta = None if base is None or other is None else other.value - base.value
-            cells += [_num_cell(base), _num_cell(other),
-                      '<td class="num" data-v="">-</td>' if delta is None
-                      else f'<td class="num" data-v="{delta:.6f}">{100 * delta:+.1f}</td>']
+            cells += [
+                _num_cell(base),
+                _num_cell(other),
+                '<td class="num" data-v="">-</td>'
+                if delta is None
+                else f'<td class="num" data-v="{delta:.6f}">{100 * delta:+.1f}</td>',
+            ]
         body.append(f"<tr>{''.join(cells)}</tr>")
     return "<h2>Base tests vs " + ", ".join(map(escape, others)) + "</h2>" + _table("suites", head, body)
 
 
 def taxonomy_section(board: Board) -> str:
-    head = [("Model", False), ("Strategy", False), ("Run", False)] + [(c, True) for c in CATEGORIES] + [("failed", True)]
-    body = [f"<tr><td>{escape(r.model)}</td><td>{escape(r.strategy)}</td><td>{escape(r.run_id)}</td>"
-            + "".join(f'<td class="num" data-v="{r.taxonomy[c]}">{r.taxonomy[c]}</td>' for c in CATEGORIES)
-            + f'<td class="num" data-v="{sum(r.taxonomy.values())}">{sum(r.taxonomy.values())}</td></tr>'
-            for r in board.rows]
-    chart = stacked_chart([(r.label, r.taxonomy) for r in board.rows], list(CATEGORIES),
-                          title="Failed samples per error category")
-    return ("<h2>Error taxonomy of failed samples</h2>" + _table("taxonomy", head, body)
-            + f'<div class="charts">{chart}</div>')
+    head = (
+        [("Model", False), ("Strategy", False), ("Run", False)] + [(c, True) for c in CATEGORIES] + [("failed", True)]
+    )
+    body = [
+        f"<tr><td>{escape(r.model)}</td><td>{escape(r.strategy)}</td><td>{escape(r.run_id)}</td>"
+        + "".join(f'<td class="num" data-v="{r.taxonomy[c]}">{r.taxonomy[c]}</td>' for c in CATEGORIES)
+        + f'<td class="num" data-v="{sum(r.taxonomy.values())}">{sum(r.taxonomy.values())}</td></tr>'
+        for r in board.rows
+    ]
+    chart = stacked_chart(
+        [(r.label, r.taxonomy) for r in board.rows], list(CATEGORIES), title="Failed samples per error category"
+    )
+    return (
+        "<h2>Error taxonomy of failed samples</h2>"
+        + _table("taxonomy", head, body)
+        + f'<div class="charts">{chart}</div>'
+    )
 
 
 def _grid_cell(cell: TaskCell | None) -> str:
@@ -210,14 +246,18 @@ def task_grid(board: Board) -> str:
     for task_id in board.task_ids:
         cells = [r.tasks.get(task_id) for r in board.rows]
         solving = sum(1 for c in cells if c is not None and c.full)
-        body.append(f"<tr><td>{escape(task_id)}</td><td class=\"num\" data-v=\"{solving}\">{solving}</td>"
-                    + "".join(_grid_cell(c) for c in cells) + "</tr>")
-    return ("<h2>Per-task outcomes (samples passing every test of the task)</h2>"
-            + _task_list("Solved by no row", board.solved_by_nobody())
-            + _task_list("Solved by every row", board.solved_by_everybody())
-            + "<p>A row solves a task when at least one of its samples passes every test class. Grey: the task's "
-              "reference fails (broken) or no sample of the row could be scored.</p>"
-            + _table("tasks", head, body))
+        body.append(
+            f'<tr><td>{escape(task_id)}</td><td class="num" data-v="{solving}">{solving}</td>'
+            + "".join(_grid_cell(c) for c in cells)
+            + "</tr>"
+        )
+    return (
+        "<h2>Per-task outcomes (samples passing every test of the task)</h2>"
+        + _task_list("Solved by no row", board.solved_by_nobody())
+        + _task_list("Solved by every row", board.solved_by_everybody())
+        + "<p>A row solves a task when at least one of its samples passes every test class. Grey: the task's "
+        "reference fails (broken) or no sample of the row could be scored.</p>" + _table("tasks", head, body)
+    )
 
 
 def render_page(board: Board, *, title: str = "classforge results") -> str:

@@ -122,7 +122,9 @@ class EvaluationRequest(BaseModel):
 
     dataset: Path
     models: list[str] = Field(default_factory=list, description="model names; 'reference' and 'empty' are special")
-    samples_file: Path | None = Field(None, description="pre-generated completions (JSONL) to score instead of generating")
+    samples_file: Path | None = Field(
+        None, description="pre-generated completions (JSONL) to score instead of generating"
+    )
     task_ids: list[str] | None = Field(None, description="only these tasks (dataset order kept)")
     max_tasks: int | None = Field(None, ge=1, description="only the first N (selected) tasks")
 
@@ -153,6 +155,7 @@ class RunOutcome(BaseModel):
 
 # -- small steps -------------------------------------------------------------------------------------
 
+
 def select_tasks(dataset: LoadedDataset, task_ids: list[str] | None, max_tasks: int | None) -> list[Task]:
     tasks = dataset.tasks
     if task_ids:
@@ -165,37 +168,67 @@ def select_tasks(dataset: LoadedDataset, task_ids: list[str] | None, max_tasks: 
     return tasks[:max_tasks] if max_tasks else tasks
 
 
-def _identity(dataset_sha: str, request: EvaluationRequest, cfg: EvaluateConfig, sb: SandboxConfig, tasks: list[Task],
-              samples_sha: str | None, models: list[str]) -> dict:
+def _identity(
+    dataset_sha: str,
+    request: EvaluationRequest,
+    cfg: EvaluateConfig,
+    sb: SandboxConfig,
+    tasks: list[Task],
+    samples_sha: str | None,
+    models: list[str],
+) -> dict:
     """Everything that changes which samples exist or how they are run (not ks or the bootstrap,
     which only change the scoring, so a different k re-scores the same run)."""
     llm_models = [m for m in request.models if m not in SPECIAL_MODELS] and samples_sha is None
     return {
-        "dataset": dataset_sha, "models": models, "samples": samples_sha,
+        "dataset": dataset_sha,
+        "models": models,
+        "samples": samples_sha,
         "tasks": [t.task_id for t in tasks] if (request.task_ids or request.max_tasks) else "all",
         "n": cfg.n_samples if samples_sha is None else None,
         "strategies": cfg.strategies if llm_models else None,
         "levels": cfg.levels_source if llm_models else None,
-        "endpoint": {"base_url": cfg.endpoint.base_url, "temperature": cfg.endpoint.temperature,
-                     "max_tokens": cfg.endpoint.max_tokens} if llm_models else None,
-        "limits": {"floor": sb.scale_floor_s, "factor": sb.scale_factor, "cap": sb.scale_cap_s,
-                   "basis": "cpu"},
+        "endpoint": {
+            "base_url": cfg.endpoint.base_url,
+            "temperature": cfg.endpoint.temperature,
+            "max_tokens": cfg.endpoint.max_tokens,
+        }
+        if llm_models
+        else None,
+        "limits": {"floor": sb.scale_floor_s, "factor": sb.scale_factor, "cap": sb.scale_cap_s, "basis": "cpu"},
     } | ({"environment": cfg.environment} if cfg.environment != "host" else {})
 
 
-def _settings(request: EvaluationRequest, config: EvaluatorConfig, models: list[str], strategies: list[str],
-              samples_sha: str | None, tasks: list[Task]) -> RunSettings:
+def _settings(
+    request: EvaluationRequest,
+    config: EvaluatorConfig,
+    models: list[str],
+    strategies: list[str],
+    samples_sha: str | None,
+    tasks: list[Task],
+) -> RunSettings:
     cfg = config.evaluate
     return RunSettings(
-        models=models, strategies=strategies, n_samples=cfg.n_samples if samples_sha is None else None, ks=cfg.ks,
+        models=models,
+        strategies=strategies,
+        n_samples=cfg.n_samples if samples_sha is None else None,
+        ks=cfg.ks,
         levels_source=cfg.levels_source,
-        temperature=cfg.endpoint.temperature, max_tokens=cfg.endpoint.max_tokens,
-        base_url=cfg.endpoint.base_url if any(m not in SPECIAL_MODELS for m in models) and samples_sha is None else None,
-        bootstrap_resamples=cfg.bootstrap_resamples, bootstrap_seed=cfg.bootstrap_seed,
-        scale_floor_s=config.sandbox.scale_floor_s, scale_factor=config.sandbox.scale_factor,
-        scale_cap_s=config.sandbox.scale_cap_s, grace_s=config.sandbox.grace_s, hash_seed=config.sandbox.hash_seed,
+        temperature=cfg.endpoint.temperature,
+        max_tokens=cfg.endpoint.max_tokens,
+        base_url=cfg.endpoint.base_url
+        if any(m not in SPECIAL_MODELS for m in models) and samples_sha is None
+        else None,
+        bootstrap_resamples=cfg.bootstrap_resamples,
+        bootstrap_seed=cfg.bootstrap_seed,
+        scale_floor_s=config.sandbox.scale_floor_s,
+        scale_factor=config.sandbox.scale_factor,
+        scale_cap_s=config.sandbox.scale_cap_s,
+        grace_s=config.sandbox.grace_s,
+        hash_seed=config.sandbox.hash_seed,
         reference_limit_s=config.sandbox.wall_limit_s,
-        samples_file=str(request.samples_file) if request.samples_file else None, samples_file_sha256=samples_sha,
+        samples_file=str(request.samples_file) if request.samples_file else None,
+        samples_file_sha256=samples_sha,
         task_ids=[t.task_id for t in tasks] if (request.task_ids or request.max_tasks) else None,
     )
 
@@ -206,8 +239,13 @@ def _settings(request: EvaluationRequest, config: EvaluatorConfig, models: list[
 REFERENCE_LIMIT_FACTOR = 5
 
 
-def reference_prerun(tasks: list[Task], executor: Executor, sandbox: SandboxConfig,
-                     progress: Progress | None = None, cache: ExecutionStore | None = None) -> list[ReferenceRecord]:
+def reference_prerun(
+    tasks: list[Task],
+    executor: Executor,
+    sandbox: SandboxConfig,
+    progress: Progress | None = None,
+    cache: ExecutionStore | None = None,
+) -> list[ReferenceRecord]:
     """Run every task's reference once; broken = anything but a pass (see the module docstring).
 
     `cache`: reference runs kept by content across results folders (`reference_cache`); a run found
@@ -217,12 +255,15 @@ def reference_prerun(tasks: list[Task], executor: Executor, sandbox: SandboxConf
     jobs = {t.task_id: job_for(t, reference_program(t), limit) for t in tasks}
     counter = _Counter("reference", len(jobs), progress)
     done = _run_cached(executor, jobs, cache, counter.tick)
-    return [_reference_record(t.task_id, done[t.task_id].whole, jobs[t.task_id].key(executor.config), sandbox)
-            for t in tasks]
+    return [
+        _reference_record(t.task_id, done[t.task_id].whole, jobs[t.task_id].key(executor.config), sandbox)
+        for t in tasks
+    ]
 
 
-def _run_cached(executor: Executor, jobs: dict[str, ExecutionJob], cache: ExecutionStore | None,
-                tick: Callable[[], None]) -> dict[str, StoredExecution]:
+def _run_cached(
+    executor: Executor, jobs: dict[str, ExecutionJob], cache: ExecutionStore | None, tick: Callable[[], None]
+) -> dict[str, StoredExecution]:
     """task id -> its job's execution: from this run's store, else the shared cache, else run (and
     then kept in the cache too; a sandbox failure never is)."""
     keys = {tid: job.key(executor.config) for tid, job in jobs.items()}
@@ -244,9 +285,17 @@ def _reference_record(task_id: str, w: SuiteResult, key: str, sb: SandboxConfig)
     cause = "" if passed else f"{w.status.value}: {w.detail}"
     if infra:
         cause = f"not judged, the sandbox failed (a new run retries it): {w.detail}"
-    return ReferenceRecord(task_id=task_id, broken=not passed, cause=cause, suite_status=w.status.value,
-                           wall_s=w.wall_s, cpu_s=w.cpu_s, limit_s=evaluation_limit(w.wall_s, w.cpu_s, sb),
-                           execution_key=key, infrastructure=infra)
+    return ReferenceRecord(
+        task_id=task_id,
+        broken=not passed,
+        cause=cause,
+        suite_status=w.status.value,
+        wall_s=w.wall_s,
+        cpu_s=w.cpu_s,
+        limit_s=evaluation_limit(w.wall_s, w.cpu_s, sb),
+        execution_key=key,
+        infrastructure=infra,
+    )
 
 
 def reference_cache(cfg: EvaluateConfig, sandbox: SandboxConfig) -> ExecutionStore:
@@ -269,8 +318,12 @@ class _Counter:
             self.progress(self.phase, self.done, self.total)
 
 
-def _generate(units: list[tuple[SampleRequest, Task]], generator: LLMGenerator | None, client: LLMClient | None,
-              progress: Progress | None) -> list[Sampled]:
+def _generate(
+    units: list[tuple[SampleRequest, Task]],
+    generator: LLMGenerator | None,
+    client: LLMClient | None,
+    progress: Progress | None,
+) -> list[Sampled]:
     counter = _Counter("generation", len(units), progress)
     out: dict[int, Sampled] = {}
     llm = [i for i, (u, _) in enumerate(units) if u.model not in SPECIAL_MODELS]
@@ -291,11 +344,15 @@ def _generate(units: list[tuple[SampleRequest, Task]], generator: LLMGenerator |
             u, t = units[i]
             if result.error is not None:
                 if isinstance(result.error, LLMError):  # already handled inside; kept for safety
-                    out[i] = (u.model_copy(update={"source": "llm"}),
-                              SampleResult(bucket="generation_error", reason=str(result.error), cause=cause_of(result.error)))
+                    out[i] = (
+                        u.model_copy(update={"source": "llm"}),
+                        SampleResult(bucket="generation_error", reason=str(result.error), cause=cause_of(result.error)),
+                    )
                     continue
-                raise EvaluationError(f"task {t.task_id}: generating {u.model}/{u.strategy} sample {u.sample_index} "
-                                      f"failed: {type(result.error).__name__}: {result.error}") from result.error
+                raise EvaluationError(
+                    f"task {t.task_id}: generating {u.model}/{u.strategy} sample {u.sample_index} "
+                    f"failed: {type(result.error).__name__}: {result.error}"
+                ) from result.error
             out[i] = result.unwrap()  # no error: its value
     return [out[i] for i in range(len(units))]
 
@@ -303,9 +360,16 @@ def _generate(units: list[tuple[SampleRequest, Task]], generator: LLMGenerator |
 def _final(request: SampleRequest, result: SampleResult) -> SampleRecord:
     """The sample's record, with what its result takes from the request (tokens) and its cause (whether it repeats)."""
     cause = result.cause
-    return SampleRecord(request=request, result=result.model_copy(update={
-        "repeats": UNSCORED_CAUSES[cause][1] if cause in UNSCORED_CAUSES else None,
-        "prompt_tokens": request.prompt_tokens, "completion_tokens": request.completion_tokens}))
+    return SampleRecord(
+        request=request,
+        result=result.model_copy(
+            update={
+                "repeats": UNSCORED_CAUSES[cause][1] if cause in UNSCORED_CAUSES else None,
+                "prompt_tokens": request.prompt_tokens,
+                "completion_tokens": request.completion_tokens,
+            }
+        ),
+    )
 
 
 def _outcome_reason(outcome: SampleOutcome) -> str:
@@ -317,29 +381,63 @@ def _outcome_reason(outcome: SampleOutcome) -> str:
 def _unexecuted(request: SampleRequest, early: SampleResult) -> SampleRecord:
     """A sample generation already decided: nothing to run."""
     if early.bucket == "no_code":
-        early = early.model_copy(update={"outcome": SampleOutcome(task_id=request.task_id, sample_index=request.sample_index,
-                                                                  status="no_code")})
+        early = early.model_copy(
+            update={
+                "outcome": SampleOutcome(task_id=request.task_id, sample_index=request.sample_index, status="no_code")
+            }
+        )
     elif early.bucket == "compile_error":  # found before assembly could give a program to compile
         error = ExceptionInfo(type="UnicodeEncodeError", message=early.reason)
-        early = early.model_copy(update={"outcome": SampleOutcome(task_id=request.task_id, sample_index=request.sample_index,
-                                                                  status="compile_error", error=error)})
+        early = early.model_copy(
+            update={
+                "outcome": SampleOutcome(
+                    task_id=request.task_id, sample_index=request.sample_index, status="compile_error", error=error
+                )
+            }
+        )
     return _final(request, early)
 
 
-def _executed(request: SampleRequest, task: Task, stored: StoredExecution, environment: str,
-              reused: Literal["reference", "store"] | None) -> SampleRecord:
+def _executed(
+    request: SampleRequest,
+    task: Task,
+    stored: StoredExecution,
+    environment: str,
+    reused: Literal["reference", "store"] | None,
+) -> SampleRecord:
     """The record of a sample that ran (or reused a run): its request gains the run's limit, environment and key."""
     w = stored.whole
-    request = request.model_copy(update={"limit_s": stored.limit_s, "environment": environment, "execution_key": stored.key})
-    run = SampleResult(bucket="sandbox_error", suite_status=w.status.value, detail=w.detail, wall_s=w.wall_s,
-                       runs_wall_s=round(stored.wall_s, 4), cpu_s=w.cpu_s, peak_memory_mb=w.peak_memory_mb,
-                       isolation=w.isolation, per_class=stored.apart, reruns=len(stored.reruns), reused=reused)
+    request = request.model_copy(
+        update={"limit_s": stored.limit_s, "environment": environment, "execution_key": stored.key}
+    )
+    run = SampleResult(
+        bucket="sandbox_error",
+        suite_status=w.status.value,
+        detail=w.detail,
+        wall_s=w.wall_s,
+        runs_wall_s=round(stored.wall_s, 4),
+        cpu_s=w.cpu_s,
+        peak_memory_mb=w.peak_memory_mb,
+        isolation=w.isolation,
+        per_class=stored.apart,
+        reruns=len(stored.reruns),
+        reused=reused,
+    )
     if stored.infrastructure_failure:
-        return _final(request, run.model_copy(update={
-            "cause": "sandbox-failed", "reason": f"task {request.task_id}: the sandbox failed: {stored.runs[-1].detail}"}))
+        return _final(
+            request,
+            run.model_copy(
+                update={
+                    "cause": "sandbox-failed",
+                    "reason": f"task {request.task_id}: the sandbox failed: {stored.runs[-1].detail}",
+                }
+            ),
+        )
     outcome = to_outcome(request.task_id, request.sample_index, stored, task.test_classes)
-    return _final(request, run.model_copy(update={"bucket": outcome.status, "outcome": outcome,
-                                                  "reason": _outcome_reason(outcome)}))
+    return _final(
+        request,
+        run.model_copy(update={"bucket": outcome.status, "outcome": outcome, "reason": _outcome_reason(outcome)}),
+    )
 
 
 def _class_floors(executor: Executor, ref: ReferenceRecord) -> dict[str, float]:
@@ -355,8 +453,14 @@ def _class_floors(executor: Executor, ref: ReferenceRecord) -> dict[str, float]:
 Sink = Callable[[SampleRecord], object]
 
 
-def execute_samples(generated: list[Sampled], tasks: dict[str, Task], refs: dict[str, ReferenceRecord],
-                    executor: Executor, progress: Progress | None = None, sink: Sink | None = None) -> list[SampleRecord]:
+def execute_samples(
+    generated: list[Sampled],
+    tasks: dict[str, Task],
+    refs: dict[str, ReferenceRecord],
+    executor: Executor,
+    progress: Progress | None = None,
+    sink: Sink | None = None,
+) -> list[SampleRecord]:
     """Every generated sample to one record in one bucket (see `benchmark.results`); `sink` gets
     each record as soon as it is final (the run folder's sample files)."""
     jobs: dict[int, ExecutionJob] = {}
@@ -383,9 +487,16 @@ def execute_samples(generated: list[Sampled], tasks: dict[str, Task], refs: dict
             continue
         syntax = syntax_error_of(req.program)
         if syntax is not None:
-            outcome = SampleOutcome(task_id=req.task_id, sample_index=req.sample_index, status="compile_error", error=syntax)
-            final(i, _final(req, SampleResult(bucket="compile_error", outcome=outcome,
-                                              reason=f"{syntax.type}: {syntax.message}")))
+            outcome = SampleOutcome(
+                task_id=req.task_id, sample_index=req.sample_index, status="compile_error", error=syntax
+            )
+            final(
+                i,
+                _final(
+                    req,
+                    SampleResult(bucket="compile_error", outcome=outcome, reason=f"{syntax.type}: {syntax.message}"),
+                ),
+            )
             continue
         if req.task_id not in floors:
             floors[req.task_id] = _class_floors(executor, ref)
@@ -404,16 +515,29 @@ def execute_samples(generated: list[Sampled], tasks: dict[str, Task], refs: dict
     def executed(stored: StoredExecution) -> None:
         for i in samples_of.get(stored.key, []):
             req = generated[i][0]
-            final(i, _executed(req, tasks[req.task_id], stored, environment,
-                               "store" if stored.key in executor.reused_keys else None))
+            final(
+                i,
+                _executed(
+                    req,
+                    tasks[req.task_id],
+                    stored,
+                    environment,
+                    "store" if stored.key in executor.reused_keys else None,
+                ),
+            )
         counter.tick()
 
     executor.run(list(jobs.values()), on_done=executed)
     return [records[i] for i in range(len(generated))]
 
 
-def _units(request: EvaluationRequest, cfg: EvaluateConfig, tasks: list[Task], broken: set[str],
-           dataset_sha256: str | None = None) -> list[tuple[SampleRequest, Task]]:
+def _units(
+    request: EvaluationRequest,
+    cfg: EvaluateConfig,
+    tasks: list[Task],
+    broken: set[str],
+    dataset_sha256: str | None = None,
+) -> list[tuple[SampleRequest, Task]]:
     units = []
     for model in request.models:
         strategies = [DIRECT] if model in SPECIAL_MODELS else cfg.strategies
@@ -422,9 +546,20 @@ def _units(request: EvaluationRequest, cfg: EvaluateConfig, tasks: list[Task], b
                 if t.task_id in broken:
                     continue  # never paid for: a broken task cannot be scored
                 for i in range(cfg.n_samples):
-                    units.append((direct_unit(model, t.task_id, i, dataset_sha256) if model in SPECIAL_MODELS
-                                  else SampleRequest(model=model, strategy=strategy, task_id=t.task_id, sample_index=i,
-                                                     dataset_sha256=dataset_sha256), t))
+                    units.append(
+                        (
+                            direct_unit(model, t.task_id, i, dataset_sha256)
+                            if model in SPECIAL_MODELS
+                            else SampleRequest(
+                                model=model,
+                                strategy=strategy,
+                                task_id=t.task_id,
+                                sample_index=i,
+                                dataset_sha256=dataset_sha256,
+                            ),
+                            t,
+                        )
+                    )
     return units
 
 
@@ -433,17 +568,28 @@ class _Generation(BaseModel):
 
     generated: list[Sampled]
     broken_samples: list[Sampled] = Field(default_factory=list, description="pre-generated samples of broken tasks")
-    order: list[tuple[str, str, str, int]] = Field(default_factory=list, description="every sample of the run, in order")
+    order: list[tuple[str, str, str, int]] = Field(
+        default_factory=list, description="every sample of the run, in order"
+    )
     models: list[str]
     strategies: list[str]
     usage: UsageSummary | None = None
 
 
-def _generation_phase(request: EvaluationRequest, cfg: EvaluateConfig, llm: LLMConfig, tasks: list[Task], broken: set[str],
-                      samples: list[Answer] | None, client: LLMClient | None, env: Mapping[str, str] | None,
-                      progress: Progress | None, done: Collection[tuple[str, str, str, int]] = (),
-                      keep_usage: Callable[[list[LedgerEntry]], None] | None = None,
-                      dataset_sha256: str | None = None) -> _Generation:
+def _generation_phase(
+    request: EvaluationRequest,
+    cfg: EvaluateConfig,
+    llm: LLMConfig,
+    tasks: list[Task],
+    broken: set[str],
+    samples: list[Answer] | None,
+    client: LLMClient | None,
+    env: Mapping[str, str] | None,
+    progress: Progress | None,
+    done: Collection[tuple[str, str, str, int]] = (),
+    keep_usage: Callable[[list[LedgerEntry]], None] | None = None,
+    dataset_sha256: str | None = None,
+) -> _Generation:
     """Pre-generated samples, or every (model, strategy, task, index) of the non-broken tasks;
     the samples in `done` (finished by an earlier, interrupted run) are left out but keep their place in `order`.
     `keep_usage` receives what the client paid for, even when generation is interrupted."""
@@ -473,22 +619,37 @@ def _generation_phase(request: EvaluationRequest, cfg: EvaluateConfig, llm: LLMC
             if own_client:
                 client.close()
     special = [DIRECT] if any(m in SPECIAL_MODELS for m in request.models) else []
-    return _Generation(generated=generated, order=[u.key for u, _ in all_units], models=list(request.models),
-                       strategies=(list(cfg.strategies) if llm_models else []) + special, usage=usage)
+    return _Generation(
+        generated=generated,
+        order=[u.key for u, _ in all_units],
+        models=list(request.models),
+        strategies=(list(cfg.strategies) if llm_models else []) + special,
+        usage=usage,
+    )
 
 
-def _pregenerated_phase(samples: list[Answer], tasks: list[Task], broken: set[str], done: Collection[tuple[str, str, str, int]],
-                        dataset_sha256: str | None) -> _Generation:
+def _pregenerated_phase(
+    samples: list[Answer],
+    tasks: list[Task],
+    broken: set[str],
+    done: Collection[tuple[str, str, str, int]],
+    dataset_sha256: str | None,
+) -> _Generation:
     """The samples file's answers as generated samples (those in `done` left out, in `order` still);
     a broken task's are set apart."""
     by_id = {t.task_id: t for t in tasks}
-    generated = [pregenerated_sample(req.model_copy(update={"dataset_sha256": dataset_sha256}), answer, by_id[req.task_id])
-                 for req, answer in samples if req.key not in done]
-    return _Generation(generated=[g for g in generated if g[0].task_id not in broken],
-                       broken_samples=[g for g in generated if g[0].task_id in broken],
-                       order=[req.key for req, _ in samples],
-                       models=list(dict.fromkeys(req.model for req, _ in samples)),
-                       strategies=list(dict.fromkeys(req.strategy for req, _ in samples)))
+    generated = [
+        pregenerated_sample(req.model_copy(update={"dataset_sha256": dataset_sha256}), answer, by_id[req.task_id])
+        for req, answer in samples
+        if req.key not in done
+    ]
+    return _Generation(
+        generated=[g for g in generated if g[0].task_id not in broken],
+        broken_samples=[g for g in generated if g[0].task_id in broken],
+        order=[req.key for req, _ in samples],
+        models=list(dict.fromkeys(req.model for req, _ in samples)),
+        strategies=list(dict.fromkeys(req.strategy for req, _ in samples)),
+    )
 
 
 def _llm_generator(client: LLMClient | None, cfg: EvaluateConfig) -> LLMGenerator:
@@ -498,7 +659,10 @@ def _llm_generator(client: LLMClient | None, cfg: EvaluateConfig) -> LLMGenerato
 
 # -- the run ----------------------------------------------------------------------------------------
 
-def _environment(dataset_format: str, tasks: list[Task], cfg: EvaluateConfig, sandbox: SandboxConfig) -> EnvironmentInfo:
+
+def _environment(
+    dataset_format: str, tasks: list[Task], cfg: EvaluateConfig, sandbox: SandboxConfig
+) -> EnvironmentInfo:
     """The declared environment: a virtual environment for the local backend (built once, reused),
     the sandbox image for the docker backend; either way from the same requirements list."""
     requirements, declared_in = declared_requirements(dataset_format, tasks)
@@ -511,35 +675,56 @@ def _environment(dataset_format: str, tasks: list[Task], cfg: EvaluateConfig, sa
         raise EvaluationError(str(e)) from e
 
 
-def _read_samples(request: EvaluationRequest, dataset: LoadedDataset, tasks: list[Task],
-                  covered: list[str]) -> tuple[list[Answer] | None, str | None]:
+def _read_samples(
+    request: EvaluationRequest, dataset: LoadedDataset, tasks: list[Task], covered: list[str]
+) -> tuple[list[Answer] | None, str | None]:
     """The pre-generated samples of the selected tasks and the file's hash, when a samples file is
     given; samples of tasks the dataset holds but --task/--max-tasks did not select are left out, saying so."""
     if request.samples_file is None:
         return None, None
     path = request.samples_file
     selected = [t.task_id for t in tasks]
-    samples = read_samples_file(path, default_model=request.models[0] if request.models else None,
-                                known_tasks=set(dataset.all_task_ids) or set(selected),
-                                task_methods={t.task_id: t.method_names for t in tasks}, selected=set(selected))
+    samples = read_samples_file(
+        path,
+        default_model=request.models[0] if request.models else None,
+        known_tasks=set(dataset.all_task_ids) or set(selected),
+        task_methods={t.task_id: t.method_names for t in tasks},
+        selected=set(selected),
+    )
     left_out = [t for t in covered if t not in set(selected)]
     if not samples:
-        raise EvaluationError(f"{path}: no sample of the selected task(s) {', '.join(selected[:5])}"
-                              f"{' ...' if len(selected) > 5 else ''}; its samples are of task(s) {', '.join(left_out[:5])}"
-                              f"{' ...' if len(left_out) > 5 else ''} (in the dataset, not selected by --task/--max-tasks)")
+        raise EvaluationError(
+            f"{path}: no sample of the selected task(s) {', '.join(selected[:5])}"
+            f"{' ...' if len(selected) > 5 else ''}; its samples are of task(s) {', '.join(left_out[:5])}"
+            f"{' ...' if len(left_out) > 5 else ''} (in the dataset, not selected by --task/--max-tasks)"
+        )
     return samples, file_sha256(path)
 
 
-def _execution_phase(phase: _Generation, by_id: dict[str, Task], refs: dict[str, ReferenceRecord], executor: Executor,
-                     files: SampleFiles, finished: dict[tuple[str, str, str, int], SampleRecord],
-                     progress: Progress | None) -> tuple[list[SampleRecord], int]:
+def _execution_phase(
+    phase: _Generation,
+    by_id: dict[str, Task],
+    refs: dict[str, ReferenceRecord],
+    executor: Executor,
+    files: SampleFiles,
+    finished: dict[tuple[str, str, str, int], SampleRecord],
+    progress: Progress | None,
+) -> tuple[list[SampleRecord], int]:
     """The run's records in the run's order (this invocation's, and those an earlier run finished),
     each written to its file when final; and how many came from the earlier run."""
     records = execute_samples(phase.generated, by_id, refs, executor, progress, sink=files.write)
     for req, _ in phase.broken_samples:
         ref = refs[req.task_id]
-        records.append(_final(req, SampleResult(bucket="task_broken", cause="sandbox-failed" if ref.infrastructure
-                                                else "task-broken", reason=f"task {req.task_id} is broken: {ref.cause}")))
+        records.append(
+            _final(
+                req,
+                SampleResult(
+                    bucket="task_broken",
+                    cause="sandbox-failed" if ref.infrastructure else "task-broken",
+                    reason=f"task {req.task_id} is broken: {ref.cause}",
+                ),
+            )
+        )
         files.write(records[-1])
     fresh = {r.key: r for r in records}
     by_key = finished | fresh
@@ -547,9 +732,15 @@ def _execution_phase(phase: _Generation, by_id: dict[str, Task], refs: dict[str,
     return [by_key[k] for k in phase.order if k in by_key], resumed
 
 
-def evaluate(request: EvaluationRequest, config: Config | EvaluatorConfig, *, env: Mapping[str, str] | None = None,
-             client: LLMClient | None = None, backend: SandboxBackend | None = None,
-             progress: Progress | None = None) -> RunOutcome:
+def evaluate(
+    request: EvaluationRequest,
+    config: Config | EvaluatorConfig,
+    *,
+    env: Mapping[str, str] | None = None,
+    client: LLMClient | None = None,
+    backend: SandboxBackend | None = None,
+    progress: Progress | None = None,
+) -> RunOutcome:
     """Run (or resume) one evaluation and write its folder; see the module docstring. With
     `evaluate.dask`, the sandbox runs go to that Dask cluster (`pipeline.sandbox.cluster`), whose
     workers are checked first; everything else, the stores included, stays here. Of `config` only
@@ -564,8 +755,15 @@ def evaluate(request: EvaluationRequest, config: Config | EvaluatorConfig, *, en
         raise EvaluationError(str(exc)) from exc
 
 
-def _evaluate(request: EvaluationRequest, config: EvaluatorConfig, env: Mapping[str, str] | None, client: LLMClient | None,
-              backend: SandboxBackend | None, progress: Progress | None, cluster: DaskCluster | None) -> RunOutcome:
+def _evaluate(
+    request: EvaluationRequest,
+    config: EvaluatorConfig,
+    env: Mapping[str, str] | None,
+    client: LLMClient | None,
+    backend: SandboxBackend | None,
+    progress: Progress | None,
+    cluster: DaskCluster | None,
+) -> RunOutcome:
     cfg = config.evaluate
     _check_request(request, cfg.strategies)
     clock: dict[str, float] = {}
@@ -589,9 +787,20 @@ def _evaluate(request: EvaluationRequest, config: EvaluatorConfig, env: Mapping[
     finished = files.finished()  # a killed run's finished samples: not done again
     t0 = time.perf_counter()
     usage_run = new_run_id()
-    phase = _generation_phase(request, cfg, config.llm, tasks, broken, loaded.samples, client, env, progress, done=finished,
-                              keep_usage=lambda entries: save_usage(run_dir, usage_run, "generation", entries),
-                              dataset_sha256=dataset_sha)
+    phase = _generation_phase(
+        request,
+        cfg,
+        config.llm,
+        tasks,
+        broken,
+        loaded.samples,
+        client,
+        env,
+        progress,
+        done=finished,
+        keep_usage=lambda entries: save_usage(run_dir, usage_run, "generation", entries),
+        dataset_sha256=dataset_sha,
+    )
     clock["generation"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
@@ -607,17 +816,35 @@ def _evaluate(request: EvaluationRequest, config: EvaluatorConfig, env: Mapping[
     return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
 
 
-def _run_results(request: EvaluationRequest, loaded: _LoadedRun, settings: RunSettings, references: list[ReferenceRecord],
-                 records: list[SampleRecord], usage: UsageSummary | None,
-                 plus: tuple[list[GroupScores], list[ReferenceRecord]], executor: Executor, resumed: int) -> RunResults:
+def _run_results(
+    request: EvaluationRequest,
+    loaded: _LoadedRun,
+    settings: RunSettings,
+    references: list[ReferenceRecord],
+    records: list[SampleRecord],
+    usage: UsageSummary | None,
+    plus: tuple[list[GroupScores], list[ReferenceRecord]],
+    executor: Executor,
+    resumed: int,
+) -> RunResults:
     """The run's results before scoring: what was run, on what, with which settings, at what cost."""
     return RunResults(
-        run_id=loaded.run_id, classforge_version=__version__,
+        run_id=loaded.run_id,
+        classforge_version=__version__,
         dataset=_dataset_info(request, loaded.dataset, loaded.dataset_sha, loaded.tasks),
-        settings=settings, tasks=loaded.tasks, reference=references, samples=records, usage=usage,
-        plus_scores=plus[0], plus_reference=plus[1],
-        stats=RunStats(sandbox_runs=executor.sandbox_runs, executions_reused=executor.reused, samples_resumed=resumed,
-                       llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0),
+        settings=settings,
+        tasks=loaded.tasks,
+        reference=references,
+        samples=records,
+        usage=usage,
+        plus_scores=plus[0],
+        plus_reference=plus[1],
+        stats=RunStats(
+            sandbox_runs=executor.sandbox_runs,
+            executions_reused=executor.reused,
+            samples_resumed=resumed,
+            llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0,
+        ),
     )
 
 
@@ -646,33 +873,59 @@ def _load_run(request: EvaluationRequest, config: EvaluatorConfig) -> _LoadedRun
     dataset_sha = file_sha256(request.dataset)
     samples, samples_sha = _read_samples(request, dataset, tasks, covered or [])
     models = list(dict.fromkeys(req.model for req, _ in samples)) if samples is not None else request.models
-    run_id = run_id_for(dataset_label(Path(request.dataset)), _identity(dataset_sha, request, cfg, config.sandbox, tasks, samples_sha, models))
-    return _LoadedRun(dataset=dataset, tasks=tasks, dataset_sha=dataset_sha, samples=samples, samples_sha=samples_sha,
-                      run_id=run_id, run_dir=Path(cfg.output_root) / run_id)
+    run_id = run_id_for(
+        dataset_label(Path(request.dataset)),
+        _identity(dataset_sha, request, cfg, config.sandbox, tasks, samples_sha, models),
+    )
+    return _LoadedRun(
+        dataset=dataset,
+        tasks=tasks,
+        dataset_sha=dataset_sha,
+        samples=samples,
+        samples_sha=samples_sha,
+        run_id=run_id,
+        run_dir=Path(cfg.output_root) / run_id,
+    )
 
 
-def _executor(config: EvaluatorConfig, run_dir: Path, backend: SandboxBackend | None,
-              cluster: DaskCluster | None) -> Executor:
+def _executor(
+    config: EvaluatorConfig, run_dir: Path, backend: SandboxBackend | None, cluster: DaskCluster | None
+) -> Executor:
     """The run's executor over its own store; a Dask cluster's workers are checked first."""
     cfg = config.evaluate
     if cluster is not None:
         cluster.check(config.sandbox)
-    return Executor(config.sandbox, ExecutionStore(run_dir / EXECUTIONS_DIR), workers=cfg.workers,
-                    retries=cfg.sandbox_retries, rerun_classes=cfg.rerun_classes, backend=backend, cluster=cluster,
-                    batch_size=cfg.batch_size)
+    return Executor(
+        config.sandbox,
+        ExecutionStore(run_dir / EXECUTIONS_DIR),
+        workers=cfg.workers,
+        retries=cfg.sandbox_retries,
+        rerun_classes=cfg.rerun_classes,
+        backend=backend,
+        cluster=cluster,
+        batch_size=cfg.batch_size,
+    )
 
 
-def _plus_phase(tasks: list[Task], records: list[SampleRecord], executor: Executor, sandbox: SandboxConfig,
-                settings: RunSettings, progress: Progress | None,
-                clock: dict[str, float]) -> tuple[list[GroupScores], list[ReferenceRecord]]:
+def _plus_phase(
+    tasks: list[Task],
+    records: list[SampleRecord],
+    executor: Executor,
+    sandbox: SandboxConfig,
+    settings: RunSettings,
+    progress: Progress | None,
+    clock: dict[str, float],
+) -> tuple[list[GroupScores], list[ReferenceRecord]]:
     """Base + plus scores of the same samples, when the dataset has plus suites (benchmark.plus)."""
+
     def renamed(phase: str, done: int, total: int) -> None:
         if progress:
             progress(f"plus {phase}", done, total)
 
     t0 = time.perf_counter()
     scored = plus_scores(
-        tasks, records,
+        tasks,
+        records,
         run_samples=lambda generated, by_id, refs: execute_samples(generated, by_id, refs, executor, renamed),
         reference=lambda combined: reference_prerun(combined, executor, sandbox, renamed),
         score=lambda combined, broken, recs: score_run(combined, broken, recs, settings),
@@ -693,16 +946,26 @@ def _check_request(request: EvaluationRequest, strategies: Sequence[str]) -> Non
 def _dataset_info(request: EvaluationRequest, dataset, dataset_sha: str, tasks: list[Task]) -> DatasetInfo:
     selected = {t.task_id for t in tasks}
     covered = samples_task_ids(request.samples_file) if request.samples_file is not None else []
-    return DatasetInfo(path=str(request.dataset), format=dataset.format, sha256=dataset_sha,
-                       samples_left_out=[t for t in covered if t not in selected],
-                       n_tasks_loaded=len(dataset.all_task_ids) or len(dataset.tasks), n_tasks_selected=len(tasks),
-                       fixes_applied=[f for f in dataset.fixes_applied if f.task_id in selected],
-                       notices=[n for n in dataset.notices if n.task_id in selected])
+    return DatasetInfo(
+        path=str(request.dataset),
+        format=dataset.format,
+        sha256=dataset_sha,
+        samples_left_out=[t for t in covered if t not in selected],
+        n_tasks_loaded=len(dataset.all_task_ids) or len(dataset.tasks),
+        n_tasks_selected=len(tasks),
+        fixes_applied=[f for f in dataset.fixes_applied if f.task_id in selected],
+        notices=[n for n in dataset.notices if n.task_id in selected],
+    )
 
 
-def _score_and_write(run_dir: Path, results: RunResults, progress: Progress | None,
-                     clock: dict[str, float] | None = None, samples_written: bool = False,
-                     plots: bool = False) -> RunOutcome:
+def _score_and_write(
+    run_dir: Path,
+    results: RunResults,
+    progress: Progress | None,
+    clock: dict[str, float] | None = None,
+    samples_written: bool = False,
+    plots: bool = False,
+) -> RunOutcome:
     """Score, then write results.json, summary.md, results.html and (asked for) the plots, each once, at the end."""
     t0 = time.perf_counter()
     if progress:

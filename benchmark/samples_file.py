@@ -84,8 +84,9 @@ Answer = tuple[SampleRequest, PregeneratedSample]
 
 def _check_steps(where: str, s: PregeneratedSample, strategy: str, methods: Sequence[str] | None) -> None:
     if strategy not in PER_METHOD_STRATEGIES:
-        raise SamplesFileError(f"{where}: 'steps' need a per-method strategy ({', '.join(PER_METHOD_STRATEGIES)}), "
-                               f"got {strategy!r}")
+        raise SamplesFileError(
+            f"{where}: 'steps' need a per-method strategy ({', '.join(PER_METHOD_STRATEGIES)}), got {strategy!r}"
+        )
     assert s.steps is not None  # the caller checked the shape
     named = [st.method for st in s.steps if st.method is not None]
     if named and len(named) != len(s.steps):
@@ -141,9 +142,14 @@ def _parsed_lines(path: Path) -> list[tuple[int, PregeneratedSample]]:
     return raw
 
 
-def read_samples_file(path: Path, *, default_model: str | None, known_tasks: Collection[str],
-                      task_methods: Mapping[str, Sequence[str]] | None = None,
-                      selected: Collection[str] | None = None) -> list[Answer]:
+def read_samples_file(
+    path: Path,
+    *,
+    default_model: str | None,
+    known_tasks: Collection[str],
+    task_methods: Mapping[str, Sequence[str]] | None = None,
+    selected: Collection[str] | None = None,
+) -> list[Answer]:
     """Every sample of the file (see the module docstring); `task_methods` (task -> method names)
     lets per-method steps be checked against the tasks. With `selected`, samples of the other
     (known) tasks are left out: the caller says which and why."""
@@ -161,19 +167,32 @@ def read_samples_file(path: Path, *, default_model: str | None, known_tasks: Col
             continue
         model = s.model or fallback_model
         if s.steps is not None and s.strategy is None:
-            raise SamplesFileError(f"{path}:{lineno}: a 'steps' sample must name its strategy "
-                                   f"({', '.join(PER_METHOD_STRATEGIES)})")
+            raise SamplesFileError(
+                f"{path}:{lineno}: a 'steps' sample must name its strategy ({', '.join(PER_METHOD_STRATEGIES)})"
+            )
         strategy = s.strategy or EXTERNAL
         if s.steps is not None:
             _check_steps(f"{path}:{lineno}", s, strategy, task_methods.get(s.task_id) if task_methods else None)
         for label, value in (("model", model), ("strategy", strategy)):
             if not _LABEL.match(value):
-                raise SamplesFileError(f"{path}:{lineno}: {label} {value!r} must be a plain label (letters, digits, _.:/+-)")
+                raise SamplesFileError(
+                    f"{path}:{lineno}: {label} {value!r} must be a plain label (letters, digits, _.:/+-)"
+                )
         taken = used.setdefault((model, strategy, s.task_id), set())
-        index = s.sample_index if s.sample_index is not None else next(i for i in range(len(taken) + 1) if i not in taken)
+        index = (
+            s.sample_index if s.sample_index is not None else next(i for i in range(len(taken) + 1) if i not in taken)
+        )
         if index in taken:
-            raise SamplesFileError(f"{path}:{lineno}: task {s.task_id}: sample {index} of {model}/{strategy} given twice")
+            raise SamplesFileError(
+                f"{path}:{lineno}: task {s.task_id}: sample {index} of {model}/{strategy} given twice"
+            )
         taken.add(index)
-        out.append((SampleRequest(model=model, strategy=strategy, task_id=s.task_id, sample_index=index,
-                                  source="samples_file"), s))
+        out.append(
+            (
+                SampleRequest(
+                    model=model, strategy=strategy, task_id=s.task_id, sample_index=index, source="samples_file"
+                ),
+                s,
+            )
+        )
     return out

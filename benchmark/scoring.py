@@ -21,8 +21,13 @@ def categorise(task: Task, record: SampleRecord) -> SampleRecord:
     """Fill in the error category of a scored sample (None when it passes every test class)."""
     result = record.result
     c = classify(task, result.outcome) if record.scored and result.outcome is not None else None
-    return record.model_copy(update={"result": result.model_copy(update={
-        "error_category": c.category if c else None, "error_reason": c.reason if c else None})})
+    return record.model_copy(
+        update={
+            "result": result.model_copy(
+                update={"error_category": c.category if c else None, "error_reason": c.reason if c else None}
+            )
+        }
+    )
 
 
 def _ratio(parts: Sequence[tuple[int, int]]) -> float:
@@ -43,10 +48,14 @@ def _dep_scores(per_task: list[DepCounts], resamples: int, seed: int) -> DepScor
         low, high = bootstrap_ratio_ci([h for h, _ in parts], [t for _, t in parts], n_resamples=resamples, seed=seed)
         return Estimate(value=_ratio(parts), ci_low=low, ci_high=high)
 
-    return DepScores(dep_m=estimate([(d.method_hits, d.method_total) for d in per_task]),
-                     dep_f=estimate([(d.field_hits, d.field_total) for d in per_task]),
-                     method_hits=total.method_hits, method_total=total.method_total,
-                     field_hits=total.field_hits, field_total=total.field_total)
+    return DepScores(
+        dep_m=estimate([(d.method_hits, d.method_total) for d in per_task]),
+        dep_f=estimate([(d.field_hits, d.field_total) for d in per_task]),
+        method_hits=total.method_hits,
+        method_total=total.method_total,
+        field_hits=total.field_hits,
+        field_total=total.field_total,
+    )
 
 
 def _outcome(record: SampleRecord) -> SampleOutcome:
@@ -55,8 +64,14 @@ def _outcome(record: SampleRecord) -> SampleOutcome:
     return record.result.outcome
 
 
-def score_group(model: str, strategy: str, tasks: Sequence[Task], broken: set[str],
-                records: Sequence[SampleRecord], settings: RunSettings) -> GroupScores:
+def score_group(
+    model: str,
+    strategy: str,
+    tasks: Sequence[Task],
+    broken: set[str],
+    records: Sequence[SampleRecord],
+    settings: RunSettings,
+) -> GroupScores:
     """One (model, strategy); `tasks` are the selected tasks, `broken` those excluded."""
     buckets: Counter[str] = Counter(r.result.bucket for r in records)
     scorable = [t for t in tasks if t.task_id not in broken]
@@ -73,25 +88,40 @@ def score_group(model: str, strategy: str, tasks: Sequence[Task], broken: set[st
         outcomes = {t.task_id: [_outcome(r) for r in by_task[t.task_id]] for t in scored_tasks}
         usable = [k for k in settings.ks if k <= min(len(v) for v in outcomes.values())]
         if usable:
-            metrics = compute_metrics(scored_tasks, outcomes, ks=usable, n_resamples=settings.bootstrap_resamples,
-                                      seed=settings.bootstrap_seed)
+            metrics = compute_metrics(
+                scored_tasks,
+                outcomes,
+                ks=usable,
+                n_resamples=settings.bootstrap_resamples,
+                seed=settings.bootstrap_seed,
+            )
         taxonomy = summarise(classify(t, _outcome(r)) for t in scored_tasks for r in by_task[t.task_id])
         per_task_dep = []
         for t in scored_tasks:
             canonical = canonical_dependencies(t)
-            per_task_dep.append(sum((dep_counts(t, r.request.program or "", canonical) for r in by_task[t.task_id]), DepCounts()))
+            per_task_dep.append(
+                sum((dep_counts(t, r.request.program or "", canonical) for r in by_task[t.task_id]), DepCounts())
+            )
         dep = _dep_scores(per_task_dep, settings.bootstrap_resamples, settings.bootstrap_seed)
     return GroupScores(
-        model=model, strategy=strategy, buckets={b: buckets.get(b, 0) for b in BUCKETS}, n_samples=len(records),
-        n_scored=sum(len(v) for v in by_task.values()), tasks_scored=len(scored_tasks), tasks_unscored=unscored,
-        metrics=metrics, taxonomy=dict(taxonomy), dep=dep,
+        model=model,
+        strategy=strategy,
+        buckets={b: buckets.get(b, 0) for b in BUCKETS},
+        n_samples=len(records),
+        n_scored=sum(len(v) for v in by_task.values()),
+        tasks_scored=len(scored_tasks),
+        tasks_unscored=unscored,
+        metrics=metrics,
+        taxonomy=dict(taxonomy),
+        dep=dep,
         prompt_tokens=sum(r.result.prompt_tokens for r in records),
         completion_tokens=sum(r.result.completion_tokens for r in records),
     )
 
 
-def score_run(tasks: Sequence[Task], broken: set[str], samples: Sequence[SampleRecord],
-              settings: RunSettings) -> list[GroupScores]:
+def score_run(
+    tasks: Sequence[Task], broken: set[str], samples: Sequence[SampleRecord], settings: RunSettings
+) -> list[GroupScores]:
     """Every (model, strategy) that has samples, in first-seen order."""
     groups: dict[tuple[str, str], list[SampleRecord]] = {}
     for r in samples:

@@ -99,13 +99,18 @@ class StepOutput(BaseModel):
 
 # -- dependency levels ---------------------------------------------------------------------------
 
+
 def levels_from_labels(task: Task) -> dict[str, int]:
     """Levels from the dataset's `method_dependencies` labels, computed by the project's one
     `dependency_levels` (calls to names that are not target methods are ignored)."""
     names = set(task.method_names)
-    deps = {m.method_name: MethodDeps(m.method_name, method_calls=[c for c in m.dependencies.method_dependencies
-                                                                      if c in names and c != m.method_name])
-            for m in task.methods_info}
+    deps = {
+        m.method_name: MethodDeps(
+            m.method_name,
+            method_calls=[c for c in m.dependencies.method_dependencies if c in names and c != m.method_name],
+        )
+        for m in task.methods_info
+    }
     return dependency_levels(deps)
 
 
@@ -117,12 +122,17 @@ def levels_from_solution(task: Task) -> dict[str, int]:
         raise ValueError(f"task {task.task_id}: solution defines no class {task.class_name}")
     analysed = analyse_class(cls, import_aliases(module))
     names = set(task.method_names)
-    deps = {n: MethodDeps(n, method_calls=[c for c in analysed[n].method_calls if c in names]) if n in analysed
-            else MethodDeps(n) for n in task.method_names}
+    deps = {
+        n: MethodDeps(n, method_calls=[c for c in analysed[n].method_calls if c in names])
+        if n in analysed
+        else MethodDeps(n)
+        for n in task.method_names
+    }
     return dependency_levels(deps)
 
 
 # -- planning --------------------------------------------------------------------------------------
+
 
 def plan(task: Task, strategy: Strategy, levels: Mapping[str, int] | None = None) -> list[GenerationStep]:
     """The ordered steps of `strategy` on `task` (see the module docstring)."""
@@ -141,11 +151,22 @@ def plan(task: Task, strategy: Strategy, levels: Mapping[str, int] | None = None
         order = sorted(order, key=lambda m: (sign * level_of[m], position[m]))
     elif strategy not in ("incremental", "compositional"):
         raise ValueError(f"unknown strategy {strategy!r}; expected one of {', '.join(STRATEGIES)}")
-    return [GenerationStep(index=i, strategy=strategy, kind="method", targets=[m], level=level_of.get(m),
-                           previous=order[:i], prompt_name=name) for i, m in enumerate(order)]
+    return [
+        GenerationStep(
+            index=i,
+            strategy=strategy,
+            kind="method",
+            targets=[m],
+            level=level_of.get(m),
+            previous=order[:i],
+            prompt_name=name,
+        )
+        for i, m in enumerate(order)
+    ]
 
 
 # -- prompt pieces -----------------------------------------------------------------------------------
+
 
 class _Skeleton:
     """The skeleton cut into the pieces prompts are made of; slices of its text, never regenerated."""
@@ -222,7 +243,9 @@ def step_variables(task: Task, step: GenerationStep, generated: Mapping[str, str
         return base | {"generated_methods": _generated_listing(sk, done, generated)}
     if step.strategy == "compositional":
         others = [m for m in order if m != target]
-        return base | {"other_signatures": "\n\n".join(sk.signature(m) for m in others) or f"{sk.indent}# (no other methods)"}
+        return base | {
+            "other_signatures": "\n\n".join(sk.signature(m) for m in others) or f"{sk.indent}# (no other methods)"
+        }
     pending = [m for m in order if m != target and m not in done]
     deps = [d for d in task.method(target).dependencies.method_dependencies if d in order and d != target]
     return base | {
@@ -233,12 +256,16 @@ def step_variables(task: Task, step: GenerationStep, generated: Mapping[str, str
     }
 
 
-def render_step(task: Task, step: GenerationStep, generated: Mapping[str, str],
-                prompt_dir: Path | None = None) -> RenderedPrompt:
+def render_step(
+    task: Task, step: GenerationStep, generated: Mapping[str, str], prompt_dir: Path | None = None
+) -> RenderedPrompt:
     """Render `step`'s prompt with the project's prompt loader (`pipeline/prompts/<name>.v<N>.md`)."""
     template = load_prompt(step.prompt_name, step.prompt_version, prompt_dir)
-    return RenderedPrompt(prompt_version=template.version, sha256=template.sha256,
-                          messages=template.messages(**step_variables(task, step, generated)))
+    return RenderedPrompt(
+        prompt_version=template.version,
+        sha256=template.sha256,
+        messages=template.messages(**step_variables(task, step, generated)),
+    )
 
 
 def read_step_output(task: Task, step: GenerationStep, raw: str) -> StepOutput:
@@ -316,7 +343,7 @@ def assemble(task: Task, generated: Mapping[str, str]) -> str:
         end = sk.cls.end_lineno or sk.cls.lineno
         edits.append((end + 1, end, ["", *"\n\n".join(extras).split("\n")]))
     for first, last, new_lines in sorted(edits, key=lambda e: e[0], reverse=True):
-        lines[first - 1:last] = new_lines
+        lines[first - 1 : last] = new_lines
     return "\n".join(sk.missing_imports + lines).rstrip("\n") + "\n"
 
 

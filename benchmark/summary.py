@@ -38,7 +38,9 @@ def _estimate(g: GroupScores, level: str, kind: str, k: int) -> Estimate | None:
 
 
 def table4_header(ks: list[int]) -> list[str]:
-    return ["Strategy", "Model"] + [f"{lname} {kname} pass@{k}" for _, lname in LEVELS for _, kname in KINDS for k in ks]
+    return ["Strategy", "Model"] + [
+        f"{lname} {kname} pass@{k}" for _, lname in LEVELS for _, kname in KINDS for k in ks
+    ]
 
 
 def table4_rows(results: RunResults) -> list[list[str]]:
@@ -47,8 +49,15 @@ def table4_rows(results: RunResults) -> list[list[str]]:
     ks = reported_ks(results)
     strategy_rank = {s: i for i, s in enumerate(results.settings.strategies)}
     model_rank = {m: i for i, m in enumerate(results.settings.models)}
-    groups = sorted(results.scores, key=lambda g: (strategy_rank.get(g.strategy, len(strategy_rank)), g.strategy,
-                                                   model_rank.get(g.model, len(model_rank)), g.model))
+    groups = sorted(
+        results.scores,
+        key=lambda g: (
+            strategy_rank.get(g.strategy, len(strategy_rank)),
+            g.strategy,
+            model_rank.get(g.model, len(model_rank)),
+            g.model,
+        ),
+    )
     rows = []
     for g in groups:
         cells = [g.strategy, g.model]
@@ -62,7 +71,9 @@ def table4_rows(results: RunResults) -> list[list[str]]:
 
 
 def plus_header() -> list[str]:
-    return ["Strategy", "Model", "tasks"] + [f"{lname} {kname} pass@1 base / plus" for _, lname in LEVELS for _, kname in KINDS]
+    return ["Strategy", "Model", "tasks"] + [
+        f"{lname} {kname} pass@1 base / plus" for _, lname in LEVELS for _, kname in KINDS
+    ]
 
 
 def plus_rows(results: RunResults) -> list[list[str]]:
@@ -87,12 +98,17 @@ def plus_section(results: RunResults) -> list[str]:
         return []
     failing = [r for r in results.plus_reference if r.broken]
     with_plus = sum(1 for t in results.tasks if t.plus is not None and t.plus.tests)
-    return ["", "## Base vs plus pass@1 (%)", "",
-            f"{with_plus} tasks carry a plus suite ({sum(t.plus.tests for t in results.tasks if t.plus)} tests no LLM wrote); "
-            "plus = the base tests and the plus tests together. "
-            f"The reference fails base + plus on {len(failing)} task(s)"
-            + (f" ({', '.join(r.task_id for r in failing[:10])}), excluded from the plus column." if failing else "."),
-            "", *_md_table(plus_header(), plus_rows(results))]
+    return [
+        "",
+        "## Base vs plus pass@1 (%)",
+        "",
+        f"{with_plus} tasks carry a plus suite ({sum(t.plus.tests for t in results.tasks if t.plus)} tests no LLM wrote); "
+        "plus = the base tests and the plus tests together. "
+        f"The reference fails base + plus on {len(failing)} task(s)"
+        + (f" ({', '.join(r.task_id for r in failing[:10])}), excluded from the plus column." if failing else "."),
+        "",
+        *_md_table(plus_header(), plus_rows(results)),
+    ]
 
 
 def reported_ks(results: RunResults) -> list[int]:
@@ -114,13 +130,16 @@ def compact_rows(results: RunResults) -> list[list[str]]:
         cells = row[:2]
         values = row[2:]
         for block in range(len(LEVELS) * len(KINDS)):
-            cells.append(" / ".join(values[block * width:(block + 1) * width]))
+            cells.append(" / ".join(values[block * width : (block + 1) * width]))
         rows.append(cells)
     return rows
 
 
 def _md_table(header: list[str], rows: list[list[str]]) -> list[str]:
-    out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|"]
+    out = [
+        "| " + " | ".join(header) + " |",
+        "|" + "|".join("---" if i < 2 else "---:" for i in range(len(header))) + "|",
+    ]
     out += ["| " + " | ".join(r) + " |" for r in rows]
     return out
 
@@ -131,8 +150,10 @@ def _ci(e: Estimate | None) -> str:
 
 def _limits(s: RunSettings) -> str:
     """Time limits and determinism, as run (older results lack the cap, grace and seed)."""
-    text = (f" Time limit per run: {s.scale_factor:g} x the reference's CPU time (its wall time where the sandbox "
-            f"cannot see CPU time), never below the reference's wall time, at least {s.scale_floor_s:g} s")
+    text = (
+        f" Time limit per run: {s.scale_factor:g} x the reference's CPU time (its wall time where the sandbox "
+        f"cannot see CPU time), never below the reference's wall time, at least {s.scale_floor_s:g} s"
+    )
     if s.scale_cap_s is not None:
         text += f", at most {s.scale_cap_s:g} s"
     if s.grace_s is not None:
@@ -146,18 +167,22 @@ def _limits(s: RunSettings) -> str:
 def _environment(s: RunSettings) -> str:
     env = s.environment
     if env is None:
-        return "Code under test ran with classforge's own interpreter and packages (`evaluate.environment = \"host\"`)."
+        return 'Code under test ran with classforge\'s own interpreter and packages (`evaluate.environment = "host"`).'
     source = f"`{env.declared_in}`" if env.declared_in else "the tasks' imports"
     if env.kind == "image":
         return f"Code under test ran in the {env.path} (`{env.name}`), which installs {source}."
-    return (f"Code under test ran in the virtual environment `{env.name}` built from {source} "
-            f"({len(env.requirements)} requirements; installed versions in results.json).")
+    return (
+        f"Code under test ran in the virtual environment `{env.name}` built from {source} "
+        f"({len(env.requirements)} requirements; installed versions in results.json)."
+    )
 
 
 def _how(results: RunResults) -> str:
     s = results.settings
     if s.samples_file:
-        return f"Pre-generated samples from `{s.samples_file}` (sha256 {(s.samples_file_sha256 or '')[:12]})." + _limits(s)
+        return (
+            f"Pre-generated samples from `{s.samples_file}` (sha256 {(s.samples_file_sha256 or '')[:12]})." + _limits(s)
+        )
     text = f"n = {s.n_samples} samples per task"
     if any(m not in SPECIAL_MODELS for m in s.models):
         text += f", temperature {s.temperature}, max tokens {s.max_tokens}, endpoint {s.base_url}"
@@ -182,13 +207,31 @@ def _unscored_causes(results: RunResults) -> list[str]:
     rows = []
     for (strategy, model, cause), records in groups.items():
         repeats = {r.result.repeats for r in records}
-        again = "yes" if repeats == {True} else "no" if repeats == {False} else "unknown (written before causes were recorded)"
+        again = (
+            "yes"
+            if repeats == {True}
+            else "no"
+            if repeats == {False}
+            else "unknown (written before causes were recorded)"
+        )
         what = UNSCORED_CAUSES.get(cause, ("not recorded", False))[0]
         first = records[0]
-        rows.append([strategy, model, f"{cause}: {what}", str(len(records)), again,
-                     f"{first.request.task_id} #{first.request.sample_index}: {_cell(first.result.reason, 300)}"])
-    return ["", "### Why samples are unscored", "",
-            *_md_table(["Strategy", "Model", "cause", "samples", "a re-run repeats it", "first sample's reason"], rows)]
+        rows.append(
+            [
+                strategy,
+                model,
+                f"{cause}: {what}",
+                str(len(records)),
+                again,
+                f"{first.request.task_id} #{first.request.sample_index}: {_cell(first.result.reason, 300)}",
+            ]
+        )
+    return [
+        "",
+        "### Why samples are unscored",
+        "",
+        *_md_table(["Strategy", "Model", "cause", "samples", "a re-run repeats it", "first sample's reason"], rows),
+    ]
 
 
 def unscored_advice(results: RunResults) -> str | None:
@@ -203,8 +246,10 @@ def unscored_advice(results: RunResults) -> str | None:
     if retried == len(unscored):
         advice = "run the same command again to retry them"
     elif retried:
-        advice = (f"running the same command again retries {retried}; the other {len(unscored) - retried} "
-                  "would fail the same way until their cause is fixed")
+        advice = (
+            f"running the same command again retries {retried}; the other {len(unscored) - retried} "
+            "would fail the same way until their cause is fixed"
+        )
     else:
         advice = "a re-run would fail the same way: fix the cause first (see summary.md)"
     return f"{len(unscored)} sample(s) could not be scored ({why}); {advice}."
@@ -212,7 +257,11 @@ def unscored_advice(results: RunResults) -> str | None:
 
 def _headline_table(results: RunResults) -> list[str]:
     """Per group: pass@1 of every level and kind, and DEP, each with its 95% bootstrap interval."""
-    head = ["Strategy", "Model", "tasks"] + [f"{lname} {kname} pass@1" for _, lname in LEVELS for _, kname in KINDS] + ["DEP(M)", "DEP(F)"]
+    head = (
+        ["Strategy", "Model", "tasks"]
+        + [f"{lname} {kname} pass@1" for _, lname in LEVELS for _, kname in KINDS]
+        + ["DEP(M)", "DEP(F)"]
+    )
     rows = []
     for g in results.scores:
         row = [g.strategy, g.model, str(g.tasks_scored)]
@@ -223,19 +272,30 @@ def _headline_table(results: RunResults) -> list[str]:
 
 
 def _buckets_section(results: RunResults) -> list[str]:
-    lines = ["", "## Samples by outcome bucket", "",
-             "Every sample is in exactly one bucket. Unscored buckets: generation_error (the model call failed for good), "
-             "sandbox_error (the sandbox failed), task_broken (a pre-generated sample of a broken task).", ""]
+    lines = [
+        "",
+        "## Samples by outcome bucket",
+        "",
+        "Every sample is in exactly one bucket. Unscored buckets: generation_error (the model call failed for good), "
+        "sandbox_error (the sandbox failed), task_broken (a pre-generated sample of a broken task).",
+        "",
+    ]
     used = [b for b in BUCKETS if any(g.buckets.get(b) for g in results.scores)] or ["completed"]
-    return lines + _md_table(["Strategy", "Model", "samples", "scored", *used],
-                             [[g.strategy, g.model, str(g.n_samples), str(g.n_scored), *(str(g.buckets.get(b, 0)) for b in used)]
-                              for g in results.scores])
+    return lines + _md_table(
+        ["Strategy", "Model", "samples", "scored", *used],
+        [
+            [g.strategy, g.model, str(g.n_samples), str(g.n_scored), *(str(g.buckets.get(b, 0)) for b in used)]
+            for g in results.scores
+        ],
+    )
 
 
 def _broken_section(broken: list[ReferenceRecord]) -> list[str]:
     lines = ["", f"## Broken tasks ({len(broken)})", ""]
     if broken:
-        return lines + _md_table(["task", "cause"], [[r.task_id, r.cause.replace("|", "\\|").replace("\n", " ")[:300]] for r in broken])
+        return lines + _md_table(
+            ["task", "cause"], [[r.task_id, r.cause.replace("|", "\\|").replace("\n", " ")[:300]] for r in broken]
+        )
     return [*lines, "None: every reference solution passes its tests."]
 
 
@@ -261,21 +321,32 @@ def render_summary(results: RunResults) -> str:
     lines += _unscored_causes(results)
     unscored = [(g, t) for g in results.scores for t in g.tasks_unscored]
     if unscored:
-        lines += ["", "Tasks with no scored sample (left out of that row's scores): "
-                  + "; ".join(f"{g.model}/{g.strategy}: {t}" for g, t in unscored)]
+        lines += [
+            "",
+            "Tasks with no scored sample (left out of that row's scores): "
+            + "; ".join(f"{g.model}/{g.strategy}: {t}" for g, t in unscored),
+        ]
     lines += ["", "## Error taxonomy of failed samples", ""]
-    lines += _md_table(["Strategy", "Model", *CATEGORIES],
-                       [[g.strategy, g.model, *(str(g.taxonomy.get(c, 0)) for c in CATEGORIES)] for g in results.scores])
+    lines += _md_table(
+        ["Strategy", "Model", *CATEGORIES],
+        [[g.strategy, g.model, *(str(g.taxonomy.get(c, 0)) for c in CATEGORIES)] for g in results.scores],
+    )
     lines += _broken_section(broken)
     fixes = Counter(f.kind for f in results.dataset.fixes_applied)
     lines += ["", "## Dataset fixes applied while loading", ""]
     lines.append(", ".join(f"{k} x{n}" for k, n in sorted(fixes.items())) if fixes else "None.")
     if results.stats.samples_resumed:
-        lines += ["", f"Resumed: {results.stats.samples_resumed} of {len(results.samples)} samples were finished by an "
-                      "earlier run of the same command that stopped (read back from `samples/`)."]
+        lines += [
+            "",
+            f"Resumed: {results.stats.samples_resumed} of {len(results.samples)} samples were finished by an "
+            "earlier run of the same command that stopped (read back from `samples/`).",
+        ]
     if results.usage is not None:
         u = results.usage.total
-        lines += ["", f"Tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion sent live "
-                      f"({u.requests} requests, {u.retries} retries, {u.failed_requests} failed); "
-                      f"{u.cached_hits} answers from the cache."]
+        lines += [
+            "",
+            f"Tokens: {u.prompt_tokens} prompt + {u.completion_tokens} completion sent live "
+            f"({u.requests} requests, {u.retries} retries, {u.failed_requests} failed); "
+            f"{u.cached_hits} answers from the cache.",
+        ]
     return "\n".join(lines) + "\n"

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from html import escape
 
-CHAR_W = 6.6      # px per character of 11px sans-serif text, wide enough for digits and capitals
+CHAR_W = 6.6  # px per character of 11px sans-serif text, wide enough for digits and capitals
 ROW_H = 22
 PALETTE = ("#4C72B0", "#DD8452", "#55A868", "#C44E52", "#8172B3", "#937860", "#DA8BC3", "#8C8C8C")
 
@@ -22,15 +22,17 @@ class Bar:
     value: float
     low: float | None = None
     high: float | None = None
-    text: str = ""           # the value label; the value itself when empty
+    text: str = ""  # the value label; the value itself when empty
     colour: int | None = None  # index into PALETTE, so one row keeps its colour across charts
 
 
 def _frame(width: float, height: float, title: str, body: list[str]) -> str:
-    return (f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width:.0f}" height="{height:.0f}" '
-            f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{escape(title)}">'
-            f'<title>{escape(title)}</title>'
-            f'<text x="0" y="14" class="chart-title">{escape(title)}</text>' + "".join(body) + "</svg>")
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="chart" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" role="img" aria-label="{escape(title)}">'
+        f"<title>{escape(title)}</title>"
+        f'<text x="0" y="14" class="chart-title">{escape(title)}</text>' + "".join(body) + "</svg>"
+    )
 
 
 def bar_chart(bars: list[Bar], *, title: str, scale_max: float = 100.0, plot_w: float = 360.0) -> str:
@@ -47,18 +49,23 @@ def bar_chart(bars: list[Bar], *, title: str, scale_max: float = 100.0, plot_w: 
     for i, b in enumerate(bars):
         y = top + i * ROW_H
         body.append(f'<text x="{label_w - 6:.1f}" y="{y + 15}" class="label">{escape(b.label)}</text>')
-        body.append(f'<rect x="{x(0):.1f}" y="{y + 4}" width="{x(b.value) - x(0):.1f}" height="{ROW_H - 8}" '
-                    f'fill="{PALETTE[(i if b.colour is None else b.colour) % len(PALETTE)]}"><title>{escape(b.label)}: {escape(b.text or f"{b.value:.1f}")}</title></rect>')
+        body.append(
+            f'<rect x="{x(0):.1f}" y="{y + 4}" width="{x(b.value) - x(0):.1f}" height="{ROW_H - 8}" '
+            f'fill="{PALETTE[(i if b.colour is None else b.colour) % len(PALETTE)]}"><title>{escape(b.label)}: {escape(b.text or f"{b.value:.1f}")}</title></rect>'
+        )
         if b.low is not None and b.high is not None:
-            body.append(f'<path d="M{x(b.low):.1f} {y + 11}H{x(b.high):.1f}M{x(b.low):.1f} {y + 7}V{y + 15}'
-                        f'M{x(b.high):.1f} {y + 7}V{y + 15}" class="whisker"/>')
+            body.append(
+                f'<path d="M{x(b.low):.1f} {y + 11}H{x(b.high):.1f}M{x(b.low):.1f} {y + 7}V{y + 15}'
+                f'M{x(b.high):.1f} {y + 7}V{y + 15}" class="whisker"/>'
+            )
         end = max(x(b.value), x(b.high) if b.high is not None else 0)
         body.append(f'<text x="{end + 5:.1f}" y="{y + 15}" class="value">{escape(b.text or f"{b.value:.1f}")}</text>')
     return _frame(width, height, title, body)
 
 
-def stacked_chart(rows: list[tuple[str, dict[str, int]]], categories: list[str], *, title: str,
-                  plot_w: float = 360.0) -> str:
+def stacked_chart(
+    rows: list[tuple[str, dict[str, int]]], categories: list[str], *, title: str, plot_w: float = 360.0
+) -> str:
     """One bar per row split into `categories` (counts), each part labelled with its count, a legend below."""
     label_w = max([len(label) for label, _ in rows] + [4]) * CHAR_W + 8
     biggest = max([sum(counts.values()) for _, counts in rows] + [1])
@@ -74,15 +81,19 @@ def stacked_chart(rows: list[tuple[str, dict[str, int]]], categories: list[str],
             if not count:
                 continue
             w = plot_w * count / biggest
-            body.append(f'<rect x="{left:.1f}" y="{y + 4}" width="{w:.1f}" height="{ROW_H - 8}" fill="{PALETTE[j % len(PALETTE)]}">'
-                        f'<title>{escape(label)}: {count} {escape(cat)}</title></rect>')
+            body.append(
+                f'<rect x="{left:.1f}" y="{y + 4}" width="{w:.1f}" height="{ROW_H - 8}" fill="{PALETTE[j % len(PALETTE)]}">'
+                f"<title>{escape(label)}: {count} {escape(cat)}</title></rect>"
+            )
             if w >= CHAR_W * len(str(count)) + 2:
                 body.append(f'<text x="{left + w / 2:.1f}" y="{y + 15}" class="inbar">{count}</text>')
             left += w
         body.append(f'<text x="{left + 5:.1f}" y="{y + 15}" class="value">{sum(counts.values())}</text>')
     x = 0.0
     for j, cat in enumerate(categories):
-        body.append(f'<rect x="{x:.1f}" y="{legend_y}" width="10" height="10" fill="{PALETTE[j % len(PALETTE)]}"/>'
-                    f'<text x="{x + 14:.1f}" y="{legend_y + 9}" class="legend">{escape(cat)}</text>')
+        body.append(
+            f'<rect x="{x:.1f}" y="{legend_y}" width="10" height="10" fill="{PALETTE[j % len(PALETTE)]}"/>'
+            f'<text x="{x + 14:.1f}" y="{legend_y + 9}" class="legend">{escape(cat)}</text>'
+        )
         x += 24 + len(cat) * CHAR_W
     return _frame(max(width, x), height, title, body)

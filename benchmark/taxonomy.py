@@ -42,7 +42,8 @@ _IMPORT = {"ImportError", "ModuleNotFoundError"}
 _SIGNATURE = re.compile(
     r"unexpected keyword argument|missing \d+ required (?:positional|keyword-only) argument"
     r"|takes (?:from )?\d+ (?:to \d+ )?positional arguments? but \d+ (?:was|were) given"
-    r"|takes no arguments|got multiple values for argument|takes exactly \d+ argument")
+    r"|takes no arguments|got multiple values for argument|takes exactly \d+ argument"
+)
 
 
 class Classification(BaseModel):
@@ -55,9 +56,11 @@ class Classification(BaseModel):
 
 def _attribute_on_class(exc: ExceptionInfo, class_name: str) -> bool:
     msg = exc.message
-    return (f"'{class_name}' object has no attribute" in msg
-            or f"type object '{class_name}' has no attribute" in msg
-            or (msg.startswith("module ") and "has no attribute" in msg))
+    return (
+        f"'{class_name}' object has no attribute" in msg
+        or f"type object '{class_name}' has no attribute" in msg
+        or (msg.startswith("module ") and "has no attribute" in msg)
+    )
 
 
 def dependency_reason(exc: ExceptionInfo, class_name: str) -> str | None:
@@ -99,8 +102,12 @@ def classify(task: Task, sample: SampleOutcome) -> Classification | None:
     timed_out = [tc for tc in task.test_classes if tc in sample.test_classes and sample.test_classes[tc].timed_out]
     if timed_out:
         return Classification(category="timeout_resource", reason=f"time limit in {', '.join(timed_out)}")
-    problems = [p for tc, s in statuses.items() if s != "success" and tc in sample.test_classes
-                for p in sample.test_classes[tc].problems]
+    problems = [
+        p
+        for tc, s in statuses.items()
+        if s != "success" and tc in sample.test_classes
+        for p in sample.test_classes[tc].problems
+    ]
     types = dict(Counter(p.exception.short_type for p in problems))
     resource = next((t for t in types if t in _RESOURCE), None)
     if resource:
@@ -108,12 +115,16 @@ def classify(task: Task, sample: SampleOutcome) -> Classification | None:
 
     method_level = set(task.method_test_classes.values())
     failing = [tc for tc, s in statuses.items() if s != "success"]
-    if method_level and all(statuses[tc] == "success" for tc in method_level if tc in statuses) \
-            and all(tc not in method_level for tc in failing):
-        return Classification(category="integration", reason=f"method-level tests pass; {', '.join(failing)} fail",
-                              exception_types=types)
+    if (
+        method_level
+        and all(statuses[tc] == "success" for tc in method_level if tc in statuses)
+        and all(tc not in method_level for tc in failing)
+    ):
+        return Classification(
+            category="integration", reason=f"method-level tests pass; {', '.join(failing)} fail", exception_types=types
+        )
     for p in problems:
-        if (why := dependency_reason(p.exception, task.class_name)):
+        if why := dependency_reason(p.exception, task.class_name):
             return Classification(category="dependency", reason=f"{why} in {p.test}", exception_types=types)
     if any(p.kind == "failure" or p.exception.short_type == "AssertionError" for p in problems):
         return Classification(category="logic", reason="assertion failures", exception_types=types)

@@ -50,8 +50,10 @@ def main() -> int:
         print(f"round {round_no + 1}: {len(result.tasks)} built, {len(result.incomplete)} lost", flush=True)
     elapsed = time.monotonic() - started
     shutil.rmtree(work, ignore_errors=True)
-    print(f"{args.rounds} rounds x 3 candidates on {args.concurrency} threads: {built} built, "
-          f"{sum(lost.values())} lost {dict(lost) or ''} in {elapsed:.0f} s")
+    print(
+        f"{args.rounds} rounds x 3 candidates on {args.concurrency} threads: {built} built, "
+        f"{sum(lost.values())} lost {dict(lost) or ''} in {elapsed:.0f} s"
+    )
     return 1 if lost else 0
 
 

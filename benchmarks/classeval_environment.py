@@ -36,7 +36,9 @@ def _args() -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--clock-shift", type=int, action="append", help="days; repeatable (default: the config's +365 and -365)")
+    ap.add_argument(
+        "--clock-shift", type=int, action="append", help="days; repeatable (default: the config's +365 and -365)"
+    )
     ap.add_argument("--cache", type=Path, default=None, help="report cache folder (default: none, every run is made)")
     ap.add_argument("--json", type=Path, default=None)
     return ap.parse_args()
@@ -59,8 +61,9 @@ def main() -> int:
     t0 = time.perf_counter()
 
     def one(task):
-        return check_environment(reference_program(task), task.test, task.test_classes, config,
-                                 item_id=task.task_id, cache_dir=args.cache)
+        return check_environment(
+            reference_program(task), task.test, task.test_classes, config, item_id=task.task_id, cache_dir=args.cache
+        )
 
     with ThreadPoolExecutor(max_workers=args.workers) as pool:
         reports = list(pool.map(one, tasks))

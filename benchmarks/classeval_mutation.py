@@ -45,20 +45,40 @@ def measure(tasks, config, sandbox, cache: Path) -> tuple[list[dict], list[dict]
     for task in tasks:
         t0 = time.perf_counter()
         try:
-            run = measure_mutation(reference_program(task), task.test, task.test_classes, config=config, sandbox=sandbox,
-                                   item_id=task.task_id, cache_root=cache)
+            run = measure_mutation(
+                reference_program(task),
+                task.test,
+                task.test_classes,
+                config=config,
+                sandbox=sandbox,
+                item_id=task.task_id,
+                cache_root=cache,
+            )
         except MutationError as exc:
             skipped.append({"task_id": task.task_id, "reason": str(exc)[:160]})
             print(f"{task.task_id:<14} skipped: {str(exc)[:110]}", flush=True)
             continue
         r = run.report
-        row = {"task_id": task.task_id, "mutants": r.mutants, "equivalent": r.equivalent, "killed": r.killed,
-               "timed_out": r.timed_out, "survived": r.survived, "score": r.score, "wall_s": time.perf_counter() - t0,
-               "sandbox_runs": run.sandbox_runs, "cached": run.cached, "by_operator": r.by_operator}
+        row = {
+            "task_id": task.task_id,
+            "mutants": r.mutants,
+            "equivalent": r.equivalent,
+            "killed": r.killed,
+            "timed_out": r.timed_out,
+            "survived": r.survived,
+            "score": r.score,
+            "wall_s": time.perf_counter() - t0,
+            "sandbox_runs": run.sandbox_runs,
+            "cached": run.cached,
+            "by_operator": r.by_operator,
+        }
         rows.append(row)
         shown = "n/a" if r.score is None else f"{100 * r.score:5.1f}"
-        print(f"{task.task_id:<14} {r.mutants:>7} {r.equivalent:>5} {r.killed:>6} {r.timed_out:>4} {r.survived:>8} "
-              f"{shown:>6} {row['wall_s']:>7.1f} {run.cached:>6}", flush=True)
+        print(
+            f"{task.task_id:<14} {r.mutants:>7} {r.equivalent:>5} {r.killed:>6} {r.timed_out:>4} {r.survived:>8} "
+            f"{shown:>6} {row['wall_s']:>7.1f} {run.cached:>6}",
+            flush=True,
+        )
     return rows, skipped
 
 
@@ -74,14 +94,28 @@ def summarise(rows: list[dict], skipped: list[dict], total_s: float) -> dict:
             tally[0] += det
             tally[1] += scored
     return {
-        "tasks": len(rows), "skipped": [s["task_id"] for s in skipped],
-        "mutants": sum(r["mutants"] for r in rows), "equivalent": sum(r["equivalent"] for r in rows),
-        "killed": sum(r["killed"] for r in rows), "timed_out": sum(r["timed_out"] for r in rows),
+        "tasks": len(rows),
+        "skipped": [s["task_id"] for s in skipped],
+        "mutants": sum(r["mutants"] for r in rows),
+        "equivalent": sum(r["equivalent"] for r in rows),
+        "killed": sum(r["killed"] for r in rows),
+        "timed_out": sum(r["timed_out"] for r in rows),
         "survived": sum(r["survived"] for r in rows),
-        "score_pct": {"mean": statistics.fmean(scores) if scores else None, "min": min(scores, default=None), "q1": q1,
-                      "median": med, "q3": q3, "max": max(scores, default=None)},
-        "wall_s_per_task": {"mean": statistics.fmean(walls) if walls else None, "q1": w1, "median": wmed, "q3": w3,
-                            "max": max(walls, default=None)},
+        "score_pct": {
+            "mean": statistics.fmean(scores) if scores else None,
+            "min": min(scores, default=None),
+            "q1": q1,
+            "median": med,
+            "q3": q3,
+            "max": max(scores, default=None),
+        },
+        "wall_s_per_task": {
+            "mean": statistics.fmean(walls) if walls else None,
+            "q1": w1,
+            "median": wmed,
+            "q3": w3,
+            "max": max(walls, default=None),
+        },
         "total_wall_s": total_s,
         "by_operator_pct": {op: round(100 * d / s, 1) if s else None for op, (d, s) in sorted(operators.items())},
         "below": {f"{t}%": sum(s < t for s in scores) for t in (50, 60, 70, 80, 90)},
@@ -105,9 +139,13 @@ def main(argv: list[str] | None = None) -> int:
     tasks = dataset.tasks[: args.limit] if args.limit else dataset.tasks
     config = MutationConfig(max_mutants_per_method=args.max_per_method, workers=args.workers)
     sandbox = SandboxConfig(workers=args.workers)
-    print(f"{len(tasks)} tasks, at most {config.max_mutants_per_method} mutants per method, seed {config.seed}, "
-          f"timeouts count as {config.timeouts_count_as}")
-    print(f"{'task':<14} {'mutants':>7} {'equiv':>5} {'killed':>6} {'tout':>4} {'survived':>8} {'score%':>6} {'wall s':>7} {'cached':>6}")
+    print(
+        f"{len(tasks)} tasks, at most {config.max_mutants_per_method} mutants per method, seed {config.seed}, "
+        f"timeouts count as {config.timeouts_count_as}"
+    )
+    print(
+        f"{'task':<14} {'mutants':>7} {'equiv':>5} {'killed':>6} {'tout':>4} {'survived':>8} {'score%':>6} {'wall s':>7} {'cached':>6}"
+    )
     t0 = time.perf_counter()
     rows, skipped = measure(tasks, config, sandbox, args.cache)
     summary = summarise(rows, skipped, time.perf_counter() - t0)

@@ -39,12 +39,24 @@ def strengthen(dataset: Path, out: Path, cfg) -> tuple[Path, list[dict]]:
     rows: list[dict] = []
 
     def shown(task, suite, reused: bool) -> None:
-        rows.append({"task_id": task.task_id, "kept": suite.tests, "generated": suite.generated, "dropped": suite.dropped,
-                     "generation_s": suite.generation_s, "cached": reused, "failure": (suite.failure or "")[:100],
-                     "hit_time_cap": suite.hit_time_cap})
+        rows.append(
+            {
+                "task_id": task.task_id,
+                "kept": suite.tests,
+                "generated": suite.generated,
+                "dropped": suite.dropped,
+                "generation_s": suite.generation_s,
+                "cached": reused,
+                "failure": (suite.failure or "")[:100],
+                "hit_time_cap": suite.hit_time_cap,
+            }
+        )
         drops = ", ".join(f"{r} {n}" for r, n in suite.dropped.items()) or "-"
-        print(f"{task.task_id:<14} kept {suite.tests:>3} of {suite.generated:>3}  gen {suite.generation_s:6.1f}s"
-              f"{' (cached)' if reused else ''}  dropped: {drops}", flush=True)
+        print(
+            f"{task.task_id:<14} kept {suite.tests:>3} of {suite.generated:>3}  gen {suite.generation_s:6.1f}s"
+            f"{' (cached)' if reused else ''}  dropped: {drops}",
+            flush=True,
+        )
 
     summary = strengthen_dataset(dataset, out, cfg.sandbox, cfg.plus, on_task=shown)
     return Path(summary.output), rows
@@ -53,9 +65,20 @@ def strengthen(dataset: Path, out: Path, cfg) -> tuple[Path, list[dict]]:
 def _rows_of(strengthened: Path) -> list[dict]:
     from pipeline.formats.loader import load_dataset
 
-    return [{"task_id": t.task_id, "kept": t.plus.tests, "generated": t.plus.generated, "dropped": t.plus.dropped,
-             "generation_s": t.plus.generation_s, "cached": True, "failure": (t.plus.failure or "")[:100],
-             "hit_time_cap": t.plus.hit_time_cap} for t in load_dataset(strengthened).tasks if t.plus is not None]
+    return [
+        {
+            "task_id": t.task_id,
+            "kept": t.plus.tests,
+            "generated": t.plus.generated,
+            "dropped": t.plus.dropped,
+            "generation_s": t.plus.generation_s,
+            "cached": True,
+            "failure": (t.plus.failure or "")[:100],
+            "hit_time_cap": t.plus.hit_time_cap,
+        }
+        for t in load_dataset(strengthened).tasks
+        if t.plus is not None
+    ]
 
 
 def search_runs(strengthened: Path, cfg) -> dict[str, dict]:
@@ -72,15 +95,22 @@ def search_runs(strengthened: Path, cfg) -> dict[str, dict]:
         path = generation_path(annotated_source(task.solution_code, task.class_name, contract), cfg.plus)
         if path is not None and path.is_file():
             run = GeneratedTests.model_validate_json(path.read_text(encoding="utf-8"))
-            runs[task.task_id] = {"wall_s": run.wall_s, "hit_time_cap": run.hit_time_cap, "coverage": run.coverage,
-                                  "iterations": run.iterations}
+            runs[task.task_id] = {
+                "wall_s": run.wall_s,
+                "hit_time_cap": run.hit_time_cap,
+                "coverage": run.coverage,
+                "iterations": run.iterations,
+            }
     return runs
 
 
 def samples_file(outputs: Path, model: str, dest: Path) -> Path:
     records = json.loads((outputs / f"{model}.json").read_text(encoding="utf-8"))
-    lines = [json.dumps({"task_id": r["task_id"], "completion": r["predict"][0], "model": model, "strategy": "holistic"})
-             for r in records if r.get("predict")]
+    lines = [
+        json.dumps({"task_id": r["task_id"], "completion": r["predict"][0], "model": model, "strategy": "holistic"})
+        for r in records
+        if r.get("predict")
+    ]
     dest.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return dest
 
@@ -114,11 +144,23 @@ def base_pass_plus_fail(results, tasks: dict, cfg) -> list[dict]:
             continue
         if class_level_status(task, record.result.outcome) != "success":
             continue
-        run = run_suite(record.request.program, task.plus.test, task.plus.test_classes, config=cfg.sandbox, coverage=False)
-        failing = [f"{c.name}.{m.name}: {m.exc_type}: {(m.message or '')[:160]}" for c in run.classes for m in c.methods
-                   if not m.outcome.ok]
+        run = run_suite(
+            record.request.program, task.plus.test, task.plus.test_classes, config=cfg.sandbox, coverage=False
+        )
+        failing = [
+            f"{c.name}.{m.name}: {m.exc_type}: {(m.message or '')[:160]}"
+            for c in run.classes
+            for m in c.methods
+            if not m.outcome.ok
+        ]
         if failing or not run.passed:
-            found.append({"task_id": record.request.task_id, "model": record.request.model, "failing": failing or [run.status.value]})
+            found.append(
+                {
+                    "task_id": record.request.task_id,
+                    "model": record.request.model,
+                    "failing": failing or [run.status.value],
+                }
+            )
     return found
 
 
@@ -133,17 +175,42 @@ def mutation(tasks: list, cfg, cache: Path) -> list[dict]:
             continue
         both = plus_task(task)
         try:
-            before = measure_mutation(reference_program(task), task.test, task.test_classes, config=cfg.construction.mutation,
-                                      sandbox=cfg.sandbox, item_id=task.task_id, cache_root=cache).report
-            after = measure_mutation(reference_program(task), both.test, both.test_classes, config=cfg.construction.mutation,
-                                     sandbox=cfg.sandbox, item_id=task.task_id, cache_root=cache).report
+            before = measure_mutation(
+                reference_program(task),
+                task.test,
+                task.test_classes,
+                config=cfg.construction.mutation,
+                sandbox=cfg.sandbox,
+                item_id=task.task_id,
+                cache_root=cache,
+            ).report
+            after = measure_mutation(
+                reference_program(task),
+                both.test,
+                both.test_classes,
+                config=cfg.construction.mutation,
+                sandbox=cfg.sandbox,
+                item_id=task.task_id,
+                cache_root=cache,
+            ).report
         except MutationError as exc:
             print(f"{task.task_id:<14} mutation skipped: {str(exc)[:100]}", flush=True)
             continue
-        rows.append({"task_id": task.task_id, "before": before.score, "after": after.score, "mutants": before.mutants,
-                     "survived_before": before.survived, "survived_after": after.survived})
-        print(f"{task.task_id:<14} mutation {_pct(before.score)} -> {_pct(after.score)} "
-              f"(survivors {before.survived} -> {after.survived} of {before.mutants})", flush=True)
+        rows.append(
+            {
+                "task_id": task.task_id,
+                "before": before.score,
+                "after": after.score,
+                "mutants": before.mutants,
+                "survived_before": before.survived,
+                "survived_after": after.survived,
+            }
+        )
+        print(
+            f"{task.task_id:<14} mutation {_pct(before.score)} -> {_pct(after.score)} "
+            f"(survivors {before.survived} -> {after.survived} of {before.mutants})",
+            flush=True,
+        )
     return rows
 
 
@@ -162,9 +229,15 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=Path(".cache/classeval-plus"))
     ap.add_argument("--config", type=Path, default=None)
     ap.add_argument("--skip-mutation", action="store_true")
-    ap.add_argument("--strengthened", type=Path, default=None,
-                    help="an already strengthened copy (skips step 1; e.g. the --out of an earlier run's dataset/)")
-    ap.add_argument("--mutation-limit", type=int, default=None, help="measure mutation on the first N tasks with plus tests")
+    ap.add_argument(
+        "--strengthened",
+        type=Path,
+        default=None,
+        help="an already strengthened copy (skips step 1; e.g. the --out of an earlier run's dataset/)",
+    )
+    ap.add_argument(
+        "--mutation-limit", type=int, default=None, help="measure mutation on the first N tasks with plus tests"
+    )
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args()
     cfg = load_config(args.config)
@@ -178,50 +251,79 @@ def main() -> None:
     tasks = {t.task_id: t for t in load_dataset(strengthened).tasks}
     kept = [r["kept"] for r in rows]
     fresh = [r["generation_s"] for r in rows if not r["cached"] and r["generation_s"]]
-    print(f"\nplus tests: {sum(kept)} over {len(kept)} tasks; tasks with >= 1: {sum(1 for k in kept if k)}; "
-          f"median per task {statistics.median(kept) if kept else 0}; "
-          f"generation wall time per task (fresh runs): median {statistics.median(fresh) if fresh else 0:.1f}s "
-          f"over {len(fresh)}", flush=True)
+    print(
+        f"\nplus tests: {sum(kept)} over {len(kept)} tasks; tasks with >= 1: {sum(1 for k in kept if k)}; "
+        f"median per task {statistics.median(kept) if kept else 0}; "
+        f"generation wall time per task (fresh runs): median {statistics.median(fresh) if fresh else 0:.1f}s "
+        f"over {len(fresh)}",
+        flush=True,
+    )
     searches = search_runs(strengthened, cfg)
     report["search"] = searches
     walls = sorted(r["wall_s"] for r in searches.values())
     if walls:
-        print(f"search wall time per task (cached runs, {len(walls)} tasks whose search produced a module): median "
-              f"{statistics.median(walls):.1f}s, mean {statistics.mean(walls):.1f}s, max {walls[-1]:.1f}s; "
-              f"{sum(r['hit_time_cap'] for r in searches.values())} hit the time cap", flush=True)
+        print(
+            f"search wall time per task (cached runs, {len(walls)} tasks whose search produced a module): median "
+            f"{statistics.median(walls):.1f}s, mean {statistics.mean(walls):.1f}s, max {walls[-1]:.1f}s; "
+            f"{sum(r['hit_time_cap'] for r in searches.values())} hit the time cap",
+            flush=True,
+        )
     totals: dict[str, int] = {}
     for r in rows:
         for reason, n in r["dropped"].items():
             totals[reason] = totals.get(reason, 0) + n
-    print("dropped by reason: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items(), key=lambda kv: -kv[1])), flush=True)
+    print(
+        "dropped by reason: " + ", ".join(f"{k} {v}" for k, v in sorted(totals.items(), key=lambda kv: -kv[1])),
+        flush=True,
+    )
 
     ref = evaluate(strengthened, cfg, args.out / "results")
     base_ok = {r.task_id for r in ref.reference if not r.broken}
     plus_ok = {r.task_id for r in ref.plus_reference if not r.broken} if ref.plus_reference else base_ok
-    print(f"\nreference: passes base on {len(base_ok)} tasks; base + plus on {len(base_ok & plus_ok)} of them "
-          f"({100 * len(base_ok & plus_ok) / max(1, len(base_ok)):.1f}%)", flush=True)
-    report["reference"] = {"base": len(base_ok), "base_and_plus": len(base_ok & plus_ok),
-                           "failing_plus": sorted(base_ok - plus_ok)}
+    print(
+        f"\nreference: passes base on {len(base_ok)} tasks; base + plus on {len(base_ok & plus_ok)} of them "
+        f"({100 * len(base_ok & plus_ok) / max(1, len(base_ok)):.1f}%)",
+        flush=True,
+    )
+    report["reference"] = {
+        "base": len(base_ok),
+        "base_and_plus": len(base_ok & plus_ok),
+        "failing_plus": sorted(base_ok - plus_ok),
+    }
 
     report["models"] = {}
     for model in args.models:
         samples = samples_file(args.outputs, model, args.out / f"{model}.samples.jsonl")
         res = evaluate(strengthened, cfg, args.out / "results", samples=samples)
         inspect = base_pass_plus_fail(res, tasks, cfg)
-        report["models"][model] = {"base": class_pass(res, "base"), "plus": class_pass(res, "plus"), "base_pass_plus_fail": inspect}
-        print(f"\n{model}: class-level pass@1 base {_pct(class_pass(res, 'base'))}, plus {_pct(class_pass(res, 'plus'))}; "
-              f"{len(inspect)} samples pass base and fail plus", flush=True)
+        report["models"][model] = {
+            "base": class_pass(res, "base"),
+            "plus": class_pass(res, "plus"),
+            "base_pass_plus_fail": inspect,
+        }
+        print(
+            f"\n{model}: class-level pass@1 base {_pct(class_pass(res, 'base'))}, plus {_pct(class_pass(res, 'plus'))}; "
+            f"{len(inspect)} samples pass base and fail plus",
+            flush=True,
+        )
         for item in inspect:
             print(f"  {item['task_id']}: " + " | ".join(item["failing"][:3]), flush=True)
 
     if not args.skip_mutation:
         print("\nmutation score, base tests vs base + plus (tasks with plus tests):", flush=True)
-        ordered = [tasks[t] for t in sorted(tasks, key=lambda x: int(x.split("_")[-1])) if tasks[t].plus and tasks[t].plus.tests]
-        report["mutation"] = mutation(ordered[:args.mutation_limit], cfg, args.out / "mutation-cache")
+        ordered = [
+            tasks[t]
+            for t in sorted(tasks, key=lambda x: int(x.split("_")[-1]))
+            if tasks[t].plus and tasks[t].plus.tests
+        ]
+        report["mutation"] = mutation(ordered[: args.mutation_limit], cfg, args.out / "mutation-cache")
         scored = [r for r in report["mutation"] if r["before"] is not None and r["after"] is not None]
         if scored:
-            print(f"mean over {len(scored)} tasks: {_pct(statistics.mean(r['before'] for r in scored))} -> "
-                  f"{_pct(statistics.mean(r['after'] for r in scored))}", flush=True)
+            print(
+                f"mean over {len(scored)} tasks: {_pct(statistics.mean(r['before'] for r in scored))} -> "
+                f"{_pct(statistics.mean(r['after'] for r in scored))}",
+                flush=True,
+            )
     print(f"\nload average at end: {os.getloadavg()[0]:.1f}; total {time.perf_counter() - t0:.0f}s", flush=True)
     if args.json:
         args.json.write_text(json.dumps(report, indent=1, default=str), encoding="utf-8")

@@ -34,21 +34,34 @@ def _load() -> str:
 
 def _dask(args: list[str], log: Path) -> subprocess.Popen:
     with log.open("wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=out, stderr=subprocess.STDOUT,
-                                env=dict(os.environ, PYTHONPATH=str(ROOT)), start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "dask", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            start_new_session=True,
+        )
 
 
 def start_cluster(folder: Path, workers: int) -> tuple[str, list[subprocess.Popen]]:
     info = folder / "scheduler.json"
-    procs = [_dask(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(info)],
-                   folder / "scheduler.log")]
+    procs = [
+        _dask(
+            ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(info)],
+            folder / "scheduler.log",
+        )
+    ]
     deadline = time.monotonic() + 300
     while not info.is_file() and time.monotonic() < deadline:
         time.sleep(0.2)
     address = json.loads(info.read_text())["address"]
     for i in range(workers):
-        procs.append(_dask(["worker", address, "--host", "127.0.0.1", "--nthreads", "1", "--no-dashboard"],
-                           folder / f"worker{i}.log"))
+        procs.append(
+            _dask(
+                ["worker", address, "--host", "127.0.0.1", "--nthreads", "1", "--no-dashboard"],
+                folder / f"worker{i}.log",
+            )
+        )
     from distributed import Client
 
     with Client(address, timeout=300) as client:
@@ -84,14 +97,22 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cf-bench-dask-") as tmp:
         tmp_path = Path(tmp)
         samples = tmp_path / "samples.jsonl"
-        samples.write_text("".join(json.dumps({"task_id": r["task_id"], "completion": r["predict"][0], "model": "m"}) + "\n"
-                                   for r in records), encoding="utf-8")
+        samples.write_text(
+            "".join(
+                json.dumps({"task_id": r["task_id"], "completion": r["predict"][0], "model": "m"}) + "\n"
+                for r in records
+            ),
+            encoding="utf-8",
+        )
         figures = {}
         print(f"{len(records)} answers of {args.outputs.name}; {os.cpu_count()} cores", flush=True)
         wall, results = run(args.dataset, samples, tmp_path / "local", None, 2)
         figures["local"] = (wall, results)
-        print(f"local, 2 sandbox workers: {wall:.1f} s, {len(records) / wall:.2f} samples/s, "
-              f"{results.stats.sandbox_runs} runs ({_load()})", flush=True)
+        print(
+            f"local, 2 sandbox workers: {wall:.1f} s, {len(records) / wall:.2f} samples/s, "
+            f"{results.stats.sandbox_runs} runs ({_load()})",
+            flush=True,
+        )
         for n in (1, 2):
             folder = tmp_path / f"cluster{n}"
             folder.mkdir()
@@ -101,8 +122,11 @@ def main() -> None:
             finally:
                 stop(procs)
             same = [s.result.bucket for s in remote.samples] == [s.result.bucket for s in results.samples]
-            print(f"dask, {n} worker(s): {wall:.1f} s, {len(records) / wall:.2f} samples/s, {remote.stats.sandbox_runs} runs, "
-                  f"x{figures['local'][0] / wall:.2f} the local throughput, buckets as local: {same} ({_load()})", flush=True)
+            print(
+                f"dask, {n} worker(s): {wall:.1f} s, {len(records) / wall:.2f} samples/s, {remote.stats.sandbox_runs} runs, "
+                f"x{figures['local'][0] / wall:.2f} the local throughput, buckets as local: {same} ({_load()})",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

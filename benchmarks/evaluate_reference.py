@@ -53,9 +53,14 @@ def end_to_end(dataset: Path, workers: int | None, out_root: Path) -> dict:
     wall = time.perf_counter() - t0
     r = out.results
     g = r.scores[0]
-    return {"wall_s": wall, "phases_s": r.stats.seconds, "sandbox_runs": r.stats.sandbox_runs,
-            "broken": r.broken_task_ids, "class_pass_at_1": g.metrics.class_level.full[1].value,
-            "tasks_scored": g.tasks_scored}
+    return {
+        "wall_s": wall,
+        "phases_s": r.stats.seconds,
+        "sandbox_runs": r.stats.sandbox_runs,
+        "broken": r.broken_task_ids,
+        "class_pass_at_1": g.metrics.class_level.full[1].value,
+        "tasks_scored": g.tasks_scored,
+    }
 
 
 def sandbox_alone(tasks: list, workers: int | None) -> dict:
@@ -63,15 +68,24 @@ def sandbox_alone(tasks: list, workers: int | None) -> dict:
     from pipeline.config import SandboxConfig
     from pipeline.sandbox import SuiteRequest, run_suites
 
-    requests = [SuiteRequest(item_id=t.task_id, solution=reference_program(t), tests=t.test,
-                             test_classes=t.test_classes, coverage=False) for t in tasks]
+    requests = [
+        SuiteRequest(
+            item_id=t.task_id, solution=reference_program(t), tests=t.test, test_classes=t.test_classes, coverage=False
+        )
+        for t in tasks
+    ]
     t0 = time.perf_counter()
     results = run_suites(requests, SandboxConfig(), workers=workers)
     wall = time.perf_counter() - t0
     per_run = [r.wall_s for r in results]
-    return {"wall_s": wall, "runs": len(results), "passed": sum(r.passed for r in results),
-            "median_run_s": statistics.median(per_run), "max_run_s": max(per_run),
-            "isolation": results[0].isolation if results else ""}
+    return {
+        "wall_s": wall,
+        "runs": len(results),
+        "passed": sum(r.passed for r in results),
+        "median_run_s": statistics.median(per_run),
+        "max_run_s": max(per_run),
+        "isolation": results[0].isolation if results else "",
+    }
 
 
 # The sandbox harness seeds `random` with the run's hash seed (0) before the program runs; the bare
@@ -102,9 +116,14 @@ def bare_unittest(tasks: list, workers: int, scratch: Path) -> dict:
     with ThreadPoolExecutor(max_workers=workers) as pool:
         runs = list(pool.map(one, tasks))
     wall = time.perf_counter() - t0
-    return {"wall_s": wall, "runs": len(runs), "exit_0": sum(code == 0 for _, code in runs),
-            "median_run_s": statistics.median(t for t, _ in runs), "max_run_s": max(t for t, _ in runs),
-            "isolation": "unshare -rn" if prefix else "none"}
+    return {
+        "wall_s": wall,
+        "runs": len(runs),
+        "exit_0": sum(code == 0 for _, code in runs),
+        "median_run_s": statistics.median(t for t, _ in runs),
+        "max_run_s": max(t for t, _ in runs),
+        "isolation": "unshare -rn" if prefix else "none",
+    }
 
 
 def _unshare_works() -> bool:
@@ -136,21 +155,32 @@ def main() -> None:
             sandbox = sandbox_alone(tasks, args.workers)
             bare = bare_unittest(tasks, workers, tmp_path / "bare")
         rounds.append({"end_to_end": e2e, "sandbox_alone": sandbox, "bare_unittest": bare, "load_avg": os.getloadavg()})
-    figures = {"machine": {"python": platform.python_version(), "cores": os.cpu_count(), "workers": workers},
-               "tasks": len(tasks), "rounds": rounds}
-    print(f"ClassEval reference solutions, {len(tasks)} tasks, 1 sample, {workers} workers "
-          f"(Python {platform.python_version()}, {os.cpu_count()} cores)")
+    figures = {
+        "machine": {"python": platform.python_version(), "cores": os.cpu_count(), "workers": workers},
+        "tasks": len(tasks),
+        "rounds": rounds,
+    }
+    print(
+        f"ClassEval reference solutions, {len(tasks)} tasks, 1 sample, {workers} workers "
+        f"(Python {platform.python_version()}, {os.cpu_count()} cores)"
+    )
     for i, r in enumerate(rounds, start=1):
         e2e, sandbox, bare = r["end_to_end"], r["sandbox_alone"], r["bare_unittest"]
         print(f"round {i} (load average after it: {r['load_avg'][0]:.2f})")
-        print(f"  end to end (classforge evaluate -m reference): {e2e['wall_s']:6.1f} s wall; phases "
-              + ", ".join(f"{k} {v:.1f}s" for k, v in e2e["phases_s"].items())
-              + f"; {e2e['sandbox_runs']} sandbox runs; {len(e2e['broken'])} broken; "
-                f"class pass@1 {100 * e2e['class_pass_at_1']:.1f}% on {e2e['tasks_scored']} tasks")
-        print(f"  sandbox alone (run_suites, {sandbox['isolation']}): {sandbox['wall_s']:6.1f} s wall for {sandbox['runs']} runs; "
-              f"median run {sandbox['median_run_s'] * 1000:.0f} ms, slowest {sandbox['max_run_s']:.1f} s; {sandbox['passed']} passed")
-        print(f"  bare python -m unittest ({bare['isolation']}): {bare['wall_s']:6.1f} s wall for {bare['runs']} runs; "
-              f"median run {bare['median_run_s'] * 1000:.0f} ms, slowest {bare['max_run_s']:.1f} s; {bare['exit_0']} exited 0")
+        print(
+            f"  end to end (classforge evaluate -m reference): {e2e['wall_s']:6.1f} s wall; phases "
+            + ", ".join(f"{k} {v:.1f}s" for k, v in e2e["phases_s"].items())
+            + f"; {e2e['sandbox_runs']} sandbox runs; {len(e2e['broken'])} broken; "
+            f"class pass@1 {100 * e2e['class_pass_at_1']:.1f}% on {e2e['tasks_scored']} tasks"
+        )
+        print(
+            f"  sandbox alone (run_suites, {sandbox['isolation']}): {sandbox['wall_s']:6.1f} s wall for {sandbox['runs']} runs; "
+            f"median run {sandbox['median_run_s'] * 1000:.0f} ms, slowest {sandbox['max_run_s']:.1f} s; {sandbox['passed']} passed"
+        )
+        print(
+            f"  bare python -m unittest ({bare['isolation']}): {bare['wall_s']:6.1f} s wall for {bare['runs']} runs; "
+            f"median run {bare['median_run_s'] * 1000:.0f} ms, slowest {bare['max_run_s']:.1f} s; {bare['exit_0']} exited 0"
+        )
     if len(rounds) > 1:
         best = {k: min(r[k]["wall_s"] for r in rounds) for k in ("end_to_end", "sandbox_alone", "bare_unittest")}
         figures["best_wall_s"] = best

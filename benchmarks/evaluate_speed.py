@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT))
 DEFAULT_DATASET = ROOT.parent / "shared" / "data" / "classeval" / "ClassEval_data.json"
 
 # ClassEval's evaluator, reduced to its execution loop (see the module docstring).
-_INPROCESS = r'''
+_INPROCESS = r"""
 import importlib.util, json, sys, threading, time, unittest
 programs = json.load(open(sys.argv[1], encoding="utf-8"))
 passed = timeouts = errors = 0
@@ -69,7 +69,7 @@ for i, item in enumerate(programs):
         else:
             errors += 1
 print(json.dumps({"passed_classes": passed, "timeouts": timeouts, "failed_classes": errors}))
-'''
+"""
 
 
 def completion_for(index: int, solution: str) -> tuple[str, str]:
@@ -94,8 +94,9 @@ def completion_for(index: int, solution: str) -> tuple[str, str]:
     return kind, text.replace("\n", "\r\n")
 
 
-def run_classforge(dataset: Path, out_root: Path, workers: int | None, *, samples: Path | None = None,
-                   model: str | None = None) -> tuple[float, object]:
+def run_classforge(
+    dataset: Path, out_root: Path, workers: int | None, *, samples: Path | None = None, model: str | None = None
+) -> tuple[float, object]:
     from benchmark.runner import EvaluationRequest, evaluate
     from pipeline.config import Config, EvaluateConfig
 
@@ -113,8 +114,14 @@ def run_inprocess(programs: list[dict], scratch: Path) -> tuple[float, dict]:
     script = scratch / "inprocess.py"
     script.write_text(_INPROCESS, encoding="utf-8")
     t0 = time.perf_counter()
-    proc = subprocess.run([sys.executable, str(script), str(spec), str(scratch)], capture_output=True, text=True,
-                          cwd=scratch, timeout=3600, check=False)
+    proc = subprocess.run(
+        [sys.executable, str(script), str(spec), str(scratch)],
+        capture_output=True,
+        text=True,
+        cwd=scratch,
+        timeout=3600,
+        check=False,
+    )
     wall = time.perf_counter() - t0
     last = proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else "{}"
     return wall, json.loads(last)
@@ -127,15 +134,21 @@ def run_bare_per_class(tasks: list, scratch: Path, workers: int = 2) -> tuple[fl
     for task in tasks:
         folder = scratch / task.task_id
         folder.mkdir(parents=True)
-        (folder / "case.py").write_text("import random; random.seed(0)\n" + reference_program(task) + "\n\n" + task.test,
-                                        encoding="utf-8")
+        (folder / "case.py").write_text(
+            "import random; random.seed(0)\n" + reference_program(task) + "\n\n" + task.test, encoding="utf-8"
+        )
         jobs += [(folder, name) for name in task.test_classes]
 
     def one(job: tuple[Path, str]) -> int:
         folder, name = job
         try:
-            return subprocess.run([sys.executable, "-m", "unittest", "-q", f"case.{name}"], cwd=folder,
-                                  capture_output=True, timeout=120, check=False).returncode
+            return subprocess.run(
+                [sys.executable, "-m", "unittest", "-q", f"case.{name}"],
+                cwd=folder,
+                capture_output=True,
+                timeout=120,
+                check=False,
+            ).returncode
         except subprocess.TimeoutExpired:
             return -1
 
@@ -159,8 +172,10 @@ def main() -> None:
 
     tasks = load_dataset(args.dataset).tasks
     workers = args.workers or Config().evaluate.workers or pool_size(Config().sandbox)
-    figures: dict = {"machine": {"python": platform.python_version(), "cores": os.cpu_count(),
-                                 "load_avg_before": os.getloadavg()}, "workers": workers}
+    figures: dict = {
+        "machine": {"python": platform.python_version(), "cores": os.cpu_count(), "load_avg_before": os.getloadavg()},
+        "workers": workers,
+    }
     with tempfile.TemporaryDirectory(prefix="cf-bench-speed-") as tmp:
         tmp_path = Path(tmp)
         lines, kinds = [], {}
@@ -189,46 +204,78 @@ def measure_samples(args, tasks: list, samples: Path, tmp_path: Path) -> dict:
     for s in results.samples:  # type: ignore[attr-defined]
         buckets[s.result.bucket] = buckets.get(s.result.bucket, 0) + 1
         if s.request.program is not None:
-            programs.append({"program": s.request.program, "tests": by_id[s.request.task_id].test,
-                             "classes": by_id[s.request.task_id].test_classes})
+            programs.append(
+                {
+                    "program": s.request.program,
+                    "tests": by_id[s.request.task_id].test,
+                    "classes": by_id[s.request.task_id].test_classes,
+                }
+            )
     # what each runaway sample cost: every run of it together, against its limit
-    runaway = [{"task": s.request.task_id, "limit_s": s.request.limit_s, "runs_wall_s": s.result.runs_wall_s,
-                "reruns": s.result.reruns}
-               for s in results.samples if s.result.suite_status == "timeout"]
+    runaway = [
+        {
+            "task": s.request.task_id,
+            "limit_s": s.request.limit_s,
+            "runs_wall_s": s.result.runs_wall_s,
+            "reruns": s.result.reruns,
+        }
+        for s in results.samples
+        if s.result.suite_status == "timeout"
+    ]
     base_wall, base = run_inprocess(programs, tmp_path)
-    return {"classforge_wall_s": cf_wall, "classforge_buckets": buckets, "runaway": runaway,
-            "classforge_phases_s": results.stats.seconds,  # type: ignore[attr-defined]
-            "inprocess_wall_s": base_wall, "inprocess": base, "ratio": cf_wall / base_wall}
+    return {
+        "classforge_wall_s": cf_wall,
+        "classforge_buckets": buckets,
+        "runaway": runaway,
+        "classforge_phases_s": results.stats.seconds,  # type: ignore[attr-defined]
+        "inprocess_wall_s": base_wall,
+        "inprocess": base,
+        "ratio": cf_wall / base_wall,
+    }
 
 
 def measure_reference(args, tasks: list, tmp_path: Path) -> dict:
     ref_wall, ref_results = run_classforge(args.dataset, tmp_path / "r2", args.workers, model="reference")
     bare_wall, bare_runs, bare_ok = run_bare_per_class(tasks, tmp_path / "bare")
-    return {"classforge_wall_s": ref_wall, "classforge_phases_s": ref_results.stats.seconds,  # type: ignore[attr-defined]
-            "sandbox_runs": ref_results.stats.sandbox_runs,  # type: ignore[attr-defined]
-            "bare_wall_s": bare_wall, "bare_processes": bare_runs, "bare_exit_0": bare_ok,
-            "ratio": ref_wall / bare_wall}
+    return {
+        "classforge_wall_s": ref_wall,
+        "classforge_phases_s": ref_results.stats.seconds,  # type: ignore[attr-defined]
+        "sandbox_runs": ref_results.stats.sandbox_runs,  # type: ignore[attr-defined]
+        "bare_wall_s": bare_wall,
+        "bare_processes": bare_runs,
+        "bare_exit_0": bare_ok,
+        "ratio": ref_wall / bare_wall,
+    }
 
 
 def report(figures: dict, kinds: dict, workers: int) -> None:
     before, after = figures["machine"]["load_avg_before"][0], figures["machine"]["load_avg_after"][0]
-    print(f"Python {platform.python_version()}, {os.cpu_count()} cores, classforge workers {workers}, "
-          f"load average before/after {before:.2f}/{after:.2f}")
+    print(
+        f"Python {platform.python_version()}, {os.cpu_count()} cores, classforge workers {workers}, "
+        f"load average before/after {before:.2f}/{after:.2f}"
+    )
     if "samples" in figures:
         s = figures["samples"]
         print(f"1. 100 completions ({', '.join(f'{k} {v}' for k, v in sorted(kinds.items()))}):")
-        print(f"   classforge evaluate --samples: {s['classforge_wall_s']:.1f} s ({s['classforge_buckets']}; phases "
-              + ", ".join(f"{k} {v:.1f}" for k, v in s["classforge_phases_s"].items()) + ")")
+        print(
+            f"   classforge evaluate --samples: {s['classforge_wall_s']:.1f} s ({s['classforge_buckets']}; phases "
+            + ", ".join(f"{k} {v:.1f}" for k, v in s["classforge_phases_s"].items())
+            + ")"
+        )
         for r in s["runaway"]:
-            print(f"   runaway {r['task']}: limit {r['limit_s']:.1f} s, all its runs {r['runs_wall_s']:.1f} s, "
-                  f"{r['reruns']} rerun(s)")
+            print(
+                f"   runaway {r['task']}: limit {r['limit_s']:.1f} s, all its runs {r['runs_wall_s']:.1f} s, "
+                f"{r['reruns']} rerun(s)"
+            )
         print(f"   in-process ClassEval-style:    {s['inprocess_wall_s']:.1f} s ({s['inprocess']})")
         print(f"   ratio {s['ratio']:.2f}x (target <= 1.5x)")
     if "reference" in figures:
         r = figures["reference"]
-        print(f"2. 100 canonical solutions: classforge -m reference {r['classforge_wall_s']:.1f} s "
-              f"({r['sandbox_runs']} sandbox runs); bare unittest per test class, pool of 2: {r['bare_wall_s']:.1f} s "
-              f"({r['bare_processes']} processes, {r['bare_exit_0']} exit 0); ratio {r['ratio']:.2f}x (target <= 0.5x)")
+        print(
+            f"2. 100 canonical solutions: classforge -m reference {r['classforge_wall_s']:.1f} s "
+            f"({r['sandbox_runs']} sandbox runs); bare unittest per test class, pool of 2: {r['bare_wall_s']:.1f} s "
+            f"({r['bare_processes']} processes, {r['bare_exit_0']} exit 0); ratio {r['ratio']:.2f}x (target <= 0.5x)"
+        )
 
 
 if __name__ == "__main__":

@@ -48,8 +48,9 @@ def export_classeval(repo: Path, into: Path) -> Path:
         shutil.copytree(repo, into, ignore=shutil.ignore_patterns(".git", "output"))
         return into
     into.mkdir(parents=True)
-    archive = subprocess.run(["git", f"--git-dir={repo}", "archive", "HEAD", "classeval_evaluation", "data"],
-                             capture_output=True, check=True).stdout
+    archive = subprocess.run(
+        ["git", f"--git-dir={repo}", "archive", "HEAD", "classeval_evaluation", "data"], capture_output=True, check=True
+    ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
     return into
 
@@ -59,8 +60,13 @@ def run_classeval(tree: Path, outputs: Path) -> tuple[float, dict]:
     (tree / "output" / "model_output").mkdir(parents=True, exist_ok=True)
     shutil.copy(outputs, tree / "output" / "model_output" / f"{name}.json")
     t0 = time.perf_counter()
-    subprocess.run([sys.executable, "evaluation.py", "--source_file_name", name, "--greedy", "1"],
-                   cwd=tree / "classeval_evaluation", check=True, capture_output=True, timeout=3600)
+    subprocess.run(
+        [sys.executable, "evaluation.py", "--source_file_name", name, "--greedy", "1"],
+        cwd=tree / "classeval_evaluation",
+        check=True,
+        capture_output=True,
+        timeout=3600,
+    )
     wall = time.perf_counter() - t0
     result = json.loads((tree / "output" / "result" / "pass_at_k_result.json").read_text())
     return wall, result["pass_1_greedy"][name]
@@ -68,7 +74,9 @@ def run_classeval(tree: Path, outputs: Path) -> tuple[float, dict]:
 
 def samples_file(outputs: Path, into: Path) -> Path:
     records = json.loads(outputs.read_text(encoding="utf-8"))
-    lines = [json.dumps({"task_id": r["task_id"], "completion": r["predict"][0], "model": outputs.stem}) for r in records]
+    lines = [
+        json.dumps({"task_id": r["task_id"], "completion": r["predict"][0], "model": outputs.stem}) for r in records
+    ]
     into.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return into
 
@@ -112,12 +120,21 @@ def main() -> None:
         for label, out in (("cold", "r1"), ("warm", "r2"), ("again", "r2")):
             wall, results = run_classforge(dataset, samples, tmp_path / out, args.workers)
             stats = results.stats
-            fig = {"wall_s": wall, "phases_s": stats.seconds, "sandbox_runs": stats.sandbox_runs,
-                   "reused": stats.executions_reused, "load": os.getloadavg()}
+            fig = {
+                "wall_s": wall,
+                "phases_s": stats.seconds,
+                "sandbox_runs": stats.sandbox_runs,
+                "reused": stats.executions_reused,
+                "load": os.getloadavg(),
+            }
             figures[label] = fig
             ratio = f", ratio {wall / figures['classeval']['wall_s']:.2f}x" if "classeval" in figures else ""
-            print(f"classforge {label}: {wall:.1f} s ({stats.sandbox_runs} sandbox runs, {stats.executions_reused} reused; "
-                  + ", ".join(f"{k} {v:.1f}" for k, v in stats.seconds.items()) + f"){ratio} ({_load()})", flush=True)
+            print(
+                f"classforge {label}: {wall:.1f} s ({stats.sandbox_runs} sandbox runs, {stats.executions_reused} reused; "
+                + ", ".join(f"{k} {v:.1f}" for k, v in stats.seconds.items())
+                + f"){ratio} ({_load()})",
+                flush=True,
+            )
         figures["classforge_summary_head"] = (tmp_path / "r1").glob("*/summary.md").__next__().read_text()[:1500]
     print(figures["classforge_summary_head"])
     if args.json:

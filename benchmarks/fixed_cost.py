@@ -66,17 +66,27 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="cf-bench-fixed-") as tmp:
         tmp_path = Path(tmp)
         samples = tmp_path / "one.jsonl"
-        samples.write_text(json.dumps({"task_id": task["task_id"], "completion": task["solution_code"]}) + "\n", encoding="utf-8")
+        samples.write_text(
+            json.dumps({"task_id": task["task_id"], "completion": task["solution_code"]}) + "\n", encoding="utf-8"
+        )
         base = [*cli, "evaluate", "--dataset", str(args.dataset), "--samples", str(samples)]
         other = args.compare.resolve() if args.compare else None
         measure("python -c pass", lambda i: [sys.executable, "-c", "pass"], args.repeat, other)
         measure("classforge --help", lambda i: [*cli, "--help"], args.repeat, other)
         for extra, name in (([], "1 sample, 1 task"), (["--task", "ClassEval_0"], "1 sample, 1 task, --task")):
             slug = "task" if extra else "all"
-            measure(f"evaluate {name} (cold)", lambda i, extra=extra, slug=slug: [*base, *extra, "--out", str(tmp_path / f"{slug}{i}" / "a")],
-                    args.repeat, other)
-            measure(f"evaluate {name} (warm reference)",
-                    lambda i, extra=extra, slug=slug: [*base, *extra, "--out", str(tmp_path / f"{slug}{i}" / "b")], args.repeat, other)
+            measure(
+                f"evaluate {name} (cold)",
+                lambda i, extra=extra, slug=slug: [*base, *extra, "--out", str(tmp_path / f"{slug}{i}" / "a")],
+                args.repeat,
+                other,
+            )
+            measure(
+                f"evaluate {name} (warm reference)",
+                lambda i, extra=extra, slug=slug: [*base, *extra, "--out", str(tmp_path / f"{slug}{i}" / "b")],
+                args.repeat,
+                other,
+            )
 
 
 if __name__ == "__main__":

@@ -39,11 +39,11 @@ def build_synthetic(root: Path, repos: int, files_per_repo: int) -> None:
             if kind == 0:
                 src = make_class(name, methods=6 + f % 5, body_lines=6 + r % 4, imports="import json\nimport math\n")
             elif kind == 1:
-                src = make_class(name, methods=3)                      # too-few-methods
+                src = make_class(name, methods=3)  # too-few-methods
             elif kind == 2:
                 src = make_class(name, methods=6, imports="import requests\nimport json\n")  # third-party
             else:
-                src = "def helper(x):\n    return x * 2\n" * 20       # no classes
+                src = "def helper(x):\n    return x * 2\n" * 20  # no classes
             files[f"pkg{r}/mod_{f}.py"] = src.replace("value + ", f"value + {r * 1000 + f} + ")
         when = datetime(2025, 3, 1, tzinfo=UTC)
         build_repo(root / f"bench__repo{r:03d}", [CommitSpec(when, "initial", files)])
@@ -53,8 +53,13 @@ def measure(corpus: Path, work: Path) -> dict:
     from pipeline.config import CloneConfig, HarvestConfig
     from pipeline.harvest.run import run_harvest
 
-    cfg = HarvestConfig(cutoff=date(2025, 1, 1), snapshot="bench", output_root=work / "out",
-                        local_sources=[str(corpus)], clone=CloneConfig(workdir=work / "clones"))
+    cfg = HarvestConfig(
+        cutoff=date(2025, 1, 1),
+        snapshot="bench",
+        output_root=work / "out",
+        local_sources=[str(corpus)],
+        clone=CloneConfig(workdir=work / "clones"),
+    )
     files = sum(1 for p in corpus.rglob("*.py") if ".git" not in p.parts)
     start = time.perf_counter()
     summary = run_harvest(cfg)
@@ -62,8 +67,13 @@ def measure(corpus: Path, work: Path) -> dict:
     stages = summary.funnel.stages
     candidates = stages["imports"].seen if "imports" in stages else 0
     return {
-        "repos": summary.repos, "files": files, "candidate_classes": candidates, "kept": summary.classes,
-        "wall_s": round(wall, 2), "files_per_s": round(files / wall, 1), "classes_per_s": round(candidates / wall, 1),
+        "repos": summary.repos,
+        "files": files,
+        "candidate_classes": candidates,
+        "kept": summary.classes,
+        "wall_s": round(wall, 2),
+        "files_per_s": round(files / wall, 1),
+        "classes_per_s": round(candidates / wall, 1),
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
 
@@ -78,8 +88,10 @@ def main() -> None:
     if args.child:
         print(json.dumps(measure(Path(args.child[0]), Path(args.child[1]))))
         return
-    print(f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
-          f"{__import__('os').cpu_count()} cores")
+    print(
+        f"machine: {platform.machine()}, {platform.python_implementation()} {platform.python_version()}, "
+        f"{__import__('os').cpu_count()} cores"
+    )
     rows = []
     with tempfile.TemporaryDirectory() as tmp:
         corpora = []
@@ -92,8 +104,12 @@ def main() -> None:
                 corpora.append(c)
         for i, corpus in enumerate(corpora):
             work = Path(tmp) / f"work{i}"
-            out = subprocess.run([sys.executable, __file__, "--child", str(corpus), str(work)],
-                                 capture_output=True, text=True, check=True)
+            out = subprocess.run(
+                [sys.executable, __file__, "--child", str(corpus), str(work)],
+                capture_output=True,
+                text=True,
+                check=True,
+            )
             rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
     cols = ["repos", "files", "candidate_classes", "kept", "wall_s", "files_per_s", "classes_per_s", "peak_rss_mb"]
     print(" | ".join(cols))

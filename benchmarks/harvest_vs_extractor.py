@@ -78,8 +78,9 @@ def _stdlib_only(tree: ast.Module) -> bool:
         if isinstance(node, ast.ImportFrom):
             if node.level or (node.module or "").split(".")[0] not in sys.stdlib_module_names:
                 return False
-        elif isinstance(node, ast.Import) and any(a.name.split(".")[0] not in sys.stdlib_module_names
-                                                  for a in node.names):
+        elif isinstance(node, ast.Import) and any(
+            a.name.split(".")[0] not in sys.stdlib_module_names for a in node.names
+        ):
             return False
     return True
 
@@ -91,7 +92,9 @@ def _scope_ok(cls: ast.ClassDef, module_names: set[str]) -> bool:
             bound.add(node.id)
         elif isinstance(node, ast.arg):
             bound.add(node.arg)
-        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (isinstance(node, ast.ExceptHandler) and node.name):
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) or (
+            isinstance(node, ast.ExceptHandler) and node.name
+        ):
             bound.add(node.name)
     return all(n.id in bound for n in ast.walk(cls) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load))
 
@@ -99,11 +102,20 @@ def _scope_ok(cls: ast.ClassDef, module_names: set[str]) -> bool:
 def _record(text: str, tree: ast.Module, cls: ast.ClassDef) -> dict:
     """ClassEval-Pro's record: imports, docstrings, per-method signatures and source."""
     return {
-        "class_name": cls.name, "source": ast.get_source_segment(text, cls), "docstring": ast.get_docstring(cls),
+        "class_name": cls.name,
+        "source": ast.get_source_segment(text, cls),
+        "docstring": ast.get_docstring(cls),
         "imports": [ast.unparse(n) for n in tree.body if isinstance(n, (ast.Import, ast.ImportFrom))],
-        "methods": [{"name": m.name, "signature": f"def {m.name}({ast.unparse(m.args)})",
-                     "docstring": ast.get_docstring(m), "source": ast.get_source_segment(text, m)}
-                    for m in cls.body if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))],
+        "methods": [
+            {
+                "name": m.name,
+                "signature": f"def {m.name}({ast.unparse(m.args)})",
+                "docstring": ast.get_docstring(m),
+                "source": ast.get_source_segment(text, m),
+            }
+            for m in cls.body
+            if isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef))
+        ],
     }
 
 
@@ -144,9 +156,12 @@ _GUARD = "import sys\nif sys.version_info >= (3, 11):\n    import tomllib\nelse:
 
 
 def _helpers(n: int, seed: int) -> str:
-    return "\n".join(f"def helper_{i}(value, factor={seed % 7 + 1}):\n    \"\"\"Helper {i}.\"\"\"\n"
-                     f"    total = value * factor + {i}\n    for step in range({i % 5 + 2}):\n"
-                     f"        total = (total + step) % {97 + seed}\n    return total\n" for i in range(n))
+    return "\n".join(
+        f'def helper_{i}(value, factor={seed % 7 + 1}):\n    """Helper {i}."""\n'
+        f"    total = value * factor + {i}\n    for step in range({i % 5 + 2}):\n"
+        f"        total = (total + step) % {97 + seed}\n    return total\n"
+        for i in range(n)
+    )
 
 
 def repo_files(r: int) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
@@ -163,21 +178,26 @@ def repo_files(r: int) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
     }
     second = {
         f"{pkg}/models.py": big("Order", 9, 9, "import json\nfrom dataclasses import dataclass\n")
-        + "\n\n" + big("Customer", 4, 5, "").replace("import json\n", "") + "\n\n" + big("Invoice", 12, 12, ""),
+        + "\n\n"
+        + big("Customer", 4, 5, "").replace("import json\n", "")
+        + "\n\n"
+        + big("Invoice", 12, 12, ""),
         f"{pkg}/service.py": big("ApiClient", 8, 7, "import requests\nimport json\n"),
         f"{pkg}/compat.py": big("Settings", 6, 8, _GUARD + "import json\n"),
         f"{pkg}/core/engine.py": big("Engine", 14, 14, "import json\nimport heapq\nimport itertools\n"),
         f"{pkg}/core/__init__.py": "",
         f"{pkg}/core/handlers.py": big("Handler", 7, 6, f"from {pkg}.utils import helper_1\nimport json\n"),
         f"{pkg}/cli.py": "import argparse\n\n\ndef main(argv=None):\n    parser = argparse.ArgumentParser()\n"
-                         "    parser.add_argument('--n', type=int)\n    return parser.parse_args(argv)\n",
+        "    parser.add_argument('--n', type=int)\n    return parser.parse_args(argv)\n",
         f"{pkg}/report.py": "import csv\nimport io\n\n" + _helpers(12, r + 3),
         "tests/test_engine.py": big("TestEngine", 8, 5, "import unittest\nimport json\n"),
         "docs/conf.py": "project = 'x'\nextensions = []\nhtml_theme = 'alabaster'\n",
         "scripts/migrate.py": "import sqlite3\n\n" + _helpers(6, r + 5),
     }
-    third = {f"{pkg}/core/engine.py": second[f"{pkg}/core/engine.py"].replace("Start empty.", "Start with no state."),
-             f"{pkg}/store.py": big("Store", 10, 10, "import sqlite3\nimport json\n")}
+    third = {
+        f"{pkg}/core/engine.py": second[f"{pkg}/core/engine.py"].replace("Start empty.", "Start with no state."),
+        f"{pkg}/store.py": big("Store", 10, 10, "import sqlite3\nimport json\n"),
+    }
     return first, second, third
 
 
@@ -186,11 +206,14 @@ def build_corpus(root: Path, repos: int) -> None:
 
     for r in range(repos):
         first, second, third = repo_files(r)
-        build_repo(root / f"bench__repo{r:03d}", [
-            CommitSpec(datetime(2024, 11, 2, tzinfo=UTC), "initial", dict(first)),
-            CommitSpec(datetime(2025, 2, 10, tzinfo=UTC), "features", dict(second)),
-            CommitSpec(datetime(2025, 4, 20, tzinfo=UTC), "engine edits", dict(third)),
-        ])
+        build_repo(
+            root / f"bench__repo{r:03d}",
+            [
+                CommitSpec(datetime(2024, 11, 2, tzinfo=UTC), "initial", dict(first)),
+                CommitSpec(datetime(2025, 2, 10, tzinfo=UTC), "features", dict(second)),
+                CommitSpec(datetime(2025, 4, 20, tzinfo=UTC), "engine edits", dict(third)),
+            ],
+        )
 
 
 # ------------------------------------------------------------------------------------------------
@@ -215,7 +238,9 @@ def clone_all(corpus: Path, work: Path) -> list[tuple[object, Path]]:
     for path in expand_local_sources([str(corpus)]):
         ref = local_repo_ref(path)
         try:
-            jobs.append((ref, clone_for_scan(ref.clone_url, ref.full_name, CloneConfig(workdir=work), CUTOFF, ref.head_commit)))
+            jobs.append(
+                (ref, clone_for_scan(ref.clone_url, ref.full_name, CloneConfig(workdir=work), CUTOFF, ref.head_commit))
+            )
         except CloneFailure as exc:
             print(f"skipped {ref.full_name}: {exc.reason}")
     return jobs
@@ -226,7 +251,9 @@ def extractor_with_clones(urls: list[str], work: Path) -> int:
     kept = 0
     for i, url in enumerate(urls):
         dest = work / f"r{i}"
-        subprocess.run(["git", "clone", "-q", "--depth", "1", "--single-branch", "--no-tags", url, str(dest)], check=True)
+        subprocess.run(
+            ["git", "clone", "-q", "--depth", "1", "--single-branch", "--no-tags", url, str(dest)], check=True
+        )
         kept += classeval_pro_extract(dest)
     return kept
 
@@ -236,8 +263,9 @@ def classforge_with_clones(sources: list[str], work: Path, workers: int) -> int:
     from pipeline.config import CloneConfig, HarvestConfig
     from pipeline.harvest.run import run_harvest
 
-    cfg = HarvestConfig(local_sources=sources, output_root=work / "out", clone=CloneConfig(workdir=work / "clones"),
-                        workers=workers)
+    cfg = HarvestConfig(
+        local_sources=sources, output_root=work / "out", clone=CloneConfig(workdir=work / "clones"), workers=workers
+    )
     return run_harvest(cfg).classes
 
 
@@ -269,16 +297,21 @@ def _analysis_round(jobs, workers: int, rows, kept) -> None:
         with ProcessPoolExecutor(workers) as pool:
             return sum(pool.map(_scan, jobs))
 
-    for name, fn in (("extractor", lambda: sum(classeval_pro_extract(c) for _, c in jobs)),
-                     ("classforge-1", lambda: sum(map(_scan, jobs))), (f"classforge-{workers}", pooled)):
+    for name, fn in (
+        ("extractor", lambda: sum(classeval_pro_extract(c) for _, c in jobs)),
+        ("classforge-1", lambda: sum(map(_scan, jobs))),
+        (f"classforge-{workers}", pooled),
+    ):
         wall, cpu, kept[name] = measured(fn)
         rows.setdefault(name, []).append((wall, cpu))
 
 
 def _clones_round(sources: list[str], urls: list[str], tmp: Path, workers: int, rows, kept) -> None:
-    for name, fn in (("extractor + clones", lambda work: extractor_with_clones(urls, work)),
-                     ("classforge-1 + clones", lambda work: classforge_with_clones(sources, work, 1)),
-                     (f"classforge-{workers} + clones", lambda work: classforge_with_clones(sources, work, workers))):
+    for name, fn in (
+        ("extractor + clones", lambda work: extractor_with_clones(urls, work)),
+        ("classforge-1 + clones", lambda work: classforge_with_clones(sources, work, 1)),
+        (f"classforge-{workers} + clones", lambda work: classforge_with_clones(sources, work, workers)),
+    ):
         work = Path(tempfile.mkdtemp(dir=tmp))
         wall, cpu, kept[name] = measured(lambda fn=fn, work=work: fn(work))
         rows.setdefault(name, []).append((wall, cpu))
@@ -293,8 +326,10 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--skip-clones", action="store_true", help="only the analysis of clones made beforehand")
     args = parser.parse_args()
-    print(f"machine: {platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores; "
-          f"load average (1/5/15 min) at start {_load()}")
+    print(
+        f"machine: {platform.python_implementation()} {platform.python_version()}, {os.cpu_count()} cores; "
+        f"load average (1/5/15 min) at start {_load()}"
+    )
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
         corpus = args.corpus.resolve() if args.corpus else tmp / "corpus"
@@ -317,8 +352,10 @@ def main() -> None:
             _clones_round(urls, urls, tmp, args.workers, clones, kept)
         if clones:
             _table("whole harvest, clones included", clones, kept, "extractor + clones")
-    print(f"\nload average (1/5/15 min) at end {_load()}; {args.rounds} rounds, medians. CPU counts the "
-          "benchmark process and every child it waited for (git, pool workers).")
+    print(
+        f"\nload average (1/5/15 min) at end {_load()}; {args.rounds} rounds, medians. CPU counts the "
+        "benchmark process and every child it waited for (git, pool workers)."
+    )
 
 
 if __name__ == "__main__":

@@ -49,19 +49,45 @@ def fail_fast(dataset: Path) -> dict:
         cfg.write_text(f'[evaluate.endpoint]\nbase_url = "{_dead_url()}"\nmodel = "m"\n', encoding="utf-8")
         env = os.environ | {"OPENAI_API_KEY": "sk-x"}
         t0 = time.monotonic()
-        proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "evaluate", "--config", str(cfg), "--dataset",
-                               str(dataset), "--max-tasks", "3", "--out", str(Path(tmp) / "r")],
-                              cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
-        return {"seconds": round(time.monotonic() - t0, 2), "exit_code": proc.returncode,
-                "message": (proc.stdout + proc.stderr).strip().splitlines()[-1][:160]}
+        proc = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "pipeline.cli",
+                "evaluate",
+                "--config",
+                str(cfg),
+                "--dataset",
+                str(dataset),
+                "--max-tasks",
+                "3",
+                "--out",
+                str(Path(tmp) / "r"),
+            ],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=600,
+        )
+        return {
+            "seconds": round(time.monotonic() - t0, 2),
+            "exit_code": proc.returncode,
+            "message": (proc.stdout + proc.stderr).strip().splitlines()[-1][:160],
+        }
 
 
 def preflight(profile: ServerProfile) -> dict:
     with FakeOpenAIServer(default='{"ok": true}', models=["m"], profile=profile) as srv:
         t0 = time.monotonic()
         report = check_endpoint(["judge-1"], EndpointConfig(base_url=srv.base_url, model="m", api_key_env=""), {})
-        return {"seconds": round(time.monotonic() - t0, 3), "requests": len(srv.requests),
-                "response_format": report.response_format, "usage": report.usage, "n>1": report.n_above_1}
+        return {
+            "seconds": round(time.monotonic() - t0, 3),
+            "requests": len(srv.requests),
+            "response_format": report.response_format,
+            "usage": report.usage,
+            "n>1": report.n_above_1,
+        }
 
 
 def repair_sizes() -> list[dict]:
@@ -72,11 +98,15 @@ def repair_sizes() -> list[dict]:
         if entry["request"]["role"] != "composer":
             continue
         messages, reply = entry["request"]["messages"], entry["text"]
-        old = [*messages, {"role": "assistant", "content": reply},
-               *v1.messages(problems=PROBLEMS, min_methods=5)]
+        old = [*messages, {"role": "assistant", "content": reply}, *v1.messages(problems=PROBLEMS, min_methods=5)]
         new = v2.messages(theme="(theme)", problems=PROBLEMS, min_methods=5, method_count=4, previous=reply)
-        rows.append({"first_prompt": estimate_prompt_tokens(messages), "old_repair": estimate_prompt_tokens(old),
-                     "new_repair": estimate_prompt_tokens(new)})
+        rows.append(
+            {
+                "first_prompt": estimate_prompt_tokens(messages),
+                "old_repair": estimate_prompt_tokens(old),
+                "new_repair": estimate_prompt_tokens(new),
+            }
+        )
     return rows
 
 

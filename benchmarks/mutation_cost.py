@@ -35,7 +35,9 @@ sys.path.insert(0, str(ROOT))
 DEFAULT_DATASET = Path("/work/shared/data/classeval/ClassEval_data.json")
 
 TRIVIAL_SOLUTION = "class A:\n    pass\n"
-TRIVIAL_TESTS = "import unittest\n\n\nclass ATest(unittest.TestCase):\n    def test_a(self):\n        self.assertTrue(A)\n"
+TRIVIAL_TESTS = (
+    "import unittest\n\n\nclass ATest(unittest.TestCase):\n    def test_a(self):\n        self.assertTrue(A)\n"
+)
 
 
 def built_tasks(path: Path) -> list[tuple[str, str, str, list[str]]]:
@@ -74,8 +76,16 @@ def _mutation(task, config, sandbox, reference_s: float, cache_root: Path):
 
     task_id, solution, tests, classes = task
     t0 = time.perf_counter()
-    run = measure_mutation(solution, tests, classes, config=config, sandbox=sandbox, item_id=task_id,
-                           reference_wall_s=reference_s, cache_root=cache_root)
+    run = measure_mutation(
+        solution,
+        tests,
+        classes,
+        config=config,
+        sandbox=sandbox,
+        item_id=task_id,
+        reference_wall_s=reference_s,
+        cache_root=cache_root,
+    )
     return run, time.perf_counter() - t0
 
 
@@ -88,15 +98,28 @@ def measure_one(task, config, sandbox, cache_root: Path, batch_first: bool) -> d
     gate_s = time.perf_counter() - t0
     order = [("batched", config), ("alone", config.model_copy(update={"batch_size": 0}))]
     measured = {}
-    for name, cfg in (order if batch_first else order[::-1]):
+    for name, cfg in order if batch_first else order[::-1]:
         measured[name] = _mutation(task, cfg, sandbox, verdict.wall_s, cache_root / name / task_id)
     (alone, alone_s), (batched, batched_s) = measured["alone"], measured["batched"]
     if alone.report != batched.report:
-        raise SystemExit(f"{task_id}: batched verdicts differ from one run per mutant:\n{alone.report}\n{batched.report}")
+        raise SystemExit(
+            f"{task_id}: batched verdicts differ from one run per mutant:\n{alone.report}\n{batched.report}"
+        )
     r = alone.report
-    return {"task_id": task_id, "gate_passed": verdict.passed, "gate_s": gate_s, "alone_s": alone_s, "batched_s": batched_s,
-            "mutants_run": alone.sandbox_runs, "batch_runs": batched.sandbox_runs, "fell_back": batched.fell_back,
-            "equivalent": r.equivalent, "score": r.score, "timed_out": r.timed_out, "limit_s": alone.limit_s}
+    return {
+        "task_id": task_id,
+        "gate_passed": verdict.passed,
+        "gate_s": gate_s,
+        "alone_s": alone_s,
+        "batched_s": batched_s,
+        "mutants_run": alone.sandbox_runs,
+        "batch_runs": batched.sandbox_runs,
+        "fell_back": batched.fell_back,
+        "equivalent": r.equivalent,
+        "score": r.score,
+        "timed_out": r.timed_out,
+        "limit_s": alone.limit_s,
+    }
 
 
 def _summary(rows: list[dict]) -> dict:
@@ -118,9 +141,12 @@ def _summary(rows: list[dict]) -> dict:
 def _print_row(row: dict) -> None:
     n = max(1, row["mutants_run"])
     shown = "n/a" if row["score"] is None else f"{100 * row['score']:.1f}"
-    print(f"{row['task_id'][:24]:<24} {row['gate_s']:>6.2f} {row['mutants_run']:>7} {row['alone_s']:>7.2f} {row['batched_s']:>7.2f} "
-          f"{row['alone_s'] / n:>7.3f} {row['batched_s'] / n:>7.3f} {row['batched_s'] / row['alone_s']:>6.2f} "
-          f"{shown:>6} {row['timed_out']:>4}", flush=True)
+    print(
+        f"{row['task_id'][:24]:<24} {row['gate_s']:>6.2f} {row['mutants_run']:>7} {row['alone_s']:>7.2f} {row['batched_s']:>7.2f} "
+        f"{row['alone_s'] / n:>7.3f} {row['batched_s'] / n:>7.3f} {row['batched_s'] / row['alone_s']:>6.2f} "
+        f"{shown:>6} {row['timed_out']:>4}",
+        flush=True,
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -132,10 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)
     ap.add_argument("--max-per-method", type=int, default=MutationConfig().max_mutants_per_method)
     ap.add_argument("--workers", type=int, default=None)
-    ap.add_argument("--batch-size", type=int, default=MutationConfig().batch_size, help="mutants per sandbox run, batched side")
+    ap.add_argument(
+        "--batch-size", type=int, default=MutationConfig().batch_size, help="mutants per sandbox run, batched side"
+    )
     ap.add_argument("--json", type=Path, default=None)
     args = ap.parse_args(argv)
-    config = MutationConfig(max_mutants_per_method=args.max_per_method, workers=args.workers, batch_size=args.batch_size)
+    config = MutationConfig(
+        max_mutants_per_method=args.max_per_method, workers=args.workers, batch_size=args.batch_size
+    )
     sandbox = SandboxConfig(workers=args.workers)
     groups = [(f"build {p}", built_tasks(p)) for p in args.tasks]
     if args.classeval:
@@ -147,8 +177,10 @@ def main(argv: list[str] | None = None) -> int:
     out = {"fixed_run_s": fixed, "batch_size": config.batch_size, "load_before": load_before, "groups": {}}
     with tempfile.TemporaryDirectory() as tmp:
         for name, tasks in groups:
-            print(f"\n{name}\n{'task':<24} {'gate s':>6} {'mutants':>7} {'alone s':>7} {'batch s':>7} "
-                  f"{'s/m 1':>7} {'s/m b':>7} {'ratio':>6} {'score%':>6} {'tout':>4}")
+            print(
+                f"\n{name}\n{'task':<24} {'gate s':>6} {'mutants':>7} {'alone s':>7} {'batch s':>7} "
+                f"{'s/m 1':>7} {'s/m b':>7} {'ratio':>6} {'score%':>6} {'tout':>4}"
+            )
             rows = []
             for i, task in enumerate(tasks):
                 rows.append(measure_one(task, config, sandbox, Path(tmp), batch_first=i % 2 == 0))

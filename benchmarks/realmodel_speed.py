@@ -36,21 +36,40 @@ def main() -> int:
     prompt_rates, gen_rates, walls = [], [], []
     for i in range(args.repeats):
         # A distinct first line defeats the server's prompt cache, so every prompt is processed whole.
-        filler = f"run {i} {time.time_ns()}\n" + "\n".join(f"def helper_{k}(x):\n    return x * {k}\n" for k in range(170))
-        body, wall = post(url, {"messages": [{"role": "user", "content": filler + "\nSay OK."}],
-                                "max_tokens": 1, "temperature": 0})
+        filler = f"run {i} {time.time_ns()}\n" + "\n".join(
+            f"def helper_{k}(x):\n    return x * {k}\n" for k in range(170)
+        )
+        body, wall = post(
+            url, {"messages": [{"role": "user", "content": filler + "\nSay OK."}], "max_tokens": 1, "temperature": 0}
+        )
         prompt_rates.append(body["timings"]["prompt_per_second"])
         n_prompt = body["usage"]["prompt_tokens"]
-        body, wall = post(url, {"messages": [{"role": "user", "content": f"{i}: write a long Python class for a "
-                                              "bank account with ten methods and docstrings."}],
-                                "max_tokens": 256, "temperature": 0, "ignore_eos": True})
+        body, wall = post(
+            url,
+            {
+                "messages": [
+                    {
+                        "role": "user",
+                        "content": f"{i}: write a long Python class for a "
+                        "bank account with ten methods and docstrings.",
+                    }
+                ],
+                "max_tokens": 256,
+                "temperature": 0,
+                "ignore_eos": True,
+            },
+        )
         gen_rates.append(body["timings"]["predicted_per_second"])
         walls.append(wall)
         n_gen = body["usage"]["completion_tokens"]
-    print(f"prompt processing: {statistics.median(prompt_rates):.1f} tokens/s (median of {args.repeats}, "
-          f"{n_prompt}-token prompts; all: {[round(r, 1) for r in prompt_rates]})")
-    print(f"generation: {statistics.median(gen_rates):.1f} tokens/s (median of {args.repeats}, {n_gen} tokens; "
-          f"all: {[round(r, 1) for r in gen_rates]}; wall {[round(w, 1) for w in walls]} s)")
+    print(
+        f"prompt processing: {statistics.median(prompt_rates):.1f} tokens/s (median of {args.repeats}, "
+        f"{n_prompt}-token prompts; all: {[round(r, 1) for r in prompt_rates]})"
+    )
+    print(
+        f"generation: {statistics.median(gen_rates):.1f} tokens/s (median of {args.repeats}, {n_gen} tokens; "
+        f"all: {[round(r, 1) for r in gen_rates]}; wall {[round(w, 1) for w in walls]} s)"
+    )
     print(f"load average during the run: {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
     return 0
 

@@ -36,8 +36,13 @@ from tests.realmodel.realmodel_config import EXAMPLE_MODELS, EXAMPLE_PAIRS, buil
 # Which stage a request served, by the first prompt of its version ("compose@v1+compose_repair@v2"):
 # several requests of one candidate at one stage are repairs, re-asks or retries.
 HANDWRITTEN_STAGE = {"composer": "compose", "test_writer": "tests"}
-PROMPT_STAGE = {"compose": "compose", "tests_writer": "tests", "judge": "judges", "solve": "solution",
-                "tests_strengthen": "strengthen"}
+PROMPT_STAGE = {
+    "compose": "compose",
+    "tests_writer": "tests",
+    "judge": "judges",
+    "solve": "solution",
+    "tests_strengthen": "strengthen",
+}
 
 
 def paid_answers(cache: Path, model: str) -> tuple[dict[tuple[str, str], int], int, int]:
@@ -60,41 +65,60 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--candidates", type=int, default=3)
     parser.add_argument("--workdir", type=Path, default=REPO / ".cache" / "realmodel" / "yield")
-    parser.add_argument("--state", type=Path, default=REPO / ".cache" / "realmodel" / "server.json",
-                        help="the state file `realmodel.py up` wrote (base URL and model)")
+    parser.add_argument(
+        "--state",
+        type=Path,
+        default=REPO / ".cache" / "realmodel" / "server.json",
+        help="the state file `realmodel.py up` wrote (base URL and model)",
+    )
     parser.add_argument("--base-url", help="another server than the state file's (then give --model too)")
     parser.add_argument("--model")
-    parser.add_argument("--handwritten", type=lambda v: frozenset(x for x in v.split(",") if x), default=frozenset(),
-                        help="comma-separated roles (composer, test_writer) answered by the example corpus's "
-                             "handwritten answers (its three pairs), so the later stages meet the local model "
-                             "on valid input")
-    parser.add_argument("--replay", action="store_true",
-                        help="send nothing: fold what an earlier (stopped) run paid for; candidates it did not "
-                             "finish are listed as unfinished")
+    parser.add_argument(
+        "--handwritten",
+        type=lambda v: frozenset(x for x in v.split(",") if x),
+        default=frozenset(),
+        help="comma-separated roles (composer, test_writer) answered by the example corpus's "
+        "handwritten answers (its three pairs), so the later stages meet the local model "
+        "on valid input",
+    )
+    parser.add_argument(
+        "--replay",
+        action="store_true",
+        help="send nothing: fold what an earlier (stopped) run paid for; candidates it did not "
+        "finish are listed as unfinished",
+    )
     args = parser.parse_args()
-    state = ({"base_url": args.base_url, "model": args.model} if args.base_url
-             else json.loads(args.state.read_text()))
+    state = {"base_url": args.base_url, "model": args.model} if args.base_url else json.loads(args.state.read_text())
     if args.handwritten and args.candidates > len(EXAMPLE_PAIRS):
-        parser.error(f"--handwritten: the example has {len(EXAMPLE_PAIRS)} handwritten pairs; ask for at most that many")
+        parser.error(
+            f"--handwritten: the example has {len(EXAMPLE_PAIRS)} handwritten pairs; ask for at most that many"
+        )
     if args.handwritten - set(EXAMPLE_MODELS):
         parser.error(f"--handwritten: choose among {', '.join(EXAMPLE_MODELS)}")
     if args.candidates <= len(EXAMPLE_PAIRS):
-        config = build_config(state["base_url"], state["model"], EXAMPLE_PAIRS[:args.candidates],
-                              handwritten=args.handwritten)
+        config = build_config(
+            state["base_url"], state["model"], EXAMPLE_PAIRS[: args.candidates], handwritten=args.handwritten
+        )
     else:
         intra = args.candidates // 3
-        config = build_config(state["base_url"], state["model"], []).replace(
-            "intra_target = 0", f"intra_target = {intra}").replace(
-            "cross_target = 0", f"cross_target = {args.candidates - intra}")
+        config = (
+            build_config(state["base_url"], state["model"], [])
+            .replace("intra_target = 0", f"intra_target = {intra}")
+            .replace("cross_target = 0", f"cross_target = {args.candidates - intra}")
+        )
     if args.replay:
         config = config.replace('mode = "live"', 'mode = "replay"')
     args.workdir.mkdir(parents=True, exist_ok=True)
     (args.workdir / "classforge.toml").write_text(config)
     classforge = Path(sys.executable).with_name("classforge")
     started = time.monotonic()
-    done = subprocess.run([str(classforge), "build", "--config", "classforge.toml"], cwd=args.workdir,
-                          env=dict(os.environ, OPENAI_API_KEY="not-needed-on-loopback", COLUMNS="160"),
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(classforge), "build", "--config", "classforge.toml"],
+        cwd=args.workdir,
+        env=dict(os.environ, OPENAI_API_KEY="not-needed-on-loopback", COLUMNS="160"),
+        capture_output=True,
+        text=True,
+    )
     seconds = time.monotonic() - started
     out = args.workdir / "built" / "realmodel"
     if not (out / "funnel.json").exists():
@@ -107,8 +131,10 @@ def main() -> int:
     rejected_at = {r["item_id"]: (r["stage"], r["reason"]) for r in rejects if r["item_id"].startswith("cand-")}
 
     by_hand = f" ({', '.join(sorted(args.handwritten))}: the example's handwritten answers)" if args.handwritten else ""
-    print(f"model {state['model']} at {state['base_url']}{by_hand}; {args.candidates} candidates; build exit "
-          f"{done.returncode} after {seconds:.0f} s (a re-run replays what was paid for from the cache)")
+    print(
+        f"model {state['model']} at {state['base_url']}{by_hand}; {args.candidates} candidates; build exit "
+        f"{done.returncode} after {seconds:.0f} s (a re-run replays what was paid for from the cache)"
+    )
     print(f"{'stage':<12}{'in':>4}{'kept':>6}{'1st try':>9}{'repaired':>10}{'answers':>9}  drop reasons")
     stages = list(STAGES)  # funnel.json's keys are sorted by name, not in pipeline order
     candidates = {c for c, _ in per_cand} | set(rejected_at)
@@ -120,17 +146,22 @@ def main() -> int:
         elif name in PROMPT_STAGE.values():
             answers = sum(v for (_, stage), v in per_cand.items() if stage == name)
             # Kept here = not dropped at this stage or an earlier one.
-            kept_ids = [c for c in candidates if c not in rejected_at
-                        or stages.index(rejected_at[c][0]) > stages.index(name)]
+            kept_ids = [
+                c for c in candidates if c not in rejected_at or stages.index(rejected_at[c][0]) > stages.index(name)
+            ]
             calls = [per_cand.get((c, name), 0) for c in kept_ids]
             expected = 3 if name == "judges" else 1  # three judges answer once each on a first try
             first = sum(n == expected for n in calls)
             repaired = sum(n > expected for n in calls)
-        print(f"{name:<12}{counts['seen']:>4}{counts['kept']:>6}{first:>9}{repaired:>10}{answers:>9}  {json.dumps(counts['dropped'])}")
+        print(
+            f"{name:<12}{counts['seen']:>4}{counts['kept']:>6}{first:>9}{repaired:>10}{answers:>9}  {json.dumps(counts['dropped'])}"
+        )
     tokens = prompt + completion
-    print(f"{sum(per_cand.values())} answers paid for, {prompt} prompt + {completion} completion tokens; "
-          f"{len(tasks)} surviving task(s); tokens per surviving candidate: "
-          + (f"{tokens / len(tasks):.0f}" if tasks else f"- ({tokens} tokens spent for none)"))
+    print(
+        f"{sum(per_cand.values())} answers paid for, {prompt} prompt + {completion} completion tokens; "
+        f"{len(tasks)} surviving task(s); tokens per surviving candidate: "
+        + (f"{tokens / len(tasks):.0f}" if tasks else f"- ({tokens} tokens spent for none)")
+    )
     for cid, (stage, reason) in sorted(rejected_at.items()):
         print(f"  {cid}: dropped at {stage} ({reason})")
     build = json.loads((out / "build.json").read_text()) if (out / "build.json").exists() else {}

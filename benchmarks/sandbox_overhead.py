@@ -48,7 +48,11 @@ def plain_unittest(task: dict, python: str) -> float:
 
 def request(task: dict, coverage: bool) -> SuiteRequest:
     return SuiteRequest(
-        item_id=task["task_id"], solution=task["solution_code"], tests=task["test"], test_classes=task["test_classes"], coverage=coverage
+        item_id=task["task_id"],
+        solution=task["solution_code"],
+        tests=task["test"],
+        test_classes=task["test_classes"],
+        coverage=coverage,
     )
 
 
@@ -67,7 +71,14 @@ def per_suite(tasks: list[dict], repeat: int, backend, config: SandboxConfig, py
             samples["eval"].append(harness(task, False, backend, config))
             samples["gate"].append(harness(task, True, backend, config))
         med = {k: statistics.median(v) for k, v in samples.items()}
-        rows.append({"task": task["task_id"], **med, "eval_ratio": med["eval"] / med["plain"], "gate_ratio": med["gate"] / med["plain"]})
+        rows.append(
+            {
+                "task": task["task_id"],
+                **med,
+                "eval_ratio": med["eval"] / med["plain"],
+                "gate_ratio": med["gate"] / med["plain"],
+            }
+        )
     return rows
 
 
@@ -85,12 +96,18 @@ def fixed_costs(backend, config: SandboxConfig, python: str, repeat: int) -> dic
     limits = RunLimits.from_config(config, wall_s=30)
     empty = {"solution_code": "", "test": "import unittest\n", "test_classes": [], "task_id": "empty"}
     return {
-        "process start, plain (python -c pass)": _median_time(lambda: subprocess.run([python, "-c", "pass"], check=False), repeat),
+        "process start, plain (python -c pass)": _median_time(
+            lambda: subprocess.run([python, "-c", "pass"], check=False), repeat
+        ),
         "sandbox start + python -c pass": _median_time(lambda: backend.run({}, [python, "-c", "pass"], limits), repeat),
         "sandbox start + /bin/true": _median_time(lambda: backend.run({}, ["/bin/true"], limits), repeat),
-        "import unittest (plain)": _median_time(lambda: subprocess.run([python, "-c", "import unittest"], check=False), repeat)
+        "import unittest (plain)": _median_time(
+            lambda: subprocess.run([python, "-c", "import unittest"], check=False), repeat
+        )
         - _median_time(lambda: subprocess.run([python, "-c", "pass"], check=False), repeat),
-        "import coverage (plain)": _median_time(lambda: subprocess.run([python, "-c", "import coverage"], check=False), repeat)
+        "import coverage (plain)": _median_time(
+            lambda: subprocess.run([python, "-c", "import coverage"], check=False), repeat
+        )
         - _median_time(lambda: subprocess.run([python, "-c", "pass"], check=False), repeat),
         "harness, empty suite, no coverage": _median_time(lambda: harness(empty, False, backend, config), repeat),
         "harness, empty suite, coverage": _median_time(lambda: harness(empty, True, backend, config), repeat),
@@ -108,7 +125,9 @@ def pool_totals(tasks: list[dict], backend, config: SandboxConfig, python: str, 
         results = run_suites([request(t, coverage) for t in tasks], config, backend=backend, workers=workers)
         totals[label] = time.perf_counter() - started
         totals[f"{label}: passed"] = sum(r.passed for r in results)
-        totals[f"{label}: not passed"] = ", ".join(f"{r.item_id.split('_')[-1]} {r.status.value}" for r in results if not r.passed)
+        totals[f"{label}: not passed"] = ", ".join(
+            f"{r.item_id.split('_')[-1]} {r.status.value}" for r in results if not r.passed
+        )
     return totals
 
 
@@ -118,20 +137,30 @@ def _quantiles(values: list[float]) -> str:
 
 
 def report(rows: list[dict], costs: dict[str, float], totals: dict[str, float], meta: dict) -> None:
-    print(f"\nmachine: {meta['machine']}; {meta['cores']} cores; python {meta['python']}; isolation {meta['isolation']}; "
-          f"{meta['tasks']} ClassEval tasks, median of {meta['repeat']} runs each; "
-          f"load average {meta['load_before']:.1f} before, {meta['load_after']:.1f} after (other work on the machine inflates both sides)\n")
+    print(
+        f"\nmachine: {meta['machine']}; {meta['cores']} cores; python {meta['python']}; isolation {meta['isolation']}; "
+        f"{meta['tasks']} ClassEval tasks, median of {meta['repeat']} runs each; "
+        f"load average {meta['load_before']:.1f} before, {meta['load_after']:.1f} after (other work on the machine inflates both sides)\n"
+    )
     print(f"{'task':<14}{'plain s':>9}{'eval s':>9}{'gate s':>9}{'eval x':>8}{'gate x':>8}")
     for row in sorted(rows, key=lambda r: r["plain"]):
-        print(f"{row['task']:<14}{row['plain']:>9.3f}{row['eval']:>9.3f}{row['gate']:>9.3f}{row['eval_ratio']:>8.2f}{row['gate_ratio']:>8.2f}")
+        print(
+            f"{row['task']:<14}{row['plain']:>9.3f}{row['eval']:>9.3f}{row['gate']:>9.3f}{row['eval_ratio']:>8.2f}{row['gate_ratio']:>8.2f}"
+        )
     plain = [r["plain"] for r in rows]
-    print(f"\nper-suite wall time: plain {statistics.median(plain):.3f}s, harness (eval) {statistics.median(r['eval'] for r in rows):.3f}s, "
-          f"harness (gate) {statistics.median(r['gate'] for r in rows):.3f}s (medians)")
-    print(f"overhead, evaluation mode (no coverage): {_quantiles([r['eval_ratio'] for r in rows])}; "
-          f"<= 1.3x for {sum(r['eval_ratio'] <= 1.3 for r in rows)}/{len(rows)}")
+    print(
+        f"\nper-suite wall time: plain {statistics.median(plain):.3f}s, harness (eval) {statistics.median(r['eval'] for r in rows):.3f}s, "
+        f"harness (gate) {statistics.median(r['gate'] for r in rows):.3f}s (medians)"
+    )
+    print(
+        f"overhead, evaluation mode (no coverage): {_quantiles([r['eval_ratio'] for r in rows])}; "
+        f"<= 1.3x for {sum(r['eval_ratio'] <= 1.3 for r in rows)}/{len(rows)}"
+    )
     print(f"overhead, gate mode (line+branch coverage): {_quantiles([r['gate_ratio'] for r in rows])}")
-    print(f"median added time per suite: eval +{statistics.median(r['eval'] - r['plain'] for r in rows) * 1000:.0f} ms, "
-          f"gate +{statistics.median(r['gate'] - r['plain'] for r in rows) * 1000:.0f} ms")
+    print(
+        f"median added time per suite: eval +{statistics.median(r['eval'] - r['plain'] for r in rows) * 1000:.0f} ms, "
+        f"gate +{statistics.median(r['gate'] - r['plain'] for r in rows) * 1000:.0f} ms"
+    )
     print("\nfixed costs (median):")
     for label, seconds in costs.items():
         print(f"  {label:<42}{seconds * 1000:>8.1f} ms")
@@ -174,7 +203,9 @@ def main(argv: list[str] | None = None) -> int:
     meta["load_after"] = os.getloadavg()[0]
     report(rows, costs, totals, meta)
     if args.json:
-        args.json.write_text(json.dumps({"meta": meta, "per_suite": rows, "fixed_costs": costs, "pool": totals}, indent=2))
+        args.json.write_text(
+            json.dumps({"meta": meta, "per_suite": rows, "fixed_costs": costs, "pool": totals}, indent=2)
+        )
     return 0
 
 

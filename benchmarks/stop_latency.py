@@ -44,13 +44,17 @@ def main() -> int:
     parser.add_argument("--repeat", type=int, default=3)
     args = parser.parse_args()
     config = SandboxConfig()
-    print(f"load average {os.getloadavg()[0]:.1f}; grace {config.grace_s} s; isolation {config.isolation}; "
-          f"median of {args.repeat}")
+    print(
+        f"load average {os.getloadavg()[0]:.1f}; grace {config.grace_s} s; isolation {config.isolation}; "
+        f"median of {args.repeat}"
+    )
     print(f"{'limit s':>8} {'passing s':>10} {'looping s':>10} {'runner s':>9} {'looping/(limit+grace)':>22}  status")
     for limit in args.limits:
         passing, _, _ = _median_wall(PASSING, limit, config, args.repeat)
         looping, runner, status = _median_wall(LOOPING, limit, config, args.repeat)
-        print(f"{limit:8.1f} {passing:10.2f} {looping:10.2f} {runner:9.2f} {looping / (limit + config.grace_s):22.2f}  {status}")
+        print(
+            f"{limit:8.1f} {passing:10.2f} {looping:10.2f} {runner:9.2f} {looping / (limit + config.grace_s):22.2f}  {status}"
+        )
     return 0
 
 

@@ -62,10 +62,13 @@ class HandWritten:
     def load(cls, folder: Path) -> HandWritten:
         notes = json.loads((folder / "replies.json").read_text(encoding="utf-8"))
         return cls(
-            folder=folder.name, sources=frozenset(notes["sources"]), class_name=notes["class_name"],
+            folder=folder.name,
+            sources=frozenset(notes["sources"]),
+            class_name=notes["class_name"],
             skeleton=(folder / "skeleton.py").read_text(encoding="utf-8"),
             tests=(folder / "tests.py").read_text(encoding="utf-8"),
-            solution=(folder / "solution.py").read_text(encoding="utf-8"), notes=notes,
+            solution=(folder / "solution.py").read_text(encoding="utf-8"),
+            notes=notes,
         )
 
 
@@ -85,8 +88,10 @@ class Responder:
 
         self.tasks = tasks
         self.judge_models = judge_models
-        self.stages = {name: load_prompt(name).messages(**_blank(name))[0]["content"].splitlines()[0]
-                       for name in ("compose", "tests_writer", "judge", "solve")}
+        self.stages = {
+            name: load_prompt(name).messages(**_blank(name))[0]["content"].splitlines()[0]
+            for name in ("compose", "tests_writer", "judge", "solve")
+        }
 
     def _stage(self, body: dict[str, Any]) -> str:
         first = body["messages"][0]
@@ -158,11 +163,17 @@ def main(argv: list[str] | None = None) -> int:
 
     pairs = make_pairs(classes, config.construction.pairing).pairs
     known = {t.sources for t in tasks}
-    missing = [f"{p.first.class_name} + {p.second.class_name}" for p in pairs
-               if frozenset((p.first.class_name, p.second.class_name)) not in known]
+    missing = [
+        f"{p.first.class_name} + {p.second.class_name}"
+        for p in pairs
+        if frozenset((p.first.class_name, p.second.class_name)) not in known
+    ]
     if missing:
-        print(f"no hand-written fusion for: {', '.join(missing)}; add one under {RESPONSES} "
-              "or set the example's pairing targets ([construction.pairing] in examples/classforge.toml)", file=sys.stderr)
+        print(
+            f"no hand-written fusion for: {', '.join(missing)}; add one under {RESPONSES} "
+            "or set the example's pairing targets ([construction.pairing] in examples/classforge.toml)",
+            file=sys.stderr,
+        )
         return 2
 
     with tempfile.TemporaryDirectory(prefix="classforge-record-") as tmp:
@@ -203,9 +214,11 @@ def main(argv: list[str] | None = None) -> int:
 
     print(f"recorded {entries} responses for {len(recorded.tasks)} tasks into {args.out}")
     for task in recorded.tasks:
-        print(f"  {task.task_id} {task.class_name} ({task.composition_type}: {task.domain1} + {task.domain2}), "
-              f"{task.metrics.method_count} methods, depth {task.metrics.dependency_depth}, "
-              f"coverage {task.coverage}%, judges {task.judge_scores}")
+        print(
+            f"  {task.task_id} {task.class_name} ({task.composition_type}: {task.domain1} + {task.domain2}), "
+            f"{task.metrics.method_count} methods, depth {task.metrics.dependency_depth}, "
+            f"coverage {task.coverage}%, judges {task.judge_scores}"
+        )
     return 0
 
 

@@ -83,8 +83,9 @@ def gather_repositories(cfg: HarvestConfig, github: GitHubSearchResult | None) -
     return harvest_lib.gather_repos(cfg, github)
 
 
-@task(name="harvest-repository", tags=["git"], retries=1, retry_delay_seconds=10,
-      task_run_name="harvest {ref.full_name}")
+@task(
+    name="harvest-repository", tags=["git"], retries=1, retry_delay_seconds=10, task_run_name="harvest {ref.full_name}"
+)
 def harvest_repository(ref: RepoRef, cfg: HarvestConfig) -> dict:
     """Clone, extract and filter one repository (content, compile, imports, structure, references, provenance)."""
     shard, reused = harvest_lib.harvest_repo(ref, cfg, harvest_lib.snapshot_dir(cfg))
@@ -92,8 +93,9 @@ def harvest_repository(ref: RepoRef, cfg: HarvestConfig) -> dict:
 
 
 @task(name="dedup-and-assemble")
-def dedup_and_assemble(cfg: HarvestConfig, refs: list[RepoRef], github: GitHubSearchResult | None,
-                       release_root: Path | None = None) -> harvest_lib.HarvestSummary:
+def dedup_and_assemble(
+    cfg: HarvestConfig, refs: list[RepoRef], github: GitHubSearchResult | None, release_root: Path | None = None
+) -> harvest_lib.HarvestSummary:
     releases = {str(release_root): release_solutions(release_root)} if release_root is not None else None
     index = harvest_lib.build_dedup_index(cfg, releases)
     return harvest_lib.assemble_snapshot(cfg, refs, index, harvest_lib.snapshot_dir(cfg), github)
@@ -159,8 +161,7 @@ def _retries_left() -> bool:
     return ctx is not None and ctx.task_run.run_count <= ctx.task.retries
 
 
-@task(name="build-candidate", tags=["llm", "sandbox"], cache_policy=NO_CACHE,
-      task_run_name="candidate {pair.label}")
+@task(name="build-candidate", tags=["llm", "sandbox"], cache_policy=NO_CACHE, task_run_name="candidate {pair.label}")
 def build_candidate(pair: Pair, cfg: Config, run_key: str) -> construct_lib.CandidateOutcome:
     """Composition, tests, judges, solution and verification for one pair.
 
@@ -175,8 +176,9 @@ def build_candidate(pair: Pair, cfg: Config, run_key: str) -> construct_lib.Cand
             status, value = construct_lib.build_candidate(plan, pair, client, gate)
     except Exception as exc:  # noqa: BLE001 - a bug in one candidate is reported with it, never fatal to the others
         get_run_logger().exception("candidate %s failed", pair.label)
-        return "incomplete", construct_lib.Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_ERROR,
-                                                      detail=f"{type(exc).__name__}: {exc}")
+        return "incomplete", construct_lib.Incomplete(
+            candidate_id=pair.candidate_id, reason=R.INCOMPLETE_ERROR, detail=f"{type(exc).__name__}: {exc}"
+        )
     if isinstance(value, construct_lib.Incomplete) and value.reason == R.INCOMPLETE_INFRASTRUCTURE and _retries_left():
         raise InfrastructureFault(f"candidate {pair.candidate_id}: {value.detail}")
     return status, value
@@ -213,29 +215,49 @@ class BuildRunSummary(BaseModel):
 
 
 @task(name="release", cache_policy=NO_CACHE)
-def release(cfg: Config, result: construct_lib.BuildResult | RealBuildResult, harvest: harvest_lib.HarvestSummary,
-            version: str | None) -> PublishResult:
+def release(
+    cfg: Config,
+    result: construct_lib.BuildResult | RealBuildResult,
+    harvest: harvest_lib.HarvestSummary,
+    version: str | None,
+) -> PublishResult:
     if result.incomplete:
         # A partial build is resumable; publishing it would freeze an arbitrary subset as a version.
-        return PublishResult(None, None, 0, 0, harvest.funnel.merge(result.funnel),
-                             f"not released: {len(result.incomplete)} candidate(s) unfinished ({result.stopped or 'see build.json'}); run again to resume")
+        return PublishResult(
+            None,
+            None,
+            0,
+            0,
+            harvest.funnel.merge(result.funnel),
+            f"not released: {len(result.incomplete)} candidate(s) unfinished ({result.stopped or 'see build.json'}); run again to resume",
+        )
     models = real_models(cfg) if isinstance(result, RealBuildResult) else construct_lib.models_by_role(cfg.llm)
-    published = publish(result.tasks, cfg.release, harvest.funnel.merge(result.funnel), models,
-                        config_record=config_record(cfg), decontamination=harvest.corpora, version=version)
+    published = publish(
+        result.tasks,
+        cfg.release,
+        harvest.funnel.merge(result.funnel),
+        models,
+        config_record=config_record(cfg),
+        decontamination=harvest.corpora,
+        version=version,
+    )
     # Like the harvest's and the build's drops, the release stage's are written down with their reasons.
     write_jsonl(build_dir(cfg) / "release-rejects.jsonl", published.rejections)
     return published
 
 
-def configure(config_path: str | None, cutoff: str | None, snapshot: str | None,
-              overrides: dict | None = None) -> Config:
+def configure(
+    config_path: str | None, cutoff: str | None, snapshot: str | None, overrides: dict | None = None
+) -> Config:
     """The configuration with the run's parameters applied and validated like the file
     (`overrides`: more dotted keys, e.g. the command line's track, sources and output folders)."""
     if snapshot == "auto":
         # A scheduled refresh harvests into a snapshot of its own, so it dedups against all earlier ones.
         snapshot = f"refresh-{date.today().isoformat()}"
-    cfg = load_config(Path(config_path) if config_path else None,
-                      overrides={**(overrides or {}), "harvest.cutoff": cutoff, "harvest.snapshot": snapshot})
+    cfg = load_config(
+        Path(config_path) if config_path else None,
+        overrides={**(overrides or {}), "harvest.cutoff": cutoff, "harvest.snapshot": snapshot},
+    )
     require_sources(cfg.harvest)  # a deployment run: before the lock, the probes and the harvest
     return cfg
 
@@ -267,22 +289,29 @@ def check_models(cfg: Config, checked: list[dict] | None, run_key: str) -> None:
     _probe_usage[run_key] = probe_ledger_entries(reports)
 
 
-def final_state(summary: BuildRunSummary, result: construct_lib.BuildResult, published: PublishResult,
-                track: str = "composition") -> State:
+def final_state(
+    summary: BuildRunSummary, result: construct_lib.BuildResult, published: PublishResult, track: str = "composition"
+) -> State:
     """How the run ends (see the module docstring); the summary (a `BuildRunSummary`) travels as the state's data.
     A finished real-source build that dropped every class ends Completed (`NothingReleased`): each
     drop is a verdict about real code with its reason in the funnel, not a fault of the run."""
     if result.incomplete:
         reasons = sorted({i.reason for i in result.incomplete})
-        return Failed(message=f"{len(result.incomplete)} candidate(s) unfinished ({', '.join(reasons)}): "
-                              f"{result.incomplete[0].detail[:300]}; nothing released; run again to resume",
-                      data=summary)
+        return Failed(
+            message=f"{len(result.incomplete)} candidate(s) unfinished ({', '.join(reasons)}): "
+            f"{result.incomplete[0].detail[:300]}; nothing released; run again to resume",
+            data=summary,
+        )
     if published.path is None and not result.tasks and track == "real-source":
-        return Completed(name="NothingReleased", message=f"released nothing: {published.note}; every class was "
-                                                         "dropped with a reason (see the funnel)", data=summary)
+        return Completed(
+            name="NothingReleased",
+            message=f"released nothing: {published.note}; every class was dropped with a reason (see the funnel)",
+            data=summary,
+        )
     if published.path is None and not result.tasks:
-        return Failed(message=f"released nothing: {published.note}; the funnel says where candidates were dropped",
-                      data=summary)
+        return Failed(
+            message=f"released nothing: {published.note}; the funnel says where candidates were dropped", data=summary
+        )
     if published.path is None:
         return Completed(name="AlreadyReleased", message=published.note, data=summary)
     return Completed(message=published.note, data=summary)
@@ -291,33 +320,55 @@ def final_state(summary: BuildRunSummary, result: construct_lib.BuildResult, pub
 def publish_artifacts(summary: BuildRunSummary, state: State) -> None:
     """What the run produced, where the Prefect UI shows it: the funnel as a table, a summary."""
     funnel = summary.funnel
-    rows = [{"stage": stage, "seen": c.seen, "kept": c.kept,
-             "dropped": ", ".join(f"{r} x{n}" for r, n in sorted(c.dropped.items(), key=lambda kv: -kv[1])) or "-"}
-            for stage, c in funnel.stages.items()]
+    rows = [
+        {
+            "stage": stage,
+            "seen": c.seen,
+            "kept": c.kept,
+            "dropped": ", ".join(f"{r} x{n}" for r, n in sorted(c.dropped.items(), key=lambda kv: -kv[1])) or "-",
+        }
+        for stage, c in funnel.stages.items()
+    ]
     create_table_artifact(rows, key="build-funnel", description="Funnel of this run, in pipeline order")
     usage = summary.usage
     release = f"`{summary.release}` (version {summary.version})" if summary.release else "none"
     create_markdown_artifact(
-        key="build-summary", description="What this build-benchmark run produced",
-        markdown="\n".join([
-            f"## build-benchmark: {state.name}", "", f"{state.message}", "",
-            "| what | value |", "| --- | --- |",
-            f"| harvest | {summary.classes} classes kept from {summary.repos} repositories (`{summary.snapshot}`) |",
-            f"| build | {summary.tasks} verified tasks, {summary.incomplete} candidates unfinished (`{summary.build_dir}`) |",
-            f"| release | {release} |",
-            f"| LLM | {usage.requests} requests, {usage.cached_hits} from the cache, "
-            f"{usage.prompt_tokens + usage.completion_tokens} tokens, ${usage.cost_usd} |",
-        ]))
+        key="build-summary",
+        description="What this build-benchmark run produced",
+        markdown="\n".join(
+            [
+                f"## build-benchmark: {state.name}",
+                "",
+                f"{state.message}",
+                "",
+                "| what | value |",
+                "| --- | --- |",
+                f"| harvest | {summary.classes} classes kept from {summary.repos} repositories (`{summary.snapshot}`) |",
+                f"| build | {summary.tasks} verified tasks, {summary.incomplete} candidates unfinished (`{summary.build_dir}`) |",
+                f"| release | {release} |",
+                f"| LLM | {usage.requests} requests, {usage.cached_hits} from the cache, "
+                f"{usage.prompt_tokens + usage.completion_tokens} tokens, ${usage.cost_usd} |",
+            ]
+        ),
+    )
 
 
 # cast: Prefect types `task_runner` as TaskRunner[PrefectFuture[Any]], an invariant generic that no
 # concrete runner matches (ThreadPoolTaskRunner is a TaskRunner[PrefectConcurrentFuture]); this is
 # the documented use, and the runner is what Prefect asks for at run time.
-@flow(name="build-benchmark", task_runner=cast("TaskRunner[PrefectFuture[Any]]", ThreadPoolTaskRunner(max_workers=8)),
-      log_prints=True)
-def build_benchmark(config_path: str | None = "examples/classforge.toml", cutoff: str | None = None,
-                    snapshot: str | None = None, release_version: str | None = None,
-                    endpoint_reports: list[dict] | None = None, overrides: dict | None = None) -> State:
+@flow(
+    name="build-benchmark",
+    task_runner=cast("TaskRunner[PrefectFuture[Any]]", ThreadPoolTaskRunner(max_workers=8)),
+    log_prints=True,
+)
+def build_benchmark(
+    config_path: str | None = "examples/classforge.toml",
+    cutoff: str | None = None,
+    snapshot: str | None = None,
+    release_version: str | None = None,
+    endpoint_reports: list[dict] | None = None,
+    overrides: dict | None = None,
+) -> State:
     """Harvest post-cutoff classes, build verified tasks from them, and release a new version.
 
     `endpoint_reports`: the endpoint check `classforge build` already made (not probed again).
@@ -328,7 +379,7 @@ def build_benchmark(config_path: str | None = "examples/classforge.toml", cutoff
         return _run(cfg, release_version, endpoint_reports)
 
 
-STAGE_TOTAL = "stage_total"   # a log record's extra: (task name, runs), read by the CLI's live rows
+STAGE_TOTAL = "stage_total"  # a log record's extra: (task name, runs), read by the CLI's live rows
 
 
 def announce_stage(logger, stage: str, runs: int) -> None:
@@ -349,14 +400,19 @@ def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] 
     announce_stage(logger, "harvest-repository", len(refs))
     harvested = harvest_repository.map(refs, cfg=unmapped(cfg.harvest)).result()
     summary = dedup_and_assemble(cfg.harvest, refs, github, cfg.release.output_root)
-    logger.info("harvest: %d classes kept from %d repositories (%d reused)", summary.classes, summary.repos,
-                sum(h["reused"] for h in harvested))
+    logger.info(
+        "harvest: %d classes kept from %d repositories (%d reused)",
+        summary.classes,
+        summary.repos,
+        sum(h["reused"] for h in harvested),
+    )
 
     if cfg.construction.track == "real-source":
         return _release_and_report(cfg, build_real_source(cfg), summary, release_version, 0)
     pairs = plan_build(cfg, run_key)
-    candidate_task = build_candidate.with_options(retries=cfg.construction.candidate_retries,
-                                                  retry_delay_seconds=cfg.construction.candidate_retry_delay_s)
+    candidate_task = build_candidate.with_options(
+        retries=cfg.construction.candidate_retries, retry_delay_seconds=cfg.construction.candidate_retry_delay_s
+    )
     announce_stage(logger, "build-candidate", len(pairs))
     futures = candidate_task.map(pairs, cfg=unmapped(cfg), run_key=unmapped(run_key))
     outcomes = [_outcome(f) for f in futures]
@@ -370,14 +426,28 @@ def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] 
 def _release_and_report(cfg: Config, result, summary, release_version: str | None, pairs: int) -> State:
     """Release what the build made (either track) and end the run with its summary."""
     logger = get_run_logger()
-    logger.info("build (%s): %d tasks from %d candidates (%d resumed, %d unfinished)", cfg.construction.track,
-                len(result.tasks), pairs or summary.classes, result.resumed, len(result.incomplete))
+    logger.info(
+        "build (%s): %d tasks from %d candidates (%d resumed, %d unfinished)",
+        cfg.construction.track,
+        len(result.tasks),
+        pairs or summary.classes,
+        result.resumed,
+        len(result.incomplete),
+    )
     published = release(cfg, result, summary, release_version)
     logger.info("%s", published.note)
     run_summary = BuildRunSummary(
-        snapshot=summary.snapshot_dir, classes=summary.classes, repos=summary.repos, tasks=len(result.tasks),
-        incomplete=len(result.incomplete), stopped=result.stopped, build_dir=result.out_dir,
-        release=published.path, version=published.version, note=published.note, funnel=published.funnel,
+        snapshot=summary.snapshot_dir,
+        classes=summary.classes,
+        repos=summary.repos,
+        tasks=len(result.tasks),
+        incomplete=len(result.incomplete),
+        stopped=result.stopped,
+        build_dir=result.out_dir,
+        release=published.path,
+        version=published.version,
+        note=published.note,
+        funnel=published.funnel,
         usage=result.usage.total,
     )
     state = final_state(run_summary, result, published, cfg.construction.track)

@@ -20,9 +20,14 @@ if TYPE_CHECKING:
     from pipeline.config import HarvestConfig
     from pipeline.core.funnel import FunnelReport
 
-app = typer.Typer(help="Build fresh, post-cutoff class-level code-generation benchmarks and score models on them.",
-                  cls=OneLineErrorGroup, no_args_is_help=True, add_completion=False,
-                  context_settings={"help_option_names": ["-h", "--help"]}, pretty_exceptions_show_locals=False)
+app = typer.Typer(
+    help="Build fresh, post-cutoff class-level code-generation benchmarks and score models on them.",
+    cls=OneLineErrorGroup,
+    no_args_is_help=True,
+    add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    pretty_exceptions_show_locals=False,
+)
 # soft_wrap: status lines are never broken at 80 columns when stdout is a pipe (tables still fit the width).
 console = Console(soft_wrap=True)
 PIPE_WIDTH = 200
@@ -41,8 +46,9 @@ def _show_version(value: bool) -> None:
 
 @app.callback()
 def main(
-    _version: Annotated[bool, typer.Option("--version", callback=_show_version, is_eager=True,
-                                           help="print the version and exit")] = False,
+    _version: Annotated[
+        bool, typer.Option("--version", callback=_show_version, is_eager=True, help="print the version and exit")
+    ] = False,
 ) -> None:
     """classforge: harvest post-cutoff classes, build verified tasks, evaluate models."""
     parsing.guard_interpreter()
@@ -60,9 +66,13 @@ TrackChoice = Enum("TrackChoice", {s: s for s in ("composition", "real-source")}
 
 
 TrackOpt = Annotated[TrackChoice | None, typer.Option(help="override construction.track: composition or real-source")]
-SourceOpt = Annotated[list[Path] | None, typer.Option(
-    help="a git repository or a folder of them to harvest; repeatable; replaces the file's sources")]
-OutOpt = Annotated[Path | None, typer.Option(help="write harvest, build and release under OUT/ (harvested, built, releases)")]
+SourceOpt = Annotated[
+    list[Path] | None,
+    typer.Option(help="a git repository or a folder of them to harvest; repeatable; replaces the file's sources"),
+]
+OutOpt = Annotated[
+    Path | None, typer.Option(help="write harvest, build and release under OUT/ (harvested, built, releases)")
+]
 
 
 def build_overrides(track: str | None, sources: list[Path] | None, out: Path | None) -> dict:
@@ -81,8 +91,11 @@ def build_overrides(track: str | None, sources: list[Path] | None, out: Path | N
         overrides |= {f"harvest.{key}": value for key, value in replaced.items()}
     if out is not None:
         root = out.absolute()
-        overrides |= {"harvest.output_root": str(root / "harvested"), "construction.output_root": str(root / "built"),
-                      "release.output_root": str(root / "releases")}
+        overrides |= {
+            "harvest.output_root": str(root / "harvested"),
+            "construction.output_root": str(root / "built"),
+            "release.output_root": str(root / "releases"),
+        }
     return overrides
 
 
@@ -124,8 +137,15 @@ def _live_bar(command: str, *, disable: bool = False):
     """A command's live progress display: one row per phase, counting done of total."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    return Progress(TextColumn(f"[bold]{command}[/bold] {{task.description}}"), BarColumn(), MofNCompleteColumn(),
-                    TimeElapsedColumn(), console=console, transient=True, disable=disable)
+    return Progress(
+        TextColumn(f"[bold]{command}[/bold] {{task.description}}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        console=console,
+        transient=True,
+        disable=disable,
+    )
 
 
 def funnel_table(report: FunnelReport, title: str = "Funnel") -> Table:
@@ -133,7 +153,12 @@ def funnel_table(report: FunnelReport, title: str = "Funnel") -> Table:
 
     table = Table(title=title)
     columns: tuple[tuple[str, JustifyMethod], ...] = (
-        ("stage", "left"), ("unit", "left"), ("seen", "right"), ("kept", "right"), ("dropped: reason x count", "left"))
+        ("stage", "left"),
+        ("unit", "left"),
+        ("seen", "right"),
+        ("kept", "right"),
+        ("dropped: reason x count", "left"),
+    )
     for col, justify in columns:
         table.add_column(col, justify=justify)
     for stage, unit, seen, kept, _rate, reasons in funnel_rows(report):
@@ -188,8 +213,12 @@ def write_reports(path: Path, reports: list) -> None:
 @app.command("check-endpoint")
 def check_endpoint_cmd(
     config: ConfigOpt = None,
-    role: Annotated[list[str] | None, typer.Option("--role", "-r", help="composer, test_writer, judge-N, solver or "
-                                                   "evaluate (repeatable; default: all)")] = None,
+    role: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--role", "-r", help="composer, test_writer, judge-N, solver or evaluate (repeatable; default: all)"
+        ),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="print the reports as JSON")] = False,
 ) -> None:
     """Check the configured LLM endpoints: reachability, key, model, context window, structured
@@ -228,8 +257,19 @@ def _print_endpoint_reports(reports: list) -> None:
     from rich.markup import escape
 
     table = Table(title="LLM endpoints")
-    cols = ("roles", "model", "reachable", "auth", "listed", "window", "response_format", "usage", "n>1", "seed",
-            "latency s")
+    cols = (
+        "roles",
+        "model",
+        "reachable",
+        "auth",
+        "listed",
+        "window",
+        "response_format",
+        "usage",
+        "n>1",
+        "seed",
+        "latency s",
+    )
     for col in cols:
         table.add_column(col)
 
@@ -238,9 +278,19 @@ def _print_endpoint_reports(reports: list) -> None:
 
     for r in reports:
         window = f"{r.context_window} ({r.context_window_source})" if r.context_window else None
-        table.add_row(", ".join(r.roles), r.model, show(r.reachable), show(r.authenticated), show(r.model_listed),
-                      show(window), show(r.response_format), show(r.usage), show(r.n_above_1), show(r.seed),
-                      show(r.latency_s))
+        table.add_row(
+            ", ".join(r.roles),
+            r.model,
+            show(r.reachable),
+            show(r.authenticated),
+            show(r.model_listed),
+            show(window),
+            show(r.response_format),
+            show(r.usage),
+            show(r.n_above_1),
+            show(r.seed),
+            show(r.latency_s),
+        )
     console.print(table)
     for r in reports:
         for problem in r.problems:
@@ -267,24 +317,39 @@ def _github_search(hcfg: HarvestConfig):
 @app.command()
 def harvest(
     config: ConfigOpt = None,
-    source: Annotated[list[str] | None, typer.Option(
-        "--source", help="a git repository, a folder of them, or a file:// URL; repeatable; replaces the file's sources")] = None,
-    cutoff: Annotated[str | None, typer.Option(help="keep classes first committed on or after this day (YYYY-MM-DD)")] = None,
-    out: Annotated[Path | None, typer.Option("--out", help="output root: the snapshot is written to OUT/<snapshot>/")] = None,
+    source: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--source",
+            help="a git repository, a folder of them, or a file:// URL; repeatable; replaces the file's sources",
+        ),
+    ] = None,
+    cutoff: Annotated[
+        str | None, typer.Option(help="keep classes first committed on or after this day (YYYY-MM-DD)")
+    ] = None,
+    out: Annotated[
+        Path | None, typer.Option("--out", help="output root: the snapshot is written to OUT/<snapshot>/")
+    ] = None,
     snapshot: Annotated[str | None, typer.Option(help="snapshot folder name (overrides the config)")] = None,
-    github: Annotated[bool | None, typer.Option("--github/--no-github", help="search GitHub too (needs network and GITHUB_TOKEN)")] = None,
+    github: Annotated[
+        bool | None, typer.Option("--github/--no-github", help="search GitHub too (needs network and GITHUB_TOKEN)")
+    ] = None,
 ) -> None:
     """Harvest self-contained, post-cutoff classes into <output root>/<snapshot>/ and print the funnel."""
     from pipeline.config import ConfigError, harvest_overrides
 
     cfg = _load(config)
     try:
-        hcfg = harvest_overrides(cfg.harvest, sources=source, cutoff=cutoff, output_root=out, snapshot=snapshot, github=github)
+        hcfg = harvest_overrides(
+            cfg.harvest, sources=source, cutoff=cutoff, output_root=out, snapshot=snapshot, github=github
+        )
     except ConfigError as exc:
         fail(exc)
     if not (hcfg.local_sources or hcfg.spec_corpora or hcfg.github.enabled):
-        fail("nothing to harvest: give --source PATH, set harvest.local_sources or "
-             "harvest.spec_corpora in --config, or use --github")
+        fail(
+            "nothing to harvest: give --source PATH, set harvest.local_sources or "
+            "harvest.spec_corpora in --config, or use --github"
+        )
     _require_sources(hcfg)
     summary = _harvest_with_progress(hcfg, _github_search(hcfg), cfg.release.output_root)
     _print_harvest(summary, hcfg.snapshot)
@@ -302,8 +367,12 @@ def _harvest_with_progress(hcfg: HarvestConfig, search, release_root: Path):
             bar.update(task, advance=1, total=total, description=repo)
 
         try:
-            return run_harvest(hcfg, github_search=search, progress=progress,
-                               releases={str(release_root): release_solutions(release_root)})
+            return run_harvest(
+                hcfg,
+                github_search=search,
+                progress=progress,
+                releases={str(release_root): release_solutions(release_root)},
+            )
         except ClassforgeError as exc:
             fail(exc)
 
@@ -311,16 +380,21 @@ def _harvest_with_progress(hcfg: HarvestConfig, search, release_root: Path):
 def _print_harvest(summary, snapshot: str) -> None:
     """The funnel and the closing lines; fails when there was nothing to harvest or nothing could be cloned."""
     console.print(funnel_table(summary.funnel, f"Harvest funnel ({snapshot})"))
-    console.print(f"{summary.classes} classes kept from {summary.repos} repositories "
-                  f"({summary.reused_shards} reused from an earlier run); {summary.rejects} rejections recorded.")
+    console.print(
+        f"{summary.classes} classes kept from {summary.repos} repositories "
+        f"({summary.reused_shards} reused from an earlier run); {summary.rejects} rejections recorded."
+    )
     _print_decontamination(summary.corpora)
     console.print(f"written to {summary.snapshot_dir}/")
     if summary.repos == 0:
         fail("nothing to harvest: the sources held no repository", 1)
     failures = _warn_clone_failures(summary.snapshot_dir)
     if failures and len(failures) == summary.repos:
-        fail(f"no repository could be cloned ({len(failures)} tried); git's messages are above and in "
-             f"{summary.snapshot_dir}/rejects.jsonl", 1)
+        fail(
+            f"no repository could be cloned ({len(failures)} tried); git's messages are above and in "
+            f"{summary.snapshot_dir}/rejects.jsonl",
+            1,
+        )
 
 
 SHOWN_CLONE_FAILURES = 10
@@ -337,15 +411,19 @@ def _warn_clone_failures(snapshot_dir: Path) -> list:
         line = f"warning: could not clone {rej.item_id} ({rej.reason}){': ' + detail if detail else ''}"
         typer.echo(line, err=True)
     if len(failures) > SHOWN_CLONE_FAILURES:
-        typer.echo(f"warning: {len(failures) - SHOWN_CLONE_FAILURES} more clone failures in "
-                   f"{snapshot_dir}/rejects.jsonl", err=True)
+        typer.echo(
+            f"warning: {len(failures) - SHOWN_CLONE_FAILURES} more clone failures in {snapshot_dir}/rejects.jsonl",
+            err=True,
+        )
     return failures
 
 
 def _print_decontamination(corpora: dict[str, list[str]] | None) -> None:
     if corpora is None:
         return
-    console.print(f"decontamination checked: {'; '.join(corpora['checked']) or 'nothing (no reference corpus, no earlier snapshot)'}")
+    console.print(
+        f"decontamination checked: {'; '.join(corpora['checked']) or 'nothing (no reference corpus, no earlier snapshot)'}"
+    )
     if corpora["not_checked"]:
         console.print(f"[yellow]not checked:[/yellow] {'; '.join(corpora['not_checked'])}")
 
@@ -390,19 +468,29 @@ def _refuse_busy_build_folder(cfg, ctx: typer.Context) -> None:
 def build(
     ctx: typer.Context,
     config: ConfigOpt = Path("examples/classforge.toml"),
-    cutoff: Annotated[str | None, typer.Option(help="override harvest.cutoff (YYYY-MM-DD, not in the future)",
-                                               callback=cutoff_option)] = None,
+    cutoff: Annotated[
+        str | None, typer.Option(help="override harvest.cutoff (YYYY-MM-DD, not in the future)", callback=cutoff_option)
+    ] = None,
     snapshot: Annotated[str | None, typer.Option(help="override harvest.snapshot; 'auto' = refresh-<today>")] = None,
-    release_version: Annotated[str | None, typer.Option(help="version to release (default: next by release.version_scheme)")] = None,
-    dask: Annotated[str | None, typer.Option(help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local'",
-                                             callback=dask_option)] = None,
-    track: TrackOpt = None, source: SourceOpt = None, out: OutOpt = None,
+    release_version: Annotated[
+        str | None, typer.Option(help="version to release (default: next by release.version_scheme)")
+    ] = None,
+    dask: Annotated[
+        str | None,
+        typer.Option(
+            help="run the tasks on Dask: a scheduler address (tcp://host:8786) or 'local'", callback=dask_option
+        ),
+    ] = None,
+    track: TrackOpt = None,
+    source: SourceOpt = None,
+    out: OutOpt = None,
 ) -> None:
     """Run the build-benchmark flow in-process on Prefect's embedded server (no server to set up)."""
     overrides = build_overrides(track.value if track else None, source, out)
     # Fail here, before Prefect starts, if the configuration, an override or an endpoint is wrong.
-    cfg = _load(config, {**overrides, "harvest.cutoff": cutoff,
-                         "harvest.snapshot": None if snapshot == "auto" else snapshot})
+    cfg = _load(
+        config, {**overrides, "harvest.cutoff": cutoff, "harvest.snapshot": None if snapshot == "auto" else snapshot}
+    )
     _check_before_work(cfg)
     if snapshot != "auto":
         _refuse_busy_build_folder(cfg, ctx)
@@ -414,9 +502,17 @@ def build(
     _prefect_defaults()
     flow_fn = _build_flow(dask)
     # The flow applies the pre-flight's findings and records them next to the build; it does not probe again.
-    _run_build_flow(cfg, stoppable, flow_fn, config_path=str(config) if config else None, cutoff=cutoff,
-                    snapshot=snapshot, release_version=release_version, overrides=overrides or None,
-                    endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None)
+    _run_build_flow(
+        cfg,
+        stoppable,
+        flow_fn,
+        config_path=str(config) if config else None,
+        cutoff=cutoff,
+        snapshot=snapshot,
+        release_version=release_version,
+        overrides=overrides or None,
+        endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None,
+    )
 
 
 def _run_build_flow(cfg, stoppable, flow_fn, **flow_args: object) -> None:
@@ -462,15 +558,20 @@ def _print_build_result(result: BuildRunSummary) -> None:
         import json
 
         _print_decontamination(json.loads(decontamination.read_text(encoding="utf-8")))
-    console.print(f"build: {result.tasks} verified tasks ({result.build_dir}/); "
-                  f"{result.incomplete} unfinished{' - stopped: ' + result.stopped if result.stopped else ''}")
+    console.print(
+        f"build: {result.tasks} verified tasks ({result.build_dir}/); "
+        f"{result.incomplete} unfinished{' - stopped: ' + result.stopped if result.stopped else ''}"
+    )
     usage = result.usage
-    console.print(f"LLM: {usage.requests} requests, {usage.cached_hits} served from the cache, "
-                  f"{usage.prompt_tokens + usage.completion_tokens} tokens, ${usage.cost_usd}")
+    console.print(
+        f"LLM: {usage.requests} requests, {usage.cached_hits} served from the cache, "
+        f"{usage.prompt_tokens + usage.completion_tokens} tokens, ${usage.cost_usd}"
+    )
     console.print(f"release: {result.note}")
 
 
 # -- release: report, verify, export (pipeline/release) -----------------------------------------
+
 
 @app.command()
 def report(
@@ -514,9 +615,14 @@ def verify_release_cmd(
 def export(
     release: Annotated[Path, typer.Argument(help="release folder")],
     repo: Annotated[str, typer.Option("--repo", help="Hugging Face dataset repository, ORG/NAME")],
-    dry_run: Annotated[bool | None, typer.Option("--dry-run/--no-dry-run",
-                                                 help="only verify and list what would be uploaded "
-                                                      "(default: dry run unless a token is set: HF_TOKEN or hf auth login)")] = None,
+    dry_run: Annotated[
+        bool | None,
+        typer.Option(
+            "--dry-run/--no-dry-run",
+            help="only verify and list what would be uploaded "
+            "(default: dry run unless a token is set: HF_TOKEN or hf auth login)",
+        ),
+    ] = None,
     private: Annotated[bool, typer.Option("--private", help="create the repository as private")] = False,
     plan_out: Annotated[Path | None, typer.Option("--plan-out", help="also write the upload plan as JSON here")] = None,
 ) -> None:
@@ -537,24 +643,29 @@ def export(
     except ExportError as exc:
         fail(exc, 1)
     plan = result.plan
-    table = Table(title=f"{'Would upload' if result.dry_run else 'Uploaded'} release {plan.version} "
-                        f"to {plan.repo_id} (dataset{', private' if plan.private else ''})")
+    table = Table(
+        title=f"{'Would upload' if result.dry_run else 'Uploaded'} release {plan.version} "
+        f"to {plan.repo_id} (dataset{', private' if plan.private else ''})"
+    )
     columns: tuple[tuple[str, JustifyMethod], ...] = (("file", "left"), ("bytes", "right"), ("sha256", "left"))
     for col, justify in columns:
         table.add_column(col, justify=justify)
     for f in plan.files:
         table.add_row(f.path, str(f.bytes), f.sha256)
     console.print(table)
-    console.print(f"{len(plan.files)} files, {plan.total_bytes} bytes; commit message {plan.commit_message!r}; "
-                  f"tag {plan.tag!r}")
+    console.print(
+        f"{len(plan.files)} files, {plan.total_bytes} bytes; commit message {plan.commit_message!r}; tag {plan.tag!r}"
+    )
     if plan_out is not None:
         write_json(plan_out, result.model_dump(mode="json"))
     if result.dry_run:
         reason = "no Hugging Face token: set HF_TOKEN or run hf auth login" if token is None else "--dry-run"
         console.print(f"[yellow]dry run ({reason}): nothing was uploaded.[/yellow]")
     else:
-        console.print(f"[green]published[/green] commit {result.commit_oid} tagged {plan.tag!r}"
-                      + (f": {result.commit_url}" if result.commit_url else ""))
+        console.print(
+            f"[green]published[/green] commit {result.commit_oid} tagged {plan.tag!r}"
+            + (f": {result.commit_url}" if result.commit_url else "")
+        )
 
 
 # -- strengthen: a plus tier (tests no LLM wrote) for any dataset (pipeline/quality/plus) -------------
@@ -562,10 +673,23 @@ def export(
 
 @app.command()
 def strengthen(
-    dataset: Annotated[str, typer.Option("--dataset", "-d", help="what `evaluate --dataset` takes: 'classeval', "
-                                         "a JSON/JSONL/Parquet file or a release folder")],
-    out: Annotated[Path, typer.Option("--out", "-o", help="folder the strengthened dataset is written to; for a "
-                                      "release folder, the new version's folder (its name is the version)")],
+    dataset: Annotated[
+        str,
+        typer.Option(
+            "--dataset",
+            "-d",
+            help="what `evaluate --dataset` takes: 'classeval', a JSON/JSONL/Parquet file or a release folder",
+        ),
+    ],
+    out: Annotated[
+        Path,
+        typer.Option(
+            "--out",
+            "-o",
+            help="folder the strengthened dataset is written to; for a "
+            "release folder, the new version's folder (its name is the version)",
+        ),
+    ],
     task: Annotated[list[str] | None, typer.Option("--task", help="only this task id (repeatable)")] = None,
     config: ConfigOpt = None,
 ) -> None:
@@ -578,13 +702,23 @@ def strengthen(
         bar_id = bar.add_task("tasks", total=None)
 
         def progress(done_task, suite, reused: bool) -> None:
-            bar.update(bar_id, advance=1, description=f"{done_task.task_id}: {suite.tests} plus tests"
-                       + (" (cached)" if reused else ""))
+            bar.update(
+                bar_id,
+                advance=1,
+                description=f"{done_task.task_id}: {suite.tests} plus tests" + (" (cached)" if reused else ""),
+            )
 
         try:
             source = resolve_dataset(dataset)
-            summary = strengthen_dataset(source, out, cfg.sandbox, cfg.plus, task_ids=task or None, on_task=progress,
-                                         **_strengthen_writer(source, out, cfg.plus))
+            summary = strengthen_dataset(
+                source,
+                out,
+                cfg.sandbox,
+                cfg.plus,
+                task_ids=task or None,
+                on_task=progress,
+                **_strengthen_writer(source, out, cfg.plus),
+            )
         except ClassforgeError as exc:
             fail(exc)
         except KeyboardInterrupt:
@@ -593,12 +727,16 @@ def strengthen(
 
 
 def _print_strengthened(summary) -> None:
-    console.print(f"{summary.tasks} tasks ({summary.reused} from the cache): {summary.plus_tests} plus tests kept, "
-                  f"{summary.with_plus} tasks have at least one")
+    console.print(
+        f"{summary.tasks} tasks ({summary.reused} from the cache): {summary.plus_tests} plus tests kept, "
+        f"{summary.with_plus} tasks have at least one"
+    )
     if summary.dropped:
         console.print("dropped: " + ", ".join(f"{r} {n}" for r, n in summary.dropped.items()))
     if summary.failed:
-        console.print(f"[yellow]generation produced nothing for {len(summary.failed)}:[/yellow] {', '.join(summary.failed[:10])}")
+        console.print(
+            f"[yellow]generation produced nothing for {len(summary.failed)}:[/yellow] {', '.join(summary.failed[:10])}"
+        )
     console.print(f"written to {summary.output}")
 
 
@@ -614,13 +752,16 @@ def _strengthen_writer(source: Path, out: Path, plus) -> dict:
 
 # -- evaluate: score a model on a ClassEval-style dataset (benchmark/) -------------------------------
 
+
 def _evaluation_table(results) -> Table:
     from benchmark.summary import compact_header, compact_rows
 
     # the tasks some sample was scored on: a samples file or --task may cover fewer than the dataset holds
     scored = len({s.request.task_id for s in results.samples if s.scored})
-    table = Table(title=f"pass@k (%) on {scored} scored task(s) of {results.dataset.n_tasks_selected} selected "
-                        f"({len(results.broken_task_ids)} broken, excluded)")
+    table = Table(
+        title=f"pass@k (%) on {scored} scored task(s) of {results.dataset.n_tasks_selected} selected "
+        f"({len(results.broken_task_ids)} broken, excluded)"
+    )
     for i, col in enumerate(compact_header(results)):
         table.add_column(col, justify="left" if i < 2 else "right")
     for row in compact_rows(results):
@@ -629,25 +770,48 @@ def _evaluation_table(results) -> Table:
 
 
 # evaluate's options, one alias each so that the command's signature reads as a list of them
-EvalDatasetOpt = Annotated[str | None, typer.Option(
-    "--dataset", "-d", help="'classeval' (from the Hugging Face Hub or its cache), "
-    "hf:ORG/NAME[@REVISION], or a path: JSON, JSONL, Parquet or a release folder")]
-EvalModelOpt = Annotated[list[str] | None, typer.Option(
-    "--model", "-m", help="model name (repeatable); 'reference' and 'empty' are special")]
-EvalBaseUrlOpt = Annotated[str | None, typer.Option(
-    "--base-url", help="OpenAI-compatible endpoint (overrides evaluate.endpoint.base_url)")]
-EvalStrategyOpt = Annotated[list[StrategyChoice] | None, typer.Option(
-    "--strategy", "-s", help="generation strategy (repeatable)")]
-EvalSamplesOpt = Annotated[Path | None, typer.Option(
-    "--samples", help="score pre-generated completions (JSONL) instead of generating")]
-EvalLevelsOpt = Annotated[LevelsChoice | None, typer.Option(
-    "--levels", help="bottom_up/top_down levels: the dataset's labels or asked of the model")]
-EvalDaskOpt = Annotated[str | None, typer.Option(
-    "--dask", help="run the sandbox on a Dask cluster: tcp://HOST:PORT of its "
-    "scheduler, or 'local' (each worker needs classforge and the sandbox)")]
-EvalOutOpt = Annotated[Path | None, typer.Option("--out", help="results root (default: evaluate.output_root, results/)")]
-EvalRegradeOpt = Annotated[Path | None, typer.Option("--regrade", help="recompute the scores of a results folder, offline")]
-EvalPlotsOpt = Annotated[bool, typer.Option("--plots", help="also draw passk.png and taxonomy.png (with --regrade too)")]
+EvalDatasetOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--dataset",
+        "-d",
+        help="'classeval' (from the Hugging Face Hub or its cache), "
+        "hf:ORG/NAME[@REVISION], or a path: JSON, JSONL, Parquet or a release folder",
+    ),
+]
+EvalModelOpt = Annotated[
+    list[str] | None, typer.Option("--model", "-m", help="model name (repeatable); 'reference' and 'empty' are special")
+]
+EvalBaseUrlOpt = Annotated[
+    str | None, typer.Option("--base-url", help="OpenAI-compatible endpoint (overrides evaluate.endpoint.base_url)")
+]
+EvalStrategyOpt = Annotated[
+    list[StrategyChoice] | None, typer.Option("--strategy", "-s", help="generation strategy (repeatable)")
+]
+EvalSamplesOpt = Annotated[
+    Path | None, typer.Option("--samples", help="score pre-generated completions (JSONL) instead of generating")
+]
+EvalLevelsOpt = Annotated[
+    LevelsChoice | None,
+    typer.Option("--levels", help="bottom_up/top_down levels: the dataset's labels or asked of the model"),
+]
+EvalDaskOpt = Annotated[
+    str | None,
+    typer.Option(
+        "--dask",
+        help="run the sandbox on a Dask cluster: tcp://HOST:PORT of its "
+        "scheduler, or 'local' (each worker needs classforge and the sandbox)",
+    ),
+]
+EvalOutOpt = Annotated[
+    Path | None, typer.Option("--out", help="results root (default: evaluate.output_root, results/)")
+]
+EvalRegradeOpt = Annotated[
+    Path | None, typer.Option("--regrade", help="recompute the scores of a results folder, offline")
+]
+EvalPlotsOpt = Annotated[
+    bool, typer.Option("--plots", help="also draw passk.png and taxonomy.png (with --regrade too)")
+]
 
 
 @app.command()
@@ -676,8 +840,17 @@ def evaluate(
             return run_regrade(regrade, progress, plots=plots)
         if dataset is None:
             fail("--dataset is required (or --regrade RESULTS_DIR)")
-        cfg = _evaluation_config(config, base_url=base_url, model=model, strategy=strategy, n=n,
-                                 levels=levels, workers=workers, out=out, dask=dask)
+        cfg = _evaluation_config(
+            config,
+            base_url=base_url,
+            model=model,
+            strategy=strategy,
+            n=n,
+            levels=levels,
+            workers=workers,
+            out=out,
+            dask=dask,
+        )
         cfg.evaluate.plots = cfg.evaluate.plots or plots
         _note_special_strategies(model, strategy, samples)
         return _run_evaluation(cfg, dataset, model, samples, task, max_tasks, progress)
@@ -690,7 +863,12 @@ def _evaluate_with_progress(run):
     from pydantic import ValidationError
     from rich.progress import TaskID
 
-    labels = {"reference": "reference pre-run", "generation": "generation", "execution": "execution", "scoring": "scoring"}
+    labels = {
+        "reference": "reference pre-run",
+        "generation": "generation",
+        "execution": "execution",
+        "scoring": "scoring",
+    }
     # Off a terminal no live display at all (Rich would still end it with an empty line); on one, an
     # error is printed once the display is gone (it would print into a row, then be erased).
     with _live_bar("evaluate", disable=not console.is_terminal) as bar:
@@ -711,8 +889,11 @@ def _evaluate_with_progress(run):
             fail(exc)
         except KeyboardInterrupt:
             bar.stop()
-            fail("interrupted; run the same command to resume (finished samples are kept in the LLM cache "
-                 "and the results folder)", 130)
+            fail(
+                "interrupted; run the same command to resume (finished samples are kept in the LLM cache "
+                "and the results folder)",
+                130,
+            )
 
 
 def _note_special_strategies(model, strategy, samples) -> None:
@@ -721,8 +902,10 @@ def _note_special_strategies(model, strategy, samples) -> None:
     special = [m for m in model or [] if m in ("reference", "empty")]
     asked = [s.value for s in strategy or [] if s.value != "holistic"]
     if special and asked and samples is None:
-        console.print(f"[yellow]note: model(s) {', '.join(special)} answer with the whole class, so --strategy "
-                      f"{', '.join(asked)} does not apply to them: they are scored once, as strategy 'direct'[/yellow]")
+        console.print(
+            f"[yellow]note: model(s) {', '.join(special)} answer with the whole class, so --strategy "
+            f"{', '.join(asked)} does not apply to them: they are scored once, as strategy 'direct'[/yellow]"
+        )
 
 
 def _evaluation_config(config: Path | None, *, base_url, model, strategy, n, levels, workers, out, dask=None):
@@ -733,8 +916,14 @@ def _evaluation_config(config: Path | None, *, base_url, model, strategy, n, lev
         ev.endpoint.base_url = base_url
     if model and model[0] not in ("reference", "empty"):
         ev.endpoint.model = model[0]
-    updates = {"strategies": [s.value for s in strategy] if strategy else None, "n_samples": n,
-               "levels_source": levels.value if levels else None, "workers": workers, "output_root": out, "dask": dask}
+    updates = {
+        "strategies": [s.value for s in strategy] if strategy else None,
+        "n_samples": n,
+        "levels_source": levels.value if levels else None,
+        "workers": workers,
+        "output_root": out,
+        "dask": dask,
+    }
     cfg.evaluate = type(ev).model_validate(ev.model_dump() | {k: v for k, v in updates.items() if v is not None})
     return cfg
 
@@ -747,8 +936,13 @@ def _run_evaluation(cfg, dataset: str, model, samples, task, max_tasks, progress
     from benchmark.runner import evaluate as run_evaluation
     from pipeline.formats.hub import resolve_dataset
 
-    request = EvaluationRequest(dataset=resolve_dataset(dataset), models=list(model or ([] if samples else [cfg.evaluate.endpoint.model])),
-                                samples_file=samples, task_ids=task or None, max_tasks=max_tasks)
+    request = EvaluationRequest(
+        dataset=resolve_dataset(dataset),
+        models=list(model or ([] if samples else [cfg.evaluate.endpoint.model])),
+        samples_file=samples,
+        task_ids=task or None,
+        max_tasks=max_tasks,
+    )
     # The API key is read here, at the edge, and only the variable the endpoint names.
     key_var = cfg.evaluate.endpoint.api_key_env
     env = {key_var: os.environ[key_var]} if key_var in os.environ else {}
@@ -770,8 +964,10 @@ def _print_evaluation(outcome, *, regraded: bool) -> None:
     console.print(_evaluation_table(results))
     left_out = results.dataset.samples_left_out
     if left_out:
-        console.print(f"[yellow]samples of {len(left_out)} task(s) not selected by --task/--max-tasks are left out: "
-                      f"{', '.join(left_out[:5])}{' ...' if len(left_out) > 5 else ''}[/yellow]")
+        console.print(
+            f"[yellow]samples of {len(left_out)} task(s) not selected by --task/--max-tasks are left out: "
+            f"{', '.join(left_out[:5])}{' ...' if len(left_out) > 5 else ''}[/yellow]"
+        )
     if results.plus_scores:
         table = Table(title="base vs plus pass@1 (%): plus = base tests + tests no LLM wrote")
         for column in plus_header():
@@ -780,15 +976,21 @@ def _print_evaluation(outcome, *, regraded: bool) -> None:
             table.add_row(*row)
         console.print(table)
         if any(r.broken for r in results.plus_reference):
-            console.print(f"[yellow]the reference fails base + plus on "
-                          f"{', '.join(r.task_id for r in results.plus_reference if r.broken)}[/yellow]")
+            console.print(
+                f"[yellow]the reference fails base + plus on "
+                f"{', '.join(r.task_id for r in results.plus_reference if r.broken)}[/yellow]"
+            )
     advice = unscored_advice(results)
     if advice:
         console.print(f"[yellow]{advice}[/yellow]", soft_wrap=True)
     if not regraded:
-        resumed = f" ({results.stats.samples_resumed} finished by an earlier run)" if results.stats.samples_resumed else ""
-        console.print(f"{len(results.samples)} samples{resumed}; {len(results.broken_task_ids)} broken task(s) excluded; "
-                      f"{results.stats.sandbox_runs} sandbox runs, {results.stats.executions_reused} reused.")
+        resumed = (
+            f" ({results.stats.samples_resumed} finished by an earlier run)" if results.stats.samples_resumed else ""
+        )
+        console.print(
+            f"{len(results.samples)} samples{resumed}; {len(results.broken_task_ids)} broken task(s) excluded; "
+            f"{results.stats.sandbox_runs} sandbox runs, {results.stats.executions_reused} reused."
+        )
     else:
         console.print(f"regraded {len(results.samples)} stored samples offline.")
     drawn = ", passk.png, taxonomy.png" if (outcome.run_dir / "passk.png").is_file() else ""
@@ -797,7 +999,9 @@ def _print_evaluation(outcome, *, regraded: bool) -> None:
 
 @app.command()
 def leaderboard(
-    results_dirs: Annotated[list[Path], typer.Argument(help="run folders (results/<run-id>/), or folders holding them")],
+    results_dirs: Annotated[
+        list[Path], typer.Argument(help="run folders (results/<run-id>/), or folders holding them")
+    ],
     out: Annotated[Path, typer.Option("--out", "-o", help="the page to write")] = Path("leaderboard.html"),
     title: Annotated[str, typer.Option("--title", help="the page's title")] = "classforge results",
 ) -> None:
@@ -810,6 +1014,7 @@ def leaderboard(
         fail(exc)
     runs = len({r.run_id for r in board.rows})
     console.print(f"{len(board.rows)} rows from {runs} run(s) written to {path}")
+
 
 if __name__ == "__main__":
     app()

@@ -20,8 +20,13 @@ if TYPE_CHECKING:
 
 LOG_NAME = "build.log"
 # Prefect's engine loggers: a run or task that fails logs its traceback here, then its final state.
-_ENGINE_LOGGERS = ("prefect.flow_runs", "prefect.task_runs", "prefect.engine", "prefect.task_engine",
-                   "prefect.flow_engine")
+_ENGINE_LOGGERS = (
+    "prefect.flow_runs",
+    "prefect.task_runs",
+    "prefect.engine",
+    "prefect.task_engine",
+    "prefect.flow_engine",
+)
 
 
 class TerminalOneLine(logging.Filter):
@@ -61,9 +66,14 @@ def flow_log(folder: Path) -> Iterator[Path]:
     loggers = _writing_loggers()
     # Prefect's console handler (and a plain stream handler a user configured); not a log file, not
     # another tool's capture handler.
-    terminal = {id(h): h for logger in loggers for h in logger.handlers
-                if isinstance(h, logging.StreamHandler) and not isinstance(h, logging.FileHandler)
-                and (type(h).__module__.startswith("prefect.") or type(h) is logging.StreamHandler)}
+    terminal = {
+        id(h): h
+        for logger in loggers
+        for h in logger.handlers
+        if isinstance(h, logging.StreamHandler)
+        and not isinstance(h, logging.FileHandler)
+        and (type(h).__module__.startswith("prefect.") or type(h) is logging.StreamHandler)
+    }
     one_line = TerminalOneLine()
     for handler in terminal.values():
         handler.addFilter(one_line)

@@ -35,8 +35,9 @@ class TaskRunCounter(logging.Handler):
     """Calls `on_finished(task_name, state_name)` for every task run that finishes, and
     `on_total(task_name, runs)` when a flow announces a stage's size."""
 
-    def __init__(self, on_finished: Callable[[str, str], None],
-                 on_total: Callable[[str, int], None] | None = None) -> None:
+    def __init__(
+        self, on_finished: Callable[[str, str], None], on_total: Callable[[str, int], None] | None = None
+    ) -> None:
         super().__init__(level=logging.INFO)
         self.on_finished = on_finished
         self.on_total = on_total
@@ -74,22 +75,30 @@ class _ThroughLive:
         from rich.text import Span, Text
 
         text = message if isinstance(message, Text) else self.own.render_str(str(message), highlight=True)
-        text.spans = [Span(s.start, s.end, self.own.get_style(s.style, default="none") if isinstance(s.style, str) else s.style)
-                      for s in text.spans]
+        text.spans = [
+            Span(s.start, s.end, self.own.get_style(s.style, default="none") if isinstance(s.style, str) else s.style)
+            for s in text.spans
+        ]
         self.live.print(text, soft_wrap=True)
 
 
 def _terminal_handlers() -> list[logging.StreamHandler]:
     """Each handler that writes to the terminal once (Prefect shares one among several loggers)."""
     loggers = [logging.getLogger(name) for name in _ROUTED_LOGGERS]
-    loggers += [logging.getLogger(name) for name in list(logging.root.manager.loggerDict)
-                if name.startswith(_ROUTED_LOGGERS[1:])]
+    loggers += [
+        logging.getLogger(name)
+        for name in list(logging.root.manager.loggerDict)
+        if name.startswith(_ROUTED_LOGGERS[1:])
+    ]
     found: dict[int, logging.StreamHandler] = {}
     for logger in dict.fromkeys(loggers):
-        for handler in getattr(logger, "handlers", []):     # loggerDict also holds placeholders
+        for handler in getattr(logger, "handlers", []):  # loggerDict also holds placeholders
             stream = getattr(handler, "stream", None)
-            if isinstance(handler, logging.StreamHandler) and not isinstance(handler, logging.FileHandler) \
-                    and (stream in (sys.__stderr__, sys.__stdout__) or getattr(stream, "isatty", lambda: False)()):
+            if (
+                isinstance(handler, logging.StreamHandler)
+                and not isinstance(handler, logging.FileHandler)
+                and (stream in (sys.__stderr__, sys.__stdout__) or getattr(stream, "isatty", lambda: False)())
+            ):
                 found[id(handler)] = handler
     return list(found.values())
 
@@ -102,7 +111,7 @@ def routed_through(console) -> Iterator[None]:
     undo: list[Callable[[], object]] = []
     held = HeldBack()
     for handler in _terminal_handlers():
-        if hasattr(handler, "console"):   # Prefect's console handler prints with its own Rich console
+        if hasattr(handler, "console"):  # Prefect's console handler prints with its own Rich console
             own = handler.console
             handler.console = _ThroughLive(console, own)
             undo.append(partial(setattr, handler, "console", own))
@@ -141,9 +150,16 @@ def task_progress(console, get_time: Callable[[], float] | None = None) -> Itera
     done: dict[str, int] = {}
     failed: dict[str, int] = {}
     announced: set[str] = set()
-    with Progress(SpinnerColumn(finished_text="✓"), TextColumn("[bold]build[/bold] {task.description}"), count_column(),
-                  TextColumn("{task.fields[failed]}"), TimeElapsedColumn(), console=console, transient=False,
-                  get_time=get_time) as bar:
+    with Progress(
+        SpinnerColumn(finished_text="✓"),
+        TextColumn("[bold]build[/bold] {task.description}"),
+        count_column(),
+        TextColumn("{task.fields[failed]}"),
+        TimeElapsedColumn(),
+        console=console,
+        transient=False,
+        get_time=get_time,
+    ) as bar:
 
         def total(name: str, runs: int) -> None:
             announced.add(name)
@@ -158,8 +174,12 @@ def task_progress(console, get_time: Callable[[], float] | None = None) -> Itera
             if state not in ("Completed", "Cached"):
                 failed[name] = failed.get(name, 0) + 1
             # a stage never announced runs once: its run's end is the stage's end
-            bar.update(rows[name], completed=done[name], total=None if name in announced else done[name],
-                       failed=f"({failed[name]} not completed)" if name in failed else "")
+            bar.update(
+                rows[name],
+                completed=done[name],
+                total=None if name in announced else done[name],
+                failed=f"({failed[name]} not completed)" if name in failed else "",
+            )
 
         handler = TaskRunCounter(finished, total)
         loggers = [logging.getLogger(TASK_LOGGER), logging.getLogger("prefect.flow_runs")]

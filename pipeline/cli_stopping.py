@@ -39,8 +39,10 @@ def kept_line(signame: str) -> str:
     stored, in_flight = paid.summary()
     where = ", ".join(f"{n} in {path}" for path, n in stored.items()) or "none"
     cut = f"; {in_flight} request(s) in flight cut off (asked again next time)" if in_flight else ""
-    return (f"stopped by {signame}: answers paid for in this run are stored ({where}); "
-            f"the next build pays for none of them again{cut}")
+    return (
+        f"stopped by {signame}: answers paid for in this run are stored ({where}); "
+        f"the next build pays for none of them again{cut}"
+    )
 
 
 class Stoppable:

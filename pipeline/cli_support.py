@@ -95,16 +95,24 @@ class OneLineErrorGroup(TyperGroup):
             readable_metavar(param, ctx)
         return command
 
-    def main(self, args: Sequence[str] | None = None, prog_name: str | None = None,
-             complete_var: str | None = None, standalone_mode: bool = True, windows_expand_args: bool = True,
-             **extra: Any) -> Any:
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
         if not standalone_mode:
-            return super().main(args, prog_name, complete_var, standalone_mode=False,
-                                windows_expand_args=windows_expand_args, **extra)
+            return super().main(
+                args, prog_name, complete_var, standalone_mode=False, windows_expand_args=windows_expand_args, **extra
+            )
         try:
-            rv = super().main(args, prog_name, complete_var, standalone_mode=False,
-                              windows_expand_args=windows_expand_args, **extra)
-        except typer.TyperException as exc:   # typer's (vendored) click usage and parameter errors
+            rv = super().main(
+                args, prog_name, complete_var, standalone_mode=False, windows_expand_args=windows_expand_args, **extra
+            )
+        except typer.TyperException as exc:  # typer's (vendored) click usage and parameter errors
             ctx = getattr(exc, "ctx", None)
             hint = f" (see '{ctx.command_path} -h')" if ctx is not None else ""
             print_error(exc.format_message() + hint)
@@ -112,7 +120,7 @@ class OneLineErrorGroup(TyperGroup):
         except typer.Abort:
             print_error("aborted")
             sys.exit(1)
-        except ClassforgeError as exc:   # every deliberate error is one line naming the item and the reason
+        except ClassforgeError as exc:  # every deliberate error is one line naming the item and the reason
             print_error(exc)
             sys.exit(2)
         # Non-standalone mode returns typer.Exit's code, or the command's return value (None).

@@ -40,14 +40,20 @@ class Section(BaseModel):
 class GitHubConfig(Section):
     enabled: bool = Field(False, description="search GitHub (needs GITHUB_TOKEN and network)")
     base_url: str = Field("https://api.github.com", description="the REST API root (GitHub Enterprise: its /api/v3)")
-    star_tiers: list[str] = Field(default_factory=lambda: ["100..500", "500..1000", ">1000"],
-                                  description="stars: ranges searched one by one (ClassEval-Pro's three tiers)")
+    star_tiers: list[str] = Field(
+        default_factory=lambda: ["100..500", "500..1000", ">1000"],
+        description="stars: ranges searched one by one (ClassEval-Pro's three tiers)",
+    )
     max_results_per_query: int = Field(1000, ge=1, description="the Search API's cap; queries at it are split by date")
     max_rate_limit_wait_s: float = Field(120.0, ge=0, description="longest single wait for a rate-limit reset")
     per_page: int = Field(100, ge=1, le=100, description="results per Search API page")
     max_repos: int | None = Field(None, ge=1, description="stop after this many unique repositories")
-    max_retries: int = Field(5, ge=0, description="retries of one result page after a rate limit, server or network error")
-    secondary_rate_wait_s: float = Field(60.0, ge=0, description="wait after a secondary rate limit that names no Retry-After")
+    max_retries: int = Field(
+        5, ge=0, description="retries of one result page after a rate limit, server or network error"
+    )
+    secondary_rate_wait_s: float = Field(
+        60.0, ge=0, description="wait after a secondary rate limit that names no Retry-After"
+    )
     timeout_s: int = Field(30, ge=1, description="socket timeout of one API request (PyGithub takes whole seconds)")
     token: SecretStr | None = Field(None, description="from GITHUB_TOKEN, never from the file")
 
@@ -68,30 +74,44 @@ class FilterConfig(Section):
 
 
 class DedupConfig(Section):
-    near_threshold: float = Field(0.85, gt=0, le=1, description="MinHash Jaccard (containment for releases) "
-                                  "at or above which a class is a copy")
+    near_threshold: float = Field(
+        0.85, gt=0, le=1, description="MinHash Jaccard (containment for releases) at or above which a class is a copy"
+    )
     num_perm: int = Field(128, ge=16, description="MinHash permutations")
     shingle_size: int = Field(5, ge=1, description="tokens per shingle (identifiers replaced by one placeholder)")
     reference_corpora: list[Path] = Field(default_factory=list, description="ClassEval-format JSON files")
     reference_datasets: list[str] = Field(
         default_factory=list,
         description="datasets by name (classeval, hf:ORG/NAME[@REV]), checked when in the local Hugging Face cache; "
-                    "a build never downloads them")
+        "a build never downloads them",
+    )
     earlier_harvests: list[Path] = Field(default_factory=list, description="classes.jsonl of earlier snapshots")
 
 
 class HarvestConfig(Section):
-    cutoff: date = Field(date(2025, 1, 1), description="knowledge cutoff: classes first committed on or after it are kept")
+    cutoff: date = Field(
+        date(2025, 1, 1), description="knowledge cutoff: classes first committed on or after it are kept"
+    )
     snapshot: str = Field("default", description="folder name under output_root (a plain name)")
     output_root: Path = Field(Path("harvested"), description="where snapshots are written")
-    local_sources: list[str] = Field(default_factory=list, description="directories of git repos, repo paths or file:// URLs")
-    spec_corpora: list[Path] = Field(default_factory=list, description="folders of declarative repo specs (the offline example), built into git repos first")
-    bundle_sources: list[Path] = Field(default_factory=list, description="git bundles (files or folders of *.bundle) of real repositories, unpacked first")
+    local_sources: list[str] = Field(
+        default_factory=list, description="directories of git repos, repo paths or file:// URLs"
+    )
+    spec_corpora: list[Path] = Field(
+        default_factory=list,
+        description="folders of declarative repo specs (the offline example), built into git repos first",
+    )
+    bundle_sources: list[Path] = Field(
+        default_factory=list,
+        description="git bundles (files or folders of *.bundle) of real repositories, unpacked first",
+    )
     github: GitHubConfig = Field(default_factory=GitHubConfig)
     clone: CloneConfig = Field(default_factory=CloneConfig)
     filters: FilterConfig = Field(default_factory=FilterConfig)
     dedup: DedupConfig = Field(default_factory=DedupConfig)
-    workers: int | None = Field(None, ge=1, description="repositories analysed in parallel (processes); default: the machine's cores")
+    workers: int | None = Field(
+        None, ge=1, description="repositories analysed in parallel (processes); default: the machine's cores"
+    )
 
     @field_validator("snapshot")
     @classmethod
@@ -133,24 +153,33 @@ def harvest_overrides(harvest: HarvestConfig, *, sources: list[str] | None = Non
 
 
 class SandboxConfig(Section):
-    backend: Literal["local", "docker"] = Field("local", description="local (bubblewrap, else unshare, else a "
-                                                "plain subprocess) or docker (the Dockerfile's sandbox image)")
+    backend: Literal["local", "docker"] = Field(
+        "local",
+        description="local (bubblewrap, else unshare, else a "
+        "plain subprocess) or docker (the Dockerfile's sandbox image)",
+    )
     workers: int | None = Field(None, ge=1, description="parallel sandbox runs; default: the machine's cores")
     wall_limit_s: float = Field(60.0, gt=0, description="the verification gate's time limit for a task's tests")
-    scale_floor_s: float = Field(10.0, gt=0, description="evaluation limit: factor x reference time, at least the floor")
+    scale_floor_s: float = Field(
+        10.0, gt=0, description="evaluation limit: factor x reference time, at least the floor"
+    )
     scale_factor: float = Field(10.0, gt=0, description="evaluation limit: this many times the reference's time")
     scale_cap_s: float = Field(60.0, gt=0, description="evaluation limit: at most this, however slow the reference ran")
     memory_mb: int = Field(2048, ge=64, description="address-space limit of a run")
     max_processes: int = Field(64, ge=1, description="process limit of a run")
     max_file_mb: int = Field(64, ge=1, description="largest file a run may write")
     output_cap_bytes: int = Field(65536, ge=1024, description="stdout and stderr kept per run")
-    docker_image: str = Field("classforge-sandbox:latest", description="docker backend: the image (Dockerfile target sandbox)")
+    docker_image: str = Field(
+        "classforge-sandbox:latest", description="docker backend: the image (Dockerfile target sandbox)"
+    )
     min_line_coverage: float = Field(90.0, ge=0, le=100, description="the gate: line coverage of the solution, percent")
     isolation: Literal["auto", "bwrap", "unshare", "none"] = Field(
         "auto", description="local backend: strongest that works, or exactly this one"
     )
     python: str | None = Field(None, description="interpreter used inside the local sandbox; default: the running one")
-    work_root: Path | None = Field(None, description="host directory for per-run work dirs; default: the system temp dir")
+    work_root: Path | None = Field(
+        None, description="host directory for per-run work dirs; default: the system temp dir"
+    )
     hide_paths: list[str] = Field(
         default_factory=lambda: ["/root", "/home"], description="bwrap: host directories replaced by empty ones"
     )
@@ -160,7 +189,9 @@ class SandboxConfig(Section):
     uid_base: int = Field(1_500_000_000, ge=65536, description="as root: each run gets its own uid from this range")
     uid_span: int = Field(100_000_000, ge=1, description="size of that uid range")
     traceback_cap_chars: int = Field(4000, ge=200, description="a failing test's traceback is kept up to this length")
-    hash_seed: int = Field(0, ge=0, le=4294967295, description="PYTHONHASHSEED of a run; the gate's second run uses the next one")
+    hash_seed: int = Field(
+        0, ge=0, le=4294967295, description="PYTHONHASHSEED of a run; the gate's second run uses the next one"
+    )
     docker_user: str = Field("10001:10001", description="non-root uid:gid inside the container")
     docker_base_url: str | None = Field(None, description="Docker API URL; default: the SDK's own discovery")
     environment_checks: EnvironmentChecksConfig = Field(default_factory=lambda: EnvironmentChecksConfig())  # noqa: PLW0108 - defined below
@@ -174,16 +205,23 @@ class EnvironmentChecksConfig(Section):
     """Re-run a task's reference and tests under perturbed environments; a changed verdict drops it."""
 
     enabled: bool = Field(True, description="run the checks on every task that passes the gate")
-    perturbations: list[PerturbationName] = Field(default_factory=lambda: list(ALL_PERTURBATIONS),
-                                                  description="which perturbations to apply")
+    perturbations: list[PerturbationName] = Field(
+        default_factory=lambda: list(ALL_PERTURBATIONS), description="which perturbations to apply"
+    )
     hash_seed: int = Field(1_234_567, ge=0, le=4294967295, description="the other PYTHONHASHSEED (and random seed)")
     cwd: str = Field("cf-env/another dir", description="work-dir sub-folder the perturbed run starts in")
     # POSIX rules, not zone names: they need no tzdata, so the shift is never silently ignored.
     # +14 and -12 together put the local date off UTC's at every hour of the day.
-    timezones: list[str] = Field(default_factory=lambda: ["<+14>-14", "<-12>12"], description="TZ values (POSIX rules) to run under")
+    timezones: list[str] = Field(
+        default_factory=lambda: ["<+14>-14", "<-12>12"], description="TZ values (POSIX rules) to run under"
+    )
     # Both ways: a test written now can expect a date to be upcoming (+) or already past (-).
-    clock_shifts_days: list[int] = Field(default_factory=lambda: [365, -365], description="libfaketime offsets from now, days")
-    faketime_library: str | None = Field(None, description="path of libfaketime.so.1; default: the usual library folders")
+    clock_shifts_days: list[int] = Field(
+        default_factory=lambda: [365, -365], description="libfaketime offsets from now, days"
+    )
+    faketime_library: str | None = Field(
+        None, description="path of libfaketime.so.1; default: the usual library folders"
+    )
     hostname: str = Field("cf-other-host", min_length=1, max_length=64, description="host name of the perturbed run")
     user: str = Field("root", min_length=1, description="USER/LOGNAME of the perturbed run")
     uid: int = Field(0, ge=0, description="uid inside a user namespace (0: root there, as in a CI container)")
@@ -213,25 +251,38 @@ class EndpointConfig(Section):
     temperature: float = Field(0.2, ge=0, le=2, description="sampling temperature")
     max_tokens: int = Field(4096, ge=1, description="output budget of one answer")
     context_window: int | None = Field(
-        None, ge=1, description="tokens the model can hold (prompt + answer); default: what the server reports, else unchecked"
+        None,
+        ge=1,
+        description="tokens the model can hold (prompt + answer); default: what the server reports, else unchecked",
     )
     timeout_s: float = Field(
-        600.0, gt=0, description="seconds one request may take (streamed: longest silence between chunks); "
-        "sized for local models at 10-20 tokens/s with a long first-token delay"
+        600.0,
+        gt=0,
+        description="seconds one request may take (streamed: longest silence between chunks); "
+        "sized for local models at 10-20 tokens/s with a long first-token delay",
     )
     stream: bool | Literal["auto"] = Field(
-        "auto", description="stream answers, so timeout_s is the longest silence between tokens, not the whole "
+        "auto",
+        description="stream answers, so timeout_s is the longest silence between tokens, not the whole "
         "answer's time; auto: stream, and fall back to whole answers where the server refuses or ignores streaming "
-        "(then the limit grows with max_tokens at the measured tokens/s)")
+        "(then the limit grows with max_tokens at the measured tokens/s)",
+    )
     response_format: Literal["auto", "json_schema", "json_object", "none"] = Field(
-        "auto", description="how JSON answers are requested: OpenAI json_schema, json_object with the schema "
-        "(llama.cpp), none (schema in the prompt only), or auto (json_schema, falling back on refusal)"
+        "auto",
+        description="how JSON answers are requested: OpenAI json_schema, json_object with the schema "
+        "(llama.cpp), none (schema in the prompt only), or auto (json_schema, falling back on refusal)",
     )
     length_retry_factor: float = Field(
         2.0, ge=1, description="an answer cut at max_tokens is asked once more with this many times the room"
     )
-    max_retries: int = Field(4, ge=0, description="retries of a request that failed for a reason worth retrying (rate limit, timeout, server error)")
-    backoff_base_s: float = Field(1.0, ge=0, description="first retry waits about this long, doubling each time (with jitter)")
+    max_retries: int = Field(
+        4,
+        ge=0,
+        description="retries of a request that failed for a reason worth retrying (rate limit, timeout, server error)",
+    )
+    backoff_base_s: float = Field(
+        1.0, ge=0, description="first retry waits about this long, doubling each time (with jitter)"
+    )
     backoff_max_s: float = Field(60.0, ge=0, description="cap on one backoff wait")
     retry_after_max_s: float = Field(300.0, ge=0, description="cap on honouring a server's Retry-After")
     max_tokens_param: Literal["max_tokens", "max_completion_tokens"] = Field(
@@ -245,15 +296,20 @@ class CostConfig(Section):
 
 
 class LLMConfig(Section):
-    mode: Literal["live", "replay"] = Field("live", description="live: call the endpoints; replay: answer from "
-                                            "the cache only (a miss is an error naming the role and task)")
+    mode: Literal["live", "replay"] = Field(
+        "live",
+        description="live: call the endpoints; replay: answer from "
+        "the cache only (a miss is an error naming the role and task)",
+    )
     cache_path: Path = Field(Path(".cache/llm.sqlite"), description="the content-addressed response cache")
     concurrency: int = Field(4, ge=1, description="requests at a time (1 for a one-slot local server)")
     budget_usd: float | None = Field(None, ge=0, description="stop cleanly at this spend (priced with llm.costs)")
     composer: EndpointConfig = Field(default_factory=EndpointConfig)
     test_writer: EndpointConfig = Field(default_factory=EndpointConfig)
-    judges: list[EndpointConfig] = Field(default_factory=lambda: [EndpointConfig(), EndpointConfig(), EndpointConfig()],
-                                         description="the judges, meant to be different models")
+    judges: list[EndpointConfig] = Field(
+        default_factory=lambda: [EndpointConfig(), EndpointConfig(), EndpointConfig()],
+        description="the judges, meant to be different models",
+    )
     solver: EndpointConfig = Field(default_factory=EndpointConfig)
     costs: dict[str, CostConfig] = Field(default_factory=dict, description="per model name")
     preflight: bool = Field(True, description="live mode: check every endpoint before the first paid call")
@@ -286,40 +342,63 @@ class MutationConfig(Section):
     max_mutants_per_method: int = Field(10, ge=1, description="a method with more sites gets a seeded sample of them")
     seed: int = Field(0, description="seed of that sample")
     # ClassEval's own hand-written suites: lower quartile 86.1% (README, benchmarks/classeval_mutation.py).
-    min_score: float = Field(0.86, ge=0, le=1, description="gate: tasks whose tests kill fewer mutants are strengthened, then dropped")
+    min_score: float = Field(
+        0.86, ge=0, le=1, description="gate: tasks whose tests kill fewer mutants are strengthened, then dropped"
+    )
     strengthen: bool = Field(True, description="give the test writer the surviving mutants once before dropping a task")
     max_surviving_in_prompt: int = Field(20, ge=1, description="surviving mutants shown to the test writer")
-    timeout_factor: float = Field(10.0, gt=0, description="a mutant's wall limit: factor x the reference run, at least the floor")
+    timeout_factor: float = Field(
+        10.0, gt=0, description="a mutant's wall limit: factor x the reference run, at least the floor"
+    )
     timeout_floor_s: float = Field(5.0, gt=0, description="a mutant's wall limit is at least this")
     timeouts_count_as: Literal["killed", "survived", "excluded"] = Field(
         "killed", description="a mutant that runs past its limit: the tests noticed something (the usual convention)"
     )
-    workers: int | None = Field(None, ge=1, description="mutants run in parallel; default: sandbox.workers, else the cores")
+    workers: int | None = Field(
+        None, ge=1, description="mutants run in parallel; default: sandbox.workers, else the cores"
+    )
     batch_size: int = Field(
         32, ge=0, description="mutants per sandbox run (one runner forked per mutant); 0: one sandbox run per mutant"
     )
 
 
 # Licences that allow redistribution with attribution only (SPDX ids): the real-source default.
-PERMISSIVE_LICENSES = ("MIT", "Apache-2.0", "BSD-2-Clause", "BSD-3-Clause", "ISC", "0BSD", "Unlicense", "Zlib", "PSF-2.0")
+PERMISSIVE_LICENSES = (
+    "MIT",
+    "Apache-2.0",
+    "BSD-2-Clause",
+    "BSD-3-Clause",
+    "ISC",
+    "0BSD",
+    "Unlicense",
+    "Zlib",
+    "PSF-2.0",
+)
 DocstringRole = Literal["none", "composer", "test_writer", "solver", "judge"]
 
 
 class RealSourceConfig(Section):
     """The real-source track: the harvested class itself is the reference solution."""
 
-    license_allow: list[str] = Field(default_factory=lambda: list(PERMISSIVE_LICENSES),
-                                     description="SPDX ids whose code may be redistributed in a release")
+    license_allow: list[str] = Field(
+        default_factory=lambda: list(PERMISSIVE_LICENSES),
+        description="SPDX ids whose code may be redistributed in a release",
+    )
     docstring_role: DocstringRole = Field(
-        "none", description="LLM role that writes docstrings too thin to ship (the first judge checks them); none: drop such classes")
-    max_examples_per_method: int = Field(1, ge=1, le=5, description="observed `>>>` examples written into each docstring")
+        "none",
+        description="LLM role that writes docstrings too thin to ship (the first judge checks them); none: drop such classes",
+    )
+    max_examples_per_method: int = Field(
+        1, ge=1, le=5, description="observed `>>>` examples written into each docstring"
+    )
 
 
 class ConstructConfig(Section):
     """The LLM construction stages: pairing, composition, tests, judges, solution."""
 
     track: Literal["composition", "real-source"] = Field(
-        "composition", description="composition: fuse pairs with LLMs; real-source: each harvested class is a task")
+        "composition", description="composition: fuse pairs with LLMs; real-source: each harvested class is a task"
+    )
     real_source: RealSourceConfig = Field(default_factory=RealSourceConfig)
     pairing: PairingConfig = Field(default_factory=PairingConfig)
     mutation: MutationConfig = Field(default_factory=MutationConfig)
@@ -329,7 +408,9 @@ class ConstructConfig(Section):
     judge_full_mark: int = Field(10, ge=1, le=10, description="the score that counts as full marks")
     judge_min_full_marks: int = Field(2, ge=1, description="judges that must give full marks for a pair to advance")
     judge_retries: int = Field(1, ge=0, le=3, description="re-asks of a judge whose answer is not valid JSON")
-    solver_repair: bool = Field(False, description="feed a failing solution's gate report back once (off, as in the paper)")
+    solver_repair: bool = Field(
+        False, description="feed a failing solution's gate report back once (off, as in the paper)"
+    )
     prompt_versions: dict[str, int] = Field(
         default_factory=dict, description="pin a prompt template version by name (default: the highest)"
     )
@@ -337,8 +418,6 @@ class ConstructConfig(Section):
         2, ge=0, le=10, description="flow: re-runs of a candidate whose model calls or sandbox failed (an outage)"
     )
     candidate_retry_delay_s: float = Field(60.0, ge=0, description="flow: wait before such a re-run")
-
-
 
 
 def _every_strategy() -> list[EvalStrategy]:
@@ -355,8 +434,7 @@ class EvaluateConfig(Section):
     n_samples: int = Field(5, ge=1, description="samples per task, strategy and model (ClassEval: 5)")
     ks: list[int] = Field(default_factory=lambda: [1, 3, 5], description="pass@k reported for every k <= n")
     strategies: list[EvalStrategy] = Field(
-        default_factory=_every_strategy, min_length=1,
-        description="generation strategies to run (--strategy overrides)"
+        default_factory=_every_strategy, min_length=1, description="generation strategies to run (--strategy overrides)"
     )
     levels_source: Literal["labels", "model"] = Field(
         "labels", description="bottom_up/top_down levels: the dataset's dependency labels, or asked of the model"
@@ -364,27 +442,45 @@ class EvaluateConfig(Section):
     bootstrap_resamples: int = Field(10_000, ge=1)
     bootstrap_seed: int = 0
     output_root: Path = Path("results")
-    plots: bool = Field(False, description="draw passk.png and taxonomy.png into the run folder (matplotlib is loaded only then)")
+    plots: bool = Field(
+        False, description="draw passk.png and taxonomy.png into the run folder (matplotlib is loaded only then)"
+    )
     reference_cache: Path | None = Field(
-        None, description="reference pre-runs kept by content (task, environment, limits) and shared by every "
-                          "results folder; default: .cache/references beside output_root")
-    workers: int | None = Field(None, ge=1, description="parallel sandbox runs; default: sandbox.workers, else the cores")
-    dask: str | None = Field(None, description="run the sandbox executions on a Dask cluster: tcp://HOST:PORT of its "
-                                               "scheduler, or 'local' for worker processes on this machine")
+        None,
+        description="reference pre-runs kept by content (task, environment, limits) and shared by every "
+        "results folder; default: .cache/references beside output_root",
+    )
+    workers: int | None = Field(
+        None, ge=1, description="parallel sandbox runs; default: sandbox.workers, else the cores"
+    )
+    dask: str | None = Field(
+        None,
+        description="run the sandbox executions on a Dask cluster: tcp://HOST:PORT of its "
+        "scheduler, or 'local' for worker processes on this machine",
+    )
     sandbox_retries: int = Field(2, ge=0, description="re-runs of a run the sandbox itself failed; then it is reported")
-    batch_size: int = Field(16, ge=0, description="samples per sandbox start (one isolated runner forked per sample, "
-                                                  "each with its own limits, folder and signed report); 0: one start each")
+    batch_size: int = Field(
+        16,
+        ge=0,
+        description="samples per sandbox start (one isolated runner forked per sample, "
+        "each with its own limits, folder and signed report); 0: one start each",
+    )
     rerun_classes: bool = Field(
-        True, description="after a timeout, crash or resource limit, run the test classes the sample did not reach "
-                          "in a fresh run with what is left of its limit, so one class cannot mask another"
+        True,
+        description="after a timeout, crash or resource limit, run the test classes the sample did not reach "
+        "in a fresh run with what is left of its limit, so one class cannot mask another",
     )
     environment: Literal["host", "dataset"] = Field(
-        "host", description="code under test runs with classforge's interpreter (host) or in a virtual environment "
-                            "built once from the dataset's requirements (dataset)"
+        "host",
+        description="code under test runs with classforge's interpreter (host) or in a virtual environment "
+        "built once from the dataset's requirements (dataset)",
     )
-    environment_root: Path = Field(Path(".cache/eval-envs"), description="where dataset environments are built and reused")
+    environment_root: Path = Field(
+        Path(".cache/eval-envs"), description="where dataset environments are built and reused"
+    )
     environment_extra: list[str] = Field(
-        default_factory=list, description="requirements the dataset declares beyond the imports of its tasks (pip syntax)"
+        default_factory=list,
+        description="requirements the dataset declares beyond the imports of its tasks (pip syntax)",
     )
 
     @field_validator("ks")
@@ -427,8 +523,10 @@ class ReleaseConfig(Section):
 
     output_root: Path = Field(Path("benchmark/releases"), description="where release folders are written")
     version_scheme: Literal["date", "patch", "minor", "major"] = Field(
-        "date", description="the next version: today's YYYY.MM.DD (-2, -3... when it exists), or the highest "
-        "semver release bumped by patch, minor or major (first 0.1.0)")
+        "date",
+        description="the next version: today's YYYY.MM.DD (-2, -3... when it exists), or the highest "
+        "semver release bumped by patch, minor or major (first 0.1.0)",
+    )
     license: str | None = Field(None, description="dataset licence on the card; default: per source repository")
     hub_repo_id: str | None = Field(None, description="ORG/NAME, shown in the card's loading example")
 
@@ -438,32 +536,48 @@ class PlusConfig(Section):
 
     enabled: bool = Field(False, description="build: give every released task a hidden plus suite")
     strengthen_first: bool = Field(
-        True, description="mutation gate: add generated tests that kill surviving mutants before any LLM re-ask")
+        True, description="mutation gate: add generated tests that kill surviving mutants before any LLM re-ask"
+    )
     python: Path | None = Field(
-        None, description="interpreter of the generator's own virtualenv; default: the checkout's .venv-plus "
-                          "(scripts/setup.sh makes it from pipeline/quality/plus/requirements.txt)")
+        None,
+        description="interpreter of the generator's own virtualenv; default: the checkout's .venv-plus "
+        "(scripts/setup.sh makes it from pipeline/quality/plus/requirements.txt)",
+    )
     seed: int = Field(0, ge=0, description="Pynguin's seed; with hash_seed and the iteration cap it fixes the tests")
     hash_seed: int = Field(0, ge=0, le=4294967295, description="PYTHONHASHSEED of the generation run")
-    max_iterations: int = Field(40, ge=1, description="search iterations: the stopping rule that does not move with load")
+    max_iterations: int = Field(
+        40, ge=1, description="search iterations: the stopping rule that does not move with load"
+    )
     budget_s: int = Field(30, ge=1, description="search time cap per task; a run that reaches it may not reproduce")
-    wall_limit_s: float = Field(180.0, gt=0, description="sandbox kill: search, assertion generation and export together")
+    wall_limit_s: float = Field(
+        180.0, gt=0, description="sandbox kill: search, assertion generation and export together"
+    )
     memory_mb: int = Field(4096, ge=256, description="address-space limit of the generator's processes")
     # SIMPLE asserts every primitive result the reference returned (a regression oracle, as EvalPlus
     # compares outputs); MUTATION_ANALYSIS keeps only assertions that kill a mutant, and on ClassEval
     # classes left most tests with none (docs/plus-tier.md).
-    assertions: Literal["MUTATION_ANALYSIS", "SIMPLE"] = Field(
-        "SIMPLE", description="Pynguin's assertion generator")
+    assertions: Literal["MUTATION_ANALYSIS", "SIMPLE"] = Field("SIMPLE", description="Pynguin's assertion generator")
     max_tests: int = Field(40, ge=1, description="generated tests kept per task at most (first ones by name)")
-    validation_runs: int = Field(3, ge=1, description="runs on the reference a test must pass, each with another hash seed")
+    validation_runs: int = Field(
+        3, ge=1, description="runs on the reference a test must pass, each with another hash seed"
+    )
     # Pynguin asserts returned primitives and public fields after the constructor; state a method
     # changes and a property reports went unchecked (docs/real-source.md: half the mutants survived).
     observe_state: bool = Field(
-        False, description="assert the reference's public attributes and properties after each call of every test "
-                           "(recorded in the sandbox twice; only what both runs agree on)")
+        False,
+        description="assert the reference's public attributes and properties after each call of every test "
+        "(recorded in the sandbox twice; only what both runs agree on)",
+    )
     observe_walks: int = Field(
-        0, ge=0, le=200, description="with observe_state: extra seeded call sequences from the tests' own constructors "
-                                     "and arguments, asserted the same way")
-    cache_dir: Path | None = Field(Path(".cache/plus"), description="generated and validated suites by content; None keeps nothing")
+        0,
+        ge=0,
+        le=200,
+        description="with observe_state: extra seeded call sequences from the tests' own constructors "
+        "and arguments, asserted the same way",
+    )
+    cache_dir: Path | None = Field(
+        Path(".cache/plus"), description="generated and validated suites by content; None keeps nothing"
+    )
 
 
 class Config(Section):
@@ -488,13 +602,16 @@ def _format_errors(source: str, exc: ValidationError) -> str:
     return "\n".join(lines)
 
 
-MISSING_CONFIG_HINT = ("create it from the template at the project root (cp classforge.example.toml classforge.toml, "
-                       "then set sources, cutoff and endpoints) or pass another file with --config / the config_path "
-                       "parameter")
+MISSING_CONFIG_HINT = (
+    "create it from the template at the project root (cp classforge.example.toml classforge.toml, "
+    "then set sources, cutoff and endpoints) or pass another file with --config / the config_path "
+    "parameter"
+)
 
 
-def load_config(path: Path | None = None, env: Mapping[str, str] | None = None,
-                overrides: Mapping[str, Any] | None = None) -> Config:
+def load_config(
+    path: Path | None = None, env: Mapping[str, str] | None = None, overrides: Mapping[str, Any] | None = None
+) -> Config:
     """Read the TOML file (if any), apply `overrides` ({"harvest.snapshot": "x", ...}, validated like
     the file), resolve relative paths against the file's folder, then take secrets from `env`
     (default: the process environment)."""
@@ -525,8 +642,9 @@ def load_config(path: Path | None = None, env: Mapping[str, str] | None = None,
         raise ConfigError(_format_errors(source, exc)) from exc
     if path is not None:
         base = path.parent.absolute()
-        map_paths(config, lambda p: p if p.is_absolute() else Path(os.path.normpath(base / p.expanduser())),
-                  only_set=True)
+        map_paths(
+            config, lambda p: p if p.is_absolute() else Path(os.path.normpath(base / p.expanduser())), only_set=True
+        )
     if env.get("GITHUB_TOKEN"):
         config.harvest.github.token = SecretStr(env["GITHUB_TOKEN"])
     return config
@@ -574,8 +692,11 @@ def require_sources(harvest: HarvestConfig) -> None:
     nothing, silently, and the build would end "released nothing" long after. Checked before any work."""
     from urllib.parse import unquote, urlparse
 
-    named = [("local_sources", unquote(urlparse(s).path) if s.startswith("file://") else s)
-             for s in harvest.local_sources if not _is_url(s) or s.startswith("file://")]
+    named = [
+        ("local_sources", unquote(urlparse(s).path) if s.startswith("file://") else s)
+        for s in harvest.local_sources
+        if not _is_url(s) or s.startswith("file://")
+    ]
     named += [("spec_corpora", str(p)) for p in harvest.spec_corpora]
     missing = [f"harvest.{key}: {path} does not exist" for key, path in named if not Path(path).exists()]
     if missing:
@@ -584,9 +705,13 @@ def require_sources(harvest: HarvestConfig) -> None:
 
 def build_outputs(cfg: Config) -> dict[str, Path]:
     """Every place a build writes, by the key that sets it."""
-    return {"harvest.output_root": cfg.harvest.output_root, "harvest.clone.workdir": cfg.harvest.clone.workdir,
-            "construction.output_root": cfg.construction.output_root, "release.output_root": cfg.release.output_root,
-            "llm.cache_path": cfg.llm.cache_path.parent}
+    return {
+        "harvest.output_root": cfg.harvest.output_root,
+        "harvest.clone.workdir": cfg.harvest.clone.workdir,
+        "construction.output_root": cfg.construction.output_root,
+        "release.output_root": cfg.release.output_root,
+        "llm.cache_path": cfg.llm.cache_path.parent,
+    }
 
 
 def require_writable(cfg: Config) -> None:

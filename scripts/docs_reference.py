@@ -35,6 +35,7 @@ def _prose(text: object) -> str:
 
 # -- the command line ---------------------------------------------------------------------------
 
+
 def _param_row(param: Any, ctx: Any) -> str:
     names = ", ".join(f"`{n}`" for n in [*param.opts, *param.secondary_opts])
     if param.param_type_name == "argument":
@@ -59,22 +60,36 @@ def cli_markdown(app: Any, prog: str = "classforge") -> str:
 
     group = typer.main.get_command(app)
     ctx = group.make_context(prog, [], resilient_parsing=True)
-    lines = ["# Command reference", "",
-             "Generated from the code (`pipeline/cli.py`) when the site is built. Conventions shared by every",
-             "command (errors, exit codes, output in a pipe) are in [The command line](command-line.md).", "",
-             f"`{prog} [--version] [-h] COMMAND [OPTIONS]`", ""]
+    lines = [
+        "# Command reference",
+        "",
+        "Generated from the code (`pipeline/cli.py`) when the site is built. Conventions shared by every",
+        "command (errors, exit codes, output in a pipe) are in [The command line](command-line.md).",
+        "",
+        f"`{prog} [--version] [-h] COMMAND [OPTIONS]`",
+        "",
+    ]
     for name in group.list_commands(ctx):
         command = group.get_command(ctx, name)
         sub = command.make_context(name, [], parent=ctx, resilient_parsing=True)
         usage = " ".join(["[OPTIONS]"] + [p.name.upper() for p in command.params if p.param_type_name == "argument"])
-        lines += [f"## `{prog} {name}`", "", _prose(command.help or ""), "", f"    {prog} {name} {usage}", "",
-                  "| parameter | value | default | meaning |", "| --- | --- | --- | --- |"]
+        lines += [
+            f"## `{prog} {name}`",
+            "",
+            _prose(command.help or ""),
+            "",
+            f"    {prog} {name} {usage}",
+            "",
+            "| parameter | value | default | meaning |",
+            "| --- | --- | --- | --- |",
+        ]
         lines += [_param_row(p, sub) for p in command.get_params(sub)]
         lines.append("")
     return "\n".join(lines)
 
 
 # -- the configuration --------------------------------------------------------------------------
+
 
 def _type_name(annotation: Any) -> str:
     origin = typing.get_origin(annotation)
@@ -124,11 +139,20 @@ def config_rows(model: Any, prefix: str = "") -> list[tuple[str, str, str, str, 
         if nested is not None:
             suffix, sub = nested
             if suffix:
-                rows.append((prefix.rstrip("."), key, _type_name(field.annotation), _default(field), field.description or ""))
+                rows.append(
+                    (prefix.rstrip("."), key, _type_name(field.annotation), _default(field), field.description or "")
+                )
             rows += config_rows(sub, f"{key}{suffix}.")
             continue
-        rows.append((prefix.rstrip("."), key, _type_name(field.annotation) + _bounds(field), _default(field),
-                     field.description or ""))
+        rows.append(
+            (
+                prefix.rstrip("."),
+                key,
+                _type_name(field.annotation) + _bounds(field),
+                _default(field),
+                field.description or "",
+            )
+        )
     return rows
 
 
@@ -142,22 +166,32 @@ def _resolved(annotation: Any, model: Any) -> Any:
 def _bounds(field: Any) -> str:
     """The limits pydantic enforces on a value (ge=1 -> ' >= 1'), so the page says what is refused."""
     signs = {"gt": ">", "ge": ">=", "lt": "<", "le": "<=", "min_length": "length >=", "max_length": "length <="}
-    found = [f"{sign} {getattr(m, name)}" for m in field.metadata for name, sign in signs.items()
-             if getattr(m, name, None) is not None]
+    found = [
+        f"{sign} {getattr(m, name)}"
+        for m in field.metadata
+        for name, sign in signs.items()
+        if getattr(m, name, None) is not None
+    ]
     return f", {', '.join(found)}" if found else ""
 
 
 def config_markdown(model: Any) -> str:
-    lines = ["# Configuration reference", "",
-             "Generated from the code (`pipeline/config.py`) when the site is built: every key of the TOML file,",
-             "its type, its default and what it does. How the file is read (relative paths, secrets, overrides)",
-             "is in [Configuration](../configuration.md).", ""]
+    lines = [
+        "# Configuration reference",
+        "",
+        "Generated from the code (`pipeline/config.py`) when the site is built: every key of the TOML file,",
+        "its type, its default and what it does. How the file is read (relative paths, secrets, overrides)",
+        "is in [Configuration](../configuration.md).",
+        "",
+    ]
     sections: dict[str, list[str]] = {}
     for sect, key, kind, default, description in config_rows(model):
         parts = sect.split(".")
         for depth in range(1, len(parts)):  # a section before its sub-sections
             sections.setdefault(".".join(parts[:depth]), [])
-        sections.setdefault(sect, []).append(f"| `{key}` | `{_cell(kind)}` | {_cell(default)} | {_prose(description)} |")
+        sections.setdefault(sect, []).append(
+            f"| `{key}` | `{_cell(kind)}` | {_cell(default)} | {_prose(description)} |"
+        )
     for sect, rows in sections.items():
         if not rows:
             continue
@@ -177,6 +211,7 @@ def _section_doc(model: Any, dotted: str) -> str:
 
 
 # -- MkDocs ---------------------------------------------------------------------------------------
+
 
 def pages() -> dict[str, str]:
     from pipeline.cli import app

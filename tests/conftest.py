@@ -36,8 +36,13 @@ def when(text: str) -> datetime:
 def make_repo(tmp_path: Path) -> Callable[..., Path]:
     """make_repo("owner__name", [("2025-03-01", {"a.py": "..."}), ...]) -> path of a real git repo."""
 
-    def _make(name: str, commits: list[tuple[str, dict[str, str | bytes]]] | list[CommitSpec], root: Path | None = None) -> Path:
-        specs = [c if isinstance(c, CommitSpec) else CommitSpec(when(c[0]), f"commit {i}", c[1]) for i, c in enumerate(commits)]
+    def _make(
+        name: str, commits: list[tuple[str, dict[str, str | bytes]]] | list[CommitSpec], root: Path | None = None
+    ) -> Path:
+        specs = [
+            c if isinstance(c, CommitSpec) else CommitSpec(when(c[0]), f"commit {i}", c[1])
+            for i, c in enumerate(commits)
+        ]
         dest = (root or tmp_path / "repos") / name
         build_repo(dest, specs)
         return dest

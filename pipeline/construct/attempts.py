@@ -24,8 +24,8 @@ class FinishedCandidate(Protocol):
 
 class StageAttempts(BaseModel):
     first_attempt: int = 0  # good on the first answer
-    after_repair: int = 0   # good only after a repair turn (compose, solution) or a re-ask (judge votes)
-    failed: int = 0         # still not good after every allowed attempt
+    after_repair: int = 0  # good only after a repair turn (compose, solution) or a re-ask (judge votes)
+    failed: int = 0  # still not good after every allowed attempt
 
     def add(self, ok: bool, attempts: int) -> None:
         if not ok:

@@ -143,10 +143,14 @@ class BuildResult(BaseModel):
     incomplete: list[Incomplete] = Field(default_factory=list)
     stopped: str | None = Field(None, description="why the build stopped early (budget-exceeded), if it did")
     resumed: int = Field(0, description="candidates loaded from an earlier run instead of rebuilt")
-    attempts: dict[str, StageAttempts] = Field(default_factory=dict, description="per stage: good at once, after repair, failed")
+    attempts: dict[str, StageAttempts] = Field(
+        default_factory=dict, description="per stage: good at once, after repair, failed"
+    )
     fingerprint: str
     strengthening: dict[str, int] = Field(
-        default_factory=dict, description="weak suites strengthened by search (no LLM call: the calls saved) and by the LLM")
+        default_factory=dict,
+        description="weak suites strengthened by search (no LLM call: the calls saved) and by the LLM",
+    )
     usage: UsageSummary = Field(description="this run's LLM usage")
     usage_all_runs: UsageSummary = Field(description="every run's LLM usage in this build folder, this one included")
 
@@ -168,12 +172,17 @@ def build_fingerprint(config: BuildSettings, prompts: Prompts) -> str:
     endpoints = [llm.composer, llm.test_writer, *llm.judges, llm.solver]
     material = {
         "stages_version": STAGES_VERSION,
-        "endpoints": [e.model_dump(include={"model", "temperature", "max_tokens", "max_tokens_param"}) for e in endpoints],
+        "endpoints": [
+            e.model_dump(include={"model", "temperature", "max_tokens", "max_tokens_param"}) for e in endpoints
+        ],
         "construct": config.construction.model_dump(
-            mode="json", exclude={"pairing": True, "output_root": True, "mutation": {"workers"}, "track": True,
-                                  "real_source": True}),
+            mode="json",
+            exclude={"pairing": True, "output_root": True, "mutation": {"workers"}, "track": True, "real_source": True},
+        ),
         "prompts": prompts.fingerprint(),
-        "gate": config.sandbox.model_dump(mode="json", include={"min_line_coverage", "wall_limit_s", "environment_checks"}),
+        "gate": config.sandbox.model_dump(
+            mode="json", include={"min_line_coverage", "wall_limit_s", "environment_checks"}
+        ),
     }
     if config.plus.enabled:  # only then: a build without the plus tier keeps its fingerprint
         material["plus"] = config.plus.model_dump(mode="json", exclude={"python", "cache_dir", "enabled"})
@@ -184,7 +193,9 @@ def check_build_config(config: BuildSettings) -> None:
     """Settings that only make sense together, checked before anything is paid for."""
     need, judges = config.construction.judge_min_full_marks, len(config.llm.judges)
     if need > judges:
-        raise ConfigError(f"construction.judge_min_full_marks={need} but only {judges} judge(s) are configured in llm.judges")
+        raise ConfigError(
+            f"construction.judge_min_full_marks={need} but only {judges} judge(s) are configured in llm.judges"
+        )
     if config.llm.budget_usd is not None:
         unpriced = sorted({m for m in models_by_role(config.llm).values() if m not in config.llm.costs})
         if unpriced:
@@ -192,8 +203,14 @@ def check_build_config(config: BuildSettings) -> None:
 
 
 def run_candidate(
-    pair: Pair, classes: dict[str, HarvestedClass], ctx: StageContext, gate: Gate, fingerprint: str, config: BuildSettings,
-    mutator: Mutator | None = None, plus_maker: PlusMaker | None = None,
+    pair: Pair,
+    classes: dict[str, HarvestedClass],
+    ctx: StageContext,
+    gate: Gate,
+    fingerprint: str,
+    config: BuildSettings,
+    mutator: Mutator | None = None,
+    plus_maker: PlusMaker | None = None,
 ) -> CandidateResult:
     """Stages 2-6 for one pair. Raises only what is not about the candidate (budget, replay miss).
 
@@ -204,11 +221,18 @@ def run_candidate(
 
 
 def _run_stages(
-    pair: Pair, classes: dict[str, HarvestedClass], ctx: StageContext, gate: Gate, fingerprint: str, config: BuildSettings,
-    mutator: Mutator | None = None, plus_maker: PlusMaker | None = None,
+    pair: Pair,
+    classes: dict[str, HarvestedClass],
+    ctx: StageContext,
+    gate: Gate,
+    fingerprint: str,
+    config: BuildSettings,
+    mutator: Mutator | None = None,
+    plus_maker: PlusMaker | None = None,
 ) -> CandidateResult:
-    result = CandidateResult(candidate_id=pair.candidate_id, fingerprint=fingerprint, pair=pair,
-                             status="rejected", outcomes=[])
+    result = CandidateResult(
+        candidate_id=pair.candidate_id, fingerprint=fingerprint, pair=pair, status="rejected", outcomes=[]
+    )
 
     def stop(outcome: StageOutcome) -> CandidateResult:
         result.outcomes.append(outcome)
@@ -245,10 +269,17 @@ def _run_stages(
     result.outcomes.append(solved.outcome)
     assert solved.solution is not None and solved.gate is not None
     passed = _Verified(
-        skeleton=composed.skeleton, iface=iface, solution=solved.solution, gate=solved.gate, judged=judged,
-        suite=_Suite(tests=tested.tests, test_classes=tested.test_classes, method_test_classes=tested.method_test_classes),
+        skeleton=composed.skeleton,
+        iface=iface,
+        solution=solved.solution,
+        gate=solved.gate,
+        judged=judged,
+        suite=_Suite(
+            tests=tested.tests, test_classes=tested.test_classes, method_test_classes=tested.method_test_classes
+        ),
         prompt_versions={"compose": composed.prompt_version, "tests_writer": tested.prompt_version},
-        solve_version=solved.prompt_version)
+        solve_version=solved.prompt_version,
+    )
     return _test_strength_and_record(result, pair, ctx, passed, gate, config, mutator, plus_maker)
 
 
@@ -276,8 +307,16 @@ class _Verified:
     solve_version: str
 
 
-def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageContext, passed: _Verified, gate: Gate,
-                              config: BuildSettings, mutator: Mutator | None, plus_maker: PlusMaker | None = None) -> CandidateResult:
+def _test_strength_and_record(
+    result: CandidateResult,
+    pair: Pair,
+    ctx: StageContext,
+    passed: _Verified,
+    gate: Gate,
+    config: BuildSettings,
+    mutator: Mutator | None,
+    plus_maker: PlusMaker | None = None,
+) -> CandidateResult:
     """Stages 5b (mutation, strengthen) and 6 (the task record) after a verified solution."""
 
     def stop(outcome: StageOutcome) -> CandidateResult:
@@ -286,9 +325,19 @@ def _test_strength_and_record(result: CandidateResult, pair: Pair, ctx: StageCon
 
     if mutator is not None:
         first = plus_maker if plus_maker is not None and config.plus.strengthen_first else None
-        result.mutation = mutated = mutation_stage(ctx, passed.skeleton, passed.iface, passed.solution, passed.suite.tests,
-                                                   passed.suite.test_classes, gate, mutator, passed.gate.wall_s,
-                                                   plus_maker=first, method_test_classes=passed.suite.method_test_classes)
+        result.mutation = mutated = mutation_stage(
+            ctx,
+            passed.skeleton,
+            passed.iface,
+            passed.solution,
+            passed.suite.tests,
+            passed.suite.test_classes,
+            gate,
+            mutator,
+            passed.gate.wall_s,
+            plus_maker=first,
+            method_test_classes=passed.suite.method_test_classes,
+        )
         result.outcomes.extend(mutated.outcomes[:-1])
         if not mutated.keep:
             return stop(mutated.outcomes[-1])
@@ -310,24 +359,35 @@ def _strengthened(passed: _Verified, mutated: MutationStageResult) -> _Verified:
     better = mutated.strengthened
     if better is None:
         return passed
-    versions = passed.prompt_versions if mutated.by_search else {
-        **passed.prompt_versions, "tests_strengthen": mutated.prompt_version}
+    versions = (
+        passed.prompt_versions
+        if mutated.by_search
+        else {**passed.prompt_versions, "tests_strengthen": mutated.prompt_version}
+    )
     suite = _Suite(tests=better.tests, test_classes=better.test_classes, method_test_classes=better.method_test_classes)
     return replace(passed, suite=suite, gate=better.gate, prompt_versions=versions)
 
 
-def _task_record(pair: Pair, ctx: StageContext, passed: _Verified, config: BuildSettings,
-                 mutation: MutationStageResult | None) -> Task:
+def _task_record(
+    pair: Pair, ctx: StageContext, passed: _Verified, config: BuildSettings, mutation: MutationStageResult | None
+) -> Task:
     """Stage 6: the task record of the suite that ships. Raises RecordError or ValidationError."""
     judged, verified = passed.judged, passed.gate
     judge_version = judged.prompt_version
     if any(v.attempts > 1 for v in judged.votes):
         judge_version += "+" + ctx.prompts["judge_retry"].version
     task = build_record(
-        pair, skeleton=passed.skeleton, class_name=passed.iface.class_name, tests=passed.suite.tests,
-        test_classes=passed.suite.test_classes, method_test_classes=passed.suite.method_test_classes,
-        solution=passed.solution, coverage=verified.line_coverage or 0.0,
-        branch_coverage=verified.branch_coverage, votes=judged.votes, models=models_by_role(config.llm),
+        pair,
+        skeleton=passed.skeleton,
+        class_name=passed.iface.class_name,
+        tests=passed.suite.tests,
+        test_classes=passed.suite.test_classes,
+        method_test_classes=passed.suite.method_test_classes,
+        solution=passed.solution,
+        coverage=verified.line_coverage or 0.0,
+        branch_coverage=verified.branch_coverage,
+        votes=judged.votes,
+        models=models_by_role(config.llm),
         prompt_versions={**passed.prompt_versions, "judge": judge_version, "solve": passed.solve_version},
         mutation=mutation.report if mutation is not None else None,
     )
@@ -341,9 +401,11 @@ def _task_record(pair: Pair, ctx: StageContext, passed: _Verified, config: Build
 def strengthening_counts(finished: list) -> dict[str, int]:
     """How weak suites were strengthened: by search-based tests (each an LLM call saved) or by the LLM."""
     weak = [r.mutation for r in finished if r.mutation is not None and r.mutation.first_report is not None]
-    return {"weak_suites": len(weak),
-            "by_search_llm_calls_saved": sum(1 for m in weak if m.by_search),
-            "by_llm": sum(1 for m in weak if m.strengthened is not None and not m.by_search)}
+    return {
+        "weak_suites": len(weak),
+        "by_search_llm_calls_saved": sum(1 for m in weak if m.by_search),
+        "by_llm": sum(1 for m in weak if m.strengthened is not None and not m.by_search),
+    }
 
 
 def with_plus_tier(task, plus_maker: PlusMaker, mutator: Mutator | None, item_id: str, reference_wall_s: float | None):
@@ -378,7 +440,9 @@ def load_finished(out_dir: Path, pair: Pair, fingerprint: str) -> CandidateResul
     try:
         done = CandidateResult.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
-        log.warning("candidate %s: unreadable result file %s (%s); rebuilding it", pair.label, path, exc.errors()[0]["msg"])
+        log.warning(
+            "candidate %s: unreadable result file %s (%s); rebuilding it", pair.label, path, exc.errors()[0]["msg"]
+        )
         return None
     if done.fingerprint != fingerprint:
         log.info("candidate %s: settings changed since it was built; rebuilding it", pair.label)
@@ -402,8 +466,16 @@ class BuildPlan:
     this code, so they produce the same files.
     """
 
-    def __init__(self, classes: Iterable[HarvestedClass], config: BuildSettings, out_dir: Path, prompt_dir: Path | None = None,
-                 run_id: str | None = None, mutator: Mutator | None = None, plus_maker: PlusMaker | None = None):
+    def __init__(
+        self,
+        classes: Iterable[HarvestedClass],
+        config: BuildSettings,
+        out_dir: Path,
+        prompt_dir: Path | None = None,
+        run_id: str | None = None,
+        mutator: Mutator | None = None,
+        plus_maker: PlusMaker | None = None,
+    ):
         check_build_config(config)
         # Names this run's usage folder; every process of one flow run shares it.
         self.run_id = run_id or new_run_id()
@@ -437,17 +509,26 @@ def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) 
     if done is not None:
         return "resumed", done
     if plan.stop.is_set():
-        return "incomplete", Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_NOT_STARTED,
-                                        detail=f"the build stopped ({plan.stop_reason[0]}) before it started")
-    ctx = StageContext(client=client, llm=plan.config.llm, construct=plan.config.construction, prompts=plan.prompts,
-                       candidate_id=pair.candidate_id)
+        return "incomplete", Incomplete(
+            candidate_id=pair.candidate_id,
+            reason=R.INCOMPLETE_NOT_STARTED,
+            detail=f"the build stopped ({plan.stop_reason[0]}) before it started",
+        )
+    ctx = StageContext(
+        client=client,
+        llm=plan.config.llm,
+        construct=plan.config.construction,
+        prompts=plan.prompts,
+        candidate_id=pair.candidate_id,
+    )
     save_usage_now = partial(save_candidate_usage, plan, client, pair.candidate_id)
     try:
         # A stop ends the process without running the `finally` below: the spend would be missing
         # from usage/ while its answers, cached, cost nothing next time.
         with at_stop(f"saving the usage of {pair.candidate_id}", save_usage_now):
-            result = run_candidate(pair, plan.by_id, ctx, gate, plan.fingerprint, plan.config, plan.mutator,
-                                   plan.plus_maker)
+            result = run_candidate(
+                pair, plan.by_id, ctx, gate, plan.fingerprint, plan.config, plan.mutator, plan.plus_maker
+            )
     except (BudgetExceeded, UnpricedModel) as exc:
         if not plan.stop_reason:
             plan.stop_reason.append(R.INCOMPLETE_BUDGET)
@@ -456,13 +537,17 @@ def build_candidate(plan: BuildPlan, pair: Pair, client: LLMClient, gate: Gate) 
     except CacheMiss as exc:
         return "incomplete", Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_CACHE_MISS, detail=str(exc))
     except GateUnavailable as exc:
-        return "incomplete", Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_INFRASTRUCTURE, detail=str(exc))
+        return "incomplete", Incomplete(
+            candidate_id=pair.candidate_id, reason=R.INCOMPLETE_INFRASTRUCTURE, detail=str(exc)
+        )
     finally:
         # Whatever happened, the calls this candidate paid for are on disk before anything else.
         save_usage_now()
     fault = infrastructure_fault(result)
     if fault is not None:
-        return "incomplete", Incomplete(candidate_id=pair.candidate_id, reason=R.INCOMPLETE_INFRASTRUCTURE, detail=fault)
+        return "incomplete", Incomplete(
+            candidate_id=pair.candidate_id, reason=R.INCOMPLETE_INFRASTRUCTURE, detail=fault
+        )
     write_json_model(_candidate_path(plan.out_dir, pair.candidate_id), result)
     return result.status, result
 
@@ -472,7 +557,9 @@ def save_candidate_usage(plan: BuildPlan, client: LLMClient, candidate_id: str) 
     save_usage(plan.out_dir, plan.run_id, candidate_id, client.ledger.entries(candidate_id))
 
 
-def fold_candidates(outcomes: Iterable[tuple[str, str, Any]], funnel: Funnel) -> tuple[list[Task], list[Incomplete], list, int]:
+def fold_candidates(
+    outcomes: Iterable[tuple[str, str, Any]], funnel: Funnel
+) -> tuple[list[Task], list[Incomplete], list, int]:
     """(tasks, unfinished, finished results, resumed count) from (label, candidate id, outcome)
     triples in build order, every finished candidate's verdicts recorded in `funnel`. Either
     track's results fit: anything with `outcomes` and `task`."""
@@ -485,8 +572,11 @@ def fold_candidates(outcomes: Iterable[tuple[str, str, Any]], funnel: Funnel) ->
             # A bug or an infrastructure failure (e.g. the sandbox could not start): reported, not
             # persisted, so the candidate is retried once it is fixed.
             log.error("candidate %s failed: %s: %s", label, type(outcome).__name__, outcome, exc_info=outcome)
-            incomplete.append(Incomplete(candidate_id=candidate_id, reason=R.INCOMPLETE_ERROR,
-                                         detail=f"{type(outcome).__name__}: {outcome}"))
+            incomplete.append(
+                Incomplete(
+                    candidate_id=candidate_id, reason=R.INCOMPLETE_ERROR, detail=f"{type(outcome).__name__}: {outcome}"
+                )
+            )
             continue
         status, value = outcome
         if isinstance(value, Incomplete):
@@ -505,13 +595,23 @@ def finish_build(plan: BuildPlan, outcomes: Sequence[tuple[Pair, CandidateOutcom
     """Fold candidate outcomes, in pairing order, into the funnel and the build's files; the usage
     comes from what every candidate stored, so no process's ledger can be lost."""
     tasks, incomplete, finished, resumed = fold_candidates(
-        ((pair.label, pair.candidate_id, outcome) for pair, outcome in outcomes), plan.funnel)
+        ((pair.label, pair.candidate_id, outcome) for pair, outcome in outcomes), plan.funnel
+    )
     this_run, all_runs = recorded_usage(plan.out_dir, plan.config.llm.costs, plan.run_id)
     result = BuildResult(
-        out_dir=plan.out_dir, tasks=tasks, rejections=plan.collect.rejections, funnel=plan.funnel.report(),
-        pairing=plan.pairing, incomplete=incomplete, stopped=plan.stop_reason[0] if plan.stop_reason else None,
-        resumed=resumed, attempts=attempt_counts(finished), fingerprint=plan.fingerprint,
-        strengthening=strengthening_counts(finished), usage=this_run, usage_all_runs=all_runs,
+        out_dir=plan.out_dir,
+        tasks=tasks,
+        rejections=plan.collect.rejections,
+        funnel=plan.funnel.report(),
+        pairing=plan.pairing,
+        incomplete=incomplete,
+        stopped=plan.stop_reason[0] if plan.stop_reason else None,
+        resumed=resumed,
+        attempts=attempt_counts(finished),
+        fingerprint=plan.fingerprint,
+        strengthening=strengthening_counts(finished),
+        usage=this_run,
+        usage_all_runs=all_runs,
     )
     _write_outputs(result, plan.config.llm)
     return result
@@ -562,18 +662,25 @@ def write_build_files(result, summary: dict) -> None:
 
 
 def _write_outputs(result: BuildResult, llm: LLMConfig) -> None:
-    write_build_files(result, {
-        "fingerprint": result.fingerprint,
-        "tasks": len(result.tasks),
-        "rejected": len([r for r in result.rejections if r.stage != R.PAIRING]),
-        "incomplete": [i.model_dump(mode="json") for i in result.incomplete],
-        "stopped": result.stopped,
-        "resumed": result.resumed,
-        "attempts": {stage: a.model_dump() for stage, a in result.attempts.items()},
-        "strengthening": result.strengthening,
-        "pairing": {"intra_target": result.pairing.intra_target, "intra_built": result.pairing.intra_built,
-                    "cross_target": result.pairing.cross_target, "cross_built": result.pairing.cross_built,
-                    "shortfall": result.pairing.shortfall},
-        "models": models_by_role(llm),
-        "mode": llm.mode,
-    })
+    write_build_files(
+        result,
+        {
+            "fingerprint": result.fingerprint,
+            "tasks": len(result.tasks),
+            "rejected": len([r for r in result.rejections if r.stage != R.PAIRING]),
+            "incomplete": [i.model_dump(mode="json") for i in result.incomplete],
+            "stopped": result.stopped,
+            "resumed": result.resumed,
+            "attempts": {stage: a.model_dump() for stage, a in result.attempts.items()},
+            "strengthening": result.strengthening,
+            "pairing": {
+                "intra_target": result.pairing.intra_target,
+                "intra_built": result.pairing.intra_built,
+                "cross_target": result.pairing.cross_target,
+                "cross_built": result.pairing.cross_built,
+                "shortfall": result.pairing.shortfall,
+            },
+            "models": models_by_role(llm),
+            "mode": llm.mode,
+        },
+    )

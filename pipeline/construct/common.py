@@ -20,7 +20,17 @@ from pipeline.llm.client import Completion, LLMClient
 from pipeline.llm.errors import LLMCallFailed, PromptTooLong
 from pipeline.llm.prompts import PromptTemplate, load_prompt
 
-PROMPT_NAMES = ("compose", "compose_repair", "compose_reask", "tests_writer", "judge", "judge_retry", "solve", "solve_repair", "tests_strengthen")
+PROMPT_NAMES = (
+    "compose",
+    "compose_repair",
+    "compose_reask",
+    "tests_writer",
+    "judge",
+    "judge_retry",
+    "solve",
+    "solve_repair",
+    "tests_strengthen",
+)
 
 
 class StageOutcome(BaseModel):
@@ -102,8 +112,13 @@ def ask(
     """
     try:
         return ctx.client.complete(
-            role, endpoint, messages, task_id=ctx.candidate_id, prompt_version=prompt_version,
-            sample_index=sample_index, response_format=response_format,
+            role,
+            endpoint,
+            messages,
+            task_id=ctx.candidate_id,
+            prompt_version=prompt_version,
+            sample_index=sample_index,
+            response_format=response_format,
         )
     except PromptTooLong as exc:
         return Verdict.drop(R.PROMPT_TOO_LONG, f"{role}: {exc.reason}")

@@ -58,7 +58,11 @@ class ComposeResult(BaseModel):
 
 
 def compose_messages(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> list[dict[str, str]]:
-    kind = "two classes of the same domain" if pair.composition_type == "intra-domain" else "two classes of different domains"
+    kind = (
+        "two classes of the same domain"
+        if pair.composition_type == "intra-domain"
+        else "two classes of different domains"
+    )
     return ctx.prompts["compose"].messages(
         composition_type=pair.composition_type,
         composition_kind=kind,
@@ -81,8 +85,9 @@ def example_class_names(template: PromptTemplate) -> set[str]:
     return set(_CLASS_LINE.findall(template.text))
 
 
-def _check(reply: Completion, min_methods: int, example: str,
-           sources: tuple[ClassSpec, ClassSpec]) -> tuple[SkeletonAttempt, SkeletonReport]:
+def _check(
+    reply: Completion, min_methods: int, example: str, sources: tuple[ClassSpec, ClassSpec]
+) -> tuple[SkeletonAttempt, SkeletonReport]:
     """The skeleton checks, with a copy of the prompt's format example (`example`: the prompt's
     text; renamed or not) or of a source class named first."""
     extraction = extract_code(reply.text)
@@ -94,13 +99,24 @@ def _check(reply: Completion, min_methods: int, example: str,
         example_name = reproduced_example(extraction.source_file, example, *sources)
         if example_name is not None:
             renamed = "" if report.class_name == example_name else f" renamed {report.class_name}"
-            report.problems.insert(0, Problem(reason=R.COPIED_EXAMPLE, detail=(
-                f"the skeleton is the prompt's format example {example_name}{renamed}, not a fusion of the two classes")))
+            report.problems.insert(
+                0,
+                Problem(
+                    reason=R.COPIED_EXAMPLE,
+                    detail=(
+                        f"the skeleton is the prompt's format example {example_name}{renamed}, not a fusion of the two classes"
+                    ),
+                ),
+            )
         elif copy is not None:
             report.problems.insert(0, Problem(reason=R.COPIED_SOURCE, detail=copy.detail))
     attempt = SkeletonAttempt(
-        reply=reply.text, finish_reason=reply.finish_reason, cache_key=reply.cache_key,
-        extracted_how=extraction.how, code=extraction.source_file, problems=report.problems,
+        reply=reply.text,
+        finish_reason=reply.finish_reason,
+        cache_key=reply.cache_key,
+        extracted_how=extraction.how,
+        code=extraction.source_file,
+        problems=report.problems,
     )
     return attempt, report
 
@@ -132,29 +148,45 @@ def problem_feedback(report: SkeletonReport, code: str) -> str:
     return "\n".join(out)
 
 
-def repair_messages(ctx: StageContext, pair: Pair, attempt: SkeletonAttempt, report: SkeletonReport,
-                    sources: tuple[ClassSpec, ClassSpec]) -> list[dict[str, str]]:
+def repair_messages(
+    ctx: StageContext,
+    pair: Pair,
+    attempt: SkeletonAttempt,
+    report: SkeletonReport,
+    sources: tuple[ClassSpec, ClassSpec],
+) -> list[dict[str, str]]:
     previous = attempt.code if attempt.code.strip() else attempt.reply
     return ctx.prompts["compose_repair"].messages(
-        theme=pair.theme, spec_a=render_spec(sources[0]), spec_b=render_spec(sources[1]),
-        problems=problem_feedback(report, previous), min_methods=ctx.construct.min_methods,
-        method_count=report.method_count(), previous=previous.rstrip("\n"),
+        theme=pair.theme,
+        spec_a=render_spec(sources[0]),
+        spec_b=render_spec(sources[1]),
+        problems=problem_feedback(report, previous),
+        min_methods=ctx.construct.min_methods,
+        method_count=report.method_count(),
+        previous=previous.rstrip("\n"),
     )
 
 
-def reask_messages(ctx: StageContext, first: list[dict[str, str]], report: SkeletonReport,
-                   sources: tuple[ClassSpec, ClassSpec]) -> list[dict[str, str]]:
+def reask_messages(
+    ctx: StageContext, first: list[dict[str, str]], report: SkeletonReport, sources: tuple[ClassSpec, ClassSpec]
+) -> list[dict[str, str]]:
     """The first request again (it carries both specs) under instructions without the format
     example, with a note naming what the model copied and what a fusion of these two must hold."""
     copied = report.problems[0]
     examples = example_class_names(ctx.prompts["compose"])
     example = report.class_name if report.class_name in examples else ", ".join(sorted(examples))
     renamed = "" if report.class_name in examples else f" (renamed `{report.class_name}`)"
-    problem = (f"it reproduced `{example}`{renamed}, the format example of an earlier version of these instructions"
-               if copied.reason == R.COPIED_EXAMPLE else copied.detail)
+    problem = (
+        f"it reproduced `{example}`{renamed}, the format example of an earlier version of these instructions"
+        if copied.reason == R.COPIED_EXAMPLE
+        else copied.detail
+    )
     return ctx.prompts["compose_reask"].messages(
-        request=first[-1]["content"], copy_problem=problem, fusion_requirement=fusion_requirement(*sources),
-        min_methods=ctx.construct.min_methods)
+        request=first[-1]["content"],
+        copy_problem=problem,
+        fusion_requirement=fusion_requirement(*sources),
+        min_methods=ctx.construct.min_methods,
+    )
 
 
 def _copied_when_cut(reply: Completion, sources: tuple[ClassSpec, ClassSpec]) -> bool:
@@ -163,14 +195,23 @@ def _copied_when_cut(reply: Completion, sources: tuple[ClassSpec, ClassSpec]) ->
     return copied_source(extract_code(reply.text).source_file or reply.text, *sources) is not None
 
 
-def _answer(ctx: StageContext, endpoint: EndpointConfig, messages: list[dict[str, str]], version: str,
-            sources: tuple[ClassSpec, ClassSpec]) -> Completion | Verdict:
+def _answer(
+    ctx: StageContext,
+    endpoint: EndpointConfig,
+    messages: list[dict[str, str]],
+    version: str,
+    sources: tuple[ClassSpec, ClassSpec],
+) -> Completion | Verdict:
     """One composer answer. One cut at max_tokens gets the client's retry with more room only when
     it is not a copy of the sources: more room buys a longer copy (the 1.5B model put both classes
     side by side, bodies and all, to 1,536 tokens and was then asked again for 3,072)."""
     reply = ask(ctx, ROLE, endpoint.model_copy(update={"length_retry_factor": 1.0}), messages, version)
-    if (isinstance(reply, Completion) and reply.truncated and endpoint.length_retry_factor > 1
-            and not _copied_when_cut(reply, sources)):
+    if (
+        isinstance(reply, Completion)
+        and reply.truncated
+        and endpoint.length_retry_factor > 1
+        and not _copied_when_cut(reply, sources)
+    ):
         # The same request again: its cut answer comes from the cache, then the retry with more room.
         return ask(ctx, ROLE, endpoint, messages, version)
     return reply
@@ -196,24 +237,39 @@ def compose(ctx: StageContext, pair: Pair, a: ClassSpec, b: ClassSpec) -> Compos
         if not isinstance(reply, Completion):
             return ComposeResult(outcome=StageOutcome.of(stage, reply), attempts=attempts, prompt_version=version)
         if reply.truncated and not (round_ < ctx.construct.compose_repairs and _copied_when_cut(reply, sources)):
-            attempts.append(SkeletonAttempt(reply=reply.text, finish_reason=reply.finish_reason,
-                                            cache_key=reply.cache_key, extracted_how="none", code=""))
+            attempts.append(
+                SkeletonAttempt(
+                    reply=reply.text,
+                    finish_reason=reply.finish_reason,
+                    cache_key=reply.cache_key,
+                    extracted_how="none",
+                    code="",
+                )
+            )
             return ComposeResult(
-                outcome=StageOutcome.drop(stage, R.TRUNCATED, f"{cut_detail('composer', reply)} (attempt {round_ + 1})"),
-                attempts=attempts, prompt_version=version,
+                outcome=StageOutcome.drop(
+                    stage, R.TRUNCATED, f"{cut_detail('composer', reply)} (attempt {round_ + 1})"
+                ),
+                attempts=attempts,
+                prompt_version=version,
             )
         attempt, report = _check(reply, ctx.construct.min_methods, template.text, sources)
         attempts.append(attempt)
         if report.ok:
             return ComposeResult(
-                outcome=StageOutcome.kept(stage), skeleton=attempt.code, class_name=report.class_name,
-                methods=report.methods, attempts=attempts, prompt_version=version,
+                outcome=StageOutcome.kept(stage),
+                skeleton=attempt.code,
+                class_name=report.class_name,
+                methods=report.methods,
+                attempts=attempts,
+                prompt_version=version,
             )
         if round_ == ctx.construct.compose_repairs:
             verdict = report.verdict()
             detail = f"after {round_ + 1} attempt(s): {verdict.detail}{_repeated(attempts)}"
-            return ComposeResult(outcome=StageOutcome.drop(stage, verdict.reason, detail), attempts=attempts,
-                                 prompt_version=version)
+            return ComposeResult(
+                outcome=StageOutcome.drop(stage, verdict.reason, detail), attempts=attempts, prompt_version=version
+            )
         if report.problems[0].reason in (R.COPIED_EXAMPLE, R.COPIED_SOURCE):
             messages = reask_messages(ctx, first, report, sources)
             version = f"{template.version}+{ctx.prompts['compose_reask'].version}"

@@ -93,14 +93,17 @@ def copied_source(code: str, a: ClassSpec, b: ClassSpec) -> CopiedSource | None:
 
 def fusion_requirement(a: ClassSpec, b: ClassSpec) -> str:
     """What a fusion must contain, named from both specs, for the re-ask after a copy."""
+
     def side(label: str, spec: ClassSpec) -> str:
         fields = ", ".join(f"self.{f.name}" for f in spec.fields[:6]) or "no fields"
         methods = ", ".join(public_methods(spec)[:8]) or "no public methods"
         return f"{label} `{spec.class_name}` (state: {fields}; behaviour: {methods})"
 
-    return (f"ONE class whose constructor holds state from both {side('Class A', a)} and {side('Class B', b)}, "
-            "and whose methods use both: at least one method builds on Class A's behaviour and at least one "
-            "on Class B's, and some method combines the two")
+    return (
+        f"ONE class whose constructor holds state from both {side('Class A', a)} and {side('Class B', b)}, "
+        "and whose methods use both: at least one method builds on Class A's behaviour and at least one "
+        "on Class B's, and some method combines the two"
+    )
 
 
 def reproduced_example(code: str, example: str, a: ClassSpec, b: ClassSpec) -> str | None:

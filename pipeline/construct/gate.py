@@ -25,7 +25,9 @@ class GateOutcome(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     passed: bool
-    reason: str = Field("", description="the gate's reason code when not passed (test_failed, low_coverage, flaky, ...)")
+    reason: str = Field(
+        "", description="the gate's reason code when not passed (test_failed, low_coverage, flaky, ...)"
+    )
     detail: str = ""
     line_coverage: float | None = Field(None, description="percent of the solution's lines run by the tests")
     branch_coverage: float | None = None
@@ -33,7 +35,8 @@ class GateOutcome(BaseModel):
     wall_s: float | None = None
     failures: list[str] = Field(default_factory=list, description="failing tests with a short cause, for a repair turn")
     environment: dict[str, Any] | None = Field(
-        None, description="environment checks' summary (applied, skipped, changed), when they ran")
+        None, description="environment checks' summary (applied, skipped, changed), when they ran"
+    )
 
 
 class Gate(Protocol):
@@ -68,11 +71,14 @@ class SandboxGate:
             return outcome
         return self._environment(outcome, solution, tests, test_classes, item_id)
 
-    def _environment(self, outcome: GateOutcome, solution: str, tests: str, test_classes: list[str], item_id: str) -> GateOutcome:
+    def _environment(
+        self, outcome: GateOutcome, solution: str, tests: str, test_classes: list[str], item_id: str
+    ) -> GateOutcome:
         from pipeline.quality.environment_checks import check_environment
 
-        report = check_environment(solution, tests, test_classes, self.config, item_id=item_id,
-                                   cache_dir=self.environment_cache)
+        report = check_environment(
+            solution, tests, test_classes, self.config, item_id=item_id, cache_dir=self.environment_cache
+        )
         summary = report.summary()
         if report.baseline_status == "sandbox_error" or summary.errors:
             problems = "; ".join(f"{k}: {v}" for k, v in summary.errors.items()) or "baseline run failed in the sandbox"
@@ -80,8 +86,11 @@ class SandboxGate:
         update: dict[str, Any] = {"environment": summary.model_dump(mode="json")}
         if report.baseline_status != "passed":
             # The gate's two runs passed, this third one did not: not reproducible.
-            update.update(passed=False, reason=GateReason.FLAKY.value,
-                          detail=f"environment checks' baseline run: {'; '.join(report.baseline_failures[:3])}")
+            update.update(
+                passed=False,
+                reason=GateReason.FLAKY.value,
+                detail=f"environment checks' baseline run: {'; '.join(report.baseline_failures[:3])}",
+            )
         elif report.environment_dependent:
             update.update(passed=False, reason=ENVIRONMENT_DEPENDENT, detail=report.drop_detail())
         return outcome.model_copy(update=update)

@@ -81,8 +81,13 @@ def _decorator_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> set[str]:
 
 def method_sig(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> MethodSig:
     decos = _decorator_names(fn)
-    kind: MethodKind = "static" if "staticmethod" in decos else "class" if "classmethod" in decos else (
-        "property" if {"property", "cached_property"} & decos else "method")
+    kind: MethodKind = (
+        "static"
+        if "staticmethod" in decos
+        else "class"
+        if "classmethod" in decos
+        else ("property" if {"property", "cached_property"} & decos else "method")
+    )
     args = fn.args
     positional = [a.arg for a in args.posonlyargs + args.args]
     if kind != "static" and positional:
@@ -92,9 +97,14 @@ def method_sig(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> MethodSig:
     kw_only = [a.arg for a in args.kwonlyargs]
     required_kw = [a.arg for a, d in zip(args.kwonlyargs, args.kw_defaults, strict=True) if d is None]
     return MethodSig(
-        name=fn.name, kind=kind, positional=positional, required_positional=required,
-        keyword_only=kw_only, required_keyword_only=required_kw,
-        var_positional=args.vararg is not None, var_keyword=args.kwarg is not None,
+        name=fn.name,
+        kind=kind,
+        positional=positional,
+        required_positional=required,
+        keyword_only=kw_only,
+        required_keyword_only=required_kw,
+        var_positional=args.vararg is not None,
+        var_keyword=args.kwarg is not None,
         text=ast.unparse(args),
     )
 

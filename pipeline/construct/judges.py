@@ -27,8 +27,11 @@ JUDGE_SCHEMA: dict = {
     "properties": {
         "score": {"type": "integer", "description": "0-10; 10 = the tests match the skeleton exactly"},
         "reasons": {"type": "string", "description": "why this score, referring to the rubric"},
-        "problems": {"type": "array", "items": {"type": "string"},
-                     "description": "each concrete mismatch: test, assertion and what the skeleton says"},
+        "problems": {
+            "type": "array",
+            "items": {"type": "string"},
+            "description": "each concrete mismatch: test, assertion and what the skeleton says",
+        },
     },
     "required": ["score", "reasons", "problems"],
     "additionalProperties": False,
@@ -79,8 +82,11 @@ def parse_answer(text: str) -> JudgeAnswer:
 
 def judge_messages(ctx: StageContext, skeleton: str, tests: str, class_name: str) -> list[dict[str, str]]:
     return ctx.prompts["judge"].messages(
-        class_name=class_name, skeleton=skeleton.rstrip("\n"), tests=tests.rstrip("\n"),
-        full_mark=ctx.construct.judge_full_mark, schema=json.dumps(JUDGE_SCHEMA, indent=2),
+        class_name=class_name,
+        skeleton=skeleton.rstrip("\n"),
+        tests=tests.rstrip("\n"),
+        full_mark=ctx.construct.judge_full_mark,
+        schema=json.dumps(JUDGE_SCHEMA, indent=2),
     )
 
 
@@ -106,7 +112,12 @@ def _one_judge(ctx: StageContext, index: int, messages: list[dict[str, str]]) ->
             except ValueError as exc:
                 error = str(exc)
             else:
-                vote.status, vote.score, vote.reasons, vote.problems = "scored", answer.score, answer.reasons, answer.problems
+                vote.status, vote.score, vote.reasons, vote.problems = (
+                    "scored",
+                    answer.score,
+                    answer.reasons,
+                    answer.problems,
+                )
                 return vote
         vote.errors.append(error)
         retry = ctx.prompts["judge_retry"]
@@ -134,5 +145,6 @@ def judge(ctx: StageContext, skeleton: str, tests: str, class_name: str) -> Judg
         # with two full marks needed) leave the verdict final.
         reason = R.LLM_CALL_FAILED
     detail = f"{full} of {len(votes)} judges gave full marks, {need} needed ({summary})"
-    return JudgesResult(outcome=StageOutcome.drop(stage, reason, detail), votes=votes, full_marks=full,
-                        prompt_version=version)
+    return JudgesResult(
+        outcome=StageOutcome.drop(stage, reason, detail), votes=votes, full_marks=full, prompt_version=version
+    )

@@ -61,8 +61,14 @@ def _method_outline(fn: ast.FunctionDef | ast.AsyncFunctionDef, other_methods: l
     mentioned = [m for m in other_methods if m != fn.name and re.search(rf"\b{re.escape(m)}\b", doc)]
 
     lines = [f"### {fn.name}"]
-    lines.append("- normal: " + ("reproduce the docstring examples: " + "; ".join(f"`{e}`" for e in examples) if examples
-                                 else "typical inputs as the docstring describes"))
+    lines.append(
+        "- normal: "
+        + (
+            "reproduce the docstring examples: " + "; ".join(f"`{e}`" for e in examples)
+            if examples
+            else "typical inputs as the docstring describes"
+        )
+    )
     if params:
         lines.append("- boundary: " + "; ".join(_boundary_hint(p, d) for p, d in zip(params, defaults, strict=True)))
     else:

@@ -32,7 +32,8 @@ from pipeline.core.task import CompositionType, SourceRef
 #     with board or player state beyond the word "inventory".
 _F, _FH, _M, _N, _DB, _S, _NLP, _G, _MO, _U, _DF = DOMAINS
 COMPOSABLE: dict[frozenset[str], str] = {
-    frozenset(k): v for k, v in [
+    frozenset(k): v
+    for k, v in [
         ((_F, _FH), "statements and ledgers are imported from and exported to files"),
         ((_F, _M), "billing and fees live inside inventory, booking and membership systems"),
         ((_F, _N), "checkout and payment operations are exposed through routed HTTP endpoints"),
@@ -132,8 +133,10 @@ class PairingResult(BaseModel):
 
     @property
     def shortfall(self) -> dict[str, int]:
-        return {"intra-domain": max(self.intra_target - self.intra_built, 0),
-                "cross-domain": max(self.cross_target - self.cross_built, 0)}
+        return {
+            "intra-domain": max(self.intra_target - self.intra_built, 0),
+            "cross-domain": max(self.cross_target - self.cross_built, 0),
+        }
 
 
 def primary_domain(hc: HarvestedClass) -> str | None:
@@ -192,9 +195,7 @@ _ClassPair = tuple[HarvestedClass, HarvestedClass]
 _Pools = dict[tuple[str, str], list[_ClassPair]]  # (domain1, domain2) -> the pairs of those domains
 
 
-def make_pairs(
-    classes: Iterable[HarvestedClass], config: PairingConfig, funnel: Funnel | None = None
-) -> PairingResult:
+def make_pairs(classes: Iterable[HarvestedClass], config: PairingConfig, funnel: Funnel | None = None) -> PairingResult:
     """Choose pairs; record one pairing verdict per harvested class in `funnel`."""
     by_id: dict[str, HarvestedClass] = {}
     for hc in classes:
@@ -210,8 +211,12 @@ def make_pairs(
     for pool in (intra, cross):
         for key in pool:
             pool[key] = [(a, b) for a, b in pool[key] if frozenset((a.id, b.id)) not in taken]
-    chosen_intra = pinned_intra + _round_robin(intra, config.intra_target - len(pinned_intra), usage, config.max_reuse, rng)
-    chosen_cross = pinned_cross + _round_robin(cross, config.cross_target - len(pinned_cross), usage, config.max_reuse, rng)
+    chosen_intra = pinned_intra + _round_robin(
+        intra, config.intra_target - len(pinned_intra), usage, config.max_reuse, rng
+    )
+    chosen_cross = pinned_cross + _round_robin(
+        cross, config.cross_target - len(pinned_cross), usage, config.max_reuse, rng
+    )
     pairs = _pairs_of("intra-domain", chosen_intra, domain) + _pairs_of("cross-domain", chosen_cross, domain)
 
     if funnel is not None:
@@ -219,8 +224,12 @@ def make_pairs(
         for hc in ordered:
             funnel.record(R.PAIRING, hc.id, _class_verdict(hc, domain[hc.id], usage[hc.id], has_partner[hc.id], met))
     return PairingResult(
-        pairs=pairs, intra_target=config.intra_target, cross_target=config.cross_target,
-        intra_built=len(chosen_intra), cross_built=len(chosen_cross), usage=usage,
+        pairs=pairs,
+        intra_target=config.intra_target,
+        cross_target=config.cross_target,
+        intra_built=len(chosen_intra),
+        cross_built=len(chosen_cross),
+        usage=usage,
     )
 
 
@@ -232,7 +241,7 @@ def _pools(ordered: list[HarvestedClass], domain: dict[str, str | None]) -> tupl
     cross: _Pools = {}
     has_partner: dict[str, set[str]] = {hc.id: set() for hc in ordered}  # class id -> pools it could join
     for i, a in enumerate(labelled):
-        for b in labelled[i + 1:]:
+        for b in labelled[i + 1 :]:
             da, db = domain[a.id], domain[b.id]
             assert da is not None and db is not None
             if composition_theme(da, db) is None:
@@ -251,12 +260,17 @@ def _pairs_of(kind: CompositionType, chosen: list[_ClassPair], domain: dict[str,
     for first, second in chosen:
         d1, d2 = domain[first.id], domain[second.id]
         assert d1 is not None and d2 is not None
-        pairs.append(Pair(
-            candidate_id=candidate_id(kind, first.id, second.id),
-            composition_type=kind,
-            domain1=d1, domain2=d2, theme=composition_theme(d1, d2) or "",
-            first=SourceRef.of(first, d1), second=SourceRef.of(second, d2),
-        ))
+        pairs.append(
+            Pair(
+                candidate_id=candidate_id(kind, first.id, second.id),
+                composition_type=kind,
+                domain1=d1,
+                domain2=d2,
+                theme=composition_theme(d1, d2) or "",
+                first=SourceRef.of(first, d1),
+                second=SourceRef.of(second, d2),
+            )
+        )
     return pairs
 
 
@@ -270,14 +284,21 @@ def _resolve(ref: str, ordered: list[HarvestedClass]) -> HarvestedClass:
         return by_id[0]
     named = [hc for hc in ordered if hc.class_name == ref]
     if len(named) != 1:
-        what = "no harvested class" if not named else f"{len(named)} harvested classes ({', '.join(h.id for h in named)})"
-        raise PairingError(f"construction.pairing.pinned: {what} with id or name {ref!r} among the snapshot's "
-                           f"{len(ordered)} kept classes; pin classes the harvest kept, or leave pinned empty")
+        what = (
+            "no harvested class" if not named else f"{len(named)} harvested classes ({', '.join(h.id for h in named)})"
+        )
+        raise PairingError(
+            f"construction.pairing.pinned: {what} with id or name {ref!r} among the snapshot's "
+            f"{len(ordered)} kept classes; pin classes the harvest kept, or leave pinned empty"
+        )
     return named[0]
 
 
 def _pinned(
-    config: PairingConfig, ordered: list[HarvestedClass], domain: dict[str, str | None], usage: dict[str, int],
+    config: PairingConfig,
+    ordered: list[HarvestedClass],
+    domain: dict[str, str | None],
+    usage: dict[str, int],
 ) -> tuple[list[tuple[HarvestedClass, HarvestedClass]], list[tuple[HarvestedClass, HarvestedClass]]]:
     """Curated pairs, checked like any other pair and placed before the drawn ones."""
     intra: list[tuple[HarvestedClass, HarvestedClass]] = []
@@ -295,8 +316,10 @@ def _pinned(
         usage[b.id] += 1
         (intra if d1 == d2 else cross).append((first, second))
     if len(intra) > config.intra_target or len(cross) > config.cross_target:
-        raise PairingError(f"construction.pairing.pinned: {len(intra)} intra- and {len(cross)} cross-domain pairs "
-                           f"exceed the targets ({config.intra_target} and {config.cross_target})")
+        raise PairingError(
+            f"construction.pairing.pinned: {len(intra)} intra- and {len(cross)} cross-domain pairs "
+            f"exceed the targets ({config.intra_target} and {config.cross_target})"
+        )
     return intra, cross
 
 

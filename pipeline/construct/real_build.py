@@ -77,21 +77,30 @@ def real_fingerprint(config: Config, generator: TestGenerator | None) -> str:
     """Everything that changes what a finished real-source candidate contains, hashed."""
     rs = config.construction.real_source
     endpoint = writer_endpoint(config.llm, rs.docstring_role)
-    prompts = {n: f"{t.version}:{t.sha256}" for n in ("docstring_writer", "docstring_judge")
-               for t in [load_prompt(n, config.construction.prompt_versions.get(n))]}
+    prompts = {
+        n: f"{t.version}:{t.sha256}"
+        for n in ("docstring_writer", "docstring_judge")
+        for t in [load_prompt(n, config.construction.prompt_versions.get(n))]
+    }
     material = {
-        "stages_version": REAL_STAGES_VERSION, "real_source": rs.model_dump(mode="json"),
+        "stages_version": REAL_STAGES_VERSION,
+        "real_source": rs.model_dump(mode="json"),
         "generator": generator.name if generator is not None else None,
         # what the plus tier does with the generator's output (conversion, rules, state assertions)
         "plus_versions": [PLUS_VERSION, OBSERVE_VERSION],
-        "generator_settings": config.plus.model_dump(mode="json", exclude={"python", "cache_dir", "enabled",
-                                                                           "strengthen_first"}),
-        "docstring_models": [e.model_dump(include={"model", "temperature", "max_tokens"})
-                             for e in ([endpoint, config.llm.judges[0]] if endpoint else [])],
+        "generator_settings": config.plus.model_dump(
+            mode="json", exclude={"python", "cache_dir", "enabled", "strengthen_first"}
+        ),
+        "docstring_models": [
+            e.model_dump(include={"model", "temperature", "max_tokens"})
+            for e in ([endpoint, config.llm.judges[0]] if endpoint else [])
+        ],
         "prompts": prompts if endpoint else {},
         "min_methods": config.construction.min_methods,
         "mutation": config.construction.mutation.model_dump(mode="json", exclude={"workers"}),
-        "gate": config.sandbox.model_dump(mode="json", include={"min_line_coverage", "wall_limit_s", "environment_checks"}),
+        "gate": config.sandbox.model_dump(
+            mode="json", include={"min_line_coverage", "wall_limit_s", "environment_checks"}
+        ),
     }
     return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()[:16]
 
@@ -107,8 +116,9 @@ def load_finished_real(out_dir: Path, candidate_id: str, fingerprint: str) -> Re
     try:
         done = RealCandidateResult.model_validate_json(path.read_text(encoding="utf-8"))
     except ValidationError as exc:
-        log.warning("candidate %s: unreadable result file %s (%s); rebuilding it", candidate_id, path,
-                    exc.errors()[0]["msg"])
+        log.warning(
+            "candidate %s: unreadable result file %s (%s); rebuilding it", candidate_id, path, exc.errors()[0]["msg"]
+        )
         return None
     if done.fingerprint != fingerprint:
         return None
@@ -121,8 +131,15 @@ def load_finished_real(out_dir: Path, candidate_id: str, fingerprint: str) -> Re
 class RealPlan:
     """What every candidate of one real-source build shares."""
 
-    def __init__(self, classes: Iterable[HarvestedClass], config: Config, out_dir: Path,
-                 generator: TestGenerator | None, mutator: Mutator | None = None, run_id: str | None = None):
+    def __init__(
+        self,
+        classes: Iterable[HarvestedClass],
+        config: Config,
+        out_dir: Path,
+        generator: TestGenerator | None,
+        mutator: Mutator | None = None,
+        run_id: str | None = None,
+    ):
         self.config, self.out_dir, self.generator = config, Path(out_dir), generator
         self.classes = sorted(classes, key=lambda hc: hc.id)
         self.run_id = run_id or new_run_id()
@@ -143,10 +160,14 @@ def build_real_candidate(plan: RealPlan, hc: HarvestedClass, client: LLMClient, 
     if done is not None:
         return "resumed", done
     if plan.stop_reason:
-        return "incomplete", Incomplete(candidate_id=cid, reason=R.INCOMPLETE_NOT_STARTED,
-                                        detail=f"the build stopped ({plan.stop_reason[0]}) before it started")
-    ctx = StageContext(client=client, llm=plan.config.llm, construct=plan.config.construction,
-                       prompts=plan.prompts, candidate_id=cid)
+        return "incomplete", Incomplete(
+            candidate_id=cid,
+            reason=R.INCOMPLETE_NOT_STARTED,
+            detail=f"the build stopped ({plan.stop_reason[0]}) before it started",
+        )
+    ctx = StageContext(
+        client=client, llm=plan.config.llm, construct=plan.config.construction, prompts=plan.prompts, candidate_id=cid
+    )
     try:
         result = run_real_candidate(hc, ctx, gate, plan.generator, plan.fingerprint, plan.config, plan.mutator)
     except (BudgetExceeded, UnpricedModel) as exc:
@@ -160,31 +181,52 @@ def build_real_candidate(plan: RealPlan, hc: HarvestedClass, client: LLMClient, 
         save_usage(plan.out_dir, plan.run_id, cid, client.ledger.entries(cid))
     last = result.outcomes[-1]
     if last.infrastructure:
-        return "incomplete", Incomplete(candidate_id=cid, reason=R.INCOMPLETE_INFRASTRUCTURE,
-                                        detail=f"{last.stage}: {last.reason}: {last.detail}")
+        return "incomplete", Incomplete(
+            candidate_id=cid, reason=R.INCOMPLETE_INFRASTRUCTURE, detail=f"{last.stage}: {last.reason}: {last.detail}"
+        )
     write_json_model(_candidate_path(plan.out_dir, cid), result)
     return result.status, result
 
 
-def finish_real_build(plan: RealPlan, outcomes: Sequence[tuple[HarvestedClass, Outcome | BaseException]]) -> RealBuildResult:
+def finish_real_build(
+    plan: RealPlan, outcomes: Sequence[tuple[HarvestedClass, Outcome | BaseException]]
+) -> RealBuildResult:
     collect = RejectionList()
     funnel: Funnel = Funnel(sink=collect)
     tasks, incomplete, finished, resumed = fold_candidates(
-        ((hc.id, candidate_id_for(hc), outcome) for hc, outcome in outcomes), funnel)
+        ((hc.id, candidate_id_for(hc), outcome) for hc, outcome in outcomes), funnel
+    )
     report = funnel.report()
     for suite in (r.suite for r in finished if r.suite is not None):
         report = report.merge(suite.funnel)
     this_run, all_runs = recorded_usage(plan.out_dir, plan.config.llm.costs, plan.run_id)
-    result = RealBuildResult(out_dir=plan.out_dir, tasks=tasks, rejections=collect.rejections, funnel=report,
-                             incomplete=incomplete, stopped=plan.stop_reason[0] if plan.stop_reason else None,
-                             resumed=resumed, fingerprint=plan.fingerprint, usage=this_run, usage_all_runs=all_runs)
+    result = RealBuildResult(
+        out_dir=plan.out_dir,
+        tasks=tasks,
+        rejections=collect.rejections,
+        funnel=report,
+        incomplete=incomplete,
+        stopped=plan.stop_reason[0] if plan.stop_reason else None,
+        resumed=resumed,
+        fingerprint=plan.fingerprint,
+        usage=this_run,
+        usage_all_runs=all_runs,
+    )
     _write_outputs(result, plan)
     return result
 
 
-def build_real_tasks(classes: Iterable[HarvestedClass], config: Config, client: LLMClient, gate: Gate, out_dir: Path,
-                     generator: TestGenerator | None, *, mutator: Mutator | None = None,
-                     progress: Progress | None = None) -> RealBuildResult:
+def build_real_tasks(
+    classes: Iterable[HarvestedClass],
+    config: Config,
+    client: LLMClient,
+    gate: Gate,
+    out_dir: Path,
+    generator: TestGenerator | None,
+    *,
+    mutator: Mutator | None = None,
+    progress: Progress | None = None,
+) -> RealBuildResult:
     """Every class through the real-source stages, concurrently (`llm.concurrency`), in one folder."""
     parsing.guard_interpreter()
     with FolderLock(Path(out_dir), "classforge build (real-source)"):
@@ -202,10 +244,18 @@ def build_real_tasks(classes: Iterable[HarvestedClass], config: Config, client: 
 
 
 def _write_outputs(result: RealBuildResult, plan: RealPlan) -> None:
-    write_build_files(result, {
-        "track": TRACK, "fingerprint": result.fingerprint, "tasks": len(result.tasks),
-        "rejected": len(result.rejections), "incomplete": [i.model_dump(mode="json") for i in result.incomplete],
-        "stopped": result.stopped, "resumed": result.resumed,
-        "test_generator": plan.generator.name if plan.generator is not None else None,
-        "docstring_role": plan.config.construction.real_source.docstring_role, "mode": plan.config.llm.mode,
-    })
+    write_build_files(
+        result,
+        {
+            "track": TRACK,
+            "fingerprint": result.fingerprint,
+            "tasks": len(result.tasks),
+            "rejected": len(result.rejections),
+            "incomplete": [i.model_dump(mode="json") for i in result.incomplete],
+            "stopped": result.stopped,
+            "resumed": result.resumed,
+            "test_generator": plan.generator.name if plan.generator is not None else None,
+            "docstring_role": plan.config.construction.real_source.docstring_role,
+            "mode": plan.config.llm.mode,
+        },
+    )

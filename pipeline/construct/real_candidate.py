@@ -50,8 +50,11 @@ class GeneratedSuite(BaseModel):
     test_classes: list[str]
     method_test_classes: dict[str, str] = Field(default_factory=dict)
     generator: str = Field(description="name and version of the generator, for the record")
-    funnel: FunnelReport = Field(default_factory=FunnelReport, description="the generated tests' own funnel "
-                                 "(stages `generated-tests`, `state-checks`), merged into the build's")
+    funnel: FunnelReport = Field(
+        default_factory=FunnelReport,
+        description="the generated tests' own funnel "
+        "(stages `generated-tests`, `state-checks`), merged into the build's",
+    )
 
 
 class TestGenerator(Protocol):
@@ -89,11 +92,15 @@ class RealCandidateResult(BaseModel):
         methods = list(self.derived.docstrings) if self.derived else []
         typed = [m for m in (self.derived.from_annotations if self.derived else []) if m not in written]
         public = [m for m in methods if not m.startswith("_") and m != "__init__"]
-        return {"track": TRACK, "docstrings_llm_written": written, "docstrings_from_annotations": typed,
-                "methods_without_example": [m for m in public if m not in self.examples] if self.skeleton else [],
-                "docstrings_original": [m for m in methods if m not in written and m not in typed],
-                "methods_given": list(self.derived.implemented) if self.derived else [],
-                "test_generator": self.suite.generator if self.suite else None}
+        return {
+            "track": TRACK,
+            "docstrings_llm_written": written,
+            "docstrings_from_annotations": typed,
+            "methods_without_example": [m for m in public if m not in self.examples] if self.skeleton else [],
+            "docstrings_original": [m for m in methods if m not in written and m not in typed],
+            "methods_given": list(self.derived.implemented) if self.derived else [],
+            "test_generator": self.suite.generator if self.suite else None,
+        }
 
 
 def candidate_id_for(hc: HarvestedClass) -> str:
@@ -108,8 +115,15 @@ def _license(hc: HarvestedClass, allow: list[str]) -> StageOutcome:
     return StageOutcome.kept(R.LICENSE)
 
 
-def run_real_candidate(hc: HarvestedClass, ctx: StageContext, gate: Gate, generator: TestGenerator | None,
-                       fingerprint: str, config: Config, mutator: Mutator | None = None) -> RealCandidateResult:
+def run_real_candidate(
+    hc: HarvestedClass,
+    ctx: StageContext,
+    gate: Gate,
+    generator: TestGenerator | None,
+    fingerprint: str,
+    config: Config,
+    mutator: Mutator | None = None,
+) -> RealCandidateResult:
     """Every stage for one class. Raises only what is not about the class (budget, replay miss, sandbox)."""
     result = RealCandidateResult(candidate_id=ctx.candidate_id, fingerprint=fingerprint, class_id=hc.id)
     rs = config.construction.real_source
@@ -131,12 +145,20 @@ def run_real_candidate(hc: HarvestedClass, ctx: StageContext, gate: Gate, genera
     return _tests_and_gate(result, hc, gate, generator, config, mutator)
 
 
-def _tests_and_gate(result: RealCandidateResult, hc: HarvestedClass, gate: Gate, generator: TestGenerator | None,
-                    config: Config, mutator: Mutator | None) -> RealCandidateResult:
+def _tests_and_gate(
+    result: RealCandidateResult,
+    hc: HarvestedClass,
+    gate: Gate,
+    generator: TestGenerator | None,
+    config: Config,
+    mutator: Mutator | None,
+) -> RealCandidateResult:
     derived = result.derived
     assert derived is not None
     if generator is None:
-        return result.stop(StageOutcome.drop(R.TESTS, R.NO_TEST_GENERATOR, "no test generator is installed or configured"))
+        return result.stop(
+            StageOutcome.drop(R.TESTS, R.NO_TEST_GENERATOR, "no test generator is installed or configured")
+        )
     suite = generator(derived.solution, derived.class_name, item_id=result.candidate_id)
     if suite is None or not suite.test_classes:
         return result.stop(StageOutcome.drop(R.TESTS, R.NO_GENERATED_TESTS, f"{generator.name} found no test"))
@@ -162,15 +184,21 @@ def _examples(result: RealCandidateResult, config: Config) -> StageOutcome:
     """Stage `examples`: observed examples into the docstrings, then the skeleton checks."""
     derived, suite = result.derived, result.suite
     assert derived is not None and suite is not None
-    result.examples = found = observed_examples(suite.tests, derived.class_name,
-                                                config.construction.real_source.max_examples_per_method)
-    docs = {name: with_examples(text, found.get(name, [])) for name, text in derived.docstrings.items()
-            if name != "__init__"}
+    result.examples = found = observed_examples(
+        suite.tests, derived.class_name, config.construction.real_source.max_examples_per_method
+    )
+    docs = {
+        name: with_examples(text, found.get(name, []))
+        for name, text in derived.docstrings.items()
+        if name != "__init__"
+    }
     result.skeleton = with_docstrings(derived.skeleton, derived.class_name, docs)
     public = [m for m in docs if not m.startswith("_")]
     unseen = [m for m in public if m not in found]
     if public and len(unseen) == len(public):
-        return StageOutcome.drop(R.EXAMPLES, R.NO_OBSERVED_EXAMPLE, "no observed example for any of: " + ", ".join(unseen))
+        return StageOutcome.drop(
+            R.EXAMPLES, R.NO_OBSERVED_EXAMPLE, "no observed example for any of: " + ", ".join(unseen)
+        )
     report = check_real_skeleton(result.skeleton, derived.context, config.construction.min_methods, frozenset(unseen))
     verdict = report.verdict()
     return StageOutcome.of(R.EXAMPLES, verdict)
@@ -179,8 +207,9 @@ def _examples(result: RealCandidateResult, config: Config) -> StageOutcome:
 def _mutation(result: RealCandidateResult, mutator: Mutator, config: Config) -> StageOutcome:
     derived, suite, verdict = result.derived, result.suite, result.gate
     assert derived is not None and suite is not None and verdict is not None
-    result.mutation = report = mutator(derived.solution, suite.tests, suite.test_classes, item_id=result.candidate_id,
-                                       reference_wall_s=verdict.wall_s)
+    result.mutation = report = mutator(
+        derived.solution, suite.tests, suite.test_classes, item_id=result.candidate_id, reference_wall_s=verdict.wall_s
+    )
     need = config.construction.mutation.min_score
     if report.score is not None and report.score < need:
         return StageOutcome.drop(R.MUTATION, R.WEAK_TESTS, f"{report.summary()} < {need:.0%}")
@@ -193,17 +222,32 @@ def _record(result: RealCandidateResult, hc: HarvestedClass, config: Config) -> 
     domain = hc.domains[0] if hc.domains else "Utilities"
     versions = dict(result.docstrings.versions) if result.docstrings else {}
     try:
-        columns = code_columns(result.candidate_id, skeleton=result.skeleton, class_name=derived.class_name,
-                               tests=suite.tests, test_classes=suite.test_classes,
-                               method_test_classes=suite.method_test_classes, solution=derived.solution)
+        columns = code_columns(
+            result.candidate_id,
+            skeleton=result.skeleton,
+            class_name=derived.class_name,
+            tests=suite.tests,
+            test_classes=suite.test_classes,
+            method_test_classes=suite.method_test_classes,
+            solution=derived.solution,
+        )
         mutation = result.mutation
         result.task = Task(
-            **columns, domain1=domain, coverage=round(verdict.line_coverage or 0.0, 2),
+            **columns,
+            domain1=domain,
+            coverage=round(verdict.line_coverage or 0.0, 2),
             branch_coverage=round(verdict.branch_coverage, 2) if verdict.branch_coverage is not None else None,
             mutation_score=round(mutation.score, 4) if mutation is not None and mutation.score is not None else None,
-            mutation=mutation, environment_checks=verdict.environment, source_class_ids=[hc.id],
-            sources=[SourceRef.of(hc, domain)], models=_models(config, result), prompt_versions=versions,
-            candidate_id=result.candidate_id, schema_version=SCHEMA_VERSION, extras=result.task_extras())
+            mutation=mutation,
+            environment_checks=verdict.environment,
+            source_class_ids=[hc.id],
+            sources=[SourceRef.of(hc, domain)],
+            models=_models(config, result),
+            prompt_versions=versions,
+            candidate_id=result.candidate_id,
+            schema_version=SCHEMA_VERSION,
+            extras=result.task_extras(),
+        )
     except (RecordError, ValidationError) as exc:
         return result.stop(StageOutcome.drop(R.TASK, R.RECORD_INVALID, str(exc)[:2000]))
     result.status = "built"

@@ -27,7 +27,9 @@ from pipeline.llm.client import Completion
 from pipeline.llm.prompts import PromptTemplate, load_prompt
 
 WRITER_SCHEMA = {
-    "type": "object", "additionalProperties": False, "required": ["description", "params", "returns"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["description", "params", "returns"],
     "properties": {
         "description": {"type": "string"},
         "params": {"type": "object", "additionalProperties": {"type": "string"}},
@@ -35,7 +37,9 @@ WRITER_SCHEMA = {
     },
 }
 JUDGE_SCHEMA = {
-    "type": "object", "additionalProperties": False, "required": ["leaks", "reason"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": ["leaks", "reason"],
     "properties": {"leaks": {"type": "boolean"}, "reason": {"type": "string"}},
 }
 
@@ -84,8 +88,11 @@ def _compose(data: dict, params: list[str], returns: bool, constructor: bool) ->
     """The written JSON as a docstring in the checks' form, and what it still lacks."""
     params_written = data.get("params")
     described = params_written if isinstance(params_written, dict) else {}
-    lines = [str(data.get("description", "")).strip(), "",
-             *(f"{name}: {str(described.get(name, '')).strip()}" for name in params)]
+    lines = [
+        str(data.get("description", "")).strip(),
+        "",
+        *(f"{name}: {str(described.get(name, '')).strip()}" for name in params),
+    ]
     google = "\n".join([lines[0], "", "Args:", *(f"    {x}" for x in lines[2:])] if params else [lines[0]])
     ret = str(data.get("returns", "")).strip()
     if ret and not constructor:
@@ -93,13 +100,24 @@ def _compose(data: dict, params: list[str], returns: bool, constructor: bool) ->
     return normalise_docstring(google, params, returns=returns, constructor=constructor)
 
 
-def _write_one(ctx: StageContext, endpoint: EndpointConfig, writer: PromptTemplate, derived: DerivedSkeleton,
-               fn: ast.FunctionDef | ast.AsyncFunctionDef, params: list[str]) -> str | Verdict:
-    messages = writer.messages(schema=json.dumps(WRITER_SCHEMA, indent=2), class_name=derived.class_name,
-                               method_name=fn.name, parameters=", ".join(params) or "none",
-                               method_source=ast.get_source_segment(derived.solution, fn) or "")
-    reply = ask(ctx, "docstring_writer", endpoint, messages, writer.version,
-                response_format=_format("docstring", WRITER_SCHEMA))
+def _write_one(
+    ctx: StageContext,
+    endpoint: EndpointConfig,
+    writer: PromptTemplate,
+    derived: DerivedSkeleton,
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    params: list[str],
+) -> str | Verdict:
+    messages = writer.messages(
+        schema=json.dumps(WRITER_SCHEMA, indent=2),
+        class_name=derived.class_name,
+        method_name=fn.name,
+        parameters=", ".join(params) or "none",
+        method_source=ast.get_source_segment(derived.solution, fn) or "",
+    )
+    reply = ask(
+        ctx, "docstring_writer", endpoint, messages, writer.version, response_format=_format("docstring", WRITER_SCHEMA)
+    )
     if isinstance(reply, Verdict):
         return reply
     if reply.truncated:
@@ -114,13 +132,25 @@ def _write_one(ctx: StageContext, endpoint: EndpointConfig, writer: PromptTempla
     return text
 
 
-def _judge_one(ctx: StageContext, endpoint: EndpointConfig, judge: PromptTemplate, derived: DerivedSkeleton,
-               fn: ast.FunctionDef | ast.AsyncFunctionDef, docstring: str) -> str | Verdict:
+def _judge_one(
+    ctx: StageContext,
+    endpoint: EndpointConfig,
+    judge: PromptTemplate,
+    derived: DerivedSkeleton,
+    fn: ast.FunctionDef | ast.AsyncFunctionDef,
+    docstring: str,
+) -> str | Verdict:
     """'' when the docstring does not leak, else a drop verdict."""
-    messages = judge.messages(schema=json.dumps(JUDGE_SCHEMA, indent=2), class_name=derived.class_name,
-                              method_name=fn.name, method_source=ast.get_source_segment(derived.solution, fn) or "",
-                              docstring=docstring)
-    reply = ask(ctx, "docstring_judge", endpoint, messages, judge.version, response_format=_format("leak", JUDGE_SCHEMA))
+    messages = judge.messages(
+        schema=json.dumps(JUDGE_SCHEMA, indent=2),
+        class_name=derived.class_name,
+        method_name=fn.name,
+        method_source=ast.get_source_segment(derived.solution, fn) or "",
+        docstring=docstring,
+    )
+    reply = ask(
+        ctx, "docstring_judge", endpoint, messages, judge.version, response_format=_format("leak", JUDGE_SCHEMA)
+    )
     if isinstance(reply, Verdict):
         return reply
     try:
@@ -133,8 +163,9 @@ def _judge_one(ctx: StageContext, endpoint: EndpointConfig, judge: PromptTemplat
     return str(data.get("reason", ""))
 
 
-def write_docstrings(ctx: StageContext, derived: DerivedSkeleton, role: str,
-                     prompt_versions: dict[str, int] | None = None) -> DocstringsResult:
+def write_docstrings(
+    ctx: StageContext, derived: DerivedSkeleton, role: str, prompt_versions: dict[str, int] | None = None
+) -> DocstringsResult:
     """Stage `docstrings`: every thin docstring written and judged, or the class dropped."""
     if not derived.thin:
         return DocstringsResult(outcome=StageOutcome.kept(R.DOCSTRINGS))
@@ -145,8 +176,10 @@ def write_docstrings(ctx: StageContext, derived: DerivedSkeleton, role: str,
     pins = prompt_versions or {}
     writer = load_prompt("docstring_writer", pins.get("docstring_writer"))
     judge = load_prompt("docstring_judge", pins.get("docstring_judge"))
-    result = DocstringsResult(outcome=StageOutcome.kept(R.DOCSTRINGS),
-                              versions={"docstring_writer": writer.version, "docstring_judge": judge.version})
+    result = DocstringsResult(
+        outcome=StageOutcome.kept(R.DOCSTRINGS),
+        versions={"docstring_writer": writer.version, "docstring_judge": judge.version},
+    )
     for name in derived.thin:
         fn = _method(derived.solution, derived.class_name, name)
         params = param_names(fn)
@@ -160,4 +193,3 @@ def write_docstrings(ctx: StageContext, derived: DerivedSkeleton, role: str,
             return result
         result.written.append(WrittenDocstring(method=name, docstring=text, judge_reason=reason))
     return result
-

@@ -123,8 +123,10 @@ class _Walk:
 
     def _touches(self, node: ast.AST) -> bool:
         """A call on one of the built objects anywhere inside `node`."""
-        return any(isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and self.member(n.func) is not None
-                   for n in ast.walk(node))
+        return any(
+            isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and self.member(n.func) is not None
+            for n in ast.walk(node)
+        )
 
     def _asserted(self, left: ast.expr, right: ast.expr) -> bool:
         for actual, expected in ((left, right), (right, left)):

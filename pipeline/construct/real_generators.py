@@ -24,7 +24,9 @@ from pipeline.core.task import PlusSuite
 def import_lines(solution: str) -> list[str]:
     """The module's top-level import statements, as written."""
     module = parsing.parse(solution)
-    return [ast.get_source_segment(solution, n) or "" for n in module.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    return [
+        ast.get_source_segment(solution, n) or "" for n in module.body if isinstance(n, (ast.Import, ast.ImportFrom))
+    ]
 
 
 def _squash(name: str) -> str:
@@ -49,8 +51,9 @@ def suite_funnel(suite: PlusSuite) -> FunnelReport:
     and the generated tests the state observation could not check."""
     stages = {R.GENERATED_TESTS: StageCounts(seen=suite.generated, kept=suite.tests, dropped=dict(suite.dropped))}
     if suite.observed:
-        stages[R.STATE_CHECKS] = StageCounts(seen=suite.observed, kept=suite.observed - sum(suite.unchecked.values()),
-                                             dropped=dict(suite.unchecked))
+        stages[R.STATE_CHECKS] = StageCounts(
+            seen=suite.observed, kept=suite.observed - sum(suite.unchecked.values()), dropped=dict(suite.unchecked)
+        )
     return FunnelReport(stages=stages)
 
 
@@ -66,15 +69,25 @@ class PlusGenerator:
         from pipeline.quality.plus import GeneratorUnavailable, make_plus_suite
 
         try:
-            suite = make_plus_suite(solution, class_name, import_statement=import_lines(solution), sandbox=self.sandbox,
-                                    plus=self.plus, item_id=item_id)
+            suite = make_plus_suite(
+                solution,
+                class_name,
+                import_statement=import_lines(solution),
+                sandbox=self.sandbox,
+                plus=self.plus,
+                item_id=item_id,
+            )
         except GeneratorUnavailable as exc:
             raise GateUnavailable(f"candidate {item_id}: test generator unavailable: {exc}") from exc
         if suite.failure or not suite.test_classes:
             return None
-        return GeneratedSuite(tests=suite.test, test_classes=list(suite.test_classes),
-                              method_test_classes=method_test_classes(suite.test_classes, class_name, solution),
-                              generator=suite.generator or self.name, funnel=suite_funnel(suite))
+        return GeneratedSuite(
+            tests=suite.test,
+            test_classes=list(suite.test_classes),
+            method_test_classes=method_test_classes(suite.test_classes, class_name, solution),
+            generator=suite.generator or self.name,
+            funnel=suite_funnel(suite),
+        )
 
 
 def configured_generator(config: Config) -> TestGenerator | None:

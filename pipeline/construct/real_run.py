@@ -20,16 +20,29 @@ from pipeline.construct.run import build_dir, read_snapshot
 from pipeline.llm.client import LLMClient
 
 
-def run_real_build(config: Config, env: Mapping[str, str], *, classes_path: Path | None = None,
-                   out_dir: Path | None = None, gate: Gate | None = None,
-                   generator: TestGenerator | None = None, progress: Progress | None = None) -> RealBuildResult:
+def run_real_build(
+    config: Config,
+    env: Mapping[str, str],
+    *,
+    classes_path: Path | None = None,
+    out_dir: Path | None = None,
+    gate: Gate | None = None,
+    generator: TestGenerator | None = None,
+    progress: Progress | None = None,
+) -> RealBuildResult:
     classes = read_snapshot(config, classes_path)
     out_dir = out_dir or build_dir(config)
     with LLMClient.from_config(config.llm, env, load_exports=True) as client:
         gate = gate or SandboxGate(config.sandbox, out_dir / ENVIRONMENT_CACHE)
-        return build_real_tasks(classes, config, client, gate, out_dir,
-                                generator if generator is not None else configured_generator(config),
-                                progress=progress)
+        return build_real_tasks(
+            classes,
+            config,
+            client,
+            gate,
+            out_dir,
+            generator if generator is not None else configured_generator(config),
+            progress=progress,
+        )
 
 
 def real_models(config: Config, generator: TestGenerator | None = None) -> dict[str, str]:

@@ -57,17 +57,22 @@ class DerivedSkeleton(BaseModel):
     skeleton: str = Field(description="bodies removed, docstrings in the checks' form, no examples yet")
     context: list[str] = Field(default_factory=list, description="module-level definitions shipped with the skeleton")
     thin: dict[str, str] = Field(default_factory=dict, description="method -> what its docstring lacks")
-    docstrings: dict[str, str] = Field(default_factory=dict, description="method -> the docstring written into the skeleton")
+    docstrings: dict[str, str] = Field(
+        default_factory=dict, description="method -> the docstring written into the skeleton"
+    )
     from_annotations: list[str] = Field(
-        default_factory=list, description="methods whose docstrings were completed from type annotations")
+        default_factory=list, description="methods whose docstrings were completed from type annotations"
+    )
     implemented: list[str] = Field(
-        default_factory=list, description="private helpers shipped with their bodies, as given context")
+        default_factory=list, description="private helpers shipped with their bodies, as given context"
+    )
 
 
 # A summary that already says what comes back ("Return the ...", "Get the ...") serves as `:return:`.
 _RETURNING_SUMMARY = re.compile(
     r"^(returns?|gets?|checks? (if|whether)|whether|is|true if|converts?|computes?|calculates?|counts?|builds?|creates?)\b",
-    re.IGNORECASE)
+    re.IGNORECASE,
+)
 
 
 def param_names(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
@@ -90,8 +95,11 @@ def returns_value(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         node = stack.pop()
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)):
             continue
-        if isinstance(node, ast.Return) and node.value is not None and not (
-                isinstance(node.value, ast.Constant) and node.value.value is None):
+        if (
+            isinstance(node, ast.Return)
+            and node.value is not None
+            and not (isinstance(node.value, ast.Constant) and node.value.value is None)
+        ):
             return True
         if isinstance(node, (ast.Yield, ast.YieldFrom)):
             return True
@@ -110,9 +118,16 @@ def protocol_docstring(name: str, params: list[str]) -> str:
     return body + (f"\n\nArgs:{args}" if args else "") + f"\n\nReturns:\n    what `{name}` returns for this object."
 
 
-def normalise_docstring(doc: str | None, params: list[str], *, returns: bool, constructor: bool,
-                        fallback_params: dict[str, str] | None = None, is_property: bool = False,
-                        annotations: dict[str, str] | None = None) -> tuple[str, str]:
+def normalise_docstring(
+    doc: str | None,
+    params: list[str],
+    *,
+    returns: bool,
+    constructor: bool,
+    fallback_params: dict[str, str] | None = None,
+    is_property: bool = False,
+    annotations: dict[str, str] | None = None,
+) -> tuple[str, str]:
     """(docstring in the checks' form, what is missing: '' when complete). A property's summary
     says what it returns, so it stands for `:return:` when there is no Returns section.
     `annotations` (parameter -> type, `return` -> type) state what the text leaves undescribed,
@@ -211,10 +226,11 @@ def _completed_special(doc: str | None, name: str, params: list[str]) -> str:
     parsed = docstring_parser.parse(doc)
     have = {p.arg_name.lstrip("*") for p in parsed.params if p.description}
     args = "".join(f"\n    {p}: the operand of `{name}`." for p in params if p not in have)
-    extra = (f"\n\nArgs:{args}" if args and not parsed.params else "")
+    extra = f"\n\nArgs:{args}" if args and not parsed.params else ""
     if args and parsed.params:
         return protocol_docstring(name, params).replace(
-            f"Implements `{name}` for this class, as Python's data model defines it.", doc.strip().splitlines()[0])
+            f"Implements `{name}` for this class, as Python's data model defines it.", doc.strip().splitlines()[0]
+        )
     returns = "" if parsed.returns else f"\n\nReturns:\n    what `{name}` returns for this object."
     return doc.strip() + extra + returns
 
@@ -263,8 +279,14 @@ def _method_docstring(fn: ast.FunctionDef | ast.AsyncFunctionDef, fallback: dict
     if _is_special(fn.name) and not constructor:
         # Special methods' contracts are Python's; what their authors left out, the data model says.
         doc = _completed_special(doc, fn.name, param_names(fn))
-    normalise = partial(normalise_docstring, params=param_names(fn), returns=returns_value(fn), constructor=constructor,
-                        fallback_params=fallback if constructor else None, is_property=_is_property(fn))
+    normalise = partial(
+        normalise_docstring,
+        params=param_names(fn),
+        returns=returns_value(fn),
+        constructor=constructor,
+        fallback_params=fallback if constructor else None,
+        is_property=_is_property(fn),
+    )
     text, lacking = normalise(doc)
     if not lacking:
         return text, lacking, False
@@ -295,8 +317,16 @@ def derive_skeleton(hc: HarvestedClass) -> DerivedSkeleton:
             thin[fn.name] = lacking
     module = cst.parse_module(solution)
     skeleton = module.visit(_Strip(module, hc.class_name, docs)).code
-    return DerivedSkeleton(class_name=hc.class_name, solution=solution, skeleton=skeleton, context=list(hc.context),
-                           thin=thin, docstrings=docs, from_annotations=typed, implemented=helpers)
+    return DerivedSkeleton(
+        class_name=hc.class_name,
+        solution=solution,
+        skeleton=skeleton,
+        context=list(hc.context),
+        thin=thin,
+        docstrings=docs,
+        from_annotations=typed,
+        implemented=helpers,
+    )
 
 
 def with_docstrings(skeleton: str, class_name: str, docs: dict[str, str]) -> str:
@@ -337,14 +367,19 @@ def _written_problems(cls: cst.ClassDef, unobserved: frozenset[str]) -> list[Pro
             not_elided.append(fn.name.value)
     problems = []
     if undocumented:
-        problems.append(Problem(reason=R.UNDOCUMENTED_METHOD, detail="incomplete docstrings: " + "; ".join(undocumented)))
+        problems.append(
+            Problem(reason=R.UNDOCUMENTED_METHOD, detail="incomplete docstrings: " + "; ".join(undocumented))
+        )
     if not_elided:
-        problems.append(Problem(reason=R.BODY_NOT_ELIDED, detail="bodies must be elided (docstring only): " + ", ".join(not_elided)))
+        problems.append(
+            Problem(reason=R.BODY_NOT_ELIDED, detail="bodies must be elided (docstring only): " + ", ".join(not_elided))
+        )
     return problems
 
 
-def check_real_skeleton(skeleton: str, context: list[str], min_methods: int,
-                        unobserved: frozenset[str] = frozenset()) -> SkeletonReport:
+def check_real_skeleton(
+    skeleton: str, context: list[str], min_methods: int, unobserved: frozenset[str] = frozenset()
+) -> SkeletonReport:
     """The existing skeleton checks on a derived skeleton (context set aside), with the differences
     real code needs: private helper methods are allowed and ship implemented, like the constructor
     (given code: neither their docstrings nor their bodies are checked, and the constructor may call
@@ -362,6 +397,9 @@ def check_real_skeleton(skeleton: str, context: list[str], min_methods: int,
     functions = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
     init = next((f for f in functions if f.name.value == "__init__"), None)
     if init is not None:
-        constructor_calls(init, {f.name.value for f in functions if not _given(f)},
-                           lambda reason, detail: kept.append(Problem(reason=reason, detail=detail)))
+        constructor_calls(
+            init,
+            {f.name.value for f in functions if not _given(f)},
+            lambda reason, detail: kept.append(Problem(reason=reason, detail=detail)),
+        )
     return SkeletonReport(problems=kept, class_name=report.class_name, methods=report.methods)

@@ -52,9 +52,15 @@ def read_snapshot(config: Config, classes_path: Path | None = None) -> list[Harv
     return list(read_jsonl(classes_path, HarvestedClass))
 
 
-def open_construction(config: Config, env: Mapping[str, str], *, run_id: str | None = None,
-                      classes_path: Path | None = None, out_dir: Path | None = None,
-                      gate: Gate | None = None) -> Construction:
+def open_construction(
+    config: Config,
+    env: Mapping[str, str],
+    *,
+    run_id: str | None = None,
+    classes_path: Path | None = None,
+    out_dir: Path | None = None,
+    gate: Gate | None = None,
+) -> Construction:
     """Plan, client and gate for one build (see the module docstring)."""
     out_dir = out_dir or build_dir(config)
     plan = BuildPlan(read_snapshot(config, classes_path), BuildSettings.of(config), out_dir, run_id=run_id)

@@ -27,8 +27,19 @@ from pipeline.core.source import is_placeholder_body, parse
 
 # The order in which reasons are reported when several checks fail.
 CHECK_ORDER = (
-    R.NO_CODE, R.SKELETON_SYNTAX, R.COPIED_SOURCE, R.NOT_ONE_CLASS, R.COPIED_EXAMPLE, R.EXTRA_TOP_LEVEL, R.NON_STDLIB_IMPORT, R.NO_CLASS_DOCSTRING,
-    R.NO_CONSTRUCTOR, R.TOO_FEW_METHODS, R.PRIVATE_METHOD, R.UNDOCUMENTED_METHOD, R.BODY_NOT_ELIDED,
+    R.NO_CODE,
+    R.SKELETON_SYNTAX,
+    R.COPIED_SOURCE,
+    R.NOT_ONE_CLASS,
+    R.COPIED_EXAMPLE,
+    R.EXTRA_TOP_LEVEL,
+    R.NON_STDLIB_IMPORT,
+    R.NO_CLASS_DOCSTRING,
+    R.NO_CONSTRUCTOR,
+    R.TOO_FEW_METHODS,
+    R.PRIVATE_METHOD,
+    R.UNDOCUMENTED_METHOD,
+    R.BODY_NOT_ELIDED,
     R.CONSTRUCTOR_CALLS_METHOD,
 )
 
@@ -111,7 +122,9 @@ def _is_docstring_line(stmt: cst.BaseStatement) -> bool:
 
 
 def _is_import_line(stmt: cst.BaseStatement) -> bool:
-    return isinstance(stmt, cst.SimpleStatementLine) and all(isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body)
+    return isinstance(stmt, cst.SimpleStatementLine) and all(
+        isinstance(s, (cst.Import, cst.ImportFrom)) for s in stmt.body
+    )
 
 
 def is_elided(fn: cst.FunctionDef) -> bool:
@@ -175,9 +188,13 @@ class _SelfCalls(cst.CSTVisitor):
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
-        if (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-                and func.value.value == self.receiver and func.attr.value in self.methods
-                and func.attr.value not in self.found):
+        if (
+            isinstance(func, cst.Attribute)
+            and isinstance(func.value, cst.Name)
+            and func.value.value == self.receiver
+            and func.attr.value in self.methods
+            and func.attr.value not in self.found
+        ):
             self.found.append(func.attr.value)
 
 
@@ -264,7 +281,9 @@ def check_skeleton(code: str, min_methods: int) -> SkeletonReport:
         add(R.TOO_FEW_METHODS, f"{report.method_count()} besides __init__, at least {min_methods} public required")
     private = report.private_methods
     if private:
-        add(R.PRIVATE_METHOD, "methods must be public (they are generated and tested one by one): " + ", ".join(private))
+        add(
+            R.PRIVATE_METHOD, "methods must be public (they are generated and tested one by one): " + ", ".join(private)
+        )
     _method_problems(functions, init, add)
     if init is not None:
         constructor_calls(init, set(report.methods), add)

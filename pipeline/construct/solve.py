@@ -83,15 +83,22 @@ def static_check(code: str, skeleton: ClassInterface) -> Verdict:
     # Small solvers answer with the skeleton itself; running its suite would only say "N failed".
     # Only when no method has a body: a single no-op method can be a correct implementation.
     cls = find_class(module, skeleton.class_name)
-    bodies = [fn for name, fn in methods_of(cls).items() if name in skeleton.methods and name != "__init__"] if cls else []
+    bodies = (
+        [fn for name, fn in methods_of(cls).items() if name in skeleton.methods and name != "__init__"] if cls else []
+    )
     if bodies and all(is_placeholder_body(fn) for fn in bodies):
-        return Verdict.drop(R.SOLUTION_IS_SKELETON, f"none of the {len(bodies)} methods besides __init__ is "
-                                                    "implemented (docstring, pass, ... or NotImplementedError only)")
+        return Verdict.drop(
+            R.SOLUTION_IS_SKELETON,
+            f"none of the {len(bodies)} methods besides __init__ is "
+            "implemented (docstring, pass, ... or NotImplementedError only)",
+        )
     return Verdict.kept()
 
 
 def solve_messages(ctx: StageContext, skeleton: str, tests: str, class_name: str) -> list[dict[str, str]]:
-    return ctx.prompts["solve"].messages(class_name=class_name, skeleton=skeleton.rstrip("\n"), tests=tests.rstrip("\n"))
+    return ctx.prompts["solve"].messages(
+        class_name=class_name, skeleton=skeleton.rstrip("\n"), tests=tests.rstrip("\n")
+    )
 
 
 def _gate_report(gate: GateOutcome | None, verdict: Verdict) -> str:
@@ -104,8 +111,9 @@ def _gate_report(gate: GateOutcome | None, verdict: Verdict) -> str:
     return "\n".join(lines)
 
 
-def _check_answer(ctx: StageContext, reply: Completion, iface: ClassInterface, tests: str, test_classes: list[str],
-                  gate: Gate) -> tuple[str, Verdict, GateOutcome | None]:
+def _check_answer(
+    ctx: StageContext, reply: Completion, iface: ClassInterface, tests: str, test_classes: list[str], gate: Gate
+) -> tuple[str, Verdict, GateOutcome | None]:
     """(the solution's code, its verdict, the gate's outcome when it got that far) for one answer:
     cut off, no code, failing the static checks, or failing the gate each drop it."""
     if reply.truncated:
@@ -121,7 +129,12 @@ def _check_answer(ctx: StageContext, reply: Completion, iface: ClassInterface, t
 
 
 def solve(
-    ctx: StageContext, skeleton: str, iface: ClassInterface, tests: str, test_classes: list[str], gate: Gate,
+    ctx: StageContext,
+    skeleton: str,
+    iface: ClassInterface,
+    tests: str,
+    test_classes: list[str],
+    gate: Gate,
 ) -> SolveResult:
     stage = R.SOLUTION
     template = ctx.prompts["solve"]
@@ -136,16 +149,30 @@ def solve(
             return SolveResult(outcome=StageOutcome.of(stage, reply), attempts=attempts, prompt_version=version)
         code, verdict, gate_result = _check_answer(ctx, reply, iface, tests, test_classes, gate)
         outcome = StageOutcome.of(stage, verdict)
-        attempts.append(SolveAttempt(reply=reply.text, finish_reason=reply.finish_reason, cache_key=reply.cache_key,
-                                     code=code, outcome=outcome, gate=gate_result))
+        attempts.append(
+            SolveAttempt(
+                reply=reply.text,
+                finish_reason=reply.finish_reason,
+                cache_key=reply.cache_key,
+                code=code,
+                outcome=outcome,
+                gate=gate_result,
+            )
+        )
         if verdict.keep:
-            return SolveResult(outcome=outcome, solution=code, gate=gate_result, attempts=attempts, prompt_version=version)
+            return SolveResult(
+                outcome=outcome, solution=code, gate=gate_result, attempts=attempts, prompt_version=version
+            )
         if round_ + 1 < rounds and verdict.reason != R.TRUNCATED:
             repair = ctx.prompts["solve_repair"]
             messages = conversation(messages, reply.text, repair.messages(report=_gate_report(gate_result, verdict)))
             version = f"{template.version}+{repair.version}"
             continue
         detail = f"after {round_ + 1} attempt(s): {verdict.detail}" if rounds > 1 else verdict.detail
-        return SolveResult(outcome=StageOutcome.drop(stage, verdict.reason, detail), gate=gate_result,
-                           attempts=attempts, prompt_version=version)
+        return SolveResult(
+            outcome=StageOutcome.drop(stage, verdict.reason, detail),
+            gate=gate_result,
+            attempts=attempts,
+            prompt_version=version,
+        )
     raise AssertionError("unreachable: the loop returns on its last round")

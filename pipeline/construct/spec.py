@@ -117,14 +117,25 @@ def build_spec(hc: HarvestedClass, domain: str) -> ClassSpec:
         d = deps[fn.name]
         info = stored.get(fn.name)
         signature = info.signature if info is not None else f"def {fn.name}({ast.unparse(fn.args)})"
-        methods.append(MethodSpec(
-            name=fn.name, signature=signature,
-            decorators=[ast.unparse(dec) for dec in fn.decorator_list],
-            docstring=ast.get_docstring(fn), calls=list(d.method_calls), fields=list(d.fields), libs=list(d.libs),
-        ))
+        methods.append(
+            MethodSpec(
+                name=fn.name,
+                signature=signature,
+                decorators=[ast.unparse(dec) for dec in fn.decorator_list],
+                docstring=ast.get_docstring(fn),
+                calls=list(d.method_calls),
+                fields=list(d.fields),
+                libs=list(d.libs),
+            )
+        )
     return ClassSpec(
-        class_id=hc.id, class_name=hc.class_name, domain=domain, docstring=ast.get_docstring(cls),
-        imports=list(hc.imports), context_names=_context_names(hc.context), constants=_constants(hc.context),
+        class_id=hc.id,
+        class_name=hc.class_name,
+        domain=domain,
+        docstring=ast.get_docstring(cls),
+        imports=list(hc.imports),
+        context_names=_context_names(hc.context),
+        constants=_constants(hc.context),
         fields=list(hc.fields),
         methods=methods,
     )

@@ -41,8 +41,9 @@ ROLE = "test_writer"
 
 
 class Mutator(Protocol):
-    def __call__(self, solution: str, tests: str, test_classes: list[str], *, item_id: str,
-                 reference_wall_s: float | None) -> MutationReport: ...
+    def __call__(
+        self, solution: str, tests: str, test_classes: list[str], *, item_id: str, reference_wall_s: float | None
+    ) -> MutationReport: ...
 
 
 class SandboxMutator:
@@ -51,13 +52,22 @@ class SandboxMutator:
     def __init__(self, sandbox: SandboxConfig, config: MutationConfig, cache_root: Path | None) -> None:
         self.sandbox, self.config, self.cache_root = sandbox, config, cache_root
 
-    def __call__(self, solution: str, tests: str, test_classes: list[str], *, item_id: str,
-                 reference_wall_s: float | None) -> MutationReport:
+    def __call__(
+        self, solution: str, tests: str, test_classes: list[str], *, item_id: str, reference_wall_s: float | None
+    ) -> MutationReport:
         from pipeline.quality.mutation import MutationUnavailable, measure_mutation
 
         try:
-            run = measure_mutation(solution, tests, test_classes, config=self.config, sandbox=self.sandbox,
-                                   item_id=item_id, reference_wall_s=reference_wall_s, cache_root=self.cache_root)
+            run = measure_mutation(
+                solution,
+                tests,
+                test_classes,
+                config=self.config,
+                sandbox=self.sandbox,
+                item_id=item_id,
+                reference_wall_s=reference_wall_s,
+                cache_root=self.cache_root,
+            )
         except MutationUnavailable as exc:
             raise GateUnavailable(f"candidate {item_id}: mutation testing: {exc}") from exc
         return run.report
@@ -78,8 +88,15 @@ class SandboxPlusMaker:
 
         imports = [ast.unparse(n) for n in parsing.parse(solution).body if isinstance(n, (ast.Import, ast.ImportFrom))]
         try:
-            return make_plus_suite(solution, class_name, import_statement=imports, sandbox=self.sandbox, plus=self.plus,
-                                   item_id=item_id, described=skeleton)
+            return make_plus_suite(
+                solution,
+                class_name,
+                import_statement=imports,
+                sandbox=self.sandbox,
+                plus=self.plus,
+                item_id=item_id,
+                described=skeleton,
+            )
         except GeneratorUnavailable as exc:
             raise GateUnavailable(f"candidate {item_id}: plus tests: {exc}") from exc
 
@@ -96,7 +113,9 @@ class StrengthenedTests(BaseModel):
 class MutationStageResult(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
-    outcomes: list[StageOutcome] = Field(description="`mutation`, then `strengthen` when it ran; only the last may be a drop")
+    outcomes: list[StageOutcome] = Field(
+        description="`mutation`, then `strengthen` when it ran; only the last may be a drop"
+    )
     report: MutationReport = Field(description="of the tests the task keeps (the strengthened ones, when kept)")
     first_report: MutationReport | None = Field(None, description="before strengthening, when it ran")
     strengthened: StrengthenedTests | None = None
@@ -120,24 +139,40 @@ def _shown(report: MutationReport) -> str:
 
 def _mutants_text(report: MutationReport, limit: int) -> str:
     shown = report.surviving[:limit]
-    parts = [f"### {m.mutant_id}: {m.method}, line {m.line} ({m.operator})\n\n```diff\n{m.diff.rstrip()}\n```" for m in shown]
+    parts = [
+        f"### {m.mutant_id}: {m.method}, line {m.line} ({m.operator})\n\n```diff\n{m.diff.rstrip()}\n```" for m in shown
+    ]
     if len(report.surviving) > limit:
         parts.append(f"({len(report.surviving) - limit} more not shown)")
     return "\n\n".join(parts)
 
 
-def strengthen_messages(ctx: StageContext, skeleton: str, class_name: str, tests: str, report: MutationReport) -> list[dict]:
+def strengthen_messages(
+    ctx: StageContext, skeleton: str, class_name: str, tests: str, report: MutationReport
+) -> list[dict]:
     scored = report.mutants - report.equivalent
     return ctx.prompts["tests_strengthen"].messages(
-        class_name=class_name, skeleton=skeleton.rstrip("\n"), tests=tests.rstrip("\n"),
-        survived=report.survived, scored=scored, score=_shown(report),
+        class_name=class_name,
+        skeleton=skeleton.rstrip("\n"),
+        tests=tests.rstrip("\n"),
+        survived=report.survived,
+        scored=scored,
+        score=_shown(report),
         mutants=_mutants_text(report, ctx.construct.mutation.max_surviving_in_prompt),
     )
 
 
 def mutation_stage(
-    ctx: StageContext, skeleton: str, iface: ClassInterface, solution: str, tests: str, test_classes: list[str],
-    gate: Gate, mutator: Mutator, reference_wall_s: float | None, plus_maker: PlusMaker | None = None,
+    ctx: StageContext,
+    skeleton: str,
+    iface: ClassInterface,
+    solution: str,
+    tests: str,
+    test_classes: list[str],
+    gate: Gate,
+    mutator: Mutator,
+    reference_wall_s: float | None,
+    plus_maker: PlusMaker | None = None,
     method_test_classes: dict[str, str] | None = None,
 ) -> MutationStageResult:
     config = ctx.construct.mutation
@@ -146,8 +181,17 @@ def mutation_stage(
         return MutationStageResult(outcomes=[StageOutcome.kept(R.MUTATION)], report=report)
     weak = f"{report.summary()} < {100 * config.min_score:.1f}%"
     if plus_maker is not None:
-        searched = search_strengthen(ctx, skeleton, iface, solution, (tests, test_classes, method_test_classes or {}),
-                                     gate, mutator, plus_maker, report)
+        searched = search_strengthen(
+            ctx,
+            skeleton,
+            iface,
+            solution,
+            (tests, test_classes, method_test_classes or {}),
+            gate,
+            mutator,
+            plus_maker,
+            report,
+        )
         if searched is not None:
             return searched
     if not config.strengthen:
@@ -155,9 +199,17 @@ def mutation_stage(
     return _strengthen(ctx, skeleton, iface, solution, tests, gate, mutator, report)
 
 
-def search_strengthen(ctx: StageContext, skeleton: str, iface: ClassInterface, solution: str,
-                      suite: tuple[str, list[str], dict[str, str]], gate: Gate, mutator: Mutator, plus_maker: PlusMaker,
-                      first: MutationReport) -> MutationStageResult | None:
+def search_strengthen(
+    ctx: StageContext,
+    skeleton: str,
+    iface: ClassInterface,
+    solution: str,
+    suite: tuple[str, list[str], dict[str, str]],
+    gate: Gate,
+    mutator: Mutator,
+    plus_maker: PlusMaker,
+    first: MutationReport,
+) -> MutationStageResult | None:
     """Before any LLM re-ask: the base tests plus search-generated ones (validated on this solution).
     The result when that reaches the threshold; None (on to the LLM) when it does not."""
     tests, test_classes, method_classes = suite
@@ -171,14 +223,29 @@ def search_strengthen(ctx: StageContext, skeleton: str, iface: ClassInterface, s
     second = mutator(solution, combined, classes, item_id=ctx.candidate_id, reference_wall_s=verdict.wall_s)
     if not passes(second, ctx.construct.mutation):
         return None
-    kept = StrengthenedTests(tests=combined, test_classes=classes, gate=verdict,
-                             method_test_classes={m: replaced.get(c, c) for m, c in method_classes.items()})
-    return MutationStageResult(outcomes=[StageOutcome.kept(R.MUTATION), StageOutcome.kept(R.STRENGTHEN)],
-                               first_report=first, report=second, strengthened=kept, by_search=True)
+    kept = StrengthenedTests(
+        tests=combined,
+        test_classes=classes,
+        gate=verdict,
+        method_test_classes={m: replaced.get(c, c) for m, c in method_classes.items()},
+    )
+    return MutationStageResult(
+        outcomes=[StageOutcome.kept(R.MUTATION), StageOutcome.kept(R.STRENGTHEN)],
+        first_report=first,
+        report=second,
+        strengthened=kept,
+        by_search=True,
+    )
 
 
 def _strengthen(
-    ctx: StageContext, skeleton: str, iface: ClassInterface, solution: str, tests: str, gate: Gate, mutator: Mutator,
+    ctx: StageContext,
+    skeleton: str,
+    iface: ClassInterface,
+    solution: str,
+    tests: str,
+    gate: Gate,
+    mutator: Mutator,
     first: MutationReport,
 ) -> MutationStageResult:
     config = ctx.construct.mutation
@@ -187,9 +254,13 @@ def _strengthen(
     passed_mutation = StageOutcome.kept(R.MUTATION)  # it goes on to strengthening; the verdict is there
 
     def drop(reason: str, detail: str, **more) -> MutationStageResult:
-        return MutationStageResult(outcomes=[passed_mutation, StageOutcome.drop(R.STRENGTHEN, reason, detail)], **{**base, **more})
+        return MutationStageResult(
+            outcomes=[passed_mutation, StageOutcome.drop(R.STRENGTHEN, reason, detail)], **{**base, **more}
+        )
 
-    reply = ask(ctx, ROLE, ctx.llm.test_writer, strengthen_messages(ctx, skeleton, iface.class_name, tests, first), version)
+    reply = ask(
+        ctx, ROLE, ctx.llm.test_writer, strengthen_messages(ctx, skeleton, iface.class_name, tests, first), version
+    )
     if not isinstance(reply, Completion):
         return MutationStageResult(outcomes=[passed_mutation, StageOutcome.of(R.STRENGTHEN, reply)], **base)
     answer = {"reply": reply.text, "cache_key": reply.cache_key}
@@ -204,11 +275,16 @@ def _strengthen(
     verdict = gate(solution, new_tests, checks.test_classes, item_id=ctx.candidate_id)
     if not verdict.passed:
         return drop(R.STRENGTHENED_TESTS_FAIL_REFERENCE, f"[{verdict.reason}] {verdict.detail}"[:2000], **answer)
-    second = mutator(solution, new_tests, checks.test_classes, item_id=ctx.candidate_id, reference_wall_s=verdict.wall_s)
+    second = mutator(
+        solution, new_tests, checks.test_classes, item_id=ctx.candidate_id, reference_wall_s=verdict.wall_s
+    )
     if not passes(second, config):
         detail = f"after strengthening: {second.summary()} < {100 * config.min_score:.1f}% (before: {_shown(first)})"
         return drop(R.WEAK_TESTS, detail, **{**answer, "report": second})
-    kept = StrengthenedTests(tests=new_tests, test_classes=checks.test_classes,
-                             method_test_classes=checks.method_test_classes, gate=verdict)
-    return MutationStageResult(outcomes=[passed_mutation, StageOutcome.kept(R.STRENGTHEN)],
-                               **{**base, **answer, "report": second, "strengthened": kept})
+    kept = StrengthenedTests(
+        tests=new_tests, test_classes=checks.test_classes, method_test_classes=checks.method_test_classes, gate=verdict
+    )
+    return MutationStageResult(
+        outcomes=[passed_mutation, StageOutcome.kept(R.STRENGTHEN)],
+        **{**base, **answer, "report": second, "strengthened": kept},
+    )

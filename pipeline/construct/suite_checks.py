@@ -25,9 +25,18 @@ from pipeline.core import reasons as R
 from pipeline.core.class_analysis import is_stdlib_module
 
 CHECK_ORDER = (
-    R.NO_CODE, R.TESTS_SYNTAX, R.NON_STDLIB_IMPORT, R.REDEFINES_CLASS, R.NO_TEST_CLASSES, R.EMPTY_TEST_CLASS,
-    R.UNKNOWN_MEMBER, R.PRIVATE_MEMBER, R.SIGNATURE_MISMATCH, R.MISSING_METHOD_TEST_CLASS,
-    R.METHOD_TEST_NOT_CALLING, R.NO_CLASS_LEVEL_TEST,
+    R.NO_CODE,
+    R.TESTS_SYNTAX,
+    R.NON_STDLIB_IMPORT,
+    R.REDEFINES_CLASS,
+    R.NO_TEST_CLASSES,
+    R.EMPTY_TEST_CLASS,
+    R.UNKNOWN_MEMBER,
+    R.PRIVATE_MEMBER,
+    R.SIGNATURE_MISMATCH,
+    R.MISSING_METHOD_TEST_CLASS,
+    R.METHOD_TEST_NOT_CALLING,
+    R.NO_CLASS_LEVEL_TEST,
 )
 
 
@@ -43,7 +52,6 @@ class TestsReport(CheckReport):
     method_test_classes: dict[str, str] = Field(default_factory=dict, description="method -> its test class")
     class_level_test_classes: list[str] = Field(default_factory=list)
     test_counts: dict[str, int] = Field(default_factory=dict, description="test methods per test class")
-
 
 
 def _import_problems(module: ast.Module) -> list[str]:
@@ -79,8 +87,10 @@ def _test_case_classes(module: ast.Module) -> dict[str, ast.ClassDef]:
             return memo[name]
         if name in seen or name not in classes:
             return False
-        result = any(b in ("TestCase", "IsolatedAsyncioTestCase") or is_test(b, seen | {name})
-                     for b in _base_names(classes[name]))
+        result = any(
+            b in ("TestCase", "IsolatedAsyncioTestCase") or is_test(b, seen | {name})
+            for b in _base_names(classes[name])
+        )
         memo[name] = result
         return result
 
@@ -103,7 +113,11 @@ def _test_methods(lineage: list[ast.ClassDef]) -> list[str]:
     names: list[str] = []
     for cls in lineage:
         for n in cls.body:
-            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test") and n.name not in names:
+            if (
+                isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                and n.name.startswith("test")
+                and n.name not in names
+            ):
                 names.append(n.name)
     return names
 
@@ -142,8 +156,11 @@ class _UseChecker(ast.NodeVisitor):
         for sub in ast.walk(node):
             if isinstance(sub, ast.Assign) and _is_construction(sub.value, self.iface.class_name):
                 self.locals |= {t.id for t in sub.targets if isinstance(t, ast.Name)}
-            elif (isinstance(sub, ast.withitem) and _is_construction(sub.context_expr, self.iface.class_name)
-                  and isinstance(sub.optional_vars, ast.Name)):
+            elif (
+                isinstance(sub, ast.withitem)
+                and _is_construction(sub.context_expr, self.iface.class_name)
+                and isinstance(sub.optional_vars, ast.Name)
+            ):
                 self.locals.add(sub.optional_vars.id)
         self.generic_visit(node)
         self.locals = saved
@@ -161,8 +178,12 @@ class _UseChecker(ast.NodeVisitor):
             return True  # TallyStack().push(...)
         if isinstance(value, ast.Name):
             return value.id in self.locals
-        return (isinstance(value, ast.Attribute) and isinstance(value.value, ast.Name)
-                and value.value.id in ("self", "cls") and value.attr in self.instance_attrs)
+        return (
+            isinstance(value, ast.Attribute)
+            and isinstance(value.value, ast.Name)
+            and value.value.id in ("self", "cls")
+            and value.attr in self.instance_attrs
+        )
 
     def visit_Attribute(self, node: ast.Attribute) -> None:
         on_instance = self._is_instance(node.value)
@@ -172,8 +193,12 @@ class _UseChecker(ast.NodeVisitor):
             dunder = name.startswith("__") and name.endswith("__")
             if not dunder and not self.iface.member(name):
                 reason = R.PRIVATE_MEMBER if name.startswith("_") else R.UNKNOWN_MEMBER
-                self.problems.append(Problem(reason=reason, detail=f"{self.where}: uses {name!r}, which "
-                                                                   f"{self.iface.class_name} does not define"))
+                self.problems.append(
+                    Problem(
+                        reason=reason,
+                        detail=f"{self.where}: uses {name!r}, which {self.iface.class_name} does not define",
+                    )
+                )
             elif name in self.iface.methods and id(node) in self._calls:
                 sig = self.iface.methods[name]
                 if on_instance or sig.kind in ("static", "class"):
@@ -186,13 +211,18 @@ class _UseChecker(ast.NodeVisitor):
             return
         n_pos = sum(1 for a in call.args if not isinstance(a, ast.Starred))
         problem = sig.call_problem(
-            n_pos, [k.arg for k in call.keywords if k.arg is not None],
-            any(isinstance(a, ast.Starred) for a in call.args), any(k.arg is None for k in call.keywords),
+            n_pos,
+            [k.arg for k in call.keywords if k.arg is not None],
+            any(isinstance(a, ast.Starred) for a in call.args),
+            any(k.arg is None for k in call.keywords),
         )
         if problem:
             shown = self.iface.class_name if method == "__init__" else method
-            self.problems.append(Problem(reason=R.SIGNATURE_MISMATCH,
-                                         detail=f"{self.where}: {problem.replace('__init__()', shown + '()')}"))
+            self.problems.append(
+                Problem(
+                    reason=R.SIGNATURE_MISMATCH, detail=f"{self.where}: {problem.replace('__init__()', shown + '()')}"
+                )
+            )
 
 
 def _calls_method(cls: ast.ClassDef, method: str) -> bool:
@@ -219,7 +249,8 @@ def check_tests(code: str, iface: ClassInterface) -> TestsReport:
     cname = iface.class_name
     for node in module.body:
         defined = (isinstance(node, (ast.ClassDef, ast.FunctionDef)) and node.name == cname) or (
-            isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == cname for t in node.targets))
+            isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == cname for t in node.targets)
+        )
         if defined:
             add(R.REDEFINES_CLASS, f"the suite defines {cname} itself; it must test the prepended class")
 

@@ -42,7 +42,7 @@ def _header_and_doc(text: str, fn: ast.FunctionDef | ast.AsyncFunctionDef) -> st
     body = fn.body
     has_doc = bool(body) and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant)
     last = (body[0].end_lineno if has_doc else body[0].lineno - 1) or fn.lineno
-    return "\n".join(text.splitlines()[first - 1:last])
+    return "\n".join(text.splitlines()[first - 1 : last])
 
 
 def _classeval_form(segment: str) -> str:
@@ -59,13 +59,24 @@ def _top_classes(candidate_id: str, class_name: str, skeleton: str, solution: st
     skel_cls = find_class(skel_mod, class_name, top_level_only=True)
     sol_cls = find_class(sol_mod, class_name, top_level_only=True)
     if skel_cls is None or sol_cls is None:
-        raise RecordError(f"candidate {candidate_id}: class {class_name} missing from the "
-                          f"{'skeleton' if skel_cls is None else 'solution'}")
+        raise RecordError(
+            f"candidate {candidate_id}: class {class_name} missing from the "
+            f"{'skeleton' if skel_cls is None else 'solution'}"
+        )
     return skel_mod, skel_cls, sol_mod, sol_cls, test_mod
 
 
-def _method_records(candidate_id: str, skeleton: str, skel_cls: ast.ClassDef, solution: str, sol_cls: ast.ClassDef,
-                    tests: str, test_mod: ast.Module, method_test_classes: dict[str, str], deps) -> list[Method]:
+def _method_records(
+    candidate_id: str,
+    skeleton: str,
+    skel_cls: ast.ClassDef,
+    solution: str,
+    sol_cls: ast.ClassDef,
+    tests: str,
+    test_mod: ast.Module,
+    method_test_classes: dict[str, str],
+    deps,
+) -> list[Method]:
     """ClassEval's per-method records, in the skeleton's order, for the methods the model writes:
     the constructor and methods the skeleton ships implemented (a real class's private helpers) are
     given code, not records."""
@@ -79,27 +90,34 @@ def _method_records(candidate_id: str, skeleton: str, skel_cls: ast.ClassDef, so
             raise RecordError(f"candidate {candidate_id}: method {name} missing from the solution")
         d = deps[name]
         tc = method_test_classes.get(name)
-        methods.append(Method(
-            method_name=name,
-            method_description=_classeval_form(_header_and_doc(skeleton, fn)),
-            test_class=tc,
-            test_code=_slice(tests, test_nodes[tc]) if tc in test_nodes else "",
-            solution_code=_classeval_form(_slice(solution, sol_methods[name])),
-            dependencies=Dependencies(
-                standalone=d.standalone, lib_dependencies=d.libs,
-                field_dependencies=[f"self.{f}" for f in d.fields], method_dependencies=d.method_calls,
-            ),
-        ))
+        methods.append(
+            Method(
+                method_name=name,
+                method_description=_classeval_form(_header_and_doc(skeleton, fn)),
+                test_class=tc,
+                test_code=_slice(tests, test_nodes[tc]) if tc in test_nodes else "",
+                solution_code=_classeval_form(_slice(solution, sol_methods[name])),
+                dependencies=Dependencies(
+                    standalone=d.standalone,
+                    lib_dependencies=d.libs,
+                    field_dependencies=[f"self.{f}" for f in d.fields],
+                    method_dependencies=d.method_calls,
+                ),
+            )
+        )
     return methods
 
 
-def _class_columns(class_name: str, skeleton: str, skel_mod: ast.Module, skel_cls: ast.ClassDef,
-                   sol_cls: ast.ClassDef) -> dict:
+def _class_columns(
+    class_name: str, skeleton: str, skel_mod: ast.Module, skel_cls: ast.ClassDef, sol_cls: ast.ClassDef
+) -> dict:
     """ClassEval's class-level columns, sliced from the skeleton."""
     init = methods_of(skel_cls).get("__init__")
     doc = skel_cls.body[0] if skel_cls.body and isinstance(skel_cls.body[0], ast.Expr) else None
     return {
-        "import_statement": [_slice(skeleton, n).strip() for n in skel_mod.body if isinstance(n, (ast.Import, ast.ImportFrom))],
+        "import_statement": [
+            _slice(skeleton, n).strip() for n in skel_mod.body if isinstance(n, (ast.Import, ast.ImportFrom))
+        ],
         "class_description": (_slice(skeleton, doc) + "\n") if doc is not None else "",
         "class_constructor": f"class {class_name}: \n" + (_slice(skeleton, init) + "\n\n" if init is not None else ""),
         # ClassEval lists fields sorted; an elided constructor leaves them to the solution's
@@ -107,19 +125,35 @@ def _class_columns(class_name: str, skeleton: str, skel_mod: ast.Module, skel_cl
     }
 
 
-def code_columns(candidate_id: str, *, skeleton: str, class_name: str, tests: str, test_classes: list[str],
-                 method_test_classes: dict[str, str], solution: str) -> dict:
+def code_columns(
+    candidate_id: str,
+    *,
+    skeleton: str,
+    class_name: str,
+    tests: str,
+    test_classes: list[str],
+    method_test_classes: dict[str, str],
+    solution: str,
+) -> dict:
     """The task columns that come from the three texts alone (ClassEval's, and the metrics), for any track."""
     skel_mod, skel_cls, sol_mod, sol_cls, test_mod = _top_classes(candidate_id, class_name, skeleton, solution, tests)
     deps = analyse_class(sol_cls, import_aliases(sol_mod))
-    methods = _method_records(candidate_id, skeleton, skel_cls, solution, sol_cls, tests, test_mod, method_test_classes, deps)
+    methods = _method_records(
+        candidate_id, skeleton, skel_cls, solution, sol_cls, tests, test_mod, method_test_classes, deps
+    )
     first, last = span(sol_cls)
     return {
-        "task_id": task_id_for(candidate_id), "class_name": class_name, "skeleton": skeleton, "test": tests,
-        "test_classes": list(test_classes), "solution_code": solution,
+        "task_id": task_id_for(candidate_id),
+        "class_name": class_name,
+        "skeleton": skeleton,
+        "test": tests,
+        "test_classes": list(test_classes),
+        "solution_code": solution,
         **_class_columns(class_name, skeleton, skel_mod, skel_cls, sol_cls),
         "methods_info": methods,
-        "metrics": ClassMetrics(loc=last - first + 1, method_count=len(methods), dependency_depth=dependency_depth(deps)),
+        "metrics": ClassMetrics(
+            loc=last - first + 1, method_count=len(methods), dependency_depth=dependency_depth(deps)
+        ),
     }
 
 
@@ -139,8 +173,15 @@ def build_record(
     prompt_versions: dict[str, str],
     mutation: MutationReport | None = None,
 ) -> Task:
-    columns = code_columns(pair.candidate_id, skeleton=skeleton, class_name=class_name, tests=tests,
-                           test_classes=test_classes, method_test_classes=method_test_classes, solution=solution)
+    columns = code_columns(
+        pair.candidate_id,
+        skeleton=skeleton,
+        class_name=class_name,
+        tests=tests,
+        test_classes=test_classes,
+        method_test_classes=method_test_classes,
+        solution=solution,
+    )
     return Task(
         **columns,
         composition_type=pair.composition_type,

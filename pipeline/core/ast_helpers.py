@@ -47,7 +47,11 @@ def methods_of(cls: ast.ClassDef) -> dict[str, FunctionNode]:
 
 def docstring_node(body: list[ast.stmt]) -> ast.Expr | None:
     """The docstring statement opening `body`, if there is one."""
-    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-            and isinstance(body[0].value.value, str):
+    if (
+        body
+        and isinstance(body[0], ast.Expr)
+        and isinstance(body[0].value, ast.Constant)
+        and isinstance(body[0].value.value, str)
+    ):
         return body[0]
     return None

@@ -24,9 +24,9 @@ def is_stdlib_module(dotted: str) -> bool:
 @dataclass
 class MethodDeps:
     name: str
-    method_calls: list[str] = field(default_factory=list)   # self.m() / cls.m() on methods of this class
-    fields: list[str] = field(default_factory=list)         # self.x that are not methods
-    libs: list[str] = field(default_factory=list)           # top-level modules of imports it uses
+    method_calls: list[str] = field(default_factory=list)  # self.m() / cls.m() on methods of this class
+    fields: list[str] = field(default_factory=list)  # self.x that are not methods
+    libs: list[str] = field(default_factory=list)  # top-level modules of imports it uses
 
     @property
     def standalone(self) -> bool:
@@ -56,7 +56,9 @@ def import_aliases(module: ast.Module, nodes: Iterable[ast.AST] | None = None) -
     return aliases
 
 
-def assigned_fields(fn: ast.FunctionDef | ast.AsyncFunctionDef | None, nodes: Iterable[ast.AST] | None = None) -> list[str]:
+def assigned_fields(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef | None, nodes: Iterable[ast.AST] | None = None
+) -> list[str]:
     """Attributes assigned on the method's receiver (`self.x = ...`, `self.x: T = ...`,
     `self.x += ...`, also inside tuple targets), in source order, each once (`nodes`: every node of
     the method, when the caller already has them listed)."""
@@ -86,8 +88,7 @@ def analyse_class(cls: ast.ClassDef, aliases: dict[str, str] | None = None) -> d
     aliases = aliases or {}
     methods = class_methods(cls)
     callable_names = {
-        m.name for m in methods
-        if not any(isinstance(d, ast.Name) and d.id == "property" for d in m.decorator_list)
+        m.name for m in methods if not any(isinstance(d, ast.Name) and d.id == "property" for d in m.decorator_list)
     }
     result: dict[str, MethodDeps] = {}
     for fn in methods:

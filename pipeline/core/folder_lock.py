@@ -61,14 +61,23 @@ class FolderLock:
         except BlockingIOError:
             holder = _describe(self.path)
             os.close(fd)
-            raise FolderBusy(f"{self.folder} is in use by {holder}; wait for that run to finish "
-                             f"(or stop it) and run again") from None
+            raise FolderBusy(
+                f"{self.folder} is in use by {holder}; wait for that run to finish (or stop it) and run again"
+            ) from None
         try:
             os.ftruncate(fd, 0)
-            os.write(fd, json.dumps({
-                "pid": os.getpid(), "host": socket.gethostname(), "purpose": self.purpose,
-                "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "command": " ".join(sys.argv)[:300],
-            }).encode())
+            os.write(
+                fd,
+                json.dumps(
+                    {
+                        "pid": os.getpid(),
+                        "host": socket.gethostname(),
+                        "purpose": self.purpose,
+                        "since": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+                        "command": " ".join(sys.argv)[:300],
+                    }
+                ).encode(),
+            )
         except OSError as exc:  # a full disk: the lock goes with the fd, not held on for no run
             os.close(fd)
             raise StoreWriteError(exc.errno, f"cannot write {self.path}: {exc.strerror or exc}") from exc
@@ -103,7 +112,9 @@ class FolderLock:
     def __enter__(self) -> FolderLock:
         return self.acquire()
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.release()
 
 
@@ -114,5 +125,7 @@ def _describe(path: Path) -> str:
         return "another process (its lock file is unreadable)"
     if not info:
         return "another process"
-    return (f"{info.get('purpose', 'a run')} (pid {info.get('pid')} on {info.get('host')} since {info.get('since')}: "
-            f"{info.get('command', '')})")
+    return (
+        f"{info.get('purpose', 'a run')} (pid {info.get('pid')} on {info.get('host')} since {info.get('since')}: "
+        f"{info.get('command', '')})"
+    )

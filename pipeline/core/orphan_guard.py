@@ -79,9 +79,13 @@ def start_guard() -> subprocess.Popen[bytes] | None:
     """Watch this process from a separate one (None where /proc is missing)."""
     if not Path(f"/proc/{os.getpid()}/stat").exists():
         return None
-    return subprocess.Popen([sys.executable, "-m", "pipeline.core.orphan_guard", str(os.getpid())],
-                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            start_new_session=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "pipeline.core.orphan_guard", str(os.getpid())],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        start_new_session=True,
+    )
 
 
 if __name__ == "__main__":

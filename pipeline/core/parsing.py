@@ -62,7 +62,13 @@ def parse_expression(source: str, filename: str = "<unknown>") -> ast.Expression
         return _stdlib_parse(source, filename=filename, mode="eval")
 
 
-def compile_code(source: str | bytes | ast.Module | ast.Expression | ast.Interactive, filename: str, mode: Mode = "exec", *, quiet: bool = True) -> CodeType:
+def compile_code(
+    source: str | bytes | ast.Module | ast.Expression | ast.Interactive,
+    filename: str,
+    mode: Mode = "exec",
+    *,
+    quiet: bool = True,
+) -> CodeType:
     """`compile(..., dont_inherit=True)`, safe under threads (an AST argument is converted back
     to C under the same lock)."""
     with _guarded(quiet):

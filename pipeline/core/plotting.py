@@ -31,7 +31,7 @@ def integer_axis(axis) -> None:
     """Ticks only at whole numbers: an axis of counts never shows 0.2 tasks or 12.25 methods."""
     from matplotlib.ticker import MaxNLocator
 
-    axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))   # one tick beats fractional ones
+    axis.set_major_locator(MaxNLocator(integer=True, min_n_ticks=1))  # one tick beats fractional ones
 
 
 def legend_outside(fig, handles, *, labels=None) -> None:
@@ -39,5 +39,11 @@ def legend_outside(fig, handles, *, labels=None) -> None:
     if not handles:
         return
     kwargs = {"labels": labels} if labels is not None else {}
-    fig.legend(handles=handles, loc="outside lower center", ncols=min(4, len(handles)), fontsize="small",
-               frameon=False, **kwargs)
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncols=min(4, len(handles)),
+        fontsize="small",
+        frameon=False,
+        **kwargs,
+    )

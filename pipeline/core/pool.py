@@ -33,9 +33,14 @@ class Outcome(Generic[T, R]):
         return self.value  # type: ignore[return-value]  # set when error is None; R itself may allow None
 
 
-def map_concurrently(fn: Callable[[T], R], items: Iterable[T], concurrency: int, *,
-                     on_done: Callable[[int, Outcome[T, R]], None] | None = None,
-                     thread_name: str = "classforge") -> list[Outcome[T, R]]:
+def map_concurrently(
+    fn: Callable[[T], R],
+    items: Iterable[T],
+    concurrency: int,
+    *,
+    on_done: Callable[[int, Outcome[T, R]], None] | None = None,
+    thread_name: str = "classforge",
+) -> list[Outcome[T, R]]:
     """`fn` over `items` on up to `concurrency` threads; outcomes in input order.
 
     `on_done(index, outcome)` sees each outcome as soon as it exists (progress bars, incremental

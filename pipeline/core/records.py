@@ -66,8 +66,10 @@ class ClassMetrics(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
     loc: int = Field(description="physical lines of the class statement, decorators included")
-    method_count: int = Field(description="methods of a harvested class; for a task the methods to generate "
-                                          "(the constructor not counted), as ClassEval counts")
+    method_count: int = Field(
+        description="methods of a harvested class; for a task the methods to generate "
+        "(the constructor not counted), as ClassEval counts"
+    )
     dependency_depth: int = Field(description="longest chain of intra-class self.method() calls, 1 = no calls")
 
 
@@ -84,7 +86,9 @@ class HarvestedClass(Record):
     first_seen_date: datetime | None = None
     class_name: str
     source: str
-    context: list[str] = Field(default_factory=list, description="module-level definitions the class needs, in file order")
+    context: list[str] = Field(
+        default_factory=list, description="module-level definitions the class needs, in file order"
+    )
     imports: list[str] = Field(default_factory=list, description="import statements the class and its context need")
     docstring: str | None = None
     fields: list[FieldInfo] = Field(default_factory=list)
@@ -94,7 +98,9 @@ class HarvestedClass(Record):
     end_line: int
     domains: list[str] = Field(default_factory=list)
     excluded_methods: list[str] = Field(
-        default_factory=list, description="methods cut out of `source` ('name: why'): their keyboard or terminal use cannot be tested")
+        default_factory=list,
+        description="methods cut out of `source` ('name: why'): their keyboard or terminal use cannot be tested",
+    )
 
     def module_source(self) -> str:
         """The class as a standalone module: imports, carried context, then the class."""

@@ -40,7 +40,7 @@ def parse(text: str) -> ast.Module:
 
 def slice_lines(text: str, first: int, last: int) -> str:
     """Lines first..last (1-based, inclusive) of `text`, joined with newlines."""
-    return "\n".join(text.splitlines()[first - 1:last])
+    return "\n".join(text.splitlines()[first - 1 : last])
 
 
 def is_placeholder_body(fn: FunctionNode) -> bool:
@@ -98,7 +98,7 @@ def dedent_code(code: str) -> str:
     multi-line strings are left alone (their leading spaces are part of the string's value)."""
     lines = code.split("\n")
     protected = string_continuation_lines(code)
-    margins = [ln[:_indent_width(ln)] for i, ln in enumerate(lines) if ln.strip() and i not in protected]
+    margins = [ln[: _indent_width(ln)] for i, ln in enumerate(lines) if ln.strip() and i not in protected]
     if not margins:
         return code
     common = margins[0]
@@ -107,7 +107,7 @@ def dedent_code(code: str) -> str:
             common = common[:-1]
     if not common:
         return code
-    return "\n".join(ln if i in protected or not ln.strip() else ln[len(common):] for i, ln in enumerate(lines))
+    return "\n".join(ln if i in protected or not ln.strip() else ln[len(common) :] for i, ln in enumerate(lines))
 
 
 def reindent_def(code: str, indent: str = "    ") -> str:
@@ -124,8 +124,7 @@ def reindent_def(code: str, indent: str = "    ") -> str:
     header_end = next((i for i, ln in enumerate(lines) if _DEF_LINE.match(ln)), 0)
     def_indent = _indent_width(lines[header_end])
     body_widths = [
-        _indent_width(ln) for i, ln in enumerate(lines)
-        if i > header_end and ln.strip() and i not in protected
+        _indent_width(ln) for i, ln in enumerate(lines) if i > header_end and ln.strip() and i not in protected
     ]
     base = def_indent
     if def_indent == 0 and body_widths and min(body_widths) >= 8:

@@ -134,7 +134,9 @@ def write_jsonl(path: Path, records: Iterable[BaseModel | dict]) -> int:
     n = 0
     with atomic_open(path) as fh:
         for rec in records:
-            fh.write(rec.model_dump_json() if isinstance(rec, BaseModel) else json.dumps(rec, sort_keys=True, default=str))
+            fh.write(
+                rec.model_dump_json() if isinstance(rec, BaseModel) else json.dumps(rec, sort_keys=True, default=str)
+            )
             fh.write("\n")
             n += 1
     return n

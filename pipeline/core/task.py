@@ -23,8 +23,12 @@ CompositionType = Literal["intra-domain", "cross-domain"]
 VoteStatus = Literal["scored", "malformed", "call-failed"]
 
 # ClassEval-Pro writes "intra"/"cross"; classforge has always published the long form.
-_COMPOSITION_SPELLINGS: dict[str, CompositionType] = {"intra": "intra-domain", "cross": "cross-domain",
-                          "intra-domain": "intra-domain", "cross-domain": "cross-domain"}
+_COMPOSITION_SPELLINGS: dict[str, CompositionType] = {
+    "intra": "intra-domain",
+    "cross": "cross-domain",
+    "intra-domain": "intra-domain",
+    "cross-domain": "cross-domain",
+}
 
 
 def composition_type(value: str) -> CompositionType:
@@ -90,9 +94,16 @@ class SourceRef(BaseModel):
     @classmethod
     def of(cls, hc: HarvestedClass, domain: str) -> SourceRef:
         return cls(
-            class_id=hc.id, class_name=hc.class_name, domain=domain, repo=hc.repo, clone_url=hc.clone_url,
-            path=hc.path, commit=hc.commit, first_seen_commit=hc.first_seen_commit,
-            first_seen_date=hc.first_seen_date, license_spdx=hc.license_spdx,
+            class_id=hc.id,
+            class_name=hc.class_name,
+            domain=domain,
+            repo=hc.repo,
+            clone_url=hc.clone_url,
+            path=hc.path,
+            commit=hc.commit,
+            first_seen_commit=hc.first_seen_commit,
+            first_seen_date=hc.first_seen_date,
+            license_spdx=hc.license_spdx,
         )
 
 
@@ -142,7 +153,9 @@ class MutationReport(BaseModel):
     timed_out: int
     equivalent: int = Field(description="same bytecode as the reference; excluded from the score")
     invalid: int = Field(0, description="mutants that did not compile; not counted in `mutants`")
-    score: float | None = Field(description="detected / (mutants - equivalent), in [0, 1]; None when nothing was scored")
+    score: float | None = Field(
+        description="detected / (mutants - equivalent), in [0, 1]; None when nothing was scored"
+    )
     timeouts_count_as: str = "killed"
     max_mutants_per_method: int
     seed: int
@@ -151,8 +164,10 @@ class MutationReport(BaseModel):
 
     def summary(self) -> str:
         shown = "n/a" if self.score is None else f"{100 * self.score:.1f}%"
-        return (f"mutation score {shown}: {self.killed} killed, {self.timed_out} timed out, {self.survived} survived "
-                f"of {self.mutants - self.equivalent} ({self.equivalent} equivalent excluded)")
+        return (
+            f"mutation score {shown}: {self.killed} killed, {self.timed_out} timed out, {self.survived} survived "
+            f"of {self.mutants - self.equivalent} ({self.equivalent} equivalent excluded)"
+        )
 
 
 class PlusDrop(BaseModel):
@@ -173,16 +188,22 @@ class PlusSuite(BaseModel):
     test_classes: list[str] = Field(default_factory=list)
     tests: int = Field(0, description="test methods kept")
     generated: int = Field(0, description="test functions the generator wrote, and the walks made from them")
-    dropped: dict[str, int] = Field(default_factory=dict, description="reason -> generated tests (and walks, plus.observe_walks) dropped for it")
+    dropped: dict[str, int] = Field(
+        default_factory=dict, description="reason -> generated tests (and walks, plus.observe_walks) dropped for it"
+    )
     drops: list[PlusDrop] = Field(default_factory=list)
     observed: int = Field(0, description="generated tests the state observation (plus.observe_state) ran on")
-    unchecked: dict[str, int] = Field(default_factory=dict, description="reason -> of those, tests it left without state checks")
+    unchecked: dict[str, int] = Field(
+        default_factory=dict, description="reason -> of those, tests it left without state checks"
+    )
     generator: str = ""
     seed: int = 0
     generation_s: float = Field(0.0, description="wall time of the generation run (0 when read from the cache)")
     hit_time_cap: bool = Field(False, description="the search stopped at its time cap: a rerun may differ")
     failure: str | None = Field(None, description="why generation produced nothing, when it did not")
-    mutation_score: float | None = Field(None, description="build: mutation score of base + plus tests together, in [0, 1]")
+    mutation_score: float | None = Field(
+        None, description="build: mutation score of base + plus tests together, in [0, 1]"
+    )
     key: str = Field("", description="content hash it is cached under")
 
 
@@ -224,10 +245,12 @@ class Task(BaseModel):
     coverage: float | None = Field(None, description="line coverage of the solution by the tests, percent")
     branch_coverage: float | None = None
     mutation_score: float | None = Field(
-        None, description="share of the solution's non-equivalent mutants the tests kill, in [0, 1]")
+        None, description="share of the solution's non-equivalent mutants the tests kill, in [0, 1]"
+    )
     mutation: MutationReport | None = Field(None, description="mutation counts and the surviving mutants' diffs")
     environment_checks: dict[str, Any] | None = Field(
-        None, description="environment checks the solution passed: applied, skipped (with why), isolation")
+        None, description="environment checks the solution passed: applied, skipped (with why), isolation"
+    )
     judge_scores: list[int | None] | None = Field(None, description="one per judge, None for a failed vote")
     judge_votes: list[JudgeVote] | None = None
     source_class_ids: list[str] | None = None
@@ -241,8 +264,9 @@ class Task(BaseModel):
     plus: PlusSuite | None = Field(None, description="hidden plus tier: generated, validated tests (scored apart)")
     # Not columns: where the task was read from, and the columns this model does not know.
     source: str | None = Field(None, exclude=True, description="which dataset the task came from")
-    extras: dict[str, Any] = Field(default_factory=dict, exclude=True,
-                                   description="columns the model does not know, kept so nothing is lost")
+    extras: dict[str, Any] = Field(
+        default_factory=dict, exclude=True, description="columns the model does not know, kept so nothing is lost"
+    )
 
     @field_validator("task_id")
     @classmethod
@@ -326,7 +350,7 @@ COLUMN_MEANINGS: dict[str, str] = {
     "class_constructor": "the constructor (`__init__`) with its body, given to the model",
     "fields": "instance fields the constructor sets",
     "methods_info": "per method: name, description (signature and docstring), its test class, test code, "
-                    "solution and dependencies (standard library, fields and methods it uses)",
+    "solution and dependencies (standard library, fields and methods it uses)",
     "composition_type": "intra (both source classes from one domain) or cross (two domains)",
     "domain1": "primary domain of the task",
     "domain2": "second domain of the composition (for an intra-domain task, the domain of both source classes)",

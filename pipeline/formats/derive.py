@@ -64,7 +64,9 @@ def _self_fields(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
 def class_level_fields(skeleton: str, skeleton_cls: ast.ClassDef, solution_cls: ast.ClassDef) -> dict[str, object]:
     """import_statement, class_description, class_constructor and fields, in ClassEval's layout."""
     module = parse(skeleton)
-    imports = [slice_lines(skeleton, *span(n)).strip() for n in module.body if isinstance(n, (ast.Import, ast.ImportFrom))]
+    imports = [
+        slice_lines(skeleton, *span(n)).strip() for n in module.body if isinstance(n, (ast.Import, ast.ImportFrom))
+    ]
     doc = docstring_node(skeleton_cls.body)
     description = slice_lines(skeleton, *span(doc)) + "\n" if doc else ""
     init = methods_of(skeleton_cls).get("__init__")
@@ -76,12 +78,17 @@ def class_level_fields(skeleton: str, skeleton_cls: ast.ClassDef, solution_cls: 
         field_source = methods_of(solution_cls).get("__init__")
     # sorted, as ClassEval lists them
     fields = sorted(_self_fields(field_source)) if field_source is not None else []
-    return {"import_statement": imports, "class_description": description,
-            "class_constructor": constructor, "fields": fields}
+    return {
+        "import_statement": imports,
+        "class_description": description,
+        "class_constructor": constructor,
+        "fields": fields,
+    }
 
 
-def derive_methods(task_id: str, class_name: str, skeleton: str, solution: str, test: str,
-                   test_classes: list[str]) -> tuple[list[Method], list[QuirkFix]]:
+def derive_methods(
+    task_id: str, class_name: str, skeleton: str, solution: str, test: str, test_classes: list[str]
+) -> tuple[list[Method], list[QuirkFix]]:
     """Per-method records (ClassEval's `methods_info`) and notices for methods with no test class."""
     skel_mod, sol_mod, test_mod = parse(skeleton), parse(solution), parse(test)
     skel_cls, sol_cls = find_class(skel_mod, class_name), find_class(sol_mod, class_name)
@@ -97,21 +104,28 @@ def derive_methods(task_id: str, class_name: str, skeleton: str, solution: str, 
             raise DeriveError(f"method {name!r} of the skeleton is missing from the solution")
         test_class = match_test_class(class_name, name, test_classes)
         if test_class is None:
-            notices.append(QuirkFix(task_id=task_id, kind="method_without_test_class", field="methods",
-                                    detail=f"no test class named like {class_name}Test<{name}>; "
-                                           "the method counts at class level only"))
+            notices.append(
+                QuirkFix(
+                    task_id=task_id,
+                    kind="method_without_test_class",
+                    field="methods",
+                    detail=f"no test class named like {class_name}Test<{name}>; the method counts at class level only",
+                )
+            )
         d = deps[name]
-        methods.append(Method(
-            method_name=name,
-            method_description=_classeval_form(slice_lines(skeleton, *span(skel_methods[name]))),
-            test_class=test_class,
-            test_code=slice_lines(test, *span(test_nodes[test_class])) if test_class in test_nodes else "",
-            solution_code=_classeval_form(slice_lines(solution, *span(sol_methods[name]))),
-            dependencies=Dependencies(
-                standalone=d.standalone,
-                lib_dependencies=list(d.libs),
-                field_dependencies=[f"self.{f}" for f in d.fields],
-                method_dependencies=list(d.method_calls),
-            ),
-        ))
+        methods.append(
+            Method(
+                method_name=name,
+                method_description=_classeval_form(slice_lines(skeleton, *span(skel_methods[name]))),
+                test_class=test_class,
+                test_code=slice_lines(test, *span(test_nodes[test_class])) if test_class in test_nodes else "",
+                solution_code=_classeval_form(slice_lines(solution, *span(sol_methods[name]))),
+                dependencies=Dependencies(
+                    standalone=d.standalone,
+                    lib_dependencies=list(d.libs),
+                    field_dependencies=[f"self.{f}" for f in d.fields],
+                    method_dependencies=list(d.method_calls),
+                ),
+            )
+        )
     return methods, notices

@@ -50,8 +50,10 @@ def _how_to_get(spec: str, repo_id: str, revision: str | None) -> str:
 
     rev = f" --revision {revision}" if revision else ""
     offline = ", or run this command without HF_HUB_OFFLINE" if constants.HF_HUB_OFFLINE else ""
-    return (f"download it once while online (hf download {repo_id} --repo-type dataset{rev}{offline}), "
-            f"or pass a local file or folder: --dataset PATH (ClassEval_data.json, .jsonl, .parquet or a release folder)")
+    return (
+        f"download it once while online (hf download {repo_id} --repo-type dataset{rev}{offline}), "
+        f"or pass a local file or folder: --dataset PATH (ClassEval_data.json, .jsonl, .parquet or a release folder)"
+    )
 
 
 def _snapshot(spec: str, repo_id: str, revision: str | None, cache_dir: Path | None) -> Path:
@@ -67,20 +69,35 @@ def _snapshot(spec: str, repo_id: str, revision: str | None, cache_dir: Path | N
 
     where = f"--dataset {spec} ({repo_id}{'@' + revision if revision else ''} on the Hugging Face Hub)"
     try:
-        folder = snapshot_download(repo_id, repo_type="dataset", revision=revision, allow_patterns=PATTERNS,
-                                   cache_dir=str(cache_dir) if cache_dir else None)
+        folder = snapshot_download(
+            repo_id,
+            repo_type="dataset",
+            revision=revision,
+            allow_patterns=PATTERNS,
+            cache_dir=str(cache_dir) if cache_dir else None,
+        )
     except (LocalEntryNotFoundError, OfflineModeIsEnabled) as exc:
-        raise DatasetError(f"{where}: not in the local Hugging Face cache and the Hub cannot be reached; "
-                           f"{_how_to_get(spec, repo_id, revision)}") from exc
+        raise DatasetError(
+            f"{where}: not in the local Hugging Face cache and the Hub cannot be reached; "
+            f"{_how_to_get(spec, repo_id, revision)}"
+        ) from exc
     except GatedRepoError as exc:
-        raise DatasetError(f"{where}: the dataset is gated; accept its terms on the Hub and log in (hf auth login)") from exc
+        raise DatasetError(
+            f"{where}: the dataset is gated; accept its terms on the Hub and log in (hf auth login)"
+        ) from exc
     except RepositoryNotFoundError as exc:
-        raise DatasetError(f"{where}: no such dataset repository (or it is private: log in with hf auth login)") from exc
+        raise DatasetError(
+            f"{where}: no such dataset repository (or it is private: log in with hf auth login)"
+        ) from exc
     except RevisionNotFoundError as exc:
-        raise DatasetError(f"{where}: no revision {revision!r} (use a tag such as a release version, a branch or a commit)") from exc
+        raise DatasetError(
+            f"{where}: no revision {revision!r} (use a tag such as a release version, a branch or a commit)"
+        ) from exc
     except HfHubHTTPError as exc:
         status = getattr(getattr(exc, "response", None), "status_code", None)
-        raise DatasetError(f"{where}: the Hub answered HTTP {status}; try again, or {_how_to_get(spec, repo_id, revision)}") from exc
+        raise DatasetError(
+            f"{where}: the Hub answered HTTP {status}; try again, or {_how_to_get(spec, repo_id, revision)}"
+        ) from exc
     path = Path(folder)
     if not any((path / "data").rglob("*.parquet")):
         raise DatasetError(f"{where}: the snapshot has no Parquet files under data/ (is it a ClassEval-style dataset?)")
@@ -101,8 +118,16 @@ def cached_dataset(spec: str, *, cache_dir: Path | None = None) -> Path | None:
 
     repo_id, revision = parsed
     try:
-        folder = Path(snapshot_download(repo_id, repo_type="dataset", revision=revision, allow_patterns=PATTERNS,
-                                        cache_dir=str(cache_dir) if cache_dir else None, local_files_only=True))
+        folder = Path(
+            snapshot_download(
+                repo_id,
+                repo_type="dataset",
+                revision=revision,
+                allow_patterns=PATTERNS,
+                cache_dir=str(cache_dir) if cache_dir else None,
+                local_files_only=True,
+            )
+        )
     except LocalEntryNotFoundError:
         return None
     return folder if any((folder / "data").rglob("*.parquet")) else None

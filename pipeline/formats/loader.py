@@ -42,7 +42,11 @@ DatasetFormat = Literal["classeval", "classeval-pro", "classforge-release"]
 
 REQUIRED = ("task_id", "class_name", "skeleton", "test", "solution_code")
 CLASS_LEVEL = ("import_statement", "class_description", "class_constructor", "fields")
-KNOWN = set(REQUIRED) | set(CLASS_LEVEL) | {"test_classes", "methods_info", "composition_type", "domain1", "domain2", "source", "plus"}
+KNOWN = (
+    set(REQUIRED)
+    | set(CLASS_LEVEL)
+    | {"test_classes", "methods_info", "composition_type", "domain1", "domain2", "source", "plus"}
+)
 
 
 class DatasetError(InputError):
@@ -57,7 +61,9 @@ class LoadedDataset(BaseModel):
     tasks: list[Task]
     fixes_applied: list[QuirkFix] = Field(default_factory=list)
     notices: list[QuirkFix] = Field(default_factory=list, description="defects seen and deliberately left as published")
-    all_task_ids: list[str] = Field(default_factory=list, description="every task id of the file, built or not (file order)")
+    all_task_ids: list[str] = Field(
+        default_factory=list, description="every task id of the file, built or not (file order)"
+    )
 
     def by_id(self) -> dict[str, Task]:
         return {t.task_id: t for t in self.tasks}
@@ -82,7 +88,9 @@ def load_dataset(path: str | Path, task_ids: Collection[str] | None = None) -> L
     elif path.suffix == ".json":
         records, fmt = _read_json(path), None
     else:
-        raise DatasetError(f"{path}: unknown dataset format (expected .json, .jsonl, .parquet or a release folder with data/*.parquet)")
+        raise DatasetError(
+            f"{path}: unknown dataset format (expected .json, .jsonl, .parquet or a release folder with data/*.parquet)"
+        )
     if fmt is None:
         fmt = "classeval" if records and all(r.get("methods_info") for _, r in records) else "classeval-pro"
     _check_unique_ids(path, records)
@@ -98,8 +106,9 @@ def load_dataset(path: str | Path, task_ids: Collection[str] | None = None) -> L
         tasks.append(task)
         fixes += task_fixes
         notices += task_notices
-    return LoadedDataset(path=str(path), format=fmt, tasks=tasks, fixes_applied=fixes, notices=notices,
-                         all_task_ids=all_ids)
+    return LoadedDataset(
+        path=str(path), format=fmt, tasks=tasks, fixes_applied=fixes, notices=notices, all_task_ids=all_ids
+    )
 
 
 def _load_classforge_release(folder: Path, task_ids: Collection[str] | None) -> LoadedDataset:
@@ -117,13 +126,20 @@ def _load_classforge_release(folder: Path, task_ids: Collection[str] | None) -> 
         try:
             tasks.append(Task.from_row(row, source="classforge-release"))
         except ValidationError as e:
-            raise DatasetError(f"{where}: task {row.get('task_id')}: {e.errors()[0]['msg']} "
-                               f"at {'.'.join(str(p) for p in e.errors()[0]['loc'])}") from e
-    return LoadedDataset(path=str(folder), format="classforge-release", tasks=tasks,
-                         all_task_ids=[str(row.get("task_id")) for _, row in located])
+            raise DatasetError(
+                f"{where}: task {row.get('task_id')}: {e.errors()[0]['msg']} "
+                f"at {'.'.join(str(p) for p in e.errors()[0]['loc'])}"
+            ) from e
+    return LoadedDataset(
+        path=str(folder),
+        format="classforge-release",
+        tasks=tasks,
+        all_task_ids=[str(row.get("task_id")) for _, row in located],
+    )
 
 
 # -- reading -----------------------------------------------------------------------------------
+
 
 def read_records(path: Path) -> list[dict[str, Any]]:
     """The raw records of a JSON, JSONL or Parquet file, or of a folder's data/*.parquet, as stored."""
@@ -132,7 +148,9 @@ def read_records(path: Path) -> list[dict[str, Any]]:
         return read_release_rows(path) if is_classforge_release(path) else [r for _, r in _read_release(path)]
     reader = {".parquet": _read_parquet, ".jsonl": _read_jsonl, ".json": _read_json}.get(path.suffix)
     if reader is None:
-        raise DatasetError(f"{path}: unknown dataset format (expected .json, .jsonl, .parquet or a folder with data/*.parquet)")
+        raise DatasetError(
+            f"{path}: unknown dataset format (expected .json, .jsonl, .parquet or a folder with data/*.parquet)"
+        )
     return [r for _, r in reader(path)]
 
 
@@ -204,6 +222,7 @@ def _check_unique_ids(path: Path, records: list[Located]) -> None:
 
 # -- one record --------------------------------------------------------------------------------
 
+
 def _parse(where: str, tid: str, field: str, text: str) -> ast.Module:
     try:
         return parse(text)
@@ -222,16 +241,23 @@ def _required_text(record: dict[str, Any], where: str) -> str:
     return tid
 
 
-def _runnable_test_classes(record: dict[str, Any], where: str, tid: str,
-                           notes: tuple[list[QuirkFix], list[QuirkFix]]) -> list[str]:
+def _runnable_test_classes(
+    record: dict[str, Any], where: str, tid: str, notes: tuple[list[QuirkFix], list[QuirkFix]]
+) -> list[str]:
     """The listed test classes that the test code defines and that run tests (derived when missing)."""
     fixes, notices = notes
     defined = defined_test_classes(_parse(where, tid, "test", record["test"]))
     listed = record.get("test_classes")
     if listed is None or listed == []:
         listed = [name for name, n in defined.items() if n > 0]
-        fixes.append(QuirkFix(task_id=tid, kind="test_classes_derived", field="test_classes",
-                              detail=f"no test_classes given; using the {len(listed)} test classes the test code defines"))
+        fixes.append(
+            QuirkFix(
+                task_id=tid,
+                kind="test_classes_derived",
+                field="test_classes",
+                detail=f"no test_classes given; using the {len(listed)} test classes the test code defines",
+            )
+        )
     elif not isinstance(listed, list) or not all(isinstance(x, str) for x in listed):
         raise DatasetError(f"{where}: task {tid}: test_classes must be a list of strings")
     test_classes, f, n = fix_test_classes(tid, list(listed), defined)
@@ -250,13 +276,21 @@ def _composition(record: dict[str, Any], tid: str, extras: dict[str, Any], notic
     try:
         return composition_type(kind)
     except ValueError:
-        notices.append(QuirkFix(task_id=tid, kind="composition_type_unknown", field="composition_type",
-                                detail=f"{kind!r} is neither intra- nor cross-domain; kept as an extra column"))
+        notices.append(
+            QuirkFix(
+                task_id=tid,
+                kind="composition_type_unknown",
+                field="composition_type",
+                detail=f"{kind!r} is neither intra- nor cross-domain; kept as an extra column",
+            )
+        )
         extras["composition_type"] = kind
         return None
 
 
-def task_from_record(record: dict[str, Any], where: str, default_source: str) -> tuple[Task, list[QuirkFix], list[QuirkFix]]:
+def task_from_record(
+    record: dict[str, Any], where: str, default_source: str
+) -> tuple[Task, list[QuirkFix], list[QuirkFix]]:
     """Map one raw record to a `Task`, returning (task, fixes applied, notices)."""
     tid = _required_text(record, where)
     class_name = record["class_name"]
@@ -276,7 +310,9 @@ def task_from_record(record: dict[str, Any], where: str, default_source: str) ->
         if record.get("methods_info"):
             methods, f, n = _methods_from_info(record, tid, skel_cls, test_classes)
         else:
-            methods, n = derive_methods(tid, class_name, skeleton, record["solution_code"], record["test"], test_classes)
+            methods, n = derive_methods(
+                tid, class_name, skeleton, record["solution_code"], record["test"], test_classes
+            )
             f = []
         fixes += f
         notices += n
@@ -292,19 +328,29 @@ def task_from_record(record: dict[str, Any], where: str, default_source: str) ->
     kind = _composition(record, tid, extras, notices)
     try:
         task = Task(
-            task_id=tid, class_name=class_name, skeleton=skeleton, test=record["test"],
-            test_classes=test_classes, solution_code=record["solution_code"],
+            task_id=tid,
+            class_name=class_name,
+            skeleton=skeleton,
+            test=record["test"],
+            test_classes=test_classes,
+            solution_code=record["solution_code"],
             **{k: record[k] if record.get(k) is not None else derived[k] for k in CLASS_LEVEL},
-            methods_info=methods, composition_type=kind, domain1=record.get("domain1"),
-            domain2=record.get("domain2"), source=source, extras=extras, plus=record.get("plus") or None,
+            methods_info=methods,
+            composition_type=kind,
+            domain1=record.get("domain1"),
+            domain2=record.get("domain2"),
+            source=source,
+            extras=extras,
+            plus=record.get("plus") or None,
         )
     except ValidationError as e:
         raise DatasetError(f"{where}: task {tid}: {e}") from e
     return task, fixes, notices
 
 
-def _methods_from_info(record: dict[str, Any], tid: str, skel_cls: ast.ClassDef,
-                       test_classes: list[str]) -> tuple[list[Method], list[QuirkFix], list[QuirkFix]]:
+def _methods_from_info(
+    record: dict[str, Any], tid: str, skel_cls: ast.ClassDef, test_classes: list[str]
+) -> tuple[list[Method], list[QuirkFix], list[QuirkFix]]:
     """ClassEval's own `methods_info`, checked against the skeleton and the cleaned test classes."""
     info = record["methods_info"]
     if not isinstance(info, list):
@@ -321,7 +367,9 @@ def _methods_from_info(record: dict[str, Any], tid: str, skel_cls: ast.ClassDef,
         name = item.get("method_name")
         if name not in skeleton_methods:
             raise DeriveError(f"methods_info names {name!r}, which the skeleton's class does not define")
-        description, f = repair_source(item.get("method_description", ""), tid, f"methods[{name}].method_description", force=True)
+        description, f = repair_source(
+            item.get("method_description", ""), tid, f"methods[{name}].method_description", force=True
+        )
         fixes += f
         item["method_description"] = description
         fixes += _fix_test_class(item, name, tid, test_classes)
@@ -330,8 +378,14 @@ def _methods_from_info(record: dict[str, Any], tid: str, skel_cls: ast.ClassDef,
     position = {name: i for i, name in enumerate(skeleton_methods)}
     in_order = sorted(methods, key=lambda m: position[m.method_name])
     if in_order != methods:
-        fixes.append(QuirkFix(task_id=tid, kind="methods_reordered", field="methods",
-                              detail="methods_info put in the skeleton's declaration order"))
+        fixes.append(
+            QuirkFix(
+                task_id=tid,
+                kind="methods_reordered",
+                field="methods",
+                detail="methods_info put in the skeleton's declaration order",
+            )
+        )
         methods = in_order
     notices += _mislabelled_test_classes(methods, convention, record["class_name"], tid)
     return methods, fixes, notices
@@ -346,15 +400,28 @@ def _fix_test_class(item: dict[str, Any], name: str, tid: str, test_classes: lis
     clean = tc.strip()
     if clean in test_classes:
         item["test_class"] = clean
-        return [QuirkFix(task_id=tid, kind="test_class_whitespace", field=f"methods[{name}].test_class",
-                         detail=f"{tc!r} -> {clean!r}")]
+        return [
+            QuirkFix(
+                task_id=tid,
+                kind="test_class_whitespace",
+                field=f"methods[{name}].test_class",
+                detail=f"{tc!r} -> {clean!r}",
+            )
+        ]
     item["test_class"] = None
-    return [QuirkFix(task_id=tid, kind="method_test_class_missing", field=f"methods[{name}].test_class",
-                     detail=f"{tc!r} is not a runnable test class; the method counts at class level only")]
+    return [
+        QuirkFix(
+            task_id=tid,
+            kind="method_test_class_missing",
+            field=f"methods[{name}].test_class",
+            detail=f"{tc!r} is not a runnable test class; the method counts at class level only",
+        )
+    ]
 
 
-def _mislabelled_test_classes(methods: list[Method], convention: dict[str, str], class_name: str,
-                              tid: str) -> list[QuirkFix]:
+def _mislabelled_test_classes(
+    methods: list[Method], convention: dict[str, str], class_name: str, tid: str
+) -> list[QuirkFix]:
     """Notices (not fixes) for a method whose test class is, by its name, another method's."""
     notices = []
     for m in methods:
@@ -362,8 +429,12 @@ def _mislabelled_test_classes(methods: list[Method], convention: dict[str, str],
         owner = convention.get(key)
         own_key = test_name_key(f"{class_name}Test{m.method_name}")
         if owner is not None and key != own_key:
-            notices.append(QuirkFix(
-                task_id=tid, kind="method_test_class_mislabelled", field=f"methods[{m.method_name}].test_class",
-                detail=f"labelled {m.test_class!r}, which by its name tests {owner!r}; kept as published"))
+            notices.append(
+                QuirkFix(
+                    task_id=tid,
+                    kind="method_test_class_mislabelled",
+                    field=f"methods[{m.method_name}].test_class",
+                    detail=f"labelled {m.test_class!r}, which by its name tests {owner!r}; kept as published",
+                )
+            )
     return notices
-

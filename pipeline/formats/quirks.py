@@ -94,12 +94,24 @@ def repair_source(text: str, task_id: str, field: str, *, force: bool = False) -
     fixes: list[QuirkFix] = []
     fixed = replace_curly_triple_quotes(text)
     if fixed != text:
-        fixes.append(QuirkFix(task_id=task_id, kind="curly_docstring_quotes", field=field,
-                              detail="typographic triple quotes replaced with \"\"\""))
+        fixes.append(
+            QuirkFix(
+                task_id=task_id,
+                kind="curly_docstring_quotes",
+                field=field,
+                detail='typographic triple quotes replaced with """',
+            )
+        )
     closed, where = close_unterminated_docstrings(fixed)
     if where:
-        fixes.append(QuirkFix(task_id=task_id, kind="unterminated_docstring", field=field,
-                              detail=f"closing \"\"\" added after line(s) {', '.join(map(str, where))}"))
+        fixes.append(
+            QuirkFix(
+                task_id=task_id,
+                kind="unterminated_docstring",
+                field=field,
+                detail=f'closing """ added after line(s) {", ".join(map(str, where))}',
+            )
+        )
     if not force and not parses(closed):
         return text, []  # nothing we know how to fix; the caller reports the syntax error
     return closed, fixes
@@ -117,9 +129,14 @@ def unwrap_string_skeleton(text: str, class_name: str, task_id: str) -> tuple[st
         return text, []
     if find_class(module, class_name, top_level_only=True) is None:
         return text, []
-    return inner.strip("\n") + "\n", [QuirkFix(
-        task_id=task_id, kind="skeleton_wrapped_in_string", field="skeleton",
-        detail=f"skeleton was a {match.group('q')} string literal; its contents are used")]
+    return inner.strip("\n") + "\n", [
+        QuirkFix(
+            task_id=task_id,
+            kind="skeleton_wrapped_in_string",
+            field="skeleton",
+            detail=f"skeleton was a {match.group('q')} string literal; its contents are used",
+        )
+    ]
 
 
 def defined_test_classes(test_module: ast.Module) -> dict[str, int]:
@@ -127,8 +144,11 @@ def defined_test_classes(test_module: ast.Module) -> dict[str, int]:
     classes = {n.name: n for n in test_module.body if isinstance(n, ast.ClassDef)}
 
     def own_tests(cls: ast.ClassDef) -> set[str]:
-        return {n.name for n in cls.body
-                if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")}
+        return {
+            n.name
+            for n in cls.body
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name.startswith("test")
+        }
 
     def all_tests(cls: ast.ClassDef, seen: frozenset[str] = frozenset()) -> set[str]:
         tests = own_tests(cls)
@@ -147,7 +167,9 @@ def defined_test_classes(test_module: ast.Module) -> dict[str, int]:
     return {name: len(all_tests(cls)) for name, cls in classes.items() if is_test_case(cls)}
 
 
-def fix_test_classes(task_id: str, listed: list[str], defined: dict[str, int]) -> tuple[list[str], list[QuirkFix], list[QuirkFix]]:
+def fix_test_classes(
+    task_id: str, listed: list[str], defined: dict[str, int]
+) -> tuple[list[str], list[QuirkFix], list[QuirkFix]]:
     """Clean the list of test classes to run against what the test code defines.
 
     Returns (test classes, fixes, notices). A name with stray whitespace is trimmed when the trimmed
@@ -161,15 +183,30 @@ def fix_test_classes(task_id: str, listed: list[str], defined: dict[str, int]) -
         clean = name
         if name not in defined and name.strip() in defined:
             clean = name.strip()
-            fixes.append(QuirkFix(task_id=task_id, kind="test_class_whitespace", field="test_classes",
-                                  detail=f"{name!r} -> {clean!r}"))
+            fixes.append(
+                QuirkFix(
+                    task_id=task_id, kind="test_class_whitespace", field="test_classes", detail=f"{name!r} -> {clean!r}"
+                )
+            )
         if clean not in defined:
-            fixes.append(QuirkFix(task_id=task_id, kind="test_class_missing", field="test_classes",
-                                  detail=f"{name!r} is listed but the test code does not define it; dropped"))
+            fixes.append(
+                QuirkFix(
+                    task_id=task_id,
+                    kind="test_class_missing",
+                    field="test_classes",
+                    detail=f"{name!r} is listed but the test code does not define it; dropped",
+                )
+            )
             continue
         if clean in result:
-            fixes.append(QuirkFix(task_id=task_id, kind="test_class_duplicate", field="test_classes",
-                                  detail=f"{clean!r} listed twice; kept once"))
+            fixes.append(
+                QuirkFix(
+                    task_id=task_id,
+                    kind="test_class_duplicate",
+                    field="test_classes",
+                    detail=f"{clean!r} listed twice; kept once",
+                )
+            )
             continue
         result.append(clean)
     return result, fixes, _test_class_notices(task_id, result, defined)
@@ -181,10 +218,22 @@ def _test_class_notices(task_id: str, kept: list[str], defined: dict[str, int]) 
     notices: list[QuirkFix] = []
     for name in kept:
         if defined[name] == 0:
-            notices.append(QuirkFix(task_id=task_id, kind="test_class_without_tests", field="test_classes",
-                                    detail=f"{name!r} defines no test methods; it can never pass"))
+            notices.append(
+                QuirkFix(
+                    task_id=task_id,
+                    kind="test_class_without_tests",
+                    field="test_classes",
+                    detail=f"{name!r} defines no test methods; it can never pass",
+                )
+            )
     for name in defined:
         if name not in kept and defined[name] > 0:
-            notices.append(QuirkFix(task_id=task_id, kind="test_class_not_listed", field="test_classes",
-                                    detail=f"{name!r} is defined in the test code but not listed; not run"))
+            notices.append(
+                QuirkFix(
+                    task_id=task_id,
+                    kind="test_class_not_listed",
+                    field="test_classes",
+                    detail=f"{name!r} is defined in the test code but not listed; not run",
+                )
+            )
     return notices

@@ -43,22 +43,28 @@ def core_arrow_schema():
     import pyarrow as pa
 
     strings = pa.list_(pa.string())
-    deps = pa.struct([
-        ("Standalone", pa.bool_()),
-        ("lib_dependencies", strings),
-        ("field_dependencies", strings),
-        ("method_dependencies", strings),
-    ])
-    method = pa.struct([
-        ("method_name", pa.string()),
-        ("method_description", pa.string()),
-        ("test_class", pa.string()),
-        ("test_code", pa.string()),
-        ("solution_code", pa.string()),
-        ("dependencies", deps),
-    ])
+    deps = pa.struct(
+        [
+            ("Standalone", pa.bool_()),
+            ("lib_dependencies", strings),
+            ("field_dependencies", strings),
+            ("method_dependencies", strings),
+        ]
+    )
+    method = pa.struct(
+        [
+            ("method_name", pa.string()),
+            ("method_description", pa.string()),
+            ("test_class", pa.string()),
+            ("test_code", pa.string()),
+            ("solution_code", pa.string()),
+            ("dependencies", deps),
+        ]
+    )
     types = {
-        "test_classes": strings, "import_statement": strings, "fields": strings,
+        "test_classes": strings,
+        "import_statement": strings,
+        "fields": strings,
         "methods_info": pa.list_(method),
     }
     return pa.schema([(name, types.get(name, pa.string())) for name in CORE_COLUMNS])
@@ -122,10 +128,13 @@ def to_arrow_table(records: list[dict[str, Any]]):
             values = [None if v is None else float(v) for v in values]
         fields.append(pa.field(name, typ))
         columns[name] = values
-    schema = pa.schema(fields, metadata={
-        FORMAT_KEY: FORMAT.encode(),
-        JSON_COLUMNS_KEY: json.dumps(json_columns).encode(),
-    })
+    schema = pa.schema(
+        fields,
+        metadata={
+            FORMAT_KEY: FORMAT.encode(),
+            JSON_COLUMNS_KEY: json.dumps(json_columns).encode(),
+        },
+    )
     try:
         table = pa.table([pa.array(columns[f.name], type=f.type) for f in fields], schema=schema)
     except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:

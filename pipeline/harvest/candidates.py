@@ -207,8 +207,10 @@ class _SharedAnalysis:
 
     def _star_names(self) -> list[tuple[ast.ImportFrom, frozenset[str] | None]]:
         if self._stars is None:
-            self._stars = [(n, stdlib_public_names(n.module) if n.module and not n.level else None)
-                           for n in self.get().star_imports]
+            self._stars = [
+                (n, stdlib_public_names(n.module) if n.module and not n.level else None)
+                for n in self.get().star_imports
+            ]
         return self._stars
 
     def known_stars(self) -> list[tuple[str, frozenset[str]]]:
@@ -218,9 +220,15 @@ class _SharedAnalysis:
         return [n for n, names in self._star_names() if names is None]
 
 
-def list_candidates(ref: RepoRef, path: str, text: str, module: ast.Module, index: ModuleIndex | None = None) -> list[Candidate]:
+def list_candidates(
+    ref: RepoRef, path: str, text: str, module: ast.Module, index: ModuleIndex | None = None
+) -> list[Candidate]:
     shared = _SharedAnalysis(module, index)
-    return [Candidate(ref, path, text, module, n, shared, i) for i, n in enumerate(module.body) if isinstance(n, ast.ClassDef)]
+    return [
+        Candidate(ref, path, text, module, n, shared, i)
+        for i, n in enumerate(module.body)
+        if isinstance(n, ast.ClassDef)
+    ]
 
 
 def _parameters(args: ast.arguments) -> list[Parameter]:
@@ -241,7 +249,8 @@ def _parameters(args: ast.arguments) -> list[Parameter]:
 
 def _param(a: ast.arg, kind: str, default: ast.expr | None) -> Parameter:
     return Parameter(
-        name=a.arg, kind=kind,
+        name=a.arg,
+        kind=kind,
         annotation=ast.unparse(a.annotation) if a.annotation else None,
         default=ast.unparse(default) if default is not None else None,
     )
@@ -259,17 +268,27 @@ def _self_annotations(fn: ast.FunctionDef | ast.AsyncFunctionDef, annotated: lis
     receiver = (fn.args.posonlyargs + fn.args.args)[0].arg if (fn.args.posonlyargs + fn.args.args) else None
     found: dict[str, str] = {}
     for node in annotated:
-        if (fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno) and isinstance(node.target, ast.Attribute)
-                and isinstance(node.target.value, ast.Name) and node.target.value.id == receiver):
+        if (
+            fn.lineno <= node.lineno <= (fn.end_lineno or fn.lineno)
+            and isinstance(node.target, ast.Attribute)
+            and isinstance(node.target.value, ast.Name)
+            and node.target.value.id == receiver
+        ):
             found.setdefault(node.target.attr, ast.unparse(node.annotation))
     return found
 
 
-def _fields(cls: ast.ClassDef, methods: list[ast.FunctionDef | ast.AsyncFunctionDef], nodes: list[ast.AST],
-            method_nodes: dict[int, list[ast.AST]]) -> list[FieldInfo]:
+def _fields(
+    cls: ast.ClassDef,
+    methods: list[ast.FunctionDef | ast.AsyncFunctionDef],
+    nodes: list[ast.AST],
+    method_nodes: dict[int, list[ast.AST]],
+) -> list[FieldInfo]:
     fields: dict[str, FieldInfo] = {}
     for stmt in cls.body:
-        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        targets = (
+            stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target] if isinstance(stmt, ast.AnnAssign) else []
+        )
         for t in targets:
             if isinstance(t, ast.Name) and t.id not in fields:
                 ann = ast.unparse(stmt.annotation) if isinstance(stmt, ast.AnnAssign) else None
@@ -289,13 +308,20 @@ def to_record(c: Candidate) -> HarvestedClass:
     methods = []
     for fn in c.methods:
         d = deps[fn.name]
-        methods.append(MethodInfo(
-            name=fn.name, signature=_signature(fn), parameters=_parameters(fn.args),
-            docstring=ast.get_docstring(fn), source=textwrap.dedent(segment(c.lines, fn)),
-            decorators=[ast.unparse(x) for x in fn.decorator_list],
-            start_line=span(fn)[0], end_line=fn.end_lineno,
-            calls=d.method_calls, fields_read=d.fields,
-        ))
+        methods.append(
+            MethodInfo(
+                name=fn.name,
+                signature=_signature(fn),
+                parameters=_parameters(fn.args),
+                docstring=ast.get_docstring(fn),
+                source=textwrap.dedent(segment(c.lines, fn)),
+                decorators=[ast.unparse(x) for x in fn.decorator_list],
+                start_line=span(fn)[0],
+                end_line=fn.end_lineno,
+                calls=d.method_calls,
+                fields_read=d.fields,
+            )
+        )
     imports = [ast.unparse(n) for n in c.future_imports]
     imports += [textwrap.dedent(segment(c.lines, n)).strip() for n in c.resolution.imports if n not in c.future_imports]
     # A star import becomes the explicit import of the names the class takes from it.
@@ -304,12 +330,22 @@ def to_record(c: Candidate) -> HarvestedClass:
         by_module.setdefault(module, []).append(name)
     imports += [f"from {module} import {', '.join(names)}" for module, names in by_module.items()]
     return HarvestedClass(
-        id=c.id, repo=c.ref.full_name, clone_url=c.ref.clone_url, license_spdx=c.ref.license_spdx,
-        path=c.path, commit=c.ref.head_commit or "", class_name=c.name, source=c.source,
+        id=c.id,
+        repo=c.ref.full_name,
+        clone_url=c.ref.clone_url,
+        license_spdx=c.ref.license_spdx,
+        path=c.path,
+        commit=c.ref.head_commit or "",
+        class_name=c.name,
+        source=c.source,
         context=[text for text, _roots in c.carried_context if text.strip()],
         imports=list(dict.fromkeys(imports)),
-        docstring=ast.get_docstring(c.node), fields=_fields(c.node, c.methods, c.nodes, c.method_nodes), methods=methods,
+        docstring=ast.get_docstring(c.node),
+        fields=_fields(c.node, c.methods, c.nodes, c.method_nodes),
+        methods=methods,
         metrics=ClassMetrics(loc=c.loc, method_count=len(c.methods), dependency_depth=dependency_depth(deps)),
-        start_line=c.start_line, end_line=c.file_end_line or c.node.end_lineno, domains=list(c.ref.domains),
+        start_line=c.start_line,
+        end_line=c.file_end_line or c.node.end_lineno,
+        domains=list(c.ref.domains),
         excluded_methods=[f"{name}: {why}" for name, why in c.excluded.items()],
     )

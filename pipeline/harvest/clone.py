@@ -69,8 +69,13 @@ def clone_for_scan(url: str, repo: str, cfg: CloneConfig, cutoff: date, head: st
         # shallow_since keeps exactly the post-cutoff history provenance needs; older commits are
         # represented by the shallow boundary, which is enough to tell "present before the cutoff".
         git.Repo.clone_from(
-            url, tmp, env=GIT_ENV, single_branch=True, no_tags=True,
-            shallow_since=cutoff.isoformat(), kill_after_timeout=cfg.timeout_s,
+            url,
+            tmp,
+            env=GIT_ENV,
+            single_branch=True,
+            no_tags=True,
+            shallow_since=cutoff.isoformat(),
+            kill_after_timeout=cfg.timeout_s,
         )
     except git.GitCommandError as exc:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -111,6 +116,11 @@ def _classify(exc: git.GitCommandError) -> str:
         return R.CLONE_TIMEOUT
     if "timed out" in text or "timeout" in text or "killed" in text:
         return R.CLONE_TIMEOUT
-    if "does not appear to be a git repository" in text or "not found" in text or "could not read" in text or "unable to" in text:
+    if (
+        "does not appear to be a git repository" in text
+        or "not found" in text
+        or "could not read" in text
+        or "unable to" in text
+    ):
         return R.UNREACHABLE
     return R.CLONE_FAILED

@@ -27,7 +27,9 @@ def _interactive_names(c: Candidate) -> dict[str, str]:
         for a in n.names:
             top = ((n.module or "") if isinstance(n, ast.ImportFrom) else a.name).split(".")[0]
             if top == "getpass" or top in TERMINAL_MODULES:
-                bad[a.asname or a.name.split(".")[0]] = "reads the keyboard with getpass" if top == "getpass" else f"uses {top}"
+                bad[a.asname or a.name.split(".")[0]] = (
+                    "reads the keyboard with getpass" if top == "getpass" else f"uses {top}"
+                )
     for stmt in c.resolution.context:  # a module-level helper that does it itself (getch())
         evidence = _evidence(list(ast.walk(stmt)), bad)
         if evidence and isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):

@@ -41,10 +41,22 @@ from pipeline.core.records import HarvestedClass, content_id
 from pipeline.core.store import read_jsonl
 from pipeline.harvest.candidates import normalised_source, segment
 
-_SKIP = {tokenize.COMMENT, tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.ENCODING, tokenize.ENDMARKER}
+_SKIP = {
+    tokenize.COMMENT,
+    tokenize.NL,
+    tokenize.NEWLINE,
+    tokenize.INDENT,
+    tokenize.DEDENT,
+    tokenize.ENCODING,
+    tokenize.ENDMARKER,
+}
 # Where a match came from decides the reason code a reader sees in the funnel.
-REASONS = {"harvest": (R.EXACT_DUPLICATE, R.NEAR_DUPLICATE), "earlier": (R.EARLIER_HARVEST, R.EARLIER_HARVEST),
-           "release": (R.EARLIER_RELEASE, R.EARLIER_RELEASE), "reference": (R.REFERENCE_CORPUS, R.REFERENCE_CORPUS)}
+REASONS = {
+    "harvest": (R.EXACT_DUPLICATE, R.NEAR_DUPLICATE),
+    "earlier": (R.EARLIER_HARVEST, R.EARLIER_HARVEST),
+    "release": (R.EARLIER_RELEASE, R.EARLIER_RELEASE),
+    "reference": (R.REFERENCE_CORPUS, R.REFERENCE_CORPUS),
+}
 
 
 # (version, task id, solution code, ids of the harvested classes the task was built from)
@@ -67,7 +79,7 @@ def clone_tokens(source: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Origin:
-    kind: str   # harvest | earlier | release | reference
+    kind: str  # harvest | earlier | release | reference
     label: str  # what to show: a class id, a task id, a snapshot
 
 
@@ -128,7 +140,9 @@ class DedupIndex:
 
         A harvested class's id is `cls-` and the digest of its normalised source, which is the
         exact key: the source is then not parsed and unparsed a second time."""
-        exact_key = class_id.removeprefix("cls-") if class_id and class_id.startswith("cls-") else self._exact_key(source)
+        exact_key = (
+            class_id.removeprefix("cls-") if class_id and class_id.startswith("cls-") else self._exact_key(source)
+        )
         mh = self._minhash(source)
         verdict = self._check(exact_key, mh)
         if verdict.keep and self._releases:
@@ -141,8 +155,10 @@ class DedupIndex:
         if self._release_arrays is None:
             # One row of hash values per release class: every comparison of a new class is one
             # array operation (MinHash.jaccard is the share of equal hash values).
-            self._release_arrays = (np.vstack([r[0].hashvalues for r in self._releases]),
-                                    np.array([r[1] for r in self._releases], dtype=float))
+            self._release_arrays = (
+                np.vstack([r[0].hashvalues for r in self._releases]),
+                np.array([r[1] for r in self._releases], dtype=float),
+            )
         matrix, sizes = self._release_arrays
         jaccard = (matrix == mh.hashvalues).mean(axis=1)
         # |A and B| = J (|A| + |B|) / (1 + J); containment of A in B divides that by |A|.
@@ -152,7 +168,9 @@ class DedupIndex:
         best = int(np.argmax(contained))
         if contained[best] < self.cfg.near_threshold:
             return KEEP
-        return Verdict.drop(REASONS["release"][1], f"{contained[best]:.0%} of its code is in {self._releases[best][2].label}")
+        return Verdict.drop(
+            REASONS["release"][1], f"{contained[best]:.0%} of its code is in {self._releases[best][2].label}"
+        )
 
     def _check(self, exact_key: str, mh: MinHash) -> Verdict:
         exact = self._exact.get(exact_key)
@@ -185,7 +203,11 @@ def without_docstrings(source: str) -> str:
     for node in ast.walk(module):
         if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)) and node.body:
             first = node.body[0]
-            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+            if (
+                isinstance(first, ast.Expr)
+                and isinstance(first.value, ast.Constant)
+                and isinstance(first.value.value, str)
+            ):
                 node.body = node.body[1:] or [ast.Pass()]
     return ast.unparse(module)
 
@@ -220,7 +242,7 @@ def load_reference_corpus(index: DedupIndex, path: Path) -> int:
             tasks = [row for f in files for row in pq.read_table(f, columns=["task_id", "solution_code"]).to_pylist()]
         else:
             tasks = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:   # json, pyarrow (ArrowInvalid is a ValueError) and file errors
+    except (OSError, ValueError) as exc:  # json, pyarrow (ArrowInvalid is a ValueError) and file errors
         reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
         raise ReferenceCorpusError(f"harvest.dedup.reference_corpora: {path}: cannot read: {reason}") from exc
     if not isinstance(tasks, list) or not all(isinstance(t, dict) for t in tasks):

@@ -24,20 +24,37 @@ _TEST_DIR = re.compile(r"^(tests?|testing|unittests?|__tests__|testutils?|testda
 # Test-support code wherever it lives: it imports a test framework or defines a TestCase.
 _TEST_CONTENT = re.compile(
     r"^[ \t]*(?:import[ \t]+(?:pytest|_pytest|unittest|hypothesis)\b|from[ \t]+(?:pytest|_pytest|unittest|hypothesis)\b"
-    r"|@pytest\.fixture|class[ \t]+\w+\([\w.]*TestCase\b)", re.M)
+    r"|@pytest\.fixture|class[ \t]+\w+\([\w.]*TestCase\b)",
+    re.M,
+)
 # A top-level class statement starts a line with `class` (decorators stand on lines of their own),
 # so a file without one has no candidate; a match inside a string only costs a parse.
 _TOP_LEVEL_CLASS = re.compile(r"^class\b", re.M)
-_VENDORED_DIRS = {"venv", ".venv", "env", "site-packages", "node_modules", "vendor", "vendored", "third_party", "build", "dist", ".tox", ".eggs"}
+_VENDORED_DIRS = {
+    "venv",
+    ".venv",
+    "env",
+    "site-packages",
+    "node_modules",
+    "vendor",
+    "vendored",
+    "third_party",
+    "build",
+    "dist",
+    ".tox",
+    ".eggs",
+}
 _SETUP_SCRIPTS = {"setup.py", "noxfile.py", "fabfile.py", "conftest.py"}
 # Markup that only appears in a .py file when a page was scraped or a merge went wrong.
-_ARTEFACT = re.compile(r"^\s*(<!DOCTYPE|<\?xml|</?(html|head|body|div|span|script|table|tr|td|p|br)\b[^>]*>)", re.I | re.M)
+_ARTEFACT = re.compile(
+    r"^\s*(<!DOCTYPE|<\?xml|</?(html|head|body|div|span|script|table|tr|td|p|br)\b[^>]*>)", re.I | re.M
+)
 
 
 @dataclass
 class SourceFile:
     repo: str
-    path: str                 # posix path relative to the checkout
+    path: str  # posix path relative to the checkout
     abspath: Path
     text: str | None = None
     module: ast.Module | None = None
@@ -73,8 +90,8 @@ class CheckoutListing:
     """One walk of a checkout: what the file stages look at and what the class stages need to know."""
 
     python_files: list[tuple[str, Path]]  # (relative posix path, absolute path), in path order
-    linked_dirs: list[str]                # symlinked directories: never entered, each one rejected
-    modules: RepoModules                  # what the repository's own code can be imported as
+    linked_dirs: list[str]  # symlinked directories: never entered, each one rejected
+    modules: RepoModules  # what the repository's own code can be imported as
 
 
 def list_checkout(checkout: Path) -> CheckoutListing:
@@ -119,8 +136,13 @@ def select(path: str, abspath: Path, checkout: Path) -> Verdict:
         return Verdict.drop(R.VENDORED, "inside a virtualenv, build or vendored folder")
     if "migrations" in dirs:
         return Verdict.drop(R.MIGRATION)
-    if name == "conftest.py" or any(_TEST_DIR.match(d) for d in dirs) or name.startswith("test_") \
-            or name.endswith("_test.py") or name == "tests.py":
+    if (
+        name == "conftest.py"
+        or any(_TEST_DIR.match(d) for d in dirs)
+        or name.startswith("test_")
+        or name.endswith("_test.py")
+        or name == "tests.py"
+    ):
         return Verdict.drop(R.TEST_FILE)
     if name in _SETUP_SCRIPTS:
         return Verdict.drop(R.SETUP_SCRIPT)
@@ -187,7 +209,9 @@ def _without_strings(text: str) -> str:
 
 
 def _is_fstring_part(tok: tokenize.TokenInfo) -> bool:
-    return tok.type in {getattr(tokenize, n) for n in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END") if hasattr(tokenize, n)}
+    return tok.type in {
+        getattr(tokenize, n) for n in ("FSTRING_START", "FSTRING_MIDDLE", "FSTRING_END") if hasattr(tokenize, n)
+    }
 
 
 @dataclass
@@ -225,7 +249,9 @@ def index_module(module: ast.Module) -> ModuleIndex:
     return ModuleIndex(deepest, per_stmt)
 
 
-def parse_and_compile(f: SourceFile, cfg: FilterConfig, worth_analysing: Callable[[ast.ClassDef], bool] | None = None) -> Verdict:
+def parse_and_compile(
+    f: SourceFile, cfg: FilterConfig, worth_analysing: Callable[[ast.ClassDef], bool] | None = None
+) -> Verdict:
     """The parse proves the syntax. The walk (nesting depth) and the bytecode compile, which only
     the class stages need, are paid only when a top-level class is `worth_analysing`: most files
     have none, and both cost as much as the parse itself."""

@@ -107,8 +107,13 @@ _TERMINAL_ESCAPE = re.compile(r"\x1b\[(\d*(;\d*)?[ABCDHJKf]|\?25[hl])")
 def clears_screen(nodes: list[ast.AST]) -> str | None:
     """`os.system("clear")`/`("cls")` or a cursor-control escape sequence in the code, as evidence."""
     for n in nodes:
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr == "system" and n.args \
-                and any(isinstance(a, ast.Constant) and a.value in ("clear", "cls") for a in ast.walk(n.args[0])):
+        if (
+            isinstance(n, ast.Call)
+            and isinstance(n.func, ast.Attribute)
+            and n.func.attr == "system"
+            and n.args
+            and any(isinstance(a, ast.Constant) and a.value in ("clear", "cls") for a in ast.walk(n.args[0]))
+        ):
             return f"line {n.lineno}: {ast.unparse(n)}"
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and _TERMINAL_ESCAPE.search(n.value):
             return f"line {n.lineno}: cursor-control escape {n.value[:20]!r}"
@@ -136,7 +141,8 @@ class Testability:
             return Verdict.drop(R.TERMINAL_CONTROL, f"imports {', '.join(sorted(tops & TERMINAL_MODULES))}")
         # The carried context counts too: a module-level clear() helper clears the screen for the class.
         evidence = clears_screen(c.nodes) or next(
-            filter(None, (clears_screen(list(ast.walk(s))) for s in c.resolution.context)), None)
+            filter(None, (clears_screen(list(ast.walk(s))) for s in c.resolution.context)), None
+        )
         if evidence:
             return Verdict.drop(R.TERMINAL_CONTROL, evidence)
         behaviour = [m for m in c.methods if m.name != "__init__"]

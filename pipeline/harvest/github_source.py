@@ -116,7 +116,9 @@ class DateWindow:
     end: date | None = None
 
     def qualifier(self) -> str:
-        return f">={self.start.isoformat()}" if self.end is None else f"{self.start.isoformat()}..{self.end.isoformat()}"
+        return (
+            f">={self.start.isoformat()}" if self.end is None else f"{self.start.isoformat()}..{self.end.isoformat()}"
+        )
 
     def split(self, today: date) -> tuple[DateWindow, DateWindow] | None:
         """Two halves, or None for a single day (it cannot be narrowed further)."""
@@ -371,10 +373,18 @@ class _Search:
             if halves is not None:
                 pending += [halves[1], halves[0]]
 
-    def _run_window(self, domain: str, keywords: str, tier: str, window: DateWindow) -> tuple[DateWindow, DateWindow] | None:
+    def _run_window(
+        self, domain: str, keywords: str, tier: str, window: DateWindow
+    ) -> tuple[DateWindow, DateWindow] | None:
         qualifiers = search_qualifiers(tier, window)
-        stat = QueryStat(domain=domain, tier=tier, keywords=keywords, query=query_string(keywords, qualifiers),
-                         window_start=window.start, window_end=window.end)
+        stat = QueryStat(
+            domain=domain,
+            tier=tier,
+            keywords=keywords,
+            query=query_string(keywords, qualifiers),
+            window_start=window.start,
+            window_end=window.end,
+        )
         self.stats.append(stat)
         results = self.gh.search_repositories(keywords, sort=SORT, order=ORDER, **qualifiers)
         cursor = _Cursor(results)
@@ -445,8 +455,10 @@ def preflight(cfg: GitHubConfig) -> None:
     credentials. Raises GitHubUnavailable with a one-line reason.
     """
     if cfg.token is None or not cfg.token.get_secret_value():
-        raise GitHubUnavailable("GITHUB_TOKEN is not set: the GitHub search needs a token "
-                                "(export GITHUB_TOKEN=..., or harvest local sources with --no-github)")
+        raise GitHubUnavailable(
+            "GITHUB_TOKEN is not set: the GitHub search needs a token "
+            "(export GITHUB_TOKEN=..., or harvest local sources with --no-github)"
+        )
     quick = cfg.model_copy(update={"timeout_s": min(cfg.timeout_s, PREFLIGHT_TIMEOUT_S)})
     try:
         with _github_client(quick) as gh:
@@ -455,8 +467,9 @@ def preflight(cfg: GitHubConfig) -> None:
         reason = "rejected GITHUB_TOKEN" if exc.status == 401 else f"answered {exc.status}"
         raise GitHubUnavailable(f"GitHub API at {cfg.base_url} {reason}: {_clip(_message(exc))}") from exc
     except _REQUEST_ERRORS as exc:
-        raise GitHubUnavailable(f"GitHub API at {cfg.base_url} is unreachable: {type(exc).__name__}: "
-                                f"{_clip(' '.join(str(exc).split()))}") from exc
+        raise GitHubUnavailable(
+            f"GitHub API at {cfg.base_url} is unreachable: {type(exc).__name__}: {_clip(' '.join(str(exc).split()))}"
+        ) from exc
 
 
 def search_github(
@@ -480,5 +493,4 @@ def search_github(
                     if search.collector.full:
                         break
                     search.run_query(domain, keywords, tier)
-    return GitHubSearchResult(repos=search.collector.repos(), queries=search.stats,
-                              stopped_early=search.collector.full)
+    return GitHubSearchResult(repos=search.collector.repos(), queries=search.stats, stopped_early=search.collector.full)

@@ -74,8 +74,16 @@ class History:
     def _git_log(self, *args: str) -> str:
         # Classes live in .py files only: limiting the walk to them spares git diffing notebooks,
         # data and assets, which in real repositories is most of the log's cost.
-        return self.repo.git.log(*args, "--no-color", "--format=" + _COMMIT + "%H %at %ct", "HEAD", "--", "*.py",
-                                 env=GIT_ENV, kill_after_timeout=self.timeout_s)
+        return self.repo.git.log(
+            *args,
+            "--no-color",
+            "--format=" + _COMMIT + "%H %at %ct",
+            "HEAD",
+            "--",
+            "*.py",
+            env=GIT_ENV,
+            kill_after_timeout=self.timeout_s,
+        )
 
     def _scan(self) -> None:
         """Every commit adding a top-level `class <Name>` line (with the file and the lines it added),
@@ -201,5 +209,7 @@ class PostCutoff:
         if earliest < limit:
             return Verdict.drop(R.PRE_CUTOFF, f"first seen {earliest.date()} in {seen.commit[:12]}"), seen
         if self.history.is_boundary(seen.commit):
-            return Verdict.drop(R.PRE_CUTOFF, f"present at the history boundary {seen.commit[:12]}; older history unavailable"), seen
+            return Verdict.drop(
+                R.PRE_CUTOFF, f"present at the history boundary {seen.commit[:12]}; older history unavailable"
+            ), seen
         return KEEP, seen

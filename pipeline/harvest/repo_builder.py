@@ -86,8 +86,15 @@ def build_repo(dest: Path, commits: list[CommitSpec], branch: str = "main") -> s
                 target.write_text(content, encoding="utf-8")
         _git(dest, "add", "-A")
         stamp = c.date.isoformat()
-        _git(dest, "commit", "-q", "--allow-empty", "-m", c.message,
-             env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp})
+        _git(
+            dest,
+            "commit",
+            "-q",
+            "--allow-empty",
+            "-m",
+            c.message,
+            env={"GIT_AUTHOR_DATE": stamp, "GIT_COMMITTER_DATE": stamp},
+        )
     return _git(dest, "rev-parse", "HEAD")
 
 
@@ -124,8 +131,11 @@ def _commit_date(value: object) -> datetime:
 
 def _spec_files(folder: Path) -> list[Path]:
     """Files of a spec folder, without the bytecode caches running Python next to it would add."""
-    return [p for p in sorted(Path(folder).rglob("*"))
-            if p.is_file() and "__pycache__" not in p.parts and p.suffix not in {".pyc", ".pyo"}]
+    return [
+        p
+        for p in sorted(Path(folder).rglob("*"))
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in {".pyc", ".pyo"}
+    ]
 
 
 def materialise_corpus(spec_root: Path, dest_root: Path) -> list[Path]:

@@ -90,12 +90,23 @@ __all__ = [
 
 # Attributes every module namespace has at run time, beyond what `builtins` provides.
 _MODULE_ATTRIBUTES = frozenset(
-    {"__name__", "__file__", "__doc__", "__package__", "__spec__", "__loader__",
-     "__builtins__", "__cached__", "__annotations__"}
+    {
+        "__name__",
+        "__file__",
+        "__doc__",
+        "__package__",
+        "__spec__",
+        "__loader__",
+        "__builtins__",
+        "__cached__",
+        "__annotations__",
+    }
 )
 _COMPREHENSION_NAMES = {
-    ast.ListComp: "<listcomp>", ast.SetComp: "<setcomp>",
-    ast.DictComp: "<dictcomp>", ast.GeneratorExp: "<genexpr>",
+    ast.ListComp: "<listcomp>",
+    ast.SetComp: "<setcomp>",
+    ast.DictComp: "<dictcomp>",
+    ast.GeneratorExp: "<genexpr>",
 }
 
 
@@ -119,11 +130,10 @@ class UnresolvedName:
 @dataclass
 class Resolution:
     unresolved: list[UnresolvedName]  # sorted by line; empty => reference-complete
-    context: list[ast.stmt]           # carried top-level statements, file order, no imports/class
+    context: list[ast.stmt]  # carried top-level statements, file order, no imports/class
     imports: list[ast.Import | ast.ImportFrom]  # top-level import statements needed, file order
     used_import_names: set[str]
     builtins_used: set[str] = field(default_factory=set)  # names that resolved to builtins
-
 
     @property
     def complete(self) -> bool:
@@ -167,8 +177,8 @@ class _Use:
     name: str
     line: int
     scope: _Scope
-    stmt: int            # index of the top-level statement the use belongs to
-    lazy: bool           # inside a lazily evaluated annotation
+    stmt: int  # index of the top-level statement the use belongs to
+    lazy: bool  # inside a lazily evaluated annotation
     class_visible: bool  # class scope only: bound earlier in the class body
 
 
@@ -176,7 +186,7 @@ class _Use:
 class _Def:
     stmt: int
     via_import: bool
-    type_only: bool      # bound only inside `if TYPE_CHECKING:`
+    type_only: bool  # bound only inside `if TYPE_CHECKING:`
 
 
 def _subscript_head(node: ast.expr) -> str | None:
@@ -199,8 +209,8 @@ class _Collector:
         self.defs: dict[str, list[_Def]] = {}
         self.star_imports: list[ast.ImportFrom] = []
         self.type_checking = 0  # depth of module-level `if TYPE_CHECKING:` bodies
-        self.lazy = 0           # depth of lazily evaluated annotations
-        self.annotation = 0     # depth of annotation expressions (string forward refs parsed)
+        self.lazy = 0  # depth of lazily evaluated annotations
+        self.annotation = 0  # depth of annotation expressions (string forward refs parsed)
         self.line_override: int | None = None  # names parsed from a string take its line
 
     def reset(self, stmt: int) -> None:
@@ -214,8 +224,7 @@ class _Collector:
     def use(self, name: str, node: ast.AST) -> None:
         s = self.scope
         line = self.line_override if self.line_override is not None else getattr(node, "lineno", 0)
-        self.uses.append(_Use(name, line, s, self.stmt, self.lazy > 0,
-                              s.kind == "class" and name in s.bound_so_far))
+        self.uses.append(_Use(name, line, s, self.stmt, self.lazy > 0, s.kind == "class" and name in s.bound_so_far))
 
     def bind(self, name: str, *, via_import: bool = False, scope: _Scope | None = None) -> None:
         s = scope or self.scope
@@ -223,7 +232,8 @@ class _Collector:
         if s.kind == "module" or name in s.globals:
             # A module-level definition, also when made through `global` in a nested scope.
             self.defs.setdefault(name, []).append(
-                _Def(self.stmt, via_import, s.kind == "module" and self.type_checking > 0))
+                _Def(self.stmt, via_import, s.kind == "module" and self.type_checking > 0)
+            )
         elif s.kind == "class" and name not in s.nonlocals:
             s.bound_so_far.add(name)
 
@@ -250,8 +260,7 @@ class _Collector:
 
     def generic_visit(self, node: ast.AST) -> None:
         for child in ast.iter_child_nodes(node):
-            if not isinstance(child, (ast.expr_context, ast.operator, ast.cmpop,
-                                      ast.unaryop, ast.boolop)):
+            if not isinstance(child, (ast.expr_context, ast.operator, ast.cmpop, ast.unaryop, ast.boolop)):
                 self.visit(child)
 
     def visit_all(self, nodes: list[ast.stmt] | list[ast.expr]) -> None:
@@ -442,9 +451,7 @@ class _Collector:
         self.pop()
         self.bind(node.name)
 
-    def visit_comprehension_scope(
-        self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp
-    ) -> None:
+    def visit_comprehension_scope(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
         generators = node.generators
         # The first iterable is evaluated in the enclosing scope (so it sees class-body names).
         self.visit(generators[0].iter)
@@ -533,8 +540,7 @@ def _shallow_bindings(stmt: ast.stmt) -> list[str]:
 
 def _has_future_annotations(module: ast.Module) -> bool:
     return any(
-        isinstance(s, ast.ImportFrom) and s.module == "__future__"
-        and any(a.name == "annotations" for a in s.names)
+        isinstance(s, ast.ImportFrom) and s.module == "__future__" and any(a.name == "annotations" for a in s.names)
         for s in module.body
     )
 
@@ -638,8 +644,7 @@ class ModuleAnalysis:
     # -- per class
 
     def class_index(self, class_name: str) -> int:
-        indices = [i for i, s in enumerate(self.module.body)
-                   if isinstance(s, ast.ClassDef) and s.name == class_name]
+        indices = [i for i, s in enumerate(self.module.body) if isinstance(s, ast.ClassDef) and s.name == class_name]
         if not indices:
             raise ValueError(f"no top-level class named {class_name!r}")
         return indices[-1]  # the binding that survives at run time
@@ -657,8 +662,7 @@ class ModuleAnalysis:
             builtins_used |= self._builtins[i]
             if i in self._too_deep:
                 what = "the class" if i == root else f"needed statement {_top_level_label(body[i])!r}"
-                raise ResolutionError(
-                    class_name, f"{what} at line {body[i].lineno} is nested too deeply to analyse")
+                raise ResolutionError(class_name, f"{what} at line {body[i].lineno} is nested too deeply to analyse")
             for use in self._unresolved[i]:
                 unresolved.add(UnresolvedName(use.name, use.line, self._where(use, i == root, class_name)))
             for name, lazy in self._requires[i].items():
@@ -672,8 +676,7 @@ class ModuleAnalysis:
                     if d.stmt not in seen:
                         seen.add(d.stmt)
                         queue.append(d.stmt)
-        seen |= {i for i, s in enumerate(body)
-                 if isinstance(s, ast.ImportFrom) and s.module == "__future__"}
+        seen |= {i for i, s in enumerate(body) if isinstance(s, ast.ImportFrom) and s.module == "__future__"}
         seen.discard(root)
         ordered = sorted(seen)
         return Resolution(

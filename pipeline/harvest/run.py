@@ -50,14 +50,16 @@ class HarvestSummary:
     rejects: int
     funnel: FunnelReport
     reused_shards: int = 0
-    corpora: dict[str, list[str]] | None = None   # what dedup checked against (decontamination.json)
+    corpora: dict[str, list[str]] | None = None  # what dedup checked against (decontamination.json)
 
 
 def snapshot_dir(cfg: HarvestConfig) -> Path:
     return Path(cfg.output_root) / cfg.snapshot
 
 
-def github_search_cached(cfg: HarvestConfig, search: Callable[[], GitHubSearchResult], today: date) -> GitHubSearchResult:
+def github_search_cached(
+    cfg: HarvestConfig, search: Callable[[], GitHubSearchResult], today: date
+) -> GitHubSearchResult:
     """Run the GitHub search once per day and settings: a resumed harvest does not re-pay the rate limit."""
     settings = cfg.github.model_dump(mode="json", exclude={"token"}) | {"cutoff": str(cfg.cutoff), "day": str(today)}
     key = hashlib.sha256(json.dumps(settings, sort_keys=True).encode()).hexdigest()[:16]
@@ -101,7 +103,9 @@ def _read_shard(path: Path) -> RepoShard | None:
         return None  # unreadable shard: redo the repository rather than trust it
 
 
-def harvest_repo(ref: RepoRef, cfg: HarvestConfig, snap: Path, on_file: Callable[[str], None] | None = None) -> tuple[RepoShard, bool]:
+def harvest_repo(
+    ref: RepoRef, cfg: HarvestConfig, snap: Path, on_file: Callable[[str], None] | None = None
+) -> tuple[RepoShard, bool]:
     """Clone and scan one repository unless its shard is current; returns (shard, reused)."""
     shard_path = _shard_path(snap, ref)
     funnel: Funnel[RepoRef] = Funnel()
@@ -117,14 +121,20 @@ def harvest_repo(ref: RepoRef, cfg: HarvestConfig, snap: Path, on_file: Callable
         shard.funnel = funnel.report().merge(shard.funnel)
     except CloneFailure as exc:
         funnel.record(R.CLONE, ref.full_name, Verdict.drop(exc.reason, exc.detail))
-        shard = RepoShard(repo=ref, head_commit=None, funnel=funnel.report(),
-                          rejects=[Rejection(item_id=ref.full_name, stage=R.CLONE, reason=exc.reason, detail=exc.detail)])
+        shard = RepoShard(
+            repo=ref,
+            head_commit=None,
+            funnel=funnel.report(),
+            rejects=[Rejection(item_id=ref.full_name, stage=R.CLONE, reason=exc.reason, detail=exc.detail)],
+        )
     with atomic_open(shard_path) as fh:
         fh.write(shard.model_dump_json())
     return shard, False
 
 
-def build_dedup_index(cfg: HarvestConfig, releases: Mapping[str, Iterable[ReleasedSolution]] | None = None) -> DedupIndex:
+def build_dedup_index(
+    cfg: HarvestConfig, releases: Mapping[str, Iterable[ReleasedSolution]] | None = None
+) -> DedupIndex:
     """`releases`: the tasks of the project's earlier releases by release folder (the edge reads
     `release.output_root` with `pipeline.release.history.release_solutions`); new classes must not
     copy their solution classes."""
@@ -137,8 +147,9 @@ def build_dedup_index(cfg: HarvestConfig, releases: Mapping[str, Iterable[Releas
     for name in cfg.dedup.reference_datasets:
         folder = cached_dataset(name)
         if folder is None:
-            index.corpora["not_checked"].append(f"{name} (not in the local Hugging Face cache; download it once "
-                                                "to check against it)")
+            index.corpora["not_checked"].append(
+                f"{name} (not in the local Hugging Face cache; download it once to check against it)"
+            )
             continue
         n = load_reference_corpus(index, folder)
         index.corpora["checked"].append(f"{name} ({n} classes, Hugging Face cache)")
@@ -146,20 +157,25 @@ def build_dedup_index(cfg: HarvestConfig, releases: Mapping[str, Iterable[Releas
     root = Path(cfg.output_root)
     if root.is_dir():
         # Every other finished snapshot is an earlier harvest: a refresh never re-emits old classes.
-        earlier += [p / "classes.jsonl" for p in sorted(root.iterdir())
-                    if p.name != cfg.snapshot and (p / "funnel.json").exists() and (p / "classes.jsonl").exists()]
+        earlier += [
+            p / "classes.jsonl"
+            for p in sorted(root.iterdir())
+            if p.name != cfg.snapshot and (p / "funnel.json").exists() and (p / "classes.jsonl").exists()
+        ]
     for path in earlier:
         n = load_earlier_harvest(index, path, path.parent.name)
         index.corpora["checked"].append(f"snapshot {path.parent.name} ({n} classes)")
     for release_root, solutions in (releases or {}).items():
         by_version = load_earlier_releases(index, solutions)
         index.corpora["checked"] += [f"release {v} ({n} solution classes)" for v, n in by_version.items()] or [
-            f"earlier releases (none yet under {release_root})"]
+            f"earlier releases (none yet under {release_root})"
+        ]
     return index
 
 
-def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex, snap: Path,
-                      github: GitHubSearchResult | None = None) -> HarvestSummary:
+def assemble_snapshot(
+    cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex, snap: Path, github: GitHubSearchResult | None = None
+) -> HarvestSummary:
     """Stream shards (in repository order, so results are deterministic) into the snapshot files."""
     funnel = github.funnel() if github is not None else FunnelReport()
     dedup_funnel: Funnel = Funnel()
@@ -171,8 +187,11 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
             if shard is not None:
                 yield shard
 
-    with atomic_open(snap / "classes.jsonl") as classes_fh, atomic_open(snap / "rejects.jsonl") as rejects_fh, \
-            atomic_open(snap / "repos.jsonl") as repos_fh:
+    with (
+        atomic_open(snap / "classes.jsonl") as classes_fh,
+        atomic_open(snap / "rejects.jsonl") as rejects_fh,
+        atomic_open(snap / "repos.jsonl") as repos_fh,
+    ):
         for rej in github.rejections() if github is not None else []:
             rejects_fh.write(rej.model_dump_json() + "\n")
             counts["rejects"] += 1
@@ -191,7 +210,9 @@ def assemble_snapshot(cfg: HarvestConfig, refs: list[RepoRef], index: DedupIndex
                     rejects_fh.write(rej.model_dump_json() + "\n")
                     counts["rejects"] += 1
                     continue
-                cls.domains = label_domains(cls.class_name, [cls.docstring or ""] + [m.docstring or "" for m in cls.methods], shard.repo.domains)
+                cls.domains = label_domains(
+                    cls.class_name, [cls.docstring or ""] + [m.docstring or "" for m in cls.methods], shard.repo.domains
+                )
                 classes_fh.write(cls.model_dump_json() + "\n")
                 counts["classes"] += 1
     funnel = funnel.merge(dedup_funnel.report())
@@ -237,9 +258,14 @@ def harvest_all(refs: list[RepoRef], cfg: HarvestConfig, snap: Path, progress: P
     return reused
 
 
-def run_harvest(cfg: HarvestConfig, *, github_search: Callable[[], GitHubSearchResult] | None = None,
-                progress: ProgressFn | None = None, today: date | None = None,
-                releases: Mapping[str, Iterable[ReleasedSolution]] | None = None) -> HarvestSummary:
+def run_harvest(
+    cfg: HarvestConfig,
+    *,
+    github_search: Callable[[], GitHubSearchResult] | None = None,
+    progress: ProgressFn | None = None,
+    today: date | None = None,
+    releases: Mapping[str, Iterable[ReleasedSolution]] | None = None,
+) -> HarvestSummary:
     """`github_search` is injected by the edge (CLI, flow) so the library never builds network clients itself;
     `releases` as in `build_dedup_index`."""
     snap = snapshot_dir(cfg)

@@ -22,28 +22,47 @@ from pipeline.core.class_analysis import is_stdlib_module
 
 ImportNode = ast.Import | ast.ImportFrom
 
-_COMPARE = {ast.Lt: operator.lt, ast.LtE: operator.le, ast.Gt: operator.gt, ast.GtE: operator.ge,
-            ast.Eq: operator.eq, ast.NotEq: operator.ne}
+_COMPARE = {
+    ast.Lt: operator.lt,
+    ast.LtE: operator.le,
+    ast.Gt: operator.gt,
+    ast.GtE: operator.ge,
+    ast.Eq: operator.eq,
+    ast.NotEq: operator.ne,
+}
 # Importing these has visible side effects (a browser, printed text, a demo window).
-_NEVER_IMPORT = frozenset({"antigravity", "this", "__hello__", "__phello__", "idlelib", "turtledemo", "tkinter", "turtle"})
+_NEVER_IMPORT = frozenset(
+    {"antigravity", "this", "__hello__", "__phello__", "idlelib", "turtledemo", "tkinter", "turtle"}
+)
 
 
 def is_type_checking(test: ast.expr) -> bool:
     return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
-        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING")
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
 
 
 def _version_info(node: ast.expr) -> tuple[int, ...] | int | None:
     """`sys.version_info`, `sys.version_info[:2]` or `sys.version_info[0]` as the target's value."""
     target = tuple(sys.version_info[:3])
-    if isinstance(node, ast.Attribute) and node.attr == "version_info" and isinstance(node.value, ast.Name) and node.value.id == "sys":
+    if (
+        isinstance(node, ast.Attribute)
+        and node.attr == "version_info"
+        and isinstance(node.value, ast.Name)
+        and node.value.id == "sys"
+    ):
         return target
     if isinstance(node, ast.Subscript) and _version_info(node.value) == target:
         s = node.slice
         if isinstance(s, ast.Constant) and isinstance(s.value, int) and 0 <= s.value < 3:
             return target[s.value]
-        if isinstance(s, ast.Slice) and s.lower is None and s.step is None and isinstance(s.upper, ast.Constant) \
-                and isinstance(s.upper.value, int):
+        if (
+            isinstance(s, ast.Slice)
+            and s.lower is None
+            and s.step is None
+            and isinstance(s.upper, ast.Constant)
+            and isinstance(s.upper.value, int)
+        ):
             return target[: s.upper.value]
     return None
 

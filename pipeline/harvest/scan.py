@@ -75,13 +75,16 @@ def _fewer_collections() -> Iterator[None]:
                 gc.set_threshold(*_relaxed["saved"])
 
 
-def scan_checkout(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date,
-                  on_file: Callable[[str], None] | None = None) -> RepoShard:
+def scan_checkout(
+    ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date, on_file: Callable[[str], None] | None = None
+) -> RepoShard:
     with _fewer_collections():
         return _scan(ref, checkout, cfg, cutoff, on_file)
 
 
-def _scan(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date, on_file: Callable[[str], None] | None) -> RepoShard:
+def _scan(
+    ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date, on_file: Callable[[str], None] | None
+) -> RepoShard:
     sink = RejectionList()
     funnel: Funnel = Funnel(sink=sink)
     listing = files.list_checkout(checkout)
@@ -100,7 +103,9 @@ def _scan(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date, on_file
             continue
         if not funnel.record(R.CONTENT, f.item_id, files.read_content(f, cfg)):
             continue
-        if not funnel.record(R.COMPILE, f.item_id, files.parse_and_compile(f, cfg, lambda node: structure.fits(node).keep)):
+        if not funnel.record(
+            R.COMPILE, f.item_id, files.parse_and_compile(f, cfg, lambda node: structure.fits(node).keep)
+        ):
             continue
         assert f.text is not None and f.module is not None  # a file that compiled was read and parsed
         for found in list_candidates(ref, rel, f.text, f.module, f.index):
@@ -108,11 +113,14 @@ def _scan(ref: RepoRef, checkout: Path, cfg: FilterConfig, cutoff: date, on_file
             if cand is not None:
                 survivors.append((cand, len(sink.rejections)))
     kept = _with_provenance(survivors, checkout, cutoff, funnel, sink)
-    return RepoShard(repo=ref, head_commit=ref.head_commit, classes=kept, rejects=sink.rejections, funnel=funnel.report())
+    return RepoShard(
+        repo=ref, head_commit=ref.head_commit, classes=kept, rejects=sink.rejections, funnel=funnel.report()
+    )
 
 
-def _with_provenance(survivors: list[tuple[Candidate, int]], checkout: Path, cutoff: date, funnel: Funnel,
-                     sink: RejectionList) -> list[HarvestedClass]:
+def _with_provenance(
+    survivors: list[tuple[Candidate, int]], checkout: Path, cutoff: date, funnel: Funnel, sink: RejectionList
+) -> list[HarvestedClass]:
     """Provenance last, once every class that reaches it is known: one history walk limited to their
     names. Each survivor carries where its rejection stood in the scan, so the rejections keep the
     order of a scan that asked class by class."""

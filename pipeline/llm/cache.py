@@ -165,7 +165,9 @@ class ResponseCache:
                 self._insert([entry])
             except sqlite3.Error as exc:
                 if not self._unsaved:
-                    log.error("cache %s: cannot store answers (%s); keeping them in memory for this run", self.path, exc)
+                    log.error(
+                        "cache %s: cannot store answers (%s); keeping them in memory for this run", self.path, exc
+                    )
                 self.write_error = str(exc)
                 return self._unsaved.setdefault(key, entry)
         stored = self.get(key)
@@ -218,12 +220,20 @@ class ResponseCache:
             try:
                 added = self.import_jsonl(spill)
             except (CacheImportError, sqlite3.Error, OSError) as exc:
-                log.warning("LLM cache %s: answers spilled to %s earlier are not stored yet (%s); they are kept there",
-                            self.path, spill, exc)
+                log.warning(
+                    "LLM cache %s: answers spilled to %s earlier are not stored yet (%s); they are kept there",
+                    self.path,
+                    spill,
+                    exc,
+                )
                 continue
             spill.unlink(missing_ok=True)
-            log.warning("LLM cache %s: stored %d answer(s) an earlier run had to spill to %s (its disk was full)",
-                        self.path, added, spill)
+            log.warning(
+                "LLM cache %s: stored %d answer(s) an earlier run had to spill to %s (its disk was full)",
+                self.path,
+                added,
+                spill,
+            )
 
     def __contains__(self, key: object) -> bool:
         with self._lock:
@@ -365,8 +375,14 @@ def _replace_corrupt(path: Path, exc: sqlite3.DatabaseError) -> sqlite3.Connecti
             pass  # no WAL, or another process moved it first
     conn = _connect(path)
     _insert_entries(conn, salvaged)
-    log.warning("LLM cache %s was damaged (%s): moved aside to %s; %d answer(s) recovered into a fresh cache, "
-                "any other answer it held will be paid again", path, " ".join(str(exc).split()), aside, len(salvaged))
+    log.warning(
+        "LLM cache %s was damaged (%s): moved aside to %s; %d answer(s) recovered into a fresh cache, "
+        "any other answer it held will be paid again",
+        path,
+        " ".join(str(exc).split()),
+        aside,
+        len(salvaged),
+    )
     return conn
 
 

@@ -53,18 +53,23 @@ _DETERMINISTIC_5XX = frozenset({500, 501})
 # Auth, unknown model or path, rate limit: fixed by the operator, not by the content, so transient.
 _OPERATOR_STATUS = frozenset({401, 403, 404, 408, 409, 429})
 # What servers say when they cannot take the response_format they were sent.
-_FORMAT_REFUSAL = re.compile(r"response_format|json_schema|json_object|'text' or 'json_object'|grammar|structured output",
-                             re.IGNORECASE)
+_FORMAT_REFUSAL = re.compile(
+    r"response_format|json_schema|json_object|'text' or 'json_object'|grammar|structured output", re.IGNORECASE
+)
 _CONTEXT_EXCEEDED = re.compile(
     r"context_length_exceeded|context length|context window|maximum context|exceeds? the available context|"
-    r"too many tokens|prompt is too long|n_ctx", re.IGNORECASE)
+    r"too many tokens|prompt is too long|n_ctx",
+    re.IGNORECASE,
+)
 # A 5xx body that blames the request (a validation error turned into a 500): a re-run repeats it.
-_REQUEST_INVALID = re.compile(r"validation error|input should be|invalid|unsupported|not supported|unrecognized",
-                              re.IGNORECASE)
+_REQUEST_INVALID = re.compile(
+    r"validation error|input should be|invalid|unsupported|not supported|unrecognized", re.IGNORECASE
+)
 # OpenAI's and vLLM's wording: "This model's maximum context length is 8192 tokens."; llama.cpp's:
 # "request (9000 tokens) exceeds the available context size (8192 tokens)".
-_WINDOW_IN_MESSAGE = re.compile(r"maximum context length is (\d+)|available context size \((\d+) tokens?\)",
-                                re.IGNORECASE)
+_WINDOW_IN_MESSAGE = re.compile(
+    r"maximum context length is (\d+)|available context size \((\d+) tokens?\)", re.IGNORECASE
+)
 # Smallest answer room worth asking for when the context window forces max_tokens down.
 MIN_ANSWER_TOKENS = 256
 
@@ -154,7 +159,9 @@ def sent_formats(mode: str, response_format: dict[str, Any] | None) -> list[dict
         if schema is not None:
             as_object["schema"] = schema
     plan: dict[str, list[dict[str, Any] | None]] = {
-        "json_schema": [response_format], "json_object": [as_object], "none": [None],
+        "json_schema": [response_format],
+        "json_object": [as_object],
+        "none": [None],
         "auto": [response_format, as_object, None],
     }
     return plan[mode]
@@ -190,8 +197,9 @@ class LLMClient:
         self._speeds: dict[tuple[str, str], float] = {}  # measured completion tokens/s per endpoint
 
     @classmethod
-    def from_config(cls, config: LLMConfig, env: Mapping[str, str], *, load_exports: bool = False,
-                    **kw: Any) -> LLMClient:
+    def from_config(
+        cls, config: LLMConfig, env: Mapping[str, str], *, load_exports: bool = False, **kw: Any
+    ) -> LLMClient:
         """The one way the product opens a client: its own cache (at `config.cache_path`, closed with
         the client), a fresh ledger for this run and, for a build (`load_exports`), the shipped
         cache exports of `config.cache_imports` loaded first."""
@@ -232,8 +240,15 @@ class LLMClient:
             # The server named its window in the refusal (OpenAI, vLLM): learn it and ask once
             # more with the answer room fitted to it, or drop the prompt if it cannot fit at all.
             self.learn(endpoint, context_window=exc.context_window)
-            return self.complete(role, endpoint, messages, task_id=task_id, prompt_version=prompt_version,
-                                 sample_index=sample_index, response_format=response_format)
+            return self.complete(
+                role,
+                endpoint,
+                messages,
+                task_id=task_id,
+                prompt_version=prompt_version,
+                sample_index=sample_index,
+                response_format=response_format,
+            )
         if not first.truncated or first.completion_tokens < max_tokens:
             return first  # not cut, or cut by something more room cannot fix
         room = int(max_tokens * endpoint.length_retry_factor)
@@ -241,8 +256,13 @@ class LLMClient:
             room = min(room, window - estimate_prompt_tokens(messages))
         if room <= max_tokens:
             return first
-        log.warning("role=%s task=%s: answer cut at max_tokens=%d; asking once more with max_tokens=%d",
-                    role, task_id, max_tokens, room)
+        log.warning(
+            "role=%s task=%s: answer cut at max_tokens=%d; asking once more with max_tokens=%d",
+            role,
+            task_id,
+            max_tokens,
+            room,
+        )
         return self._complete_once(*args, room).model_copy(update={"length_retried": True})
 
     def context_window(self, endpoint: EndpointConfig) -> int | None:
@@ -252,7 +272,9 @@ class LLMClient:
         with self._learned_lock:
             return self._server_windows.get(_ident(endpoint))
 
-    def learn(self, endpoint: EndpointConfig, *, context_window: int | None = None, response_format: str | None = None) -> None:
+    def learn(
+        self, endpoint: EndpointConfig, *, context_window: int | None = None, response_format: str | None = None
+    ) -> None:
         """What a pre-flight check found: the server's window, the response_format mode it takes."""
         with self._learned_lock:
             if context_window is not None:
@@ -260,8 +282,9 @@ class LLMClient:
             if response_format is not None:
                 self._format_modes[_ident(endpoint)] = response_format
 
-    def _fit(self, role: str, task_id: str, endpoint: EndpointConfig, messages: list[dict[str, Any]],
-             window: int | None) -> int:
+    def _fit(
+        self, role: str, task_id: str, endpoint: EndpointConfig, messages: list[dict[str, Any]], window: int | None
+    ) -> int:
         if window is None:
             return endpoint.max_tokens
         prompt = estimate_prompt_tokens(messages)
@@ -271,16 +294,30 @@ class LLMClient:
         return min(endpoint.max_tokens, room)
 
     def _complete_once(
-        self, role: str, endpoint: EndpointConfig, messages: list[dict[str, Any]], task_id: str, prompt_version: str,
-        sample_index: int, response_format: dict[str, Any] | None, window: int | None, max_tokens: int,
+        self,
+        role: str,
+        endpoint: EndpointConfig,
+        messages: list[dict[str, Any]],
+        task_id: str,
+        prompt_version: str,
+        sample_index: int,
+        response_format: dict[str, Any] | None,
+        window: int | None,
+        max_tokens: int,
     ) -> Completion:
         with self._learned_lock:
             mode = self._format_modes.get(_ident(endpoint), endpoint.response_format)
         formats = sent_formats(mode, response_format)
         materials = [
             CacheKeyMaterial(
-                role=role, model=endpoint.model, messages=messages, temperature=endpoint.temperature,
-                max_tokens=max_tokens, response_format=f, prompt_version=prompt_version, sample_index=sample_index,
+                role=role,
+                model=endpoint.model,
+                messages=messages,
+                temperature=endpoint.temperature,
+                max_tokens=max_tokens,
+                response_format=f,
+                prompt_version=prompt_version,
+                sample_index=sample_index,
             )
             for f in formats
         ]
@@ -303,20 +340,39 @@ class LLMClient:
                 try:
                     return self._live(material, key, endpoint, task_id).model_copy(update=extra)
                 except _FormatRefused as refused:
-                    self._fall_back(refused, role, task_id, endpoint, material.response_format, formats[i + 1:])
+                    self._fall_back(refused, role, task_id, endpoint, material.response_format, formats[i + 1 :])
         raise AssertionError("unreachable: the last format returns or raises")
 
-    def _fall_back(self, refused: _FormatRefused, role: str, task_id: str, endpoint: EndpointConfig,
-                   refused_format: dict[str, Any] | None, left: list[dict[str, Any] | None]) -> None:
+    def _fall_back(
+        self,
+        refused: _FormatRefused,
+        role: str,
+        task_id: str,
+        endpoint: EndpointConfig,
+        refused_format: dict[str, Any] | None,
+        left: list[dict[str, Any] | None],
+    ) -> None:
         """After the server refused a response_format: the next one is learned for the endpoint, or,
         when none is left, the call has failed for good."""
         if not left:
-            raise LLMCallFailed(role, task_id, f"{refused.failure.reason} (the server refuses "
-                                f"response_format; set response_format = \"none\" for this role)",
-                                refused.attempts, refused.failure.status, transient=False) from None
+            raise LLMCallFailed(
+                role,
+                task_id,
+                f"{refused.failure.reason} (the server refuses "
+                f'response_format; set response_format = "none" for this role)',
+                refused.attempts,
+                refused.failure.status,
+                transient=False,
+            ) from None
         next_mode = "none" if left[0] is None else str(left[0].get("type"))
-        log.warning("role=%s model=%s: server refused response_format %s (%s); using %s from now on",
-                    role, endpoint.model, (refused_format or {}).get("type"), refused.failure.reason, next_mode)
+        log.warning(
+            "role=%s model=%s: server refused response_format %s (%s); using %s from now on",
+            role,
+            endpoint.model,
+            (refused_format or {}).get("type"),
+            refused.failure.reason,
+            next_mode,
+        )
         self.learn(endpoint, response_format=next_mode)
 
     def map(self, fn: Callable[[Any], Any], items: list[Any]) -> list[Outcome[Any, Any]]:
@@ -347,8 +403,12 @@ class LLMClient:
         if entry is None:
             return None
         self.ledger.record(
-            role=role, task_id=task_id, model=entry.model,
-            prompt_tokens=entry.prompt_tokens, completion_tokens=entry.completion_tokens, cached=True,
+            role=role,
+            task_id=task_id,
+            model=entry.model,
+            prompt_tokens=entry.prompt_tokens,
+            completion_tokens=entry.completion_tokens,
+            cached=True,
         )
         return _completion(entry, role=role, task_id=task_id, cached=True, attempts=0)
 
@@ -385,15 +445,25 @@ class LLMClient:
         )
         # Ledgered before the cache write: a paid answer is counted even if storing it fails.
         self.ledger.record(
-            role=role, task_id=task_id, model=endpoint.model, prompt_tokens=prompt_tokens,
-            completion_tokens=completion_tokens, cached=False, retries=attempts - 1, estimated=estimated,
+            role=role,
+            task_id=task_id,
+            model=endpoint.model,
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cached=False,
+            retries=attempts - 1,
+            estimated=estimated,
         )
         # `put` returns the stored winner if another process recorded this key first; we use it
         # so that this run and any later replay see the same answer.
         with paid.storing(str(self.cache.path)):
             stored = self.cache.put(key, entry)
         return _completion(stored, role=role, task_id=task_id, cached=False, attempts=attempts).model_copy(
-            update={"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens, "usage_estimated": estimated}
+            update={
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "usage_estimated": estimated,
+            }
         )
 
     def _streaming(self, endpoint: EndpointConfig) -> bool:
@@ -437,9 +507,13 @@ class LLMClient:
         finally:
             chunks.close()  # a broken-off stream closes the connection, so the server stops generating
         # No content delta at all is a null content (a billed answer without text), not "".
-        return _Answer(text="".join(text) if text else None, finish_reason=finish, response_model=model,
-                       prompt_tokens=getattr(usage, "prompt_tokens", None),
-                       completion_tokens=getattr(usage, "completion_tokens", None))
+        return _Answer(
+            text="".join(text) if text else None,
+            finish_reason=finish,
+            response_model=model,
+            prompt_tokens=getattr(usage, "prompt_tokens", None),
+            completion_tokens=getattr(usage, "completion_tokens", None),
+        )
 
     def _call_with_retries(
         self, material: CacheKeyMaterial, endpoint: EndpointConfig, task_id: str
@@ -468,15 +542,34 @@ class LLMClient:
             wait = self._backoff(endpoint, attempt, failure.retry_after_s)
             log.warning(
                 "role=%s task=%s model=%s: attempt %d/%d failed (%s); retrying in %.2fs",
-                role, task_id, endpoint.model, attempt, total, failure.reason, wait,
+                role,
+                task_id,
+                endpoint.model,
+                attempt,
+                total,
+                failure.reason,
+                wait,
             )
             self._sleep(wait)
         self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=total - 1)
-        raise LLMCallFailed(role, task_id, f"gave up after {total} attempts; last error: {failure.reason}", total,
-                            failure.status, transient=True)
+        raise LLMCallFailed(
+            role,
+            task_id,
+            f"gave up after {total} attempts; last error: {failure.reason}",
+            total,
+            failure.status,
+            transient=True,
+        )
 
-    def _attempt(self, sdk, kwargs: dict[str, Any], material: CacheKeyMaterial, endpoint: EndpointConfig,
-                 task_id: str, attempt: int) -> _Answer | _Attempt:
+    def _attempt(
+        self,
+        sdk,
+        kwargs: dict[str, Any],
+        material: CacheKeyMaterial,
+        endpoint: EndpointConfig,
+        task_id: str,
+        attempt: int,
+    ) -> _Answer | _Attempt:
         """One request: the answer, or what went wrong with it."""
         stream = self._streaming(endpoint)
         limit = endpoint.timeout_s if stream else self._wall_clock_s(endpoint, material.max_tokens)
@@ -489,8 +582,11 @@ class LLMClient:
             return _Attempt(retryable=True, reason=f"timed out: {what} {limit:g}s (timeout_s of this role)")
         except openai.APIStatusError as exc:
             if stream and endpoint.stream == "auto" and _refuses_streaming(exc):
-                log.warning("model=%s: the server refuses streaming (%s); whole answers from now on",
-                            endpoint.model, _error_message(exc))
+                log.warning(
+                    "model=%s: the server refuses streaming (%s); whole answers from now on",
+                    endpoint.model,
+                    _error_message(exc),
+                )
                 with self._learned_lock:
                     self._stream_modes[_ident(endpoint)] = False
                 return self._attempt(sdk, kwargs, material, endpoint, task_id, attempt)
@@ -502,16 +598,37 @@ class LLMClient:
         if isinstance(sent, _Answer) and not isinstance(sent.text, str):
             # A 200 without text (content null) was still billed: count it, then fail.
             p, c, est = _tokens(sent, material.messages)
-            self.ledger.record(role=material.role, task_id=task_id, model=endpoint.model, prompt_tokens=p,
-                               completion_tokens=c, cached=False, retries=attempt - 1, estimated=est)
-            raise LLMCallFailed(material.role, task_id, f"response has no text content (finish_reason="
-                                f"{sent.finish_reason}); {p + c} tokens billed", attempt, 200, transient=False)
+            self.ledger.record(
+                role=material.role,
+                task_id=task_id,
+                model=endpoint.model,
+                prompt_tokens=p,
+                completion_tokens=c,
+                cached=False,
+                retries=attempt - 1,
+                estimated=est,
+            )
+            raise LLMCallFailed(
+                material.role,
+                task_id,
+                f"response has no text content (finish_reason={sent.finish_reason}); {p + c} tokens billed",
+                attempt,
+                200,
+                transient=False,
+            )
         if isinstance(sent, _Answer):
             self._measure(endpoint, sent, time.monotonic() - started)
         return sent
 
-    def _settle(self, failure: _Attempt, previous: _Attempt | None, material: CacheKeyMaterial,
-                endpoint: EndpointConfig, task_id: str, attempt: int) -> _Attempt:
+    def _settle(
+        self,
+        failure: _Attempt,
+        previous: _Attempt | None,
+        material: CacheKeyMaterial,
+        endpoint: EndpointConfig,
+        task_id: str,
+        attempt: int,
+    ) -> _Attempt:
         """Raise for a failure that retrying cannot fix; return a retryable one."""
         role = material.role
         if failure.format_refused:
@@ -521,20 +638,36 @@ class LLMClient:
             self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
             said = _WINDOW_IN_MESSAGE.search(failure.reason)
             window = int(said.group(1) or said.group(2)) if said else endpoint.context_window
-            raise PromptTooLong(role, task_id, estimate_prompt_tokens(material.messages), window,
-                                material.max_tokens, source=f"estimate; server said: {failure.reason}")
-        if (failure.retryable and previous is not None and failure.status in _DETERMINISTIC_5XX
-                and failure.status == previous.status and failure.reason == previous.reason):
+            raise PromptTooLong(
+                role,
+                task_id,
+                estimate_prompt_tokens(material.messages),
+                window,
+                material.max_tokens,
+                source=f"estimate; server said: {failure.reason}",
+            )
+        if (
+            failure.retryable
+            and previous is not None
+            and failure.status in _DETERMINISTIC_5XX
+            and failure.status == previous.status
+            and failure.reason == previous.reason
+        ):
             # Stop paying for retries now; but only a request the server says is invalid is a
             # final verdict: a generic "server had an error" twice may still be an outage.
-            failure = failure.model_copy(update={
-                "retryable": False, "transient": not _REQUEST_INVALID.search(failure.reason),
-                "reason": f"{failure.reason} (the same error twice: deterministic, not retried)"})
+            failure = failure.model_copy(
+                update={
+                    "retryable": False,
+                    "transient": not _REQUEST_INVALID.search(failure.reason),
+                    "reason": f"{failure.reason} (the same error twice: deterministic, not retried)",
+                }
+            )
         if not failure.retryable:
             self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
             suffix = "" if "not retried" in failure.reason else " (not retryable)"
-            raise LLMCallFailed(role, task_id, f"{failure.reason}{suffix}", attempt, failure.status,
-                                transient=failure.transient)
+            raise LLMCallFailed(
+                role, task_id, f"{failure.reason}{suffix}", attempt, failure.status, transient=failure.transient
+            )
         return failure
 
     def _backoff(self, endpoint: EndpointConfig, attempt: int, retry_after_s: float | None) -> float:
@@ -592,7 +725,11 @@ class _Flight:
 def _status_failure(exc: openai.APIStatusError, sent_format: bool) -> _Attempt:
     status = exc.status_code
     message = _error_message(exc)
-    code = exc.body.get("error", {}).get("code") if isinstance(exc.body, dict) and isinstance(exc.body.get("error"), dict) else None
+    code = (
+        exc.body.get("error", {}).get("code")
+        if isinstance(exc.body, dict) and isinstance(exc.body.get("error"), dict)
+        else None
+    )
     retryable = status in _RETRYABLE_STATUS or status >= 500
     return _Attempt(
         retryable=retryable,
@@ -601,8 +738,8 @@ def _status_failure(exc: openai.APIStatusError, sent_format: bool) -> _Attempt:
         retry_after_s=_retry_after(exc.response.headers) if retryable else None,
         transient=retryable or status in _OPERATOR_STATUS,
         format_refused=sent_format and status in (400, 422, 500) and bool(_FORMAT_REFUSAL.search(message)),
-        context_exceeded=status in (400, 413, 422, 500) and (code == "context_length_exceeded"
-                                                             or bool(_CONTEXT_EXCEEDED.search(message))),
+        context_exceeded=status in (400, 413, 422, 500)
+        and (code == "context_length_exceeded" or bool(_CONTEXT_EXCEEDED.search(message))),
     )
 
 
@@ -681,8 +818,9 @@ def _tokens(answer: _Answer, messages: list[dict[str, Any]]) -> tuple[int, int, 
     if answer.prompt_tokens is not None and answer.completion_tokens is not None:
         return int(answer.prompt_tokens), int(answer.completion_tokens), False
     prompt = int(answer.prompt_tokens) if answer.prompt_tokens is not None else estimate_prompt_tokens(messages)
-    completion = (int(answer.completion_tokens) if answer.completion_tokens is not None
-                  else estimate_tokens(answer.text or ""))
+    completion = (
+        int(answer.completion_tokens) if answer.completion_tokens is not None else estimate_tokens(answer.text or "")
+    )
     return prompt, completion, True
 
 
@@ -707,4 +845,3 @@ def _completion(entry: CacheEntry, *, role: str, task_id: str, cached: bool, att
         attempts=attempts,
         usage_estimated=entry.usage_estimated,
     )
-

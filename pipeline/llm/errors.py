@@ -49,12 +49,23 @@ class PromptTooLong(LLMError, InputError):
     """The prompt cannot fit the role's context window with room for an answer: not sent, or refused
     by the server (`context_length_exceeded`). A verdict on this request: a re-run fails the same way."""
 
-    def __init__(self, role: str, task_id: str, prompt_tokens: int | None, context_window: int | None,
-                 max_tokens: int, source: str = "estimate") -> None:
+    def __init__(
+        self,
+        role: str,
+        task_id: str,
+        prompt_tokens: int | None,
+        context_window: int | None,
+        max_tokens: int,
+        source: str = "estimate",
+    ) -> None:
         p = "?" if prompt_tokens is None else str(prompt_tokens)
         w = "?" if context_window is None else str(context_window)
-        super().__init__(role, task_id, f"prompt of {p} tokens ({source}) + answer room of {max_tokens} tokens "
-                                        f"does not fit the context window of {w} tokens")
+        super().__init__(
+            role,
+            task_id,
+            f"prompt of {p} tokens ({source}) + answer room of {max_tokens} tokens "
+            f"does not fit the context window of {w} tokens",
+        )
         self.args = (role, task_id, prompt_tokens, context_window, max_tokens, source)
         self.prompt_tokens = prompt_tokens
         self.context_window = context_window
@@ -113,8 +124,11 @@ class CacheWriteError(InfrastructureError, OSError):
     the cache and where the answers were saved instead; the next open of the same cache stores them."""
 
     def __init__(self, path: object, count: int, reason: str, spill: object | None) -> None:
-        where = (f"saved to {spill}; the next run stores them in the cache once it has room (nothing is paid twice)"
-                 if spill else "could not be saved elsewhere either")
+        where = (
+            f"saved to {spill}; the next run stores them in the cache once it has room (nothing is paid twice)"
+            if spill
+            else "could not be saved elsewhere either"
+        )
         super().__init__(f"LLM cache {path}: {count} paid answer(s) could not be stored ({reason}); {where}")
         self.path = path
         self.count = count

@@ -49,8 +49,11 @@ _REASONING_TAGS = ("think", "thinking", "reasoning")
 _FENCE_OPEN = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})[ \t]*(?P<info>[^`\n]*?)[ \t]*$")
 _PYTHON_TAGS = {"", "python", "py", "python3", "py3", "ipython"}
 _RESPONSE_MARKER = re.compile(
-    r"(?im)^[ \t]*(?:#{2,}[ \t]*(?:response|answer|assistant)\b[ \t]*(?::|$)|\[/INST\])[ \t]*")
-_CODE_START = re.compile(r"^(?:[ \t]*(?:class\s+\w|(?:async\s+)?def\s+\w|@\w)|(?:import\s+\w|from\s+[\w.]+\s+import\s))")
+    r"(?im)^[ \t]*(?:#{2,}[ \t]*(?:response|answer|assistant)\b[ \t]*(?::|$)|\[/INST\])[ \t]*"
+)
+_CODE_START = re.compile(
+    r"^(?:[ \t]*(?:class\s+\w|(?:async\s+)?def\s+\w|@\w)|(?:import\s+\w|from\s+[\w.]+\s+import\s))"
+)
 
 
 class CodeBlock(BaseModel):
@@ -96,7 +99,9 @@ class MethodExtraction(BaseModel):
     code: str  # "" when not found
     how: MethodHow
     extraction: Extraction
-    other_defs: list[str] = Field(default_factory=list)  # other functions the output defined (not used; recorded for analysis)
+    other_defs: list[str] = Field(
+        default_factory=list
+    )  # other functions the output defined (not used; recorded for analysis)
 
     @property
     def found(self) -> bool:
@@ -104,6 +109,7 @@ class MethodExtraction(BaseModel):
 
 
 # -- reasoning -----------------------------------------------------------------------------------
+
 
 def strip_reasoning(text: str) -> tuple[str, bool]:
     """Remove reasoning blocks; returns (text, whether anything was removed)."""
@@ -114,11 +120,11 @@ def strip_reasoning(text: str) -> tuple[str, bool]:
     # a closing tag with no opener: everything before it was reasoning
     closing = list(re.finditer(rf"(?i)</(?:{names})>[ \t]*\n?", text))
     if closing:
-        text = text[closing[-1].end():]
+        text = text[closing[-1].end() :]
     # an opener that never closes: the output was cut inside the reasoning
     opener = re.search(rf"(?im)^[ \t]*<(?:{names})>", text)
     if opener:
-        text = text[:opener.start()]
+        text = text[: opener.start()]
     return text, text != original
 
 
@@ -127,10 +133,11 @@ def after_response_marker(text: str) -> tuple[str, bool]:
     markers = list(_RESPONSE_MARKER.finditer(text))
     if not markers:
         return text, False
-    return text[markers[-1].end():], True
+    return text[markers[-1].end() :], True
 
 
 # -- fences ----------------------------------------------------------------------------------------
+
 
 def fenced_blocks(text: str) -> list[CodeBlock]:
     """Every fenced block, in order; an unclosed one runs to the end of `text`."""
@@ -153,7 +160,12 @@ def fenced_blocks(text: str) -> list[CodeBlock]:
             if close.match(line):
                 closed = True
                 break
-            if fence[0] == "`" and line.rstrip().endswith(fence) and line.strip() != fence and not line.strip().startswith("`"):
+            if (
+                fence[0] == "`"
+                and line.rstrip().endswith(fence)
+                and line.strip() != fence
+                and not line.strip().startswith("`")
+            ):
                 # "    return x```": the fence closes on a code line; keep the code part
                 body.append(line.rstrip()[: -len(fence)])
                 closed = True
@@ -161,8 +173,9 @@ def fenced_blocks(text: str) -> list[CodeBlock]:
             body.append(line)
             j += 1
         body = [_strip_indent(line, indent) for line in body]
-        blocks.append(CodeBlock(index=len(blocks), language=language, code="\n".join(body),
-                                closed=closed, start_line=i + 1))
+        blocks.append(
+            CodeBlock(index=len(blocks), language=language, code="\n".join(body), closed=closed, start_line=i + 1)
+        )
         i = j + 1
     return blocks
 
@@ -171,7 +184,7 @@ def _strip_indent(line: str, width: int) -> str:
     if width == 0:
         return line
     lead = len(line) - len(line.lstrip(" "))
-    return line[min(lead, width):]
+    return line[min(lead, width) :]
 
 
 def _defines_method(code: str, name: str) -> bool:
@@ -190,7 +203,10 @@ def choose_block(blocks: list[CodeBlock], class_name: str | None, method_name: s
     """Tiers, first non-empty wins, longest within a tier (ties: the later block): blocks defining
     the target method, blocks defining the target class, Python or untagged blocks, any block."""
     tiers = [
-        ([b for b in blocks if method_name and _defines_method(b.code, method_name)], "longest block defining the method"),
+        (
+            [b for b in blocks if method_name and _defines_method(b.code, method_name)],
+            "longest block defining the method",
+        ),
         ([b for b in blocks if class_name and _defines_class(b.code, class_name)], "longest block defining the class"),
         ([b for b in blocks if b.language in _PYTHON_TAGS], "longest Python block (none defines the target)"),
         (blocks, "longest block (none is tagged Python)"),
@@ -200,6 +216,7 @@ def choose_block(blocks: list[CodeBlock], class_name: str | None, method_name: s
 
 
 # -- unfenced ---------------------------------------------------------------------------------------
+
 
 def _parses(code: str) -> bool:
     try:
@@ -215,8 +232,10 @@ def _is_code_module(text: str) -> bool:
         module = parse(text)
     except SyntaxError:
         return False
-    return any(isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Import, ast.ImportFrom))
-               for n in module.body)
+    return any(
+        isinstance(n, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef, ast.Import, ast.ImportFrom))
+        for n in module.body
+    )
 
 
 def _unfenced(text: str) -> tuple[str, str]:
@@ -229,17 +248,21 @@ def _unfenced(text: str) -> tuple[str, str]:
     start, last_start = starts[0], starts[-1]
     # try to end before trailing prose: candidate ends are lines at column 0 after the last line
     # that starts code, so a class that does not parse is never cut away to make the rest parse
-    ends = [len(lines)] + [k for k in range(len(lines) - 1, last_start, -1)
-                           if lines[k].strip() and not lines[k][0].isspace()]
+    ends = [len(lines)] + [
+        k for k in range(len(lines) - 1, last_start, -1) if lines[k].strip() and not lines[k][0].isspace()
+    ]
     for end in ends:
         chunk = "\n".join(lines[start:end]).strip("\n")
         if _parses(chunk) or _parses(dedent_code(chunk)):
             dropped = len(lines) - end
-            return chunk, f"code from line {start + 1}" + (f"; {dropped} trailing line(s) of prose left out" if dropped else "")
+            return chunk, f"code from line {start + 1}" + (
+                f"; {dropped} trailing line(s) of prose left out" if dropped else ""
+            )
     return "\n".join(lines[start:]).strip("\n"), f"code from line {start + 1} to the end (does not parse)"
 
 
 # -- public ---------------------------------------------------------------------------------------
+
 
 def extract_code(raw: str, *, class_name: str | None = None, method_name: str | None = None) -> Extraction:
     """The code in `raw`, preferring what defines `class_name` / `method_name` (see module doc)."""
@@ -252,19 +275,29 @@ def extract_code(raw: str, *, class_name: str | None = None, method_name: str | 
         how: ExtractionHow = "fenced" if block.closed else "unclosed_fence"
         if not code.strip():
             how = "empty"
-        return Extraction(raw=raw, code=code, how=how, reasoning_removed=removed, blocks_found=len(blocks),
-                          chosen_block=block.index, reason=_echo_note(reason, echoed))
+        return Extraction(
+            raw=raw,
+            code=code,
+            how=how,
+            reasoning_removed=removed,
+            blocks_found=len(blocks),
+            chosen_block=block.index,
+            reason=_echo_note(reason, echoed),
+        )
     code, reason = _unfenced(text)
     reason = _echo_note(reason, echoed)
-    return Extraction(raw=raw, code=code, how="unfenced" if code.strip() else "empty",
-                      reasoning_removed=removed, reason=reason)
+    return Extraction(
+        raw=raw, code=code, how="unfenced" if code.strip() else "empty", reasoning_removed=removed, reason=reason
+    )
 
 
 def _echo_note(reason: str, echoed: bool) -> str:
     return f"{reason}; answer taken after the response marker" if echoed else reason
 
 
-def _find_def(module: ast.Module, method_name: str, class_name: str | None) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+def _find_def(
+    module: ast.Module, method_name: str, class_name: str | None
+) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The def: in the target class first, then in any class, then at module level."""
     classes = [c for c in ([find_class(module, class_name)] if class_name else []) if c is not None]
     classes += [n for n in ast.walk(module) if isinstance(n, ast.ClassDef)]
@@ -272,7 +305,10 @@ def _find_def(module: ast.Module, method_name: str, class_name: str | None) -> a
         fn = methods_of(cls).get(method_name)
         if fn is not None:
             return fn
-    return next((n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == method_name), None)
+    return next(
+        (n for n in module.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) and n.name == method_name),
+        None,
+    )
 
 
 def _all_defs(module: ast.Module) -> list[str]:
@@ -290,18 +326,24 @@ def _by_lines(code: str, method_name: str) -> str | None:
             continue
         width = len(m.group("indent"))
         start = i
-        while start > 0 and decorator_line_match(lines[start - 1]) \
-                and len(lines[start - 1]) - len(lines[start - 1].lstrip()) == width:
+        while (
+            start > 0
+            and decorator_line_match(lines[start - 1])
+            and len(lines[start - 1]) - len(lines[start - 1].lstrip()) == width
+        ):
             start -= 1
         end = i + 1
-        while end < len(lines) and (end in in_string or not lines[end].strip()
-                                    or len(lines[end]) - len(lines[end].lstrip()) > width):
+        while end < len(lines) and (
+            end in in_string or not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > width
+        ):
             end += 1
         return "\n".join(lines[start:end]).rstrip("\n")
     return None
 
 
-def extract_method(raw: str, method_name: str, *, class_name: str | None = None, indent: str = "    ") -> MethodExtraction:
+def extract_method(
+    raw: str, method_name: str, *, class_name: str | None = None, indent: str = "    "
+) -> MethodExtraction:
     """One method from output holding the whole class, the method alone, or the method plus extras.
 
     The result is re-indented to `indent` (class-body level) without touching string contents.
@@ -319,11 +361,13 @@ def extract_method(raw: str, method_name: str, *, class_name: str | None = None,
         fn = _find_def(module, method_name, class_name)
         if fn is not None:
             segment = slice_lines(text, *span(fn))
-            return MethodExtraction(method_name=method_name, code=reindent_def(segment, indent), how=how,
-                                    extraction=ex, other_defs=others)
+            return MethodExtraction(
+                method_name=method_name, code=reindent_def(segment, indent), how=how, extraction=ex, other_defs=others
+            )
         break  # it parses and the method is not there: lines will not find it either
     by_lines = _by_lines(code, method_name)
     if by_lines is not None:
-        return MethodExtraction(method_name=method_name, code=reindent_def(by_lines, indent), how="lines",
-                                extraction=ex, other_defs=others)
+        return MethodExtraction(
+            method_name=method_name, code=reindent_def(by_lines, indent), how="lines", extraction=ex, other_defs=others
+        )
     return MethodExtraction(method_name=method_name, code="", how="not_found", extraction=ex, other_defs=others)

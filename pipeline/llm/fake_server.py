@@ -65,7 +65,9 @@ class ServerProfile(BaseModel):
 
     json_schema: bool = Field(True, description="False: a json_schema response_format gets llama-cpp-python's HTTP 500")
     usage: bool = Field(True, description="False: no `usage` in any answer")
-    context_window: int | None = Field(None, description="prompt + max_tokens above it: HTTP 400 context_length_exceeded")
+    context_window: int | None = Field(
+        None, description="prompt + max_tokens above it: HTTP 400 context_length_exceeded"
+    )
     report_window: bool = Field(True, description="list the window in /v1/models as `max_model_len` (vLLM's field)")
     n: bool = Field(True, description="False: n > 1 is an HTTP 400")
     seed: bool = Field(True, description="False: a `seed` field is an HTTP 400")
@@ -359,11 +361,16 @@ class FakeOpenAIServer:
         rf = body.get("response_format") or {}
         if not p.json_schema and rf.get("type") == "json_schema":
             # llama-cpp-python's pydantic validation error, sent as a 500.
-            return HTTPError(status=500, type="server_error",
-                             message="1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  "
-                                     "Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema']")
+            return HTTPError(
+                status=500,
+                type="server_error",
+                message="1 validation error for CreateChatCompletionRequest\nresponse_format.type\n  "
+                "Input should be 'text' or 'json_object' [type=literal_error, input_value='json_schema']",
+            )
         if not p.stream and body.get("stream"):
-            return HTTPError(status=400, message="streaming is not supported by this server", code="unsupported_parameter")
+            return HTTPError(
+                status=400, message="streaming is not supported by this server", code="unsupported_parameter"
+            )
         if not p.n and int(body.get("n") or 1) > 1:
             return HTTPError(status=400, message="n > 1 is not supported", code="unsupported_parameter")
         if not p.seed and "seed" in body:
@@ -372,14 +379,24 @@ class FakeOpenAIServer:
             prompt = fake_token_count(messages_text(body.get("messages") or []))
             room = int(body.get("max_tokens") or body.get("max_completion_tokens") or 0)
             if prompt + room > p.context_window // p.slots and p.llama_cpp:  # a request gets one slot's share
-                return HTTPError(status=400, type="exceed_context_size_error", message=(
-                    f"request ({prompt + room} tokens) exceeds the available context size "
-                    f"({p.context_window // p.slots} tokens), try increasing it"))
+                return HTTPError(
+                    status=400,
+                    type="exceed_context_size_error",
+                    message=(
+                        f"request ({prompt + room} tokens) exceeds the available context size "
+                        f"({p.context_window // p.slots} tokens), try increasing it"
+                    ),
+                )
             if prompt + room > p.context_window:
-                return HTTPError(status=400, code="context_length_exceeded", message=(
-                    f"This model's maximum context length is {p.context_window} tokens. However, you requested "
-                    f"{prompt + room} tokens ({prompt} in the messages, {room} in the completion). "
-                    "Please reduce the length of the messages or completion."))
+                return HTTPError(
+                    status=400,
+                    code="context_length_exceeded",
+                    message=(
+                        f"This model's maximum context length is {p.context_window} tokens. However, you requested "
+                        f"{prompt + room} tokens ({prompt} in the messages, {room} in the completion). "
+                        "Please reduce the length of the messages or completion."
+                    ),
+                )
         return None
 
     def llama_cpp_path(self, path: str) -> tuple[int, Any] | None:
@@ -430,8 +447,17 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 return False
             if self.headers.get("Authorization") == f"Bearer {server.api_key}":
                 return False
-            self._send_json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error",
-                                            "param": None, "code": "invalid_api_key"}})
+            self._send_json(
+                401,
+                {
+                    "error": {
+                        "message": "Incorrect API key provided",
+                        "type": "invalid_request_error",
+                        "param": None,
+                        "code": "invalid_api_key",
+                    }
+                },
+            )
             return True
 
         def do_GET(self) -> None:  # noqa: N802 - stdlib naming
@@ -466,11 +492,15 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 body = json.loads(raw or b"{}")
             except json.JSONDecodeError:
                 server._record("POST", self.path, headers, None, "400")
-                self._send_json(400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}})
+                self._send_json(
+                    400, {"error": {"message": "request body is not JSON", "type": "invalid_request_error"}}
+                )
                 return
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 server._record("POST", self.path, headers, body, "404")
-                self._send_json(404, {"error": {"message": f"unknown path {self.path}", "type": "invalid_request_error"}})
+                self._send_json(
+                    404, {"error": {"message": f"unknown path {self.path}", "type": "invalid_request_error"}}
+                )
                 return
             if self._unauthorised():
                 server._record("POST", self.path, headers, body, "401")
@@ -500,8 +530,12 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self._send_json(200, server._completion_body(body, reply))
             elif isinstance(reply, HTTPError):
                 headers = {} if reply.retry_after is None else {"Retry-After": _fmt_seconds(reply.retry_after)}
-                error = {"message": reply.message, "type": reply.type or _error_type(reply.status),
-                         "param": None, "code": reply.code}
+                error = {
+                    "message": reply.message,
+                    "type": reply.type or _error_type(reply.status),
+                    "param": None,
+                    "code": reply.code,
+                }
                 self._send_json(reply.status, {"error": error}, headers)
             elif isinstance(reply, Malformed):
                 data = reply.body.encode("utf-8")
@@ -521,11 +555,18 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
             text = answer["choices"][0]["message"]["content"] or ""
-            base = {k: answer[k] for k in ("id", "created", "model", "system_fingerprint")} | {"object": "chat.completion.chunk"}
-            pieces = [text[i:i + 16] for i in range(0, len(text), 16)]
-            events = [base | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": piece},
-                                           "finish_reason": None}]} for piece in pieces]
-            events.append(base | {"choices": [{"index": 0, "delta": {}, "finish_reason": answer["choices"][0]["finish_reason"]}]})
+            base = {k: answer[k] for k in ("id", "created", "model", "system_fingerprint")} | {
+                "object": "chat.completion.chunk"
+            }
+            pieces = [text[i : i + 16] for i in range(0, len(text), 16)]
+            events = [
+                base
+                | {"choices": [{"index": 0, "delta": {"role": "assistant", "content": piece}, "finish_reason": None}]}
+                for piece in pieces
+            ]
+            events.append(
+                base | {"choices": [{"index": 0, "delta": {}, "finish_reason": answer["choices"][0]["finish_reason"]}]}
+            )
             if "usage" in answer and (body.get("stream_options") or {}).get("include_usage"):
                 events.append(base | {"choices": [], "usage": answer["usage"]})
             for event in events:

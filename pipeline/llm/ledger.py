@@ -102,8 +102,16 @@ class UsageLedger:
         ) / _MTOK
 
     def record(
-        self, *, role: str, task_id: str, model: str, prompt_tokens: int, completion_tokens: int, cached: bool,
-        retries: int = 0, estimated: bool = False,
+        self,
+        *,
+        role: str,
+        task_id: str,
+        model: str,
+        prompt_tokens: int,
+        completion_tokens: int,
+        cached: bool,
+        retries: int = 0,
+        estimated: bool = False,
     ) -> None:
         with self._lock:
             cell = self._cells[(role, task_id, model)]
@@ -130,8 +138,11 @@ class UsageLedger:
         """Everything recorded for one task (every task when None), e.g. to store it or to report
         it from a worker process."""
         with self._lock:
-            return [LedgerEntry(role=r, task_id=t, model=m, counts=dict(vars(c)))
-                    for (r, t, m), c in sorted(self._cells.items()) if task_id is None or t == task_id]
+            return [
+                LedgerEntry(role=r, task_id=t, model=m, counts=dict(vars(c)))
+                for (r, t, m), c in sorted(self._cells.items())
+                if task_id is None or t == task_id
+            ]
 
     def absorb(self, entries: list[LedgerEntry]) -> None:
         """Add usage recorded by another ledger (another process's) to this one."""
@@ -143,7 +154,9 @@ class UsageLedger:
                     raise ValueError(f"ledger entry for task {e.task_id}: unknown counters {sorted(unknown)}")
                 for name, value in e.counts.items():
                     setattr(cell, name, getattr(cell, name) + value)
-                self._spent += self.cost_of(e.model, e.counts.get("prompt_tokens", 0), e.counts.get("completion_tokens", 0))
+                self._spent += self.cost_of(
+                    e.model, e.counts.get("prompt_tokens", 0), e.counts.get("completion_tokens", 0)
+                )
 
     @property
     def spent_usd(self) -> float:

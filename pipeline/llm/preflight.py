@@ -41,8 +41,12 @@ from pipeline.llm.server_info import busy_state, slot_window
 from pipeline.llm.tokens import estimate_prompt_tokens, estimate_tokens
 
 _PROBE = [{"role": "user", "content": 'Answer with the JSON object {"ok": true} and nothing else.'}]
-_PROBE_SCHEMA = {"type": "object", "properties": {"ok": {"type": "boolean"}}, "required": ["ok"],
-                 "additionalProperties": False}
+_PROBE_SCHEMA = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}},
+    "required": ["ok"],
+    "additionalProperties": False,
+}
 _PROBE_MAX_TOKENS = 16
 PROBE_ROLE = "preflight"
 # At most this many chat probes per endpoint: the first answer, two structured-output formats, n=2, seed.
@@ -67,10 +71,12 @@ class EndpointReport(BaseModel):
     context_window_source: Literal["config", "server"] | None = None
     context_window_from: str | None = Field(None, description="which server field gave the window")
     busy: bool | None = Field(None, description="a probe timed out while the server said all its slots were busy")
-    timed_out: bool = Field(False, description="a probe got no answer in time (the SDK's timeout error, whatever "
-                                               "its wording)")
+    timed_out: bool = Field(
+        False, description="a probe got no answer in time (the SDK's timeout error, whatever its wording)"
+    )
     response_format: Literal["json_schema", "json_object", "none"] | None = Field(
-        None, description="the mode JSON answers will use (the configured one, or what auto found)")
+        None, description="the mode JSON answers will use (the configured one, or what auto found)"
+    )
     usage: bool | None = None
     n_above_1: bool | None = None
     seed: bool | None = None
@@ -135,8 +141,9 @@ def _distinct(endpoints: Mapping[str, EndpointConfig]) -> list[list[str]]:
     return list(groups.values())
 
 
-def check_endpoints(endpoints: Mapping[str, EndpointConfig], env: Mapping[str, str], *,
-                    timeout_s: float = 60.0) -> list[EndpointReport]:
+def check_endpoints(
+    endpoints: Mapping[str, EndpointConfig], env: Mapping[str, str], *, timeout_s: float = 60.0
+) -> list[EndpointReport]:
     """One report per distinct endpoint."""
     return [check_endpoint(roles, endpoints[roles[0]], env, timeout_s=timeout_s) for roles in _distinct(endpoints)]
 
@@ -153,13 +160,16 @@ def require_probe_budget(endpoints: Mapping[str, EndpointConfig], llm: LLMConfig
     ledger = UsageLedger(llm.costs)
     prompt = estimate_prompt_tokens(_PROBE) + _PROBE_OVERHEAD_TOKENS
     groups = _distinct(endpoints)
-    bound = sum(ledger.cost_of(endpoints[roles[0]].model, PROBE_CHATS_MAX * prompt,
-                               (PROBE_CHATS_MAX + 1) * _PROBE_MAX_TOKENS) for roles in groups)
+    bound = sum(
+        ledger.cost_of(endpoints[roles[0]].model, PROBE_CHATS_MAX * prompt, (PROBE_CHATS_MAX + 1) * _PROBE_MAX_TOKENS)
+        for roles in groups
+    )
     if llm.budget_usd <= 0 or bound > llm.budget_usd:
         raise ProbeBudgetTooSmall(
             f"llm.budget_usd = {llm.budget_usd} cannot cover the endpoint checks (up to {PROBE_CHATS_MAX * len(groups)} "
             f"requests to {len(groups)} endpoint(s), at most US${float(bound):.6f}); nothing was sent: raise "
-            f"llm.budget_usd, or set llm.preflight = false to skip the checks")
+            f"llm.budget_usd, or set llm.preflight = false to skip the checks"
+        )
 
 
 def probe_ledger_entries(reports: list[EndpointReport], task_id: str = PROBE_ROLE) -> list[LedgerEntry]:
@@ -168,14 +178,17 @@ def probe_ledger_entries(reports: list[EndpointReport], task_id: str = PROBE_ROL
     for r in reports:
         if not r.probe_requests:
             continue
-        cell = cells.setdefault(r.model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0,
-                                          "estimated_requests": 0})
+        cell = cells.setdefault(
+            r.model, {"requests": 0, "prompt_tokens": 0, "completion_tokens": 0, "estimated_requests": 0}
+        )
         cell["requests"] += r.probe_requests
         cell["prompt_tokens"] += r.probe_prompt_tokens
         cell["completion_tokens"] += r.probe_completion_tokens
         cell["estimated_requests"] += r.probe_estimated
-    return [LedgerEntry(role=PROBE_ROLE, task_id=task_id, model=model, counts=counts)
-            for model, counts in sorted(cells.items())]
+    return [
+        LedgerEntry(role=PROBE_ROLE, task_id=task_id, model=model, counts=counts)
+        for model, counts in sorted(cells.items())
+    ]
 
 
 def require_usable(reports: list[EndpointReport]) -> None:
@@ -196,7 +209,9 @@ def apply_reports(endpoints: Mapping[str, EndpointConfig], reports: list[Endpoin
             ep.response_format = report.response_format
 
 
-def check_endpoint(roles: list[str], ep: EndpointConfig, env: Mapping[str, str], *, timeout_s: float = 60.0) -> EndpointReport:
+def check_endpoint(
+    roles: list[str], ep: EndpointConfig, env: Mapping[str, str], *, timeout_s: float = 60.0
+) -> EndpointReport:
     report = EndpointReport(roles=list(roles), base_url=ep.base_url, model=ep.model)
     try:
         key = resolve_api_key(ep, env, "/".join(roles))
@@ -216,11 +231,14 @@ def check_endpoint(roles: list[str], ep: EndpointConfig, env: Mapping[str, str],
         report.context_window, report.context_window_source = ep.context_window, "config"
         report.context_window_from = None  # no server field gave it
     elif report.context_window is None:
-        report.notes.append("the server does not report its context window; set context_window for this role "
-                            "to have long prompts dropped as prompt-too-long before they are sent")
+        report.notes.append(
+            "the server does not report its context window; set context_window for this role "
+            "to have long prompts dropped as prompt-too-long before they are sent"
+        )
     if report.usage is False:
-        report.notes.append("no usage in answers: tokens are estimated locally (ceil(characters / 4)) for the "
-                            "ledger and the budget cap")
+        report.notes.append(
+            "no usage in answers: tokens are estimated locally (ceil(characters / 4)) for the ledger and the budget cap"
+        )
     if report.n_above_1 is False:
         report.notes.append("n > 1 unsupported: samples are separate requests (they always are)")
     return report
@@ -246,8 +264,11 @@ def _told_busy(report: EndpointReport, ep: EndpointConfig, key: str | None) -> E
         return report
     busy = busy_state(ep.base_url, _auth(key))
     report.busy = busy is not None
-    hint = (f"{busy}; it answers once they finish: wait, or raise llm.preflight_timeout_s"
-            if busy else "the server accepted the connection but did not answer (hung, overloaded or dead)")
+    hint = (
+        f"{busy}; it answers once they finish: wait, or raise llm.preflight_timeout_s"
+        if busy
+        else "the server accepted the connection but did not answer (hung, overloaded or dead)"
+    )
     report.problems[-1] = f"{report.problems[-1]} - {hint}"
     return report
 
@@ -267,7 +288,9 @@ def _list_models(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport)
         return False
     except openai.AuthenticationError as exc:
         report.reachable, report.authenticated = True, False
-        report.problems.append(_status_problem(exc, f"authentication refused (key from {ep.api_key_env or 'no variable'})"))
+        report.problems.append(
+            _status_problem(exc, f"authentication refused (key from {ep.api_key_env or 'no variable'})")
+        )
         return False
     except openai.APIStatusError as exc:
         report.reachable = True
@@ -319,8 +342,11 @@ def _count_probe(report: EndpointReport, raw: Any) -> None:
     completion = getattr(usage, "completion_tokens", None)
     if prompt is None or completion is None:
         choices = getattr(raw, "choices", None) or []
-        text = "".join(getattr(getattr(c, "message", None), "content", None) or "" for c in choices
-                       if not isinstance(c, (str, bytes)))
+        text = "".join(
+            getattr(getattr(c, "message", None), "content", None) or ""
+            for c in choices
+            if not isinstance(c, (str, bytes))
+        )
         prompt = estimate_prompt_tokens(_PROBE) if prompt is None else prompt
         completion = estimate_tokens(text) if completion is None else completion
         report.probe_estimated += 1
@@ -357,7 +383,9 @@ def _first_chat(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport) 
 def _structured_output(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport) -> None:
     schema_format = {"type": "json_schema", "json_schema": {"name": "probe", "strict": True, "schema": _PROBE_SCHEMA}}
     candidates: list[tuple[Literal["json_schema", "json_object"], dict[str, Any]]] = [
-        ("json_schema", schema_format), ("json_object", {"type": "json_object", "schema": _PROBE_SCHEMA})]
+        ("json_schema", schema_format),
+        ("json_object", {"type": "json_object", "schema": _PROBE_SCHEMA}),
+    ]
     wanted = ep.response_format
     if wanted == "none":
         report.response_format = "none"
@@ -382,8 +410,10 @@ def _structured_output(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointR
         report.response_format = "none"
         report.notes.append("no structured output: JSON answers use the schema in the prompt and a strict parser")
     else:
-        report.problems.append(f"configured response_format {wanted!r} is refused by the server; "
-                               f"set response_format = \"auto\" or \"none\" for this role")
+        report.problems.append(
+            f"configured response_format {wanted!r} is refused by the server; "
+            f'set response_format = "auto" or "none" for this role'
+        )
 
 
 def _is_json_object(text: str) -> bool:
@@ -393,8 +423,9 @@ def _is_json_object(text: str) -> bool:
         return False
 
 
-def _accepted(sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport, *, expect_choices: int = 1,
-              **extra: Any) -> bool | None:
+def _accepted(
+    sdk: openai.OpenAI, ep: EndpointConfig, report: EndpointReport, *, expect_choices: int = 1, **extra: Any
+) -> bool | None:
     try:
         raw = _chat(sdk, ep, report, **extra)
     except openai.APIStatusError:

@@ -52,7 +52,9 @@ class MutationCache:
                 try:
                     record = CachedOutcome.model_validate_json(line)
                 except ValidationError:
-                    log.warning("%s:%d: unreadable cached mutant outcome ignored (it will be re-run)", self.path, lineno)
+                    log.warning(
+                        "%s:%d: unreadable cached mutant outcome ignored (it will be re-run)", self.path, lineno
+                    )
                     continue
                 known[record.key] = record
         return known

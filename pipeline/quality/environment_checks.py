@@ -35,7 +35,14 @@ CHECKS_VERSION = 1  # bump when what a check does changes, so cached reports are
 # Isolations whose every run already has no network: the baseline is then the no-network run.
 _OFFLINE_ISOLATIONS = frozenset({"bwrap", "unshare", "docker"})
 # The aspect that must have been applied for a perturbation to count as run.
-_ESSENTIAL = {"host-user": "hostname", "clock": "clock", "cwd": "cwd", "network": "network", "hash-seed": "env:PYTHONHASHSEED", "timezone": "env:TZ"}
+_ESSENTIAL = {
+    "host-user": "hostname",
+    "clock": "clock",
+    "cwd": "cwd",
+    "network": "network",
+    "hash-seed": "env:PYTHONHASHSEED",
+    "timezone": "env:TZ",
+}
 
 
 class PerturbationResult(BaseModel):
@@ -121,11 +128,15 @@ def planned_perturbations(checks: EnvironmentChecksConfig) -> list[_Planned]:
             out += [_Planned(f"tz:{tz}", kind, Perturbation(env={"TZ": tz})) for tz in checks.timezones]
         elif kind == "clock":
             out += [
-                _Planned(f"clock{d:+d}d", kind, Perturbation(clock_shift_days=d, faketime_library=checks.faketime_library))
+                _Planned(
+                    f"clock{d:+d}d", kind, Perturbation(clock_shift_days=d, faketime_library=checks.faketime_library)
+                )
                 for d in checks.clock_shifts_days
             ]
         elif kind == "host-user":
-            out.append(_Planned("host-user", kind, Perturbation(hostname=checks.hostname, user=checks.user, uid=checks.uid)))
+            out.append(
+                _Planned("host-user", kind, Perturbation(hostname=checks.hostname, user=checks.user, uid=checks.uid))
+            )
         elif kind == "network":
             out.append(_Planned("network", kind, Perturbation(no_network=True)))
     return out
@@ -147,7 +158,9 @@ def _not_passing(result: SuiteResult) -> list[str]:
     return bad or ([] if result.passed else [f"status {result.status.value}: {result.detail[:200]}"])
 
 
-def _run_one(planned: _Planned, request: SuiteRequest, baseline: SuiteResult, run: Callable[..., SuiteResult]) -> PerturbationResult:
+def _run_one(
+    planned: _Planned, request: SuiteRequest, baseline: SuiteResult, run: Callable[..., SuiteResult]
+) -> PerturbationResult:
     result = PerturbationResult(name=planned.name, kind=planned.kind)
     if planned.kind == "network" and baseline.isolation in _OFFLINE_ISOLATIONS:
         result.applied["network"] = f"none in every run: the baseline ran without network too ({baseline.isolation})"
@@ -176,7 +189,12 @@ def run_checks(
 ) -> EnvironmentReport:
     """Baseline plus every configured perturbation of `request`; cached under `cache_dir` by content."""
     backend = backend or get_backend(config)
-    request = request.model_copy(update={"coverage": False, "hash_seed": request.hash_seed if request.hash_seed is not None else config.hash_seed})
+    request = request.model_copy(
+        update={
+            "coverage": False,
+            "hash_seed": request.hash_seed if request.hash_seed is not None else config.hash_seed,
+        }
+    )
     key = report_key(request, config, str(getattr(backend, "isolation", backend.name)))
     cached = _load(cache_dir, key)
     if cached is not None:
@@ -185,14 +203,18 @@ def run_checks(
     def run(req: SuiteRequest, perturbation: Perturbation | None) -> SuiteResult:
         return execute(req, backend, config, perturbation)
 
-
     baseline = run(request, None)
     report = EnvironmentReport(
-        item_id=request.item_id, key=key, isolation=baseline.isolation,
-        baseline_status=baseline.status.value, baseline_failures=_not_passing(baseline),
+        item_id=request.item_id,
+        key=key,
+        isolation=baseline.isolation,
+        baseline_status=baseline.status.value,
+        baseline_failures=_not_passing(baseline),
     )
     if baseline.status is not SuiteStatus.SANDBOX_ERROR:
-        report.perturbations = [_run_one(p, request, baseline, run) for p in planned_perturbations(config.environment_checks)]
+        report.perturbations = [
+            _run_one(p, request, baseline, run) for p in planned_perturbations(config.environment_checks)
+        ]
         # A sandbox failure says nothing about the task: such a report is not kept for re-use.
         if not any(p.error for p in report.perturbations):
             _store(cache_dir, report)
@@ -211,7 +233,9 @@ def check_environment(
     backend: SandboxBackend | None = None,
     cache_dir: Path | None = None,
 ) -> EnvironmentReport:
-    request = SuiteRequest(item_id=item_id, solution=solution, tests=tests, test_classes=list(test_classes), mode=mode, limit_s=limit_s)
+    request = SuiteRequest(
+        item_id=item_id, solution=solution, tests=tests, test_classes=list(test_classes), mode=mode, limit_s=limit_s
+    )
     return run_checks(request, config, backend, cache_dir)
 
 

@@ -73,21 +73,39 @@ class MutantSet(BaseModel):
 
 
 _ARITH = {
-    cst.Add: cst.Subtract, cst.Subtract: cst.Add, cst.Multiply: cst.Divide, cst.Divide: cst.Multiply,
-    cst.FloorDivide: cst.Divide, cst.Modulo: cst.Divide, cst.Power: cst.Multiply,
+    cst.Add: cst.Subtract,
+    cst.Subtract: cst.Add,
+    cst.Multiply: cst.Divide,
+    cst.Divide: cst.Multiply,
+    cst.FloorDivide: cst.Divide,
+    cst.Modulo: cst.Divide,
+    cst.Power: cst.Multiply,
 }
 _AUG = {
-    cst.AddAssign: cst.SubtractAssign, cst.SubtractAssign: cst.AddAssign, cst.MultiplyAssign: cst.DivideAssign,
-    cst.DivideAssign: cst.MultiplyAssign, cst.FloorDivideAssign: cst.DivideAssign, cst.ModuloAssign: cst.DivideAssign,
+    cst.AddAssign: cst.SubtractAssign,
+    cst.SubtractAssign: cst.AddAssign,
+    cst.MultiplyAssign: cst.DivideAssign,
+    cst.DivideAssign: cst.MultiplyAssign,
+    cst.FloorDivideAssign: cst.DivideAssign,
+    cst.ModuloAssign: cst.DivideAssign,
 }
 _NEGATE = {
-    cst.Equal: cst.NotEqual, cst.NotEqual: cst.Equal, cst.LessThan: cst.GreaterThanEqual,
-    cst.LessThanEqual: cst.GreaterThan, cst.GreaterThan: cst.LessThanEqual, cst.GreaterThanEqual: cst.LessThan,
-    cst.Is: cst.IsNot, cst.IsNot: cst.Is, cst.In: cst.NotIn, cst.NotIn: cst.In,
+    cst.Equal: cst.NotEqual,
+    cst.NotEqual: cst.Equal,
+    cst.LessThan: cst.GreaterThanEqual,
+    cst.LessThanEqual: cst.GreaterThan,
+    cst.GreaterThan: cst.LessThanEqual,
+    cst.GreaterThanEqual: cst.LessThan,
+    cst.Is: cst.IsNot,
+    cst.IsNot: cst.Is,
+    cst.In: cst.NotIn,
+    cst.NotIn: cst.In,
 }
 _BOUNDARY = {
-    cst.LessThan: cst.LessThanEqual, cst.LessThanEqual: cst.LessThan,
-    cst.GreaterThan: cst.GreaterThanEqual, cst.GreaterThanEqual: cst.GreaterThan,
+    cst.LessThan: cst.LessThanEqual,
+    cst.LessThanEqual: cst.LessThan,
+    cst.GreaterThan: cst.GreaterThanEqual,
+    cst.GreaterThanEqual: cst.GreaterThan,
 }
 _REMOVABLE = (cst.Expr, cst.Assign, cst.AugAssign, cst.AnnAssign, cst.Raise, cst.Del)
 
@@ -146,7 +164,11 @@ class _Sites(cst.CSTVisitor):
     def _mark_docstring(self, body: cst.BaseSuite) -> None:
         if isinstance(body, cst.IndentedBlock) and body.body:
             first = body.body[0]
-            if isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1 and isinstance(first.body[0], cst.Expr):
+            if (
+                isinstance(first, cst.SimpleStatementLine)
+                and len(first.body) == 1
+                and isinstance(first.body[0], cst.Expr)
+            ):
                 value = first.body[0].value
                 if isinstance(value, (cst.SimpleString, cst.ConcatenatedString)):
                     self._docstrings.add(id(first.body[0]))
@@ -248,7 +270,9 @@ class _Sites(cst.CSTVisitor):
     def _remove(self, node: cst.BaseSmallStatement) -> None:
         if isinstance(node, cst.AnnAssign) and node.value is None:
             return  # a bare annotation does nothing to remove
-        if isinstance(node, cst.Expr) and isinstance(node.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)):
+        if isinstance(node, cst.Expr) and isinstance(
+            node.value, (cst.SimpleString, cst.ConcatenatedString, cst.Ellipsis)
+        ):
             return
         self._add("statement", node, cst.Pass())
 
@@ -288,10 +312,23 @@ def _code_fingerprint(code: CodeType) -> tuple:
     for ins in dis.get_instructions(code):
         arg = ins.argval
         # with the type: 1 == True, yet they differ
-        ops.append((ins.opname, ("code", _code_fingerprint(arg)) if isinstance(arg, CodeType) else (type(arg).__name__, repr(arg))))
+        ops.append(
+            (
+                ins.opname,
+                ("code", _code_fingerprint(arg)) if isinstance(arg, CodeType) else (type(arg).__name__, repr(arg)),
+            )
+        )
     return (
-        tuple(ops), code.co_varnames, code.co_freevars, code.co_cellvars, code.co_argcount,
-        code.co_posonlyargcount, code.co_kwonlyargcount, code.co_flags, code.co_exceptiontable, code.co_name,
+        tuple(ops),
+        code.co_varnames,
+        code.co_freevars,
+        code.co_cellvars,
+        code.co_argcount,
+        code.co_posonlyargcount,
+        code.co_kwonlyargcount,
+        code.co_flags,
+        code.co_exceptiontable,
+        code.co_name,
     )
 
 
@@ -325,18 +362,33 @@ def _materialise(module: cst.Module, site: _Site, original: str) -> Mutant | Non
     source = replaced.code
     if source == original:
         return None
-    diff = "".join(difflib.unified_diff(
-        original.splitlines(keepends=True), source.splitlines(keepends=True), "original", "mutant", n=2,
-    ))
+    diff = "".join(
+        difflib.unified_diff(
+            original.splitlines(keepends=True),
+            source.splitlines(keepends=True),
+            "original",
+            "mutant",
+            n=2,
+        )
+    )
     return Mutant(
         mutant_id="m" + hashlib.sha256(source.encode("utf-8")).hexdigest()[:12],
-        method=site.method, operator=site.operator, line=site.line,
-        description=f"{_short(module, site.old)} -> {_short(module, site.new)}", diff=diff, source=source,
+        method=site.method,
+        operator=site.operator,
+        line=site.line,
+        description=f"{_short(module, site.old)} -> {_short(module, site.new)}",
+        diff=diff,
+        source=source,
     )
 
 
 def generate_mutants(
-    source: str, *, max_per_method: int, seed: int, item_id: str = "", operators: tuple[str, ...] = OPERATORS,
+    source: str,
+    *,
+    max_per_method: int,
+    seed: int,
+    item_id: str = "",
+    operators: tuple[str, ...] = OPERATORS,
     equivalent_check: Callable[[str], tuple] = bytecode_fingerprint,
 ) -> MutantSet:
     """The mutants of `source` (see the module docstring). Raises `MutantError` if it does not parse."""

@@ -105,8 +105,9 @@ def score_of(killed: int, survived: int, timed_out: int, policy: str) -> float |
     return None if scored == 0 else detected / scored
 
 
-def build_report(mutants: list[Mutant], outcomes: dict[str, MutantOutcome], equivalent: int, invalid: int,
-                 config: MutationConfig) -> MutationReport:
+def build_report(
+    mutants: list[Mutant], outcomes: dict[str, MutantOutcome], equivalent: int, invalid: int, config: MutationConfig
+) -> MutationReport:
     counts = dict.fromkeys(MutantOutcome, 0)
     by_operator: dict[str, list[int]] = {}
     policy = config.timeouts_count_as
@@ -120,14 +121,27 @@ def build_report(mutants: list[Mutant], outcomes: dict[str, MutantOutcome], equi
         tally[1] += 1
     surviving = [
         SurvivingMutant(**m.model_dump(include={"mutant_id", "method", "operator", "line", "description", "diff"}))
-        for m in mutants if outcomes[m.mutant_id] is MutantOutcome.SURVIVED
+        for m in mutants
+        if outcomes[m.mutant_id] is MutantOutcome.SURVIVED
     ]
-    killed, survived, timed_out = counts[MutantOutcome.KILLED], counts[MutantOutcome.SURVIVED], counts[MutantOutcome.TIMED_OUT]
+    killed, survived, timed_out = (
+        counts[MutantOutcome.KILLED],
+        counts[MutantOutcome.SURVIVED],
+        counts[MutantOutcome.TIMED_OUT],
+    )
     return MutationReport(
-        mutants=len(mutants) + equivalent, killed=killed, survived=survived, timed_out=timed_out, equivalent=equivalent,
-        invalid=invalid, score=score_of(killed, survived, timed_out, policy), timeouts_count_as=policy,
-        max_mutants_per_method=config.max_mutants_per_method, seed=config.seed,
-        by_operator=dict(sorted(by_operator.items())), surviving=surviving,
+        mutants=len(mutants) + equivalent,
+        killed=killed,
+        survived=survived,
+        timed_out=timed_out,
+        equivalent=equivalent,
+        invalid=invalid,
+        score=score_of(killed, survived, timed_out, policy),
+        timeouts_count_as=policy,
+        max_mutants_per_method=config.max_mutants_per_method,
+        seed=config.seed,
+        by_operator=dict(sorted(by_operator.items())),
+        surviving=surviving,
     )
 
 
@@ -136,12 +150,20 @@ def _time_reference(request: SuiteRequest, backend: SandboxBackend, sandbox: San
     if result.status is SuiteStatus.SANDBOX_ERROR:
         raise MutationUnavailable(f"{request.item_id}: sandbox error timing the reference: {result.detail}")
     if not result.passed:
-        raise MutationError(f"{request.item_id}: the reference does not pass its tests ({result.status.value}: {result.detail[:200]})")
+        raise MutationError(
+            f"{request.item_id}: the reference does not pass its tests ({result.status.value}: {result.detail[:200]})"
+        )
     return result.wall_s
 
 
-def _run_missing(requests: list[SuiteRequest], keys: list[str], cache: MutationCache, sandbox: SandboxConfig,
-                 backend: SandboxBackend, workers: int | None) -> int:
+def _run_missing(
+    requests: list[SuiteRequest],
+    keys: list[str],
+    cache: MutationCache,
+    sandbox: SandboxConfig,
+    backend: SandboxBackend,
+    workers: int | None,
+) -> int:
     """Run the requests, caching each outcome as it finishes; returns the sandbox runs made."""
     runs = 0
     for attempt in range(2):
@@ -150,7 +172,11 @@ def _run_missing(requests: list[SuiteRequest], keys: list[str], cache: MutationC
 
         def done(i: int, result: SuiteResult, keys: list[str] = keys) -> None:
             if result.status is not SuiteStatus.SANDBOX_ERROR:
-                cache.put(CachedOutcome(key=keys[i], outcome=_outcome(result).value, failing=_failing(result), wall_s=result.wall_s))
+                cache.put(
+                    CachedOutcome(
+                        key=keys[i], outcome=_outcome(result).value, failing=_failing(result), wall_s=result.wall_s
+                    )
+                )
 
         results = run_suites(requests, sandbox, backend=backend, workers=workers, on_done=done)
         runs += len(requests)
@@ -162,8 +188,15 @@ def _run_missing(requests: list[SuiteRequest], keys: list[str], cache: MutationC
     return runs
 
 
-def _run_batched(requests: list[SuiteRequest], keys: list[str], cache: MutationCache, sandbox: SandboxConfig,
-                 backend: SandboxBackend, workers: int, size: int) -> tuple[list[int], int]:
+def _run_batched(
+    requests: list[SuiteRequest],
+    keys: list[str],
+    cache: MutationCache,
+    sandbox: SandboxConfig,
+    backend: SandboxBackend,
+    workers: int,
+    size: int,
+) -> tuple[list[int], int]:
     """Run the requests in batches, caching every trustworthy outcome; returns (the indexes
     without one, to be run alone, and the sandbox runs made)."""
     results, runs = run_batches(requests, backend, sandbox, workers=workers, size=size)
@@ -172,21 +205,37 @@ def _run_batched(requests: list[SuiteRequest], keys: list[str], cache: MutationC
         if result is None or result.status is SuiteStatus.SANDBOX_ERROR:
             left.append(i)
         else:
-            cache.put(CachedOutcome(key=keys[i], outcome=_outcome(result).value, failing=_failing(result), wall_s=result.wall_s))
+            cache.put(
+                CachedOutcome(
+                    key=keys[i], outcome=_outcome(result).value, failing=_failing(result), wall_s=result.wall_s
+                )
+            )
     return left, runs
 
 
-def _run_all(requests: list[SuiteRequest], keys: list[str], cache: MutationCache, sandbox: SandboxConfig,
-             backend: SandboxBackend, config: MutationConfig) -> tuple[int, int, int]:
+def _run_all(
+    requests: list[SuiteRequest],
+    keys: list[str],
+    cache: MutationCache,
+    sandbox: SandboxConfig,
+    backend: SandboxBackend,
+    config: MutationConfig,
+) -> tuple[int, int, int]:
     """Batched where possible, alone otherwise; returns (sandbox runs, mutants decided in a batch,
     mutants that fell back to a run of their own)."""
     workers = config.workers or sandbox.workers
     runs, left = 0, list(range(len(requests)))
     if config.batch_size > 0 and can_batch(backend) and len(requests) > 1:
-        left, runs = _run_batched(requests, keys, cache, sandbox, backend, workers or pool_size(sandbox), config.batch_size)
+        left, runs = _run_batched(
+            requests, keys, cache, sandbox, backend, workers or pool_size(sandbox), config.batch_size
+        )
         if left:
-            log.warning("%s: %d of %d mutants got no trustworthy result from their batch; running them alone",
-                        requests[0].item_id.split(":")[0] or "<unnamed>", len(left), len(requests))
+            log.warning(
+                "%s: %d of %d mutants got no trustworthy result from their batch; running them alone",
+                requests[0].item_id.split(":")[0] or "<unnamed>",
+                len(left),
+                len(requests),
+            )
     batched, fell_back = (len(requests) - len(left), len(left)) if runs else (0, 0)
     runs += _run_missing([requests[i] for i in left], [keys[i] for i in left], cache, sandbox, backend, workers)
     return runs, batched, fell_back
@@ -218,22 +267,43 @@ def measure_mutation(
     found = generate_mutants(solution, max_per_method=config.max_mutants_per_method, seed=config.seed, item_id=item_id)
     policy = (config.timeout_factor, config.timeout_floor_s, sandbox.wall_limit_s, sandbox.hash_seed)
     cache = MutationCache(cache_root, content_key(ENGINE_VERSION, solution, tests, list(test_classes), mode))
-    keys = {m.mutant_id: content_key(ENGINE_VERSION, m.source, tests, list(test_classes), mode, policy) for m in found.mutants}
+    keys = {
+        m.mutant_id: content_key(ENGINE_VERSION, m.source, tests, list(test_classes), mode, policy)
+        for m in found.mutants
+    }
     missing = [m for m in found.mutants if cache.get(keys[m.mutant_id]) is None]
     backend = backend or get_backend(sandbox)
-    base = SuiteRequest(item_id=item_id, solution=solution, tests=tests, test_classes=list(test_classes), mode=mode,
-                        coverage=False, hash_seed=sandbox.hash_seed)
+    base = SuiteRequest(
+        item_id=item_id,
+        solution=solution,
+        tests=tests,
+        test_classes=list(test_classes),
+        mode=mode,
+        coverage=False,
+        hash_seed=sandbox.hash_seed,
+    )
     limit, runs, batched, fell_back = None, 0, 0, 0
     if missing:
         if reference_wall_s is None:
             reference_wall_s, runs = _time_reference(base, backend, sandbox), 1
         limit = mutant_limit(reference_wall_s, config, sandbox)
-        requests = [base.model_copy(update={"item_id": f"{item_id}:{m.mutant_id}", "solution": m.source, "limit_s": limit})
-                    for m in missing]
-        made, batched, fell_back = _run_all(requests, [keys[m.mutant_id] for m in missing], cache, sandbox, backend, config)
+        requests = [
+            base.model_copy(update={"item_id": f"{item_id}:{m.mutant_id}", "solution": m.source, "limit_s": limit})
+            for m in missing
+        ]
+        made, batched, fell_back = _run_all(
+            requests, [keys[m.mutant_id] for m in missing], cache, sandbox, backend, config
+        )
         runs += made
     outcomes = {m.mutant_id: _stored_outcome(cache, keys[m.mutant_id]) for m in found.mutants}
     report = build_report(found.mutants, outcomes, len(found.equivalent), found.invalid, config)
-    return MutationRun(item_id=item_id, report=report, wall_s=time.perf_counter() - t0, sandbox_runs=runs,
-                       cached=len(found.mutants) - len(missing), limit_s=limit,
-                       batched=batched, fell_back=fell_back)
+    return MutationRun(
+        item_id=item_id,
+        report=report,
+        wall_s=time.perf_counter() - t0,
+        sandbox_runs=runs,
+        cached=len(found.mutants) - len(missing),
+        limit_s=limit,
+        batched=batched,
+        fell_back=fell_back,
+    )

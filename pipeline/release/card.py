@@ -35,14 +35,16 @@ def card_metadata(version: str, n_tasks: int, license: str | None) -> dict[str, 
         meta["license"] = "other"
         meta["license_name"] = "per-source-repository"
         meta["license_link"] = "manifest.json"
-    meta.update({
-        "language": ["en"],
-        "task_categories": ["text-generation"],
-        "tags": list(TAGS),
-        "pretty_name": f"classforge {version}",
-        "size_categories": [size_category(n_tasks)],
-        "configs": [{"config_name": "default", "data_files": [{"split": SPLIT, "path": DATA_GLOB}]}],
-    })
+    meta.update(
+        {
+            "language": ["en"],
+            "task_categories": ["text-generation"],
+            "tags": list(TAGS),
+            "pretty_name": f"classforge {version}",
+            "size_categories": [size_category(n_tasks)],
+            "configs": [{"config_name": "default", "data_files": [{"split": SPLIT, "path": DATA_GLOB}]}],
+        }
+    )
     return meta
 
 
@@ -101,30 +103,47 @@ def _mutation_note(f: dict[str, Any]) -> str:
     """The mutation gate's sentence, when the release's build ran it."""
     if not f["mutation"] or not isinstance(f["min_score"], (int, float)):
         return ""
-    return (f"\nIts tests must then kill at least {100 * f['min_score']:g}% of the non-equivalent mutants of the "
-            "solution (mutation score; below that the test writer gets the surviving mutants once, and the "
-            "strengthened suite must pass the same sandbox gate and reach the threshold).")
+    return (
+        f"\nIts tests must then kill at least {100 * f['min_score']:g}% of the non-equivalent mutants of the "
+        "solution (mutation score; below that the test writer gets the surviving mutants once, and the "
+        "strengthened suite must pass the same sandbox gate and reach the threshold)."
+    )
 
 
-def render_card(*, version: str, stats: DatasetStats, funnel: FunnelReport, cutoff: str | None,
-                pipeline_version: str, models: dict[str, Any], prompt_versions: dict[str, Any],
-                sources: list[SourceRepo], columns: dict[str, str], json_columns: list[str],
-                config: dict[str, Any] | None = None, license: str | None = None,
-                hub_repo_id: str | None = None, validity: ValidityFacts | None = None,
-                example: dict[str, Any] | None = None, year: int | None = None) -> str:
+def render_card(
+    *,
+    version: str,
+    stats: DatasetStats,
+    funnel: FunnelReport,
+    cutoff: str | None,
+    pipeline_version: str,
+    models: dict[str, Any],
+    prompt_versions: dict[str, Any],
+    sources: list[SourceRepo],
+    columns: dict[str, str],
+    json_columns: list[str],
+    config: dict[str, Any] | None = None,
+    license: str | None = None,
+    hub_repo_id: str | None = None,
+    validity: ValidityFacts | None = None,
+    example: dict[str, Any] | None = None,
+    year: int | None = None,
+) -> str:
     """The dataset card's Markdown body, section by section (the front matter is `card_metadata`)."""
     cut = cutoff or "the configured cutoff"
     repo = hub_repo_id or REPO_PLACEHOLDER
-    return "".join((
-        _intro_section(version, cut, sources),
-        _built_section(cut, build_facts(config or {}), pipeline_version, models, prompt_versions, config or {}),
-        _contents_section(stats, validity),
-        _funnel_section(funnel),
-        _loading_section(repo, version),
-        _columns_section(columns, json_columns),
-        _example_section(example),
-        _closing_sections(sources, license, repo, version, config or {}, stats, year),
-    ))
+    return "".join(
+        (
+            _intro_section(version, cut, sources),
+            _built_section(cut, build_facts(config or {}), pipeline_version, models, prompt_versions, config or {}),
+            _contents_section(stats, validity),
+            _funnel_section(funnel),
+            _loading_section(repo, version),
+            _columns_section(columns, json_columns),
+            _example_section(example),
+            _closing_sections(sources, license, repo, version, config or {}, stats, year),
+        )
+    )
 
 
 def _origin_of(sources: list[SourceRepo]) -> str:
@@ -151,19 +170,25 @@ judges it. Every task ships a canonical solution that passes its tests.
 """
 
 
-def _built_section(cut: str, f: dict[str, Any], pipeline_version: str, models: dict[str, Any],
-                   prompt_versions: dict[str, Any], config: dict[str, Any]) -> str:
+def _built_section(
+    cut: str,
+    f: dict[str, Any],
+    pipeline_version: str,
+    models: dict[str, Any],
+    prompt_versions: dict[str, Any],
+    config: dict[str, Any],
+) -> str:
     model_rows = [(role, f"`{m}`") for role, m in sorted(models.items())] or [("-", "-")]
     prompt_rows = [(name, f"`{v}`") for name, v in sorted(prompt_versions.items())] or [("-", "-")]
     return f"""## How it was built
 
 Following [ClassEval-Pro](https://arxiv.org/abs/2604.26923)'s pipeline: harvest self-contained, standard-library-only classes
-({f['min_methods']}+ methods, {f['min_lines']}-{f['max_lines']} lines) whose first commit is on or after the cutoff, with
+({f["min_methods"]}+ methods, {f["min_lines"]}-{f["max_lines"]} lines) whose first commit is on or after the cutoff, with
 repository, path, commit, first-seen date and licence kept for each; deduplicate them against each
 other, public benchmarks and earlier releases; compose pairs of them (intra-domain and cross-domain)
 into one class skeleton with an LLM; have an LLM write tests; keep a task only if at least
-{f['judge_min']} of {f['judges']} LLM judges give the tests full marks; have a separate LLM write the solution and keep
-the task only if it passes every test with at least {f['coverage']}% line coverage within {f['wall']} s in a sandbox.{_mutation_note(f)}
+{f["judge_min"]} of {f["judges"]} LLM judges give the tests full marks; have a separate LLM write the solution and keep
+the task only if it passes every test with at least {f["coverage"]}% line coverage within {f["wall"]} s in a sandbox.{_mutation_note(f)}
 Every LLM call is cached by content, so the build can be replayed exactly. The full configuration
 (secrets removed) is in `manifest.json`.
 
@@ -212,12 +237,16 @@ def _plus_note(stats: DatasetStats) -> str:
     if paired:
         before = sum(m.mutation_score or 0.0 for m in paired) / len(paired)  # both set in every paired task
         after = sum(m.mutation_score_with_plus or 0.0 for m in paired) / len(paired)
-        lift = (f" On the {len(paired)} task(s) with both scores, the mutation score is {before:.1f}% with the base "
-                f"tests and {after:.1f}% with base and plus tests together.")
-    return (f"\n{len(carried)} of {stats.total} tasks carry a hidden `plus` suite, {sum(m.plus_tests or 0 for m in carried)} "
-            "tests in all: unit tests made by search (Pynguin, in the sandbox), not by an LLM, each passing the "
-            "reference solution three times and under every environment perturbation. `classforge evaluate` "
-            f"scores base and base + plus side by side (column `plus`).{lift}\n")
+        lift = (
+            f" On the {len(paired)} task(s) with both scores, the mutation score is {before:.1f}% with the base "
+            f"tests and {after:.1f}% with base and plus tests together."
+        )
+    return (
+        f"\n{len(carried)} of {stats.total} tasks carry a hidden `plus` suite, {sum(m.plus_tests or 0 for m in carried)} "
+        "tests in all: unit tests made by search (Pynguin, in the sandbox), not by an LLM, each passing the "
+        "reference solution three times and under every environment perturbation. `classforge evaluate` "
+        f"scores base and base + plus side by side (column `plus`).{lift}\n"
+    )
 
 
 def _funnel_section(funnel: FunnelReport) -> str:
@@ -257,10 +286,23 @@ rows = pq.read_table("data/test-00000-of-00001.parquet").to_pylist()
 
 def _columns_section(columns: dict[str, str], json_columns: list[str]) -> str:
     extra_cols = [c for c in columns if c not in CORE_COLUMNS]
-    column_rows = [(f"`{name}`", f"`{typ}`", column_origin(name) + (" (JSON text)" if name in json_columns else ""),
-                    column_meaning(name) or "-") for name, typ in columns.items()]
-    json_note = ("Columns marked *JSON text* hold irregular nested values encoded as JSON: decode them with "
-                 "`json.loads` (`tasks.jsonl` has them decoded). ") if json_columns else ""
+    column_rows = [
+        (
+            f"`{name}`",
+            f"`{typ}`",
+            column_origin(name) + (" (JSON text)" if name in json_columns else ""),
+            column_meaning(name) or "-",
+        )
+        for name, typ in columns.items()
+    ]
+    json_note = (
+        (
+            "Columns marked *JSON text* hold irregular nested values encoded as JSON: decode them with "
+            "`json.loads` (`tasks.jsonl` has them decoded). "
+        )
+        if json_columns
+        else ""
+    )
     extras_note = ("Extra columns: " + ", ".join(f"`{c}`" for c in extra_cols) + ".") if extra_cols else ""
     return f"""## Columns
 
@@ -272,8 +314,15 @@ ClassEval's columns keep their names and types (`methods_info` is a list of stru
 """
 
 
-def _closing_sections(sources: list[SourceRepo], license: str | None, repo: str, version: str,
-                      config: dict[str, Any], stats: DatasetStats, year: int | None) -> str:
+def _closing_sections(
+    sources: list[SourceRepo],
+    license: str | None,
+    repo: str,
+    version: str,
+    config: dict[str, Any],
+    stats: DatasetStats,
+    year: int | None,
+) -> str:
     return f"""{_licence_section(sources, license)}
 
 {_evaluate_section(repo, version)}
@@ -296,8 +345,12 @@ def _closing_sections(sources: list[SourceRepo], license: str | None, repo: str,
 REPO_PLACEHOLDER = "ORG/NAME"
 """Stands for the Hub repository in a card written before anyone chose one; `export --repo` fills it in."""
 
-PLOTS = (("funnel.png", "Funnel: kept of seen at each stage"), ("domains.png", "Tasks per domain"), ("loc.png", "Lines of code per solution"),
-         ("methods.png", "Methods per class"))
+PLOTS = (
+    ("funnel.png", "Funnel: kept of seen at each stage"),
+    ("domains.png", "Tasks per domain"),
+    ("loc.png", "Lines of code per solution"),
+    ("methods.png", "Methods per class"),
+)
 
 EXAMPLE_TEXT_CHARS = 400
 """Longer text fields of the example instance are cut here (the whole row is one `tasks.jsonl` line)."""
@@ -362,7 +415,8 @@ def _validity(validity: ValidityFacts | None) -> str:
         return "## Validity\n\nNot computed for this card."
     return validity_section(validity) + (
         "\n\nComputed from this release's tasks (`coverage`, `branch_coverage`, `mutation_score`, "
-        "`environment_checks`, `sources[].first_seen_date`) and `manifest.json`; `classforge report` prints the same.")
+        "`environment_checks`, `sources[].first_seen_date`) and `manifest.json`; `classforge report` prints the same."
+    )
 
 
 def _plots_section() -> str:
@@ -375,10 +429,12 @@ def _replay_note(config: dict[str, Any]) -> str:
         return ""
     imports = _dig(config, "llm.cache_imports", []) or []
     files = ", ".join(f"`{p}`" for p in imports) or "a prepared cache"
-    return (f"- **LLM answers prepared ahead, not generated during this build**: the build ran in replay mode, so every "
-            f"composer, test-writer, judge and solver answer came from {files}. For classforge's bundled example "
-            "these answers were written by hand; the model names below label them, no model produced them. "
-            "The sandbox gate (tests, coverage, time limit) did run on every task.\n")
+    return (
+        f"- **LLM answers prepared ahead, not generated during this build**: the build ran in replay mode, so every "
+        f"composer, test-writer, judge and solver answer came from {files}. For classforge's bundled example "
+        "these answers were written by hand; the model names below label them, no model produced them. "
+        "The sandbox gate (tests, coverage, time limit) did run on every task.\n"
+    )
 
 
 def _evaluate_section(repo: str, version: str) -> str:
@@ -419,14 +475,16 @@ def _limitations_section(config: dict[str, Any], n_tasks: int) -> str:
         "- Tasks, tests and solutions are written by LLMs from harvested code. The judges' vote and the sandbox "
         "gate (every test passes, line coverage) filter them, but do not prove that the tests capture every "
         "behaviour the skeleton's docstrings promise.",
-        "- Classes use the standard library only, and \"post-cutoff\" means first committed on or after the cutoff "
+        '- Classes use the standard library only, and "post-cutoff" means first committed on or after the cutoff '
         "in the repository's history: code copied from older sources can still predate it. Deduplication against "
         "known corpora and earlier harvests reduces, but cannot exclude, such contamination.",
         "- Only Python, and only the domains the harvest's keyword matrix reaches.",
     ]
     if _dig(config, "llm.mode", "live") == "replay":
-        lines.append("- This build's LLM answers were replayed from prepared files (see *How it was built*): "
-                     "it demonstrates the pipeline, it does not measure any model's ability to build tasks.")
+        lines.append(
+            "- This build's LLM answers were replayed from prepared files (see *How it was built*): "
+            "it demonstrates the pipeline, it does not measure any model's ability to build tasks."
+        )
     return "\n".join(lines)
 
 

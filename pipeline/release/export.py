@@ -42,12 +42,22 @@ class HubApi(Protocol):
 
     # The keywords an export passes, spelled as HfApi spells them (`**kwargs` here would demand
     # that HfApi accept any keyword, which it does not).
-    def create_repo(self, repo_id: str, *, private: bool | None = None, repo_type: str | None = None,
-                    exist_ok: bool = False) -> Any: ...
+    def create_repo(
+        self, repo_id: str, *, private: bool | None = None, repo_type: str | None = None, exist_ok: bool = False
+    ) -> Any: ...
     def list_repo_refs(self, repo_id: str, *, repo_type: str | None = None) -> Any: ...
-    def upload_folder(self, *, repo_id: str, folder_path: str, commit_message: str | None = None,
-                      repo_type: str | None = None, delete_patterns: list[str] | str | None = None) -> Any: ...
-    def create_tag(self, repo_id: str, *, tag: str, revision: str | None = None, repo_type: str | None = None) -> Any: ...
+    def upload_folder(
+        self,
+        *,
+        repo_id: str,
+        folder_path: str,
+        commit_message: str | None = None,
+        repo_type: str | None = None,
+        delete_patterns: list[str] | str | None = None,
+    ) -> Any: ...
+    def create_tag(
+        self, repo_id: str, *, tag: str, revision: str | None = None, repo_type: str | None = None
+    ) -> Any: ...
 
 
 class ExportPlan(BaseModel):
@@ -77,8 +87,9 @@ def commit_message(version: str) -> str:
     return f"classforge release {version}"
 
 
-def plan_export(folder: Path, repo_id: str, *, private: bool = False, load_with_datasets: bool = True,
-                staging: Path | None = None) -> ExportPlan:
+def plan_export(
+    folder: Path, repo_id: str, *, private: bool = False, load_with_datasets: bool = True, staging: Path | None = None
+) -> ExportPlan:
     """Verify the release and list exactly what would be uploaded; ExportError on any problem.
 
     With `staging` (an empty folder), a card that does not yet name `repo_id` in its loading and
@@ -95,9 +106,17 @@ def plan_export(folder: Path, repo_id: str, *, private: bool = False, load_with_
         raise ExportError(f"release {version} failed verification, nothing uploaded:\n  - " + "\n  - ".join(problems))
     if staging is not None:
         folder = stage_for_repo(folder, repo_id, staging)
-    files = file_entries(folder, exclude=())   # everything upload_folder sends, manifest.json included
-    return ExportPlan(folder=str(folder), repo_id=repo_id, version=version, tag=version, private=private,
-                      commit_message=commit_message(version), files=files, total_bytes=sum(f.bytes for f in files))
+    files = file_entries(folder, exclude=())  # everything upload_folder sends, manifest.json included
+    return ExportPlan(
+        folder=str(folder),
+        repo_id=repo_id,
+        version=version,
+        tag=version,
+        private=private,
+        commit_message=commit_message(version),
+        files=files,
+        total_bytes=sum(f.bytes for f in files),
+    )
 
 
 def stage_for_repo(folder: Path, repo_id: str, staging: Path) -> Path:
@@ -118,9 +137,11 @@ def stage_for_repo(folder: Path, repo_id: str, staging: Path) -> Path:
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     named = ((manifest.get("config") or {}).get("release") or {}).get("hub_repo_id") or REPO_PLACEHOLDER
     card = (folder / "README.md").read_text(encoding="utf-8")
-    filled = (card.replace(f'load_dataset("{named}"', f'load_dataset("{repo_id}"')
-                  .replace(f"hf:{named}@", f"hf:{repo_id}@")
-                  .replace(f"huggingface.co/datasets/{named}}}", f"huggingface.co/datasets/{repo_id}}}"))
+    filled = (
+        card.replace(f'load_dataset("{named}"', f'load_dataset("{repo_id}"')
+        .replace(f"hf:{named}@", f"hf:{repo_id}@")
+        .replace(f"huggingface.co/datasets/{named}}}", f"huggingface.co/datasets/{repo_id}}}")
+    )
     if filled == card:
         return folder
     dest = Path(staging) / folder.name
@@ -142,8 +163,11 @@ def _hub_offline() -> bool:
 def _network_errors() -> tuple[type[BaseException], ...]:
     """Exceptions meaning 'could not talk to the Hub' across huggingface_hub's HTTP backends."""
     errors: list[type[BaseException]] = [ConnectionError, TimeoutError]
-    for module, names in (("httpx2", ("TransportError",)), ("httpx", ("TransportError",)),
-                          ("requests", ("ConnectionError", "Timeout"))):
+    for module, names in (
+        ("httpx2", ("TransportError",)),
+        ("httpx", ("TransportError",)),
+        ("requests", ("ConnectionError", "Timeout")),
+    ):
         try:
             mod = __import__(module)
         except ImportError:
@@ -153,9 +177,11 @@ def _network_errors() -> tuple[type[BaseException], ...]:
 
 
 def _offline_message(plan_or_version: str, repo_id: str) -> str:
-    return (f"cannot export release {plan_or_version} to {repo_id}: HF_HUB_OFFLINE is set, so the Hugging Face Hub "
-            "cannot be reached. Nothing was uploaded and the release folder is unchanged. Unset HF_HUB_OFFLINE "
-            "(and check network access) to publish, or use --dry-run to check what would be uploaded.")
+    return (
+        f"cannot export release {plan_or_version} to {repo_id}: HF_HUB_OFFLINE is set, so the Hugging Face Hub "
+        "cannot be reached. Nothing was uploaded and the release folder is unchanged. Unset HF_HUB_OFFLINE "
+        "(and check network access) to publish, or use --dry-run to check what would be uploaded."
+    )
 
 
 class _Exporter:
@@ -169,9 +195,11 @@ class _Exporter:
     def _state(self) -> str:
         if self.oid is None:
             return "Nothing was uploaded; the release folder is unchanged."
-        return (f"The files were uploaded as commit {self.oid} but not tagged; once the cause is fixed, tag it with "
-                f"HfApi().create_tag({self.plan.repo_id!r}, tag={self.plan.tag!r}, revision={self.oid!r}, "
-                f"repo_type='dataset').")
+        return (
+            f"The files were uploaded as commit {self.oid} but not tagged; once the cause is fixed, tag it with "
+            f"HfApi().create_tag({self.plan.repo_id!r}, tag={self.plan.tag!r}, revision={self.oid!r}, "
+            f"repo_type='dataset')."
+        )
 
     def _call(self, step: str, fn: Callable[[], T]) -> T:
         from huggingface_hub.errors import HfHubHTTPError, OfflineModeIsEnabled
@@ -180,43 +208,71 @@ class _Exporter:
         try:
             return fn()
         except OfflineModeIsEnabled as exc:
-            raise ExportError(_offline_message(self.plan.version, self.plan.repo_id) if self.oid is None
-                              else f"{where}: offline mode during {step}. {self._state()}") from exc
+            raise ExportError(
+                _offline_message(self.plan.version, self.plan.repo_id)
+                if self.oid is None
+                else f"{where}: offline mode during {step}. {self._state()}"
+            ) from exc
         except HfHubHTTPError as exc:
             status = getattr(getattr(exc, "response", None), "status_code", None)
             if step == "create_tag" and status == 409:
-                raise ExportError(f"{where}: tag {self.plan.tag!r} already exists (created concurrently?); a version "
-                                  f"is published once. {self._state()}") from exc
+                raise ExportError(
+                    f"{where}: tag {self.plan.tag!r} already exists (created concurrently?); a version "
+                    f"is published once. {self._state()}"
+                ) from exc
             hint = " Check the token (HF_TOKEN) and its write access." if status in (401, 403) else ""
             raise ExportError(f"{where}: the Hub refused {step} (HTTP {status}): {exc}.{hint} {self._state()}") from exc
         except _network_errors() as exc:
-            raise ExportError(f"{where}: cannot reach the Hugging Face Hub during {step} ({type(exc).__name__}: {exc}). "
-                              f"Check network access or proxy settings and run the export again. {self._state()}") from exc
+            raise ExportError(
+                f"{where}: cannot reach the Hugging Face Hub during {step} ({type(exc).__name__}: {exc}). "
+                f"Check network access or proxy settings and run the export again. {self._state()}"
+            ) from exc
 
     def run(self) -> ExportResult:
         plan, api = self.plan, self.api
-        self._call("create_repo", lambda: api.create_repo(plan.repo_id, repo_type=REPO_TYPE, exist_ok=True,
-                                                          private=plan.private))
+        self._call(
+            "create_repo",
+            lambda: api.create_repo(plan.repo_id, repo_type=REPO_TYPE, exist_ok=True, private=plan.private),
+        )
         refs = self._call("list_repo_refs", lambda: api.list_repo_refs(plan.repo_id, repo_type=REPO_TYPE))
         tags = {getattr(t, "name", None) for t in (getattr(refs, "tags", None) or [])}
         if plan.tag in tags:
-            raise ExportError(f"release {plan.version} -> {plan.repo_id}: tag {plan.tag!r} already exists; a version "
-                              "is published once. Write a new version instead. Nothing was uploaded.")
-        info = self._call("upload_folder", lambda: api.upload_folder(
-            folder_path=plan.folder, repo_id=plan.repo_id, repo_type=REPO_TYPE,
-            commit_message=plan.commit_message, delete_patterns="*"))
+            raise ExportError(
+                f"release {plan.version} -> {plan.repo_id}: tag {plan.tag!r} already exists; a version "
+                "is published once. Write a new version instead. Nothing was uploaded."
+            )
+        info = self._call(
+            "upload_folder",
+            lambda: api.upload_folder(
+                folder_path=plan.folder,
+                repo_id=plan.repo_id,
+                repo_type=REPO_TYPE,
+                commit_message=plan.commit_message,
+                delete_patterns="*",
+            ),
+        )
         oid = getattr(info, "oid", None)
         if not oid:
-            raise ExportError(f"release {plan.version} -> {plan.repo_id}: upload_folder returned no commit id "
-                              f"({info!r}); the upload may have happened but cannot be tagged safely")
+            raise ExportError(
+                f"release {plan.version} -> {plan.repo_id}: upload_folder returned no commit id "
+                f"({info!r}); the upload may have happened but cannot be tagged safely"
+            )
         self.oid = oid
         self._call("create_tag", lambda: api.create_tag(plan.repo_id, tag=plan.tag, revision=oid, repo_type=REPO_TYPE))
         return ExportResult(plan=plan, dry_run=False, commit_oid=oid, commit_url=getattr(info, "commit_url", None))
 
 
-def export_release(folder: Path, repo_id: str, *, token: str | None = None, private: bool = False,
-                   dry_run: bool = True, api: HubApi | None = None, offline: bool | None = None,
-                   load_with_datasets: bool = True) -> ExportResult:
+def export_release(
+    folder: Path,
+    repo_id: str,
+    *,
+    token: str | None = None,
+    private: bool = False,
+    dry_run: bool = True,
+    api: HubApi | None = None,
+    offline: bool | None = None,
+    load_with_datasets: bool = True,
+) -> ExportResult:
     """Dry run (default): verify and return the plan. Otherwise publish and tag; see the module docstring.
 
     `offline` defaults to huggingface_hub's HF_HUB_OFFLINE; `api` defaults to `HfApi(token=token)`.
@@ -225,10 +281,11 @@ def export_release(folder: Path, repo_id: str, *, token: str | None = None, priv
 
     folder = Path(folder)
     if not dry_run and (offline if offline is not None else _hub_offline()):
-        raise ExportError(_offline_message(folder.name, repo_id))   # before any work: fail fast
+        raise ExportError(_offline_message(folder.name, repo_id))  # before any work: fail fast
     with tempfile.TemporaryDirectory(prefix="classforge-export-") as staging:
-        plan = plan_export(folder, repo_id, private=private, load_with_datasets=load_with_datasets,
-                           staging=Path(staging))
+        plan = plan_export(
+            folder, repo_id, private=private, load_with_datasets=load_with_datasets, staging=Path(staging)
+        )
         if dry_run:
             return ExportResult(plan=plan.model_copy(update={"folder": str(folder)}), dry_run=True)
         if api is None:

@@ -25,6 +25,7 @@ class ReleaseIndex(BaseModel):
     source_class_ids: dict[str, str] = Field(default_factory=dict)
     solution_sha256: dict[str, str] = Field(default_factory=dict)
 
+
 def solution_digest(code: str) -> str:
     return hashlib.sha256(code.encode("utf-8")).hexdigest()
 
@@ -34,8 +35,12 @@ def release_solutions(root: Path) -> Iterator[tuple[str, str, str, frozenset[str
     `root`, oldest first; the harvest's decontamination checks new classes against them."""
     for version in list_releases(root):
         for task in _tasks(Path(root), version):
-            yield (version, task["task_id"], task.get("solution_code") or "",
-                   frozenset(task.get("source_class_ids") or []))
+            yield (
+                version,
+                task["task_id"],
+                task.get("solution_code") or "",
+                frozenset(task.get("source_class_ids") or []),
+            )
 
 
 def _tasks(root: Path, version: str) -> Iterator[dict]:

@@ -31,7 +31,9 @@ class SourceRepo(BaseModel):
 
     repo: str = Field(min_length=1, description="owner/name (or a local name)")
     commits: list[str] = Field(default_factory=list)
-    license_spdx: str | None = Field(None, alias="license", description="SPDX id, None when the repository declares none")
+    license_spdx: str | None = Field(
+        None, alias="license", description="SPDX id, None when the repository declares none"
+    )
     clone_url: str | None = Field(None, alias="url", description="a public URL; None for a local source")
 
     @field_validator("clone_url", mode="before")
@@ -44,7 +46,9 @@ class SourceRepo(BaseModel):
         """The repositories `refs` name, one entry each (commits in first-seen order), sorted by name."""
         found: dict[str, SourceRepo] = {}
         for ref in refs:
-            have = found.setdefault(ref.repo, cls(repo=ref.repo, license_spdx=ref.license_spdx, clone_url=ref.clone_url))
+            have = found.setdefault(
+                ref.repo, cls(repo=ref.repo, license_spdx=ref.license_spdx, clone_url=ref.clone_url)
+            )
             if ref.commit and ref.commit not in have.commits:
                 have.commits.append(ref.commit)
             have.license_spdx = have.license_spdx or ref.license_spdx
@@ -76,10 +80,12 @@ class Manifest(BaseModel):
     prompt_versions: dict[str, Any]
     sources: list[SourceRepo]
     decontamination: dict[str, list[str]] | None = Field(
-        None, description="the harvest's near-duplicate checks: corpora 'checked' and 'not_checked'")
+        None, description="the harvest's near-duplicate checks: corpora 'checked' and 'not_checked'"
+    )
     earlier_releases: list[str] | None = Field(None, description="releases this one was deduplicated against")
     derived_from: str | None = Field(
-        None, description="the version this one copies with a plus suite added per task (`classforge strengthen`)")
+        None, description="the version this one copies with a plus suite added per task (`classforge strengthen`)"
+    )
     files: list[FileEntry] = Field(description="every file of the folder except manifest.json")
 
 

@@ -15,8 +15,13 @@ from pipeline.release.stats import DatasetStats
 from pipeline.release.tables import ordered_stages, stage_unit
 
 PLOT_FILES = {"funnel": "funnel.png", "domains": "domains.png", "loc": "loc.png", "methods": "methods.png"}
-UNIT_COLOURS = {"repositories": "#8172B3", "files": "#64B5CD", "classes": "#4C72B0", "candidate pairs": "#DD8452",
-                "tasks": "#55A868"}
+UNIT_COLOURS = {
+    "repositories": "#8172B3",
+    "files": "#64B5CD",
+    "classes": "#4C72B0",
+    "candidate pairs": "#DD8452",
+    "tasks": "#55A868",
+}
 
 
 def funnel_figure(funnel: FunnelReport):
@@ -42,7 +47,8 @@ def funnel_figure(funnel: FunnelReport):
 
     units = list(dict.fromkeys(stage_unit(stage) for stage, _ in stages))
     handles = [Patch(color="#DDDDDD", label="seen (dropped)")] + [
-        Patch(color=UNIT_COLOURS.get(u, "#937860"), label=f"kept: {u}") for u in units]
+        Patch(color=UNIT_COLOURS.get(u, "#937860"), label=f"kept: {u}") for u in units
+    ]
     legend_outside(fig, handles)
     return fig
 
@@ -60,12 +66,25 @@ def domain_figure(stats: DatasetStats):
     second = [r.involved - r.tasks for r in rows][::-1]
     ax.barh(names, intra, label="intra-domain", color="#4C72B0")
     ax.barh(names, cross, left=intra, label="cross-domain (primary)", color="#DD8452")
-    ax.barh(names, second, left=[a + b for a, b in zip(intra, cross)], label="cross-domain (second domain)",
-            color="#DD8452", alpha=0.45, hatch="//")
+    ax.barh(
+        names,
+        second,
+        left=[a + b for a, b in zip(intra, cross)],
+        label="cross-domain (second domain)",
+        color="#DD8452",
+        alpha=0.45,
+        hatch="//",
+    )
     for y, (a, b, c) in enumerate(zip(intra, cross, second)):
         parts = ", ".join(f"{n} {what}" for n, what in ((a, "intra"), (b, "cross"), (c, "second")) if n)
-        ax.annotate(f"{a + b + c} ({parts})", (a + b + c, y), xytext=(4, 0), textcoords="offset points", va="center",
-                    fontsize="small")
+        ax.annotate(
+            f"{a + b + c} ({parts})",
+            (a + b + c, y),
+            xytext=(4, 0),
+            textcoords="offset points",
+            va="center",
+            fontsize="small",
+        )
     integer_axis(ax.xaxis)
     ax.set_xlabel("tasks")
     ax.set_xlim(0, max(a + b + c for a, b, c in zip(intra, cross, second)) * 1.45)
@@ -90,8 +109,12 @@ def histogram_figure(values: list[int], *, title: str, xlabel: str):
     mean = sum(values) / len(values)
     ax.axvline(mean, color="#C44E52", linestyle="--", label=f"mean {mean:.1f}")
     labels = [str(s) if width == 1 else f"{s}–{s + width - 1}" for s in starts]
-    ax.set_xticks([s + (width - 1) / 2 for s in starts], labels, rotation=45 if width > 1 and len(starts) > 8 else 0,
-                  ha="right" if width > 1 and len(starts) > 8 else "center")
+    ax.set_xticks(
+        [s + (width - 1) / 2 for s in starts],
+        labels,
+        rotation=45 if width > 1 and len(starts) > 8 else 0,
+        ha="right" if width > 1 and len(starts) > 8 else "center",
+    )
     integer_axis(ax.yaxis)
     ax.set_title(title)
     ax.set_xlabel(xlabel)
@@ -102,7 +125,7 @@ def histogram_figure(values: list[int], *, title: str, xlabel: str):
 
 def bin_width(lo: int, hi: int, max_bins: int = 20) -> int:
     """The narrowest of 1, 2, 5, 10, 20, 50... that covers lo..hi in at most `max_bins` aligned bins."""
-    width, steps = 1, (2, 2.5, 2)    # 1 -> 2 -> 5 -> 10 -> 20 -> 50 ...
+    width, steps = 1, (2, 2.5, 2)  # 1 -> 2 -> 5 -> 10 -> 20 -> 50 ...
     i = 0
     while hi // width - lo // width + 1 > max_bins:
         width = int(width * steps[i % 3])
@@ -124,7 +147,8 @@ def write_plots(stats: DatasetStats, out_dir: Path, funnel: FunnelReport | None 
         "funnel": funnel_figure(funnel if funnel is not None else FunnelReport()),
         "domains": domain_figure(stats),
         "loc": histogram_figure([m.loc for m in stats.per_task], title="Lines of code per solution", xlabel="LOC"),
-        "methods": histogram_figure([m.methods for m in stats.per_task], title="Methods per class",
-                                    xlabel="methods (__init__ included)"),
+        "methods": histogram_figure(
+            [m.methods for m in stats.per_task], title="Methods per class", xlabel="methods (__init__ included)"
+        ),
     }
     return {name: save_png(fig, out_dir / PLOT_FILES[name]) for name, fig in figures.items()}

@@ -42,8 +42,10 @@ def check_new_version(release: Path, out: Path) -> str:
     try:
         validate_version(version)
     except ReleaseError as exc:
-        raise ReleaseError(f"--out {out}: a strengthened release is a new version, so its folder is named as one "
-                           f"(e.g. {original}-plus is not; {exc})") from exc
+        raise ReleaseError(
+            f"--out {out}: a strengthened release is a new version, so its folder is named as one "
+            f"(e.g. {original}-plus is not; {exc})"
+        ) from exc
     if version == original:
         raise ReleaseError(f"--out {out}: version {version} is the release it copies; name a new version")
     if Path(out).exists():
@@ -71,9 +73,18 @@ def write_plus_release(release: Path, out: Path, suites: dict[str, dict[str, Any
     funnel = FunnelReport.model_validate_json((release / "funnel.json").read_text(encoding="utf-8"))
     config = dict(manifest.config, plus=plus.model_dump(mode="json"))
     return write_release(
-        records, version=version, output_root=out.parent, funnel=funnel, config=config, models=manifest.models,
-        prompt_versions=manifest.prompt_versions, sources=manifest.sources, pipeline_version=manifest.pipeline_version,
-        license=_license(release), hub_repo_id=(manifest.config.get("release") or {}).get("hub_repo_id"),
-        decontamination=manifest.decontamination, earlier_releases=manifest.earlier_releases,
+        records,
+        version=version,
+        output_root=out.parent,
+        funnel=funnel,
+        config=config,
+        models=manifest.models,
+        prompt_versions=manifest.prompt_versions,
+        sources=manifest.sources,
+        pipeline_version=manifest.pipeline_version,
+        license=_license(release),
+        hub_repo_id=(manifest.config.get("release") or {}).get("hub_repo_id"),
+        decontamination=manifest.decontamination,
+        earlier_releases=manifest.earlier_releases,
         derived_from=manifest.version,
     )

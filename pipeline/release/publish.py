@@ -28,13 +28,13 @@ STAGE = R.RELEASE
 
 @dataclass
 class PublishResult:
-    path: Path | None           # the new release folder, or None when there was nothing new
+    path: Path | None  # the new release folder, or None when there was nothing new
     version: str | None
     published: int
     already_released: int
     funnel: FunnelReport
     note: str
-    rejections: list[Rejection] = field(default_factory=list)   # the tasks left out, each with its reason
+    rejections: list[Rejection] = field(default_factory=list)  # the tasks left out, each with its reason
 
 
 def _already(task: Task, index: ReleaseIndex) -> Verdict:
@@ -49,9 +49,16 @@ def _already(task: Task, index: ReleaseIndex) -> Verdict:
     return KEEP
 
 
-def publish(tasks: Sequence[Task], release: ReleaseConfig, funnel: FunnelReport, models: dict[str, str], *,
-            config_record: Mapping[str, Any], decontamination: dict[str, list[str]] | None,
-            version: str | None = None) -> PublishResult:
+def publish(
+    tasks: Sequence[Task],
+    release: ReleaseConfig,
+    funnel: FunnelReport,
+    models: dict[str, str],
+    *,
+    config_record: Mapping[str, Any],
+    decontamination: dict[str, list[str]] | None,
+    version: str | None = None,
+) -> PublishResult:
     """Dedup against every release, choose the next version and write it, holding the release
     folder's lock throughout: two builds finishing at once cannot pick the same version.
 
@@ -62,9 +69,16 @@ def publish(tasks: Sequence[Task], release: ReleaseConfig, funnel: FunnelReport,
         return _publish_locked(tasks, release, funnel, models, version, root, config_record, decontamination)
 
 
-def _publish_locked(tasks: Sequence[Task], release: ReleaseConfig, funnel: FunnelReport, models: dict[str, str],
-                    version: str | None, root: Path, config_record: Mapping[str, Any],
-                    decontamination: dict[str, list[str]] | None) -> PublishResult:
+def _publish_locked(
+    tasks: Sequence[Task],
+    release: ReleaseConfig,
+    funnel: FunnelReport,
+    models: dict[str, str],
+    version: str | None,
+    root: Path,
+    config_record: Mapping[str, Any],
+    decontamination: dict[str, list[str]] | None,
+) -> PublishResult:
     index = release_index(root) if root.is_dir() else ReleaseIndex()
     left_out = RejectionList()
     release_funnel: Funnel = Funnel(sink=left_out)
@@ -72,16 +86,36 @@ def _publish_locked(tasks: Sequence[Task], release: ReleaseConfig, funnel: Funne
     full_funnel = funnel.merge(release_funnel.report())
     if not fresh:
         latest = index.versions[-1] if index.versions else None
-        note = (f"nothing new to release: all {len(tasks)} task(s) are in release {latest}" if latest and tasks
-                else "nothing to release: the build produced no tasks")
+        note = (
+            f"nothing new to release: all {len(tasks)} task(s) are in release {latest}"
+            if latest and tasks
+            else "nothing to release: the build produced no tasks"
+        )
         return PublishResult(None, None, 0, len(tasks), full_funnel, note, left_out.rejections)
     version = version or next_version(root, scheme=release.version_scheme)
     prompt_versions: dict[str, str] = {}
     for t in fresh:
         prompt_versions.update(t.prompt_versions or {})
-    path = write_release(fresh, version=version, output_root=root, funnel=full_funnel, config=config_record,
-                         models=models, prompt_versions=prompt_versions, pipeline_version=__version__,
-                         license=release.license, hub_repo_id=release.hub_repo_id,
-                         decontamination=decontamination, earlier_releases=list(index.versions))
-    return PublishResult(path, version, len(fresh), len(tasks) - len(fresh), full_funnel,
-                         f"released {len(fresh)} task(s) as {version} at {path}", left_out.rejections)
+    path = write_release(
+        fresh,
+        version=version,
+        output_root=root,
+        funnel=full_funnel,
+        config=config_record,
+        models=models,
+        prompt_versions=prompt_versions,
+        pipeline_version=__version__,
+        license=release.license,
+        hub_repo_id=release.hub_repo_id,
+        decontamination=decontamination,
+        earlier_releases=list(index.versions),
+    )
+    return PublishResult(
+        path,
+        version,
+        len(fresh),
+        len(tasks) - len(fresh),
+        full_funnel,
+        f"released {len(fresh)} task(s) as {version} at {path}",
+        left_out.rejections,
+    )

@@ -34,27 +34,53 @@ def _count_tests(test: str) -> int:
 def _size_table(real: Sequence[Mapping[str, Any]], per: list[TaskStats]) -> str:
     """The real-source tasks' size beside the published benchmarks'."""
     ours = (_mean([m.loc for m in per]), _mean([m.dependency_depth for m in per]), _mean([m.methods for m in per]))
-    return md_table(("Benchmark", "LOC (mean)", "Dependency depth (mean)", "Methods (mean)"),
-                    [(f"this release, real-source ({len(real)} tasks)", *ours),
-                     *((name, *figs) for name, figs in PUBLISHED.items())])
+    return md_table(
+        ("Benchmark", "LOC (mean)", "Dependency depth (mean)", "Methods (mean)"),
+        [
+            (f"this release, real-source ({len(real)} tasks)", *ours),
+            *((name, *figs) for name, figs in PUBLISHED.items()),
+        ],
+    )
 
 
 def _quality_table(real: Sequence[Mapping[str, Any]], per: list[TaskStats]) -> str:
-    return md_table(("Measure", "Mean", "Tasks"), [
-        ("Line coverage of the reference, %", _mean([float(r["coverage"]) for r in real if r.get("coverage") is not None]), len(real)),
-        ("Mutation score, %", _mean([m.mutation_score for m in per if m.mutation_score is not None]),
-         sum(m.mutation_score is not None for m in per)),
-        ("Generated tests per task", _mean([float(_count_tests(r.get("test") or "")) for r in real]), len(real)),
-    ])
+    return md_table(
+        ("Measure", "Mean", "Tasks"),
+        [
+            (
+                "Line coverage of the reference, %",
+                _mean([float(r["coverage"]) for r in real if r.get("coverage") is not None]),
+                len(real),
+            ),
+            (
+                "Mutation score, %",
+                _mean([m.mutation_score for m in per if m.mutation_score is not None]),
+                sum(m.mutation_score is not None for m in per),
+            ),
+            ("Generated tests per task", _mean([float(_count_tests(r.get("test") or "")) for r in real]), len(real)),
+        ],
+    )
 
 
 def _provenance_table(real: Sequence[Mapping[str, Any]]) -> str:
     """Where each real-source task comes from: repository, path, commit, licence, first seen."""
-    return md_table(("Task", "Class", "Repository", "Path", "Commit", "Licence", "First seen"), [
-        (f"`{r['task_id']}`", f"`{r['class_name']}`", s.get("repo", "?"), f"`{s.get('path', '?')}`",
-         f"`{str(s.get('commit', '?'))[:12]}`", s.get("license_spdx") or "NOASSERTION",
-         str(s.get("first_seen_date") or "?")[:10])
-        for r in real for s in (r.get("sources") or [{}])[:1]], "lllllll")
+    return md_table(
+        ("Task", "Class", "Repository", "Path", "Commit", "Licence", "First seen"),
+        [
+            (
+                f"`{r['task_id']}`",
+                f"`{r['class_name']}`",
+                s.get("repo", "?"),
+                f"`{s.get('path', '?')}`",
+                f"`{str(s.get('commit', '?'))[:12]}`",
+                s.get("license_spdx") or "NOASSERTION",
+                str(s.get("first_seen_date") or "?")[:10],
+            )
+            for r in real
+            for s in (r.get("sources") or [{}])[:1]
+        ],
+        "lllllll",
+    )
 
 
 def real_source_section(rows: Sequence[Mapping[str, Any]], stats: DatasetStats) -> str:

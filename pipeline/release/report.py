@@ -69,12 +69,21 @@ _NO_VALIDITY = "## Validity\n\nNot computed."
 
 def release_validity(folder: Path, manifest: Manifest) -> ValidityFacts:
     """The validity facts, recomputed from the release's own tasks and manifest."""
-    return compute_validity(read_release_rows(folder), cutoff=manifest.cutoff,
-                            decontamination=manifest.decontamination, earlier_releases=manifest.earlier_releases)
+    return compute_validity(
+        read_release_rows(folder),
+        cutoff=manifest.cutoff,
+        decontamination=manifest.decontamination,
+        earlier_releases=manifest.earlier_releases,
+    )
 
 
-def render_markdown(manifest: Manifest, stats: DatasetStats, funnel: FunnelReport,
-                    plots: dict[str, str] | None = None, validity: ValidityFacts | None = None) -> str:
+def render_markdown(
+    manifest: Manifest,
+    stats: DatasetStats,
+    funnel: FunnelReport,
+    plots: dict[str, str] | None = None,
+    validity: ValidityFacts | None = None,
+) -> str:
     """The report text; `plots` maps plot name -> path relative to the report (omitted if None)."""
     plots = plots or {}
 
@@ -128,12 +137,15 @@ def write_report(folder: Path, out_dir: Path | None = None) -> ReportResult:
     folder = Path(folder)
     out = Path(out_dir) if out_dir is not None else default_report_dir(folder)
     if out.resolve().is_relative_to(folder.resolve()):
-        raise ReleaseError(f"release {folder.name}: the report cannot go inside the release folder ({out}); "
-                           "the release is immutable and hashed")
+        raise ReleaseError(
+            f"release {folder.name}: the report cannot go inside the release folder ({out}); "
+            "the release is immutable and hashed"
+        )
     manifest, stats, funnel = load_release_summary(folder)
     plot_paths = write_plots(stats, out, funnel)
-    markdown = render_markdown(manifest, stats, funnel, {k: p.name for k, p in plot_paths.items()},
-                               release_validity(folder, manifest))
+    markdown = render_markdown(
+        manifest, stats, funnel, {k: p.name for k, p in plot_paths.items()}, release_validity(folder, manifest)
+    )
     report_path = out / "report.md"
     write_text(report_path, markdown)
     return ReportResult(version=manifest.version, markdown=markdown, report_path=report_path, plots=plot_paths)

@@ -36,7 +36,7 @@ DEFINITIONS = {
     "dependency_depth": "class_analysis.dependency_depth of the solution class (1 = no intra-class calls)",
     "methods": "def statements in the solution class body, __init__ included",
     "mutation_score": "percent of the solution's non-equivalent mutants its tests kill (pipeline.quality; "
-                      "timeouts count as killed); tasks without a measured score are left out",
+    "timeouts count as killed); tasks without a measured score are left out",
     "plus_tests": "tests in the task's hidden plus suite: search-generated (Pynguin), no LLM, validated on the reference",
     "mutation_score_with_plus": "the mutation score of the base and plus tests together",
 }
@@ -61,8 +61,10 @@ class TaskStats(BaseModel):
     """One task's row of the statistics (stats.json `per_task`)."""
 
     task_id: str
-    composition_type: str = Field(description="'intra' or 'cross', whichever spelling the task used; "
-                                              "'real' for a real-source task (no composition)")
+    composition_type: str = Field(
+        description="'intra' or 'cross', whichever spelling the task used; "
+        "'real' for a real-source task (no composition)"
+    )
     domain1: str
     domain2: str | None = None
     loc: int
@@ -139,8 +141,12 @@ def _percent(score: object) -> float | None:
 def summarize(values: list[float]) -> Summary | None:
     if not values:
         return None
-    return Summary(mean=round(statistics.fmean(values), 2), median=float(statistics.median(values)),
-                   min=float(min(values)), max=float(max(values)))
+    return Summary(
+        mean=round(statistics.fmean(values), 2),
+        median=float(statistics.median(values)),
+        min=float(min(values)),
+        max=float(max(values)),
+    )
 
 
 def domain_rows(metrics: list[TaskStats]) -> list[DomainRow]:
@@ -149,13 +155,15 @@ def domain_rows(metrics: list[TaskStats]) -> list[DomainRow]:
     rows = []
     for name in names:
         primary = [m for m in metrics if m.domain1 == name]
-        rows.append(DomainRow(
-            domain=name,
-            tasks=len(primary),
-            intra=sum(m.composition_type == "intra" for m in primary),
-            cross=sum(m.composition_type == "cross" for m in primary),
-            involved=sum(name in (m.domain1, m.domain2) for m in metrics),
-        ))
+        rows.append(
+            DomainRow(
+                domain=name,
+                tasks=len(primary),
+                intra=sum(m.composition_type == "intra" for m in primary),
+                cross=sum(m.composition_type == "cross" for m in primary),
+                involved=sum(name in (m.domain1, m.domain2) for m in metrics),
+            )
+        )
     order = {name: i for i, name in enumerate(names)}
     return sorted(rows, key=lambda r: (-r.tasks, -r.involved, order[r.domain]))
 
@@ -175,6 +183,8 @@ def compute_stats(tasks: Iterable[Mapping[str, Any]]) -> DatasetStats:
         methods_to_generate=summarize([m.methods_to_generate for m in metrics]),
         mutation_score=summarize([m.mutation_score for m in metrics if m.mutation_score is not None]),
         plus_tests=summarize([m.plus_tests for m in metrics if m.plus_tests is not None]),
-        mutation_score_with_plus=summarize([m.mutation_score_with_plus for m in metrics if m.mutation_score_with_plus is not None]),
+        mutation_score_with_plus=summarize(
+            [m.mutation_score_with_plus for m in metrics if m.mutation_score_with_plus is not None]
+        ),
         per_task=metrics,
     )

@@ -24,18 +24,23 @@ def _fmt(x: float) -> str:
 
 
 def domain_table(stats: DatasetStats, *, include_empty: bool = False) -> str:
-    rows: list[tuple[str, int, int, int, int | str]] = [(r.domain, r.tasks, r.intra, r.cross, r.involved)
-                                                        for r in stats.domains if include_empty or r.involved]
+    rows: list[tuple[str, int, int, int, int | str]] = [
+        (r.domain, r.tasks, r.intra, r.cross, r.involved) for r in stats.domains if include_empty or r.involved
+    ]
     rows.append(("**Total**", stats.total, stats.intra, stats.cross, "-"))
     return md_table(("Domain", "Tasks", "Intra", "Cross", "Involved"), rows)
 
 
 def size_table(stats: DatasetStats) -> str:
     def row(name: str, s: Summary | None) -> tuple:
-        return (name, "-", "-", "-", "-") if s is None else (name, _fmt(s.mean), _fmt(s.median), _fmt(s.min), _fmt(s.max))
+        return (
+            (name, "-", "-", "-", "-") if s is None else (name, _fmt(s.mean), _fmt(s.median), _fmt(s.min), _fmt(s.max))
+        )
 
     rows = [
-        row("LOC", stats.loc), row("Dependency depth", stats.dependency_depth), row("Methods", stats.methods),
+        row("LOC", stats.loc),
+        row("Dependency depth", stats.dependency_depth),
+        row("Methods", stats.methods),
         row("Methods to generate", stats.methods_to_generate),
     ]
     if stats.mutation_score is not None:
@@ -46,25 +51,43 @@ def size_table(stats: DatasetStats) -> str:
         rows.append(row(f"Plus tests, hidden, no LLM ({carried} of {stats.total} tasks)", stats.plus_tests))
     if stats.mutation_score_with_plus is not None:
         scored = sum(m.mutation_score_with_plus is not None for m in stats.per_task)
-        rows.append(row(f"Mutation score with plus tests, % ({scored} of {stats.total} tasks)", stats.mutation_score_with_plus))
+        rows.append(
+            row(f"Mutation score with plus tests, % ({scored} of {stats.total} tasks)", stats.mutation_score_with_plus)
+        )
     return md_table(("Metric", "Mean", "Median", "Min", "Max"), rows)
 
 
 # The pipeline's stages in the order items flow through them, with the unit each one counts.
 # funnel.json is written with sorted keys, so order must come from here, not from the file.
 STAGE_UNITS: dict[str, str] = {
-    R.GITHUB_SEARCH: "repositories", R.CLONE: "repositories",
-    R.SELECT: "files", R.CONTENT: "files", R.COMPILE: "files",
-    R.IMPORTS: "classes", R.STRUCTURE: "classes", R.REFERENCES: "classes", R.TESTABILITY: "classes",
+    R.GITHUB_SEARCH: "repositories",
+    R.CLONE: "repositories",
+    R.SELECT: "files",
+    R.CONTENT: "files",
+    R.COMPILE: "files",
+    R.IMPORTS: "classes",
+    R.STRUCTURE: "classes",
+    R.REFERENCES: "classes",
+    R.TESTABILITY: "classes",
     R.PROVENANCE: "classes",
-    R.DEDUP: "classes", R.PAIRING: "classes",
+    R.DEDUP: "classes",
+    R.PAIRING: "classes",
     # the real-source track counts candidate classes from its licence check to its task record
-    R.LICENSE: "candidate classes", R.SKELETON: "candidate classes", R.DOCSTRINGS: "candidate classes",
-    R.COMPOSE: "candidate pairs", R.TESTS: "candidate pairs", R.JUDGES: "candidate pairs", R.SOLUTION: "candidate pairs",
-    R.REFERENCE: "candidate classes", R.EXAMPLES: "candidate classes",
-    R.GENERATED_TESTS: "generated tests", R.STATE_CHECKS: "generated tests",
-    R.MUTATION: "candidate pairs", R.STRENGTHEN: "candidate pairs",
-    R.TASK: "tasks", R.RELEASE: "tasks",
+    R.LICENSE: "candidate classes",
+    R.SKELETON: "candidate classes",
+    R.DOCSTRINGS: "candidate classes",
+    R.COMPOSE: "candidate pairs",
+    R.TESTS: "candidate pairs",
+    R.JUDGES: "candidate pairs",
+    R.SOLUTION: "candidate pairs",
+    R.REFERENCE: "candidate classes",
+    R.EXAMPLES: "candidate classes",
+    R.GENERATED_TESTS: "generated tests",
+    R.STATE_CHECKS: "generated tests",
+    R.MUTATION: "candidate pairs",
+    R.STRENGTHEN: "candidate pairs",
+    R.TASK: "tasks",
+    R.RELEASE: "tasks",
 }
 
 
@@ -97,7 +120,9 @@ def funnel_rows(funnel: FunnelReport) -> list[tuple]:
 def funnel_table(funnel: FunnelReport) -> str:
     if not funnel.stages:
         return "_No funnel counts were recorded._"
-    return md_table(("Stage", "Unit", "Seen", "Kept", "Yield", "Dropped (reason x count)"), funnel_rows(funnel), "llrrrl")
+    return md_table(
+        ("Stage", "Unit", "Seen", "Kept", "Yield", "Dropped (reason x count)"), funnel_rows(funnel), "llrrrl"
+    )
 
 
 def unit_yields(funnel: FunnelReport) -> list[tuple[str, int, int]]:
@@ -113,6 +138,8 @@ def unit_yields(funnel: FunnelReport) -> list[tuple[str, int, int]]:
 
 def overall_yield(funnel: FunnelReport) -> str:
     """'8 of 8 repositories (100.0%); 39 of 47 files (83.0%); ...': each unit from its first stage to its last."""
-    parts = [f"{kept} of {seen} {unit} ({100 * kept / seen:.1f}%)" if seen else f"0 {unit}"
-             for unit, seen, kept in unit_yields(funnel)]
+    parts = [
+        f"{kept} of {seen} {unit} ({100 * kept / seen:.1f}%)" if seen else f"0 {unit}"
+        for unit, seen, kept in unit_yields(funnel)
+    ]
     return "; ".join(parts) or "n/a"

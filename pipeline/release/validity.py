@@ -37,7 +37,9 @@ class Distribution(BaseModel):
 class EnvironmentFacts(BaseModel):
     tasks_checked: int = 0
     applied: dict[str, int] = Field(default_factory=dict, description="perturbation -> tasks it ran on")
-    skipped: dict[str, str] = Field(default_factory=dict, description="perturbation -> why it was skipped (first reason seen)")
+    skipped: dict[str, str] = Field(
+        default_factory=dict, description="perturbation -> why it was skipped (first reason seen)"
+    )
     skipped_tasks: dict[str, int] = Field(default_factory=dict)
 
 
@@ -65,8 +67,14 @@ def distribution(values: Iterable[float | None]) -> Distribution | None:
     if not found:
         return None
     p10 = found[0] if len(found) < 2 else statistics.quantiles(found, n=10, method="inclusive")[0]
-    return Distribution(n=len(found), mean=round(statistics.fmean(found), 2), median=round(statistics.median(found), 2),
-                        min=found[0], p10=round(p10, 2), max=found[-1])
+    return Distribution(
+        n=len(found),
+        mean=round(statistics.fmean(found), 2),
+        median=round(statistics.median(found), 2),
+        min=found[0],
+        p10=round(p10, 2),
+        max=found[-1],
+    )
 
 
 def _fractions_as_percent(values: Iterable[float | None]) -> list[float | None]:
@@ -126,9 +134,13 @@ def _cutoff(records: list[Mapping[str, Any]], cutoff: str | None) -> CutoffFacts
     return facts
 
 
-def compute_validity(records: Iterable[Mapping[str, Any]], *, cutoff: str | None,
-                     decontamination: dict[str, list[str]] | None = None,
-                     earlier_releases: list[str] | None = None) -> ValidityFacts:
+def compute_validity(
+    records: Iterable[Mapping[str, Any]],
+    *,
+    cutoff: str | None,
+    decontamination: dict[str, list[str]] | None = None,
+    earlier_releases: list[str] | None = None,
+) -> ValidityFacts:
     """The facts over the release's task records (as written, or as read back)."""
     records = list(records)
     return ValidityFacts(
@@ -158,8 +170,10 @@ def _environment_lines(env: EnvironmentFacts, tasks: int) -> list[str]:
     if env.tasks_checked == 0:
         return ["- Environment checks: not measured (no task records them)."]
     ran = ", ".join(f"{name} ({n})" for name, n in env.applied.items()) or "none"
-    lines = [f"- Environment checks on {env.tasks_checked} of {tasks} tasks, each verdict unchanged under: {ran} "
-             "(tasks per perturbation in brackets; a task whose verdict changed was not released)."]
+    lines = [
+        f"- Environment checks on {env.tasks_checked} of {tasks} tasks, each verdict unchanged under: {ran} "
+        "(tasks per perturbation in brackets; a task whose verdict changed was not released)."
+    ]
     for name, n in env.skipped_tasks.items():
         lines.append(f"  - **skipped** {name} on {n} task(s): {env.skipped[name]}")
     return lines
@@ -185,8 +199,11 @@ def _dedup_lines(facts: ValidityFacts) -> list[str]:
 def validity_section(facts: ValidityFacts, heading: str = "##") -> str:
     """The card's and the report's validity section, in Markdown."""
     n, cut = facts.tasks, facts.cutoff
-    rows = [("line coverage", *_dist_cell(facts.line_coverage)), ("branch coverage", *_dist_cell(facts.branch_coverage)),
-            ("mutation score", *_dist_cell(facts.mutation_score))]
+    rows = [
+        ("line coverage", *_dist_cell(facts.line_coverage)),
+        ("branch coverage", *_dist_cell(facts.branch_coverage)),
+        ("mutation score", *_dist_cell(facts.mutation_score)),
+    ]
     lines = [
         f"{heading} Validity",
         "",

@@ -31,7 +31,7 @@ def read_front_matter(text: str) -> dict[str, Any]:
     if end < 0:
         raise ValueError("YAML front matter is not closed by a '---' line")
     try:
-        meta = yaml.safe_load(text[4:end + 1])
+        meta = yaml.safe_load(text[4 : end + 1])
     except yaml.YAMLError as exc:
         raise ValueError(f"YAML front matter does not parse: {exc}") from exc
     if not isinstance(meta, dict):
@@ -74,8 +74,10 @@ def _load_manifest(folder: Path, label: str) -> tuple[Manifest | None, list[str]
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         return None, [f"{label}: {MANIFEST} is not valid JSON: {exc}"]
     except ValidationError as exc:
-        return None, [f"{label}: {MANIFEST} does not match the manifest schema: {exc.error_count()} errors, "
-                      f"first: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}"]
+        return None, [
+            f"{label}: {MANIFEST} does not match the manifest schema: {exc.error_count()} errors, "
+            f"first: {exc.errors()[0]['loc']}: {exc.errors()[0]['msg']}"
+        ]
 
 
 def _check_files(folder: Path, manifest: Manifest, label: str) -> list[str]:
@@ -116,7 +118,11 @@ def _check_parquet(folder: Path, manifest: Manifest | None, label: str) -> list[
         try:
             schema = pq.read_schema(file)
             rows += pq.read_metadata(file).num_rows
-            ids += pq.read_table(file, columns=["task_id"]).column("task_id").to_pylist() if "task_id" in schema.names else []
+            ids += (
+                pq.read_table(file, columns=["task_id"]).column("task_id").to_pylist()
+                if "task_id" in schema.names
+                else []
+            )
         except (pa.ArrowException, OSError) as exc:
             problems.append(f"{label}: {rel} is not readable Parquet: {exc}")
             continue
@@ -124,8 +130,10 @@ def _check_parquet(folder: Path, manifest: Manifest | None, label: str) -> list[
             if name not in schema.names:
                 problems.append(f"{label}: {rel} lacks required column {name!r}")
             elif not schema.field(name).type.equals(expected.field(name).type):
-                problems.append(f"{label}: {rel} column {name!r} has type {schema.field(name).type}, "
-                                f"expected {expected.field(name).type}")
+                problems.append(
+                    f"{label}: {rel} column {name!r} has type {schema.field(name).type}, "
+                    f"expected {expected.field(name).type}"
+                )
         if manifest is not None:
             actual = {f.name: str(f.type) for f in schema}
             if actual != manifest.columns:
@@ -135,8 +143,10 @@ def _check_parquet(folder: Path, manifest: Manifest | None, label: str) -> list[
         problems.append(f"{label}: duplicate task ids: {', '.join(map(str, dupes))}")
     if manifest is not None:
         if rows != manifest.row_count or manifest.splits.get(SPLIT) != manifest.row_count:
-            problems.append(f"{label}: Parquet has {rows} rows, the manifest says {manifest.row_count} "
-                            f"(split {SPLIT!r}: {manifest.splits.get(SPLIT)})")
+            problems.append(
+                f"{label}: Parquet has {rows} rows, the manifest says {manifest.row_count} "
+                f"(split {SPLIT!r}: {manifest.splits.get(SPLIT)})"
+            )
         jsonl = folder / "tasks.jsonl"
         if jsonl.is_file():
             with open(jsonl, encoding="utf-8") as fh:
@@ -170,8 +180,9 @@ def _check_datasets_load(folder: Path, expected_rows: int | None, label: str, ca
     return []
 
 
-def verify_release(folder: Path, *, load_with_datasets: bool = True, expect_version: str | None = None,
-                   cache_dir: Path | None = None) -> list[str]:
+def verify_release(
+    folder: Path, *, load_with_datasets: bool = True, expect_version: str | None = None, cache_dir: Path | None = None
+) -> list[str]:
     """Every problem of the release folder as a message naming the release and file; [] = OK.
 
     `expect_version` defaults to the folder's name (the writer passes it while building under a

@@ -70,7 +70,7 @@ def config_record(config: Config) -> dict[str, Any]:
     (a release is published: it must not carry the builder's directory layout)."""
     config = config.model_copy(deep=True)
     map_paths(config, portable_path)
-    return redact(config.model_dump(mode="json"))   # SecretStr already renders as '**********'
+    return redact(config.model_dump(mode="json"))  # SecretStr already renders as '**********'
 
 
 def _config_dict(config: Config | Mapping[str, Any]) -> dict[str, Any]:
@@ -110,8 +110,10 @@ def _check_sources_cover_tasks(version: str, sources: list[SourceRepo], derived:
     listed = {s.repo for s in sources}
     missing = sorted(s.repo for s in derived if s.repo not in listed)
     if missing:
-        raise ReleaseError(f"release {version}: tasks derive from repositories missing from `sources` "
-                           f"(their licences would go unlisted): {', '.join(missing)}")
+        raise ReleaseError(
+            f"release {version}: tasks derive from repositories missing from `sources` "
+            f"(their licences would go unlisted): {', '.join(missing)}"
+        )
 
 
 def _fsync_dir(path: Path) -> None:
@@ -136,8 +138,10 @@ def _typed(tasks: Iterable[Task]) -> list[Task]:
     items = list(tasks)
     for i, item in enumerate(items):
         if not isinstance(item, Task):
-            raise ReleaseFormatError(f"task #{i}: a release is written from Task records, got {type(item).__name__} "
-                                     "(a row read elsewhere becomes one with Task.from_row)")
+            raise ReleaseFormatError(
+                f"task #{i}: a release is written from Task records, got {type(item).__name__} "
+                "(a row read elsewhere becomes one with Task.from_row)"
+            )
     return items
 
 
@@ -176,16 +180,27 @@ def write_release(
         raise ReleaseError(f"release {version}: no tasks to publish")
     config_dict = _config_dict(config)
     source_list = _release_sources(version, typed, sources)
-    stats = compute_stats(records)   # fails on an unparsable solution before anything is written
+    stats = compute_stats(records)  # fails on an unparsable solution before anything is written
     table, json_columns = to_arrow_table(records)
     contents = _Contents(
-        records=records, table=table, json_columns=json_columns, stats=stats, funnel=funnel,
-        cutoff=_cutoff_of(config_dict), config=config_dict, models=_str_keys(models),
-        prompt_versions=_str_keys(prompt_versions), sources=source_list,
-        pipeline_version=pipeline_version or _installed_version(), license=license, hub_repo_id=hub_repo_id,
+        records=records,
+        table=table,
+        json_columns=json_columns,
+        stats=stats,
+        funnel=funnel,
+        cutoff=_cutoff_of(config_dict),
+        config=config_dict,
+        models=_str_keys(models),
+        prompt_versions=_str_keys(prompt_versions),
+        sources=source_list,
+        pipeline_version=pipeline_version or _installed_version(),
+        license=license,
+        hub_repo_id=hub_repo_id,
         created_at=created_at or datetime.now(UTC),
         decontamination=dict(decontamination) if decontamination is not None else None,
-        earlier_releases=earlier_releases, derived_from=derived_from)
+        earlier_releases=earlier_releases,
+        derived_from=derived_from,
+    )
     _write_atomically(root, version, dest, contents)
     return dest
 
@@ -219,8 +234,10 @@ def _new_version_folder(version: str, output_root: Path) -> tuple[Path, Path]:
     root = Path(output_root)
     dest = root / version
     if dest.exists():
-        raise ReleaseExistsError(f"release {version} already exists at {dest}; a version is written once, "
-                                 "choose a new one (see next_version)")
+        raise ReleaseExistsError(
+            f"release {version} already exists at {dest}; a version is written once, "
+            "choose a new one (see next_version)"
+        )
     return root, dest
 
 
@@ -276,11 +293,22 @@ def _write_contents(folder: Path, version: str, c: _Contents) -> None:
     write_plots(c.stats, folder / "plots", c.funnel)
     _write_card(folder, version, c)
     manifest = Manifest(
-        version=version, created_at=c.created_at, pipeline_version=c.pipeline_version, row_count=len(c.records),
-        splits={"test": len(c.records)}, columns={f.name: str(f.type) for f in written},
-        json_columns=c.json_columns, cutoff=c.cutoff, config=c.config, models=c.models,
-        prompt_versions=c.prompt_versions, sources=c.sources, decontamination=c.decontamination,
-        earlier_releases=c.earlier_releases, derived_from=c.derived_from, files=file_entries(folder),
+        version=version,
+        created_at=c.created_at,
+        pipeline_version=c.pipeline_version,
+        row_count=len(c.records),
+        splits={"test": len(c.records)},
+        columns={f.name: str(f.type) for f in written},
+        json_columns=c.json_columns,
+        cutoff=c.cutoff,
+        config=c.config,
+        models=c.models,
+        prompt_versions=c.prompt_versions,
+        sources=c.sources,
+        decontamination=c.decontamination,
+        earlier_releases=c.earlier_releases,
+        derived_from=c.derived_from,
+        files=file_entries(folder),
     )
     write_json(folder / MANIFEST, manifest.model_dump(mode="json"))
     # Self-check before the version becomes visible; the datasets load is left to verify/export.
@@ -292,13 +320,26 @@ def _write_contents(folder: Path, version: str, c: _Contents) -> None:
 def _write_card(folder: Path, version: str, c: _Contents) -> None:
     """README.md: the dataset card, with the real-source section when the release has such tasks."""
     columns_short = {f.name: short_type(f.type) for f in c.table.schema}
-    body = render_card(version=version, stats=c.stats, funnel=c.funnel, cutoff=c.cutoff,
-                       pipeline_version=c.pipeline_version, models=c.models, prompt_versions=c.prompt_versions,
-                       sources=c.sources, columns=columns_short,
-                       json_columns=c.json_columns, config=c.config, license=c.license, hub_repo_id=c.hub_repo_id,
-                       validity=compute_validity(c.records, cutoff=c.cutoff, decontamination=c.decontamination,
-                                                 earlier_releases=c.earlier_releases),
-                       example=c.records[0] if c.records else None, year=c.created_at.year)
+    body = render_card(
+        version=version,
+        stats=c.stats,
+        funnel=c.funnel,
+        cutoff=c.cutoff,
+        pipeline_version=c.pipeline_version,
+        models=c.models,
+        prompt_versions=c.prompt_versions,
+        sources=c.sources,
+        columns=columns_short,
+        json_columns=c.json_columns,
+        config=c.config,
+        license=c.license,
+        hub_repo_id=c.hub_repo_id,
+        validity=compute_validity(
+            c.records, cutoff=c.cutoff, decontamination=c.decontamination, earlier_releases=c.earlier_releases
+        ),
+        example=c.records[0] if c.records else None,
+        year=c.created_at.year,
+    )
     body += real_source_section(c.records, c.stats)
     write_text(folder / "README.md", render_card_file(card_metadata(version, len(c.records), c.license), body))
 
@@ -313,8 +354,9 @@ def _make_readable(folder: Path) -> None:
 def _publish(tmp: Path, dest: Path, version: str) -> None:
     _make_readable(tmp)
     if dest.exists():
-        raise ReleaseExistsError(f"release {version} appeared at {dest} while this one was being written; "
-                                 "the other writer's version is kept")
+        raise ReleaseExistsError(
+            f"release {version} appeared at {dest} while this one was being written; the other writer's version is kept"
+        )
     try:
         # rename(2) of a directory onto an existing non-empty directory fails: never an overwrite.
         os.rename(tmp, dest)

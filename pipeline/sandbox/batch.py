@@ -55,7 +55,9 @@ def _check_shared(requests: Sequence[SuiteRequest]) -> None:
     for request in requests[1:]:
         differs = [f for f in _SHARED_FIELDS if getattr(request, f) != getattr(first, f)]
         if differs:
-            raise SandboxError(f"a batch shares everything but the solution; {', '.join(differs)} differ", request.item_id)
+            raise SandboxError(
+                f"a batch shares everything but the solution; {', '.join(differs)} differ", request.item_id
+            )
 
 
 def _batch_files(requests: Sequence[SuiteRequest], spec: dict, key: bytes, marks: list[str]) -> dict[str, str | bytes]:
@@ -72,13 +74,21 @@ def _batch_files(requests: Sequence[SuiteRequest], spec: dict, key: bytes, marks
 def _entry(i: int, request: SuiteRequest, first: SuiteRequest, config: SandboxConfig) -> dict:
     """One runner's part of the spec: its run id and files, and what its task sets apart from the first's."""
     limit_s = request.limit_s or config.wall_limit_s
-    entry = {"run_id": secrets.token_hex(8), "solution_file": f"cf_batch_{i}.py", "report_file": f"cf_report_{i}.json",
-             "cpu_limit_s": RunLimits.from_config(config, wall_s=limit_s + config.grace_s).cpu_limit_s}
+    entry = {
+        "run_id": secrets.token_hex(8),
+        "solution_file": f"cf_batch_{i}.py",
+        "report_file": f"cf_report_{i}.json",
+        "cpu_limit_s": RunLimits.from_config(config, wall_s=limit_s + config.grace_s).cpu_limit_s,
+    }
     if request.tests != first.tests:
         entry["tests_source"] = f"cf_tests_{i}.py"
-    entry["own"] = {"test_classes": list(request.test_classes), "timeout_s": limit_s,
-                    "share": request.class_floors is not None, "class_floors": request.class_floors or {},
-                    "preimport": machinery_imports(request.tests)}
+    entry["own"] = {
+        "test_classes": list(request.test_classes),
+        "timeout_s": limit_s,
+        "share": request.class_floors is not None,
+        "class_floors": request.class_floors or {},
+        "preimport": machinery_imports(request.tests),
+    }
     return entry
 
 
@@ -89,18 +99,25 @@ def _own_part(text: str, mark: str) -> str:
     start = text.find(mark)
     if start < 0:
         return ""
-    rest = text[start + len(mark):]
-    return rest[:m.start()] if (m := _ANY_MARK.search(rest)) else rest
+    rest = text[start + len(mark) :]
+    return rest[: m.start()] if (m := _ANY_MARK.search(rest)) else rest
 
 
 def _runner_view(run: ExecResult, wall_s: float, mark: str) -> ExecResult:
     """The batch process's end as one runner's: it ended normally unless the whole run did not;
     its stdout and stderr are the runner's own, as a lone run captures them."""
-    return ExecResult(exit_code=0, wall_s=wall_s, isolation=run.isolation,
-                      stdout=_own_part(run.stdout, mark), stderr=_own_part(run.stderr, mark))
+    return ExecResult(
+        exit_code=0,
+        wall_s=wall_s,
+        isolation=run.isolation,
+        stdout=_own_part(run.stdout, mark),
+        stderr=_own_part(run.stderr, mark),
+    )
 
 
-def execute_batch(requests: Sequence[SuiteRequest], backend: SandboxBackend, config: SandboxConfig) -> list[SuiteResult | None]:
+def execute_batch(
+    requests: Sequence[SuiteRequest], backend: SandboxBackend, config: SandboxConfig
+) -> list[SuiteResult | None]:
     """Results in the order of `requests`; None where the batch gave no trustworthy one."""
     if not requests:
         return []
@@ -108,26 +125,41 @@ def execute_batch(requests: Sequence[SuiteRequest], backend: SandboxBackend, con
     first = requests[0]
     seed = config.hash_seed if first.hash_seed is None else first.hash_seed
     key = secrets.token_bytes(32)
-    spec = _spec(first, secrets.token_hex(8), first.limit_s or config.wall_limit_s, config,
-                 bool(getattr(backend, "isolates_processes", False)), seed)  # may sweep, as a lone run
+    spec = _spec(
+        first,
+        secrets.token_hex(8),
+        first.limit_s or config.wall_limit_s,
+        config,
+        bool(getattr(backend, "isolates_processes", False)),
+        seed,
+    )  # may sweep, as a lone run
     spec["private_tmp"] = backend.isolation == "bwrap"
     spec["batch"] = [_entry(i, request, first, config) for i, request in enumerate(requests)]
     spec["marks_file"] = _MARKS_FILE
     marks = [secrets.token_hex(16) for _ in requests]  # in their own file: runners can read the spec
-    limits = RunLimits.from_config(config, wall_s=sum(e["own"]["timeout_s"] + _PER_RUN_SLACK_S for e in spec["batch"])
-                                   + config.grace_s)
+    limits = RunLimits.from_config(
+        config, wall_s=sum(e["own"]["timeout_s"] + _PER_RUN_SLACK_S for e in spec["batch"]) + config.grace_s
+    )
     try:
-        run = backend.run(_batch_files(requests, spec, key, marks), [backend.python, "-s", "-B", "-c", _LAUNCH_BATCH, SPEC_FILE],
-                          limits, outputs=[e["report_file"] for e in spec["batch"]], env={"PYTHONHASHSEED": str(seed)})
+        run = backend.run(
+            _batch_files(requests, spec, key, marks),
+            [backend.python, "-s", "-B", "-c", _LAUNCH_BATCH, SPEC_FILE],
+            limits,
+            outputs=[e["report_file"] for e in spec["batch"]],
+            env={"PYTHONHASHSEED": str(seed)},
+        )
     except SandboxError as exc:
         log.warning("batch of %d solutions failed as a whole: %s", len(requests), exc)
         return [None] * len(requests)
-    return [_read_one(request, entry, run, key, seed, static_expectations(request.tests, request.test_classes), mark)
-            for request, entry, mark in zip(requests, spec["batch"], marks)]
+    return [
+        _read_one(request, entry, run, key, seed, static_expectations(request.tests, request.test_classes), mark)
+        for request, entry, mark in zip(requests, spec["batch"], marks)
+    ]
 
 
-def _read_one(request: SuiteRequest, entry: dict, run: ExecResult, key: bytes, seed: int, expected,
-              mark: str) -> SuiteResult | None:
+def _read_one(
+    request: SuiteRequest, entry: dict, run: ExecResult, key: bytes, seed: int, expected, mark: str
+) -> SuiteResult | None:
     try:
         report = parse(authenticate(run.outputs.get(entry["report_file"]), key, entry["run_id"]))
     except (ReportError, ValidationError, ValueError) as exc:
@@ -135,7 +167,6 @@ def _read_one(request: SuiteRequest, entry: dict, run: ExecResult, key: bytes, s
         return None
     view = _runner_view(run, report.runner.wall_s, f"\x1ecf:{mark}\x1e")
     return interpret(request, view, report, entry["own"]["timeout_s"], seed, expected)
-
 
 
 def batches_of(count: int, size: int, at_least: int) -> list[list[int]]:
@@ -161,9 +192,16 @@ def batches_by_cost(costs: Sequence[float], size: int, workers: int) -> list[lis
     return groups
 
 
-def run_batches(requests: Sequence[SuiteRequest], backend: SandboxBackend, config: SandboxConfig, *, workers: int,
-                size: int, on_done: Callable[[int, SuiteResult], None] | None = None,
-                costs: Sequence[float] | None = None) -> tuple[list[SuiteResult | None], int]:
+def run_batches(
+    requests: Sequence[SuiteRequest],
+    backend: SandboxBackend,
+    config: SandboxConfig,
+    *,
+    workers: int,
+    size: int,
+    on_done: Callable[[int, SuiteResult], None] | None = None,
+    costs: Sequence[float] | None = None,
+) -> tuple[list[SuiteResult | None], int]:
     """Every request in a batch, `workers` batches at a time: (results in the order of `requests`,
     None where a batch gave no trustworthy result, for the caller to run alone; the batches run).
     `costs`: each request's predicted run time, to pack the batches by (else dealt round-robin).
@@ -176,8 +214,13 @@ def run_batches(requests: Sequence[SuiteRequest], backend: SandboxBackend, confi
             if result is not None and on_done is not None:
                 on_done(i, result)
 
-    outcomes = map_concurrently(lambda group: execute_batch([requests[i] for i in group], backend, config), groups,
-                                workers, on_done=ended, thread_name="batches")
+    outcomes = map_concurrently(
+        lambda group: execute_batch([requests[i] for i in group], backend, config),
+        groups,
+        workers,
+        on_done=ended,
+        thread_name="batches",
+    )
     found: list[SuiteResult | None] = [None] * len(requests)
     for group, outcome in zip(groups, outcomes):
         values = outcome.value if outcome.error is None and outcome.value is not None else [None] * len(group)

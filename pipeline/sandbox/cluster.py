@@ -89,8 +89,12 @@ class DaskCluster:
 
         try:
             if self.address == "local":
-                self._cluster = LocalCluster(n_workers=self._local_workers or os.cpu_count() or 1, threads_per_worker=1,
-                                             processes=True, dashboard_address=None)
+                self._cluster = LocalCluster(
+                    n_workers=self._local_workers or os.cpu_count() or 1,
+                    threads_per_worker=1,
+                    processes=True,
+                    dashboard_address=None,
+                )
                 self._client = client = Client(self._cluster)
             else:
                 self._client = client = Client(self.address, timeout=timeout_s)
@@ -130,15 +134,20 @@ class DaskCluster:
             raise SandboxError(f"Dask cluster {self.address}: worker(s) cannot run the sandbox: {' | '.join(bad)}")
         return answers
 
-    def run_suites(self, requests: Sequence[SuiteRequest], config: SandboxConfig,
-                   on_done: Callable[[int, SuiteResult], None] | None = None) -> list[SuiteResult]:
+    def run_suites(
+        self,
+        requests: Sequence[SuiteRequest],
+        config: SandboxConfig,
+        on_done: Callable[[int, SuiteResult], None] | None = None,
+    ) -> list[SuiteResult]:
         """Every request on the cluster; results in order. A run the cluster lost (a worker died,
         the connection broke) is a SANDBOX_ERROR of its own, retried like any sandbox failure."""
         from distributed import as_completed
 
         config_json = config.model_dump_json()
-        futures = [self._connected().submit(worker_execute, r.model_dump_json(), config_json, pure=False)
-                   for r in requests]
+        futures = [
+            self._connected().submit(worker_execute, r.model_dump_json(), config_json, pure=False) for r in requests
+        ]
         index = {f.key: i for i, f in enumerate(futures)}
         results: list[SuiteResult | None] = [None] * len(requests)
         for future in as_completed(futures):
@@ -154,5 +163,10 @@ class DaskCluster:
             return SuiteResult.model_validate_json(future.result())
         except Exception as exc:  # noqa: BLE001 - whatever the cluster raised, this run failed for want of the sandbox
             detail = f"the Dask cluster lost the run: {type(exc).__name__}: {str(exc)[:500]}"
-            return SuiteResult(item_id=request.item_id, status=SuiteStatus.SANDBOX_ERROR, detail=detail,
-                               limit_s=request.limit_s or 0.0, wall_s=0.0)
+            return SuiteResult(
+                item_id=request.item_id,
+                status=SuiteStatus.SANDBOX_ERROR,
+                detail=detail,
+                limit_s=request.limit_s or 0.0,
+                wall_s=0.0,
+            )

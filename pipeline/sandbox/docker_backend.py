@@ -96,7 +96,10 @@ def container_options(config: SandboxConfig, limits: RunLimits, environment: dic
         "memswap_limit": f"{limits.memory_mb}m",
         "pids_limit": limits.max_processes + 4,
         "read_only": True,
-        "tmpfs": {WORKDIR: f"rw,exec,nosuid,nodev,{tmpfs_size},mode=1777", "/tmp": f"rw,nosuid,nodev,{tmpfs_size},mode=1777"},
+        "tmpfs": {
+            WORKDIR: f"rw,exec,nosuid,nodev,{tmpfs_size},mode=1777",
+            "/tmp": f"rw,nosuid,nodev,{tmpfs_size},mode=1777",
+        },
         "cap_drop": ["ALL"],
         "security_opt": ["no-new-privileges"],
         "ulimits": [
@@ -164,9 +167,14 @@ class DockerBackend:
         base = container_options(self._config, limits, {}, self._python)
         options, prefix, applied = perturbed_options(base, perturbation)
         payload = {
-            "files": {n: base64.b64encode(c.encode("utf-8") if isinstance(c, str) else c).decode("ascii") for n, c in files.items()},
+            "files": {
+                n: base64.b64encode(c.encode("utf-8") if isinstance(c, str) else c).decode("ascii")
+                for n, c in files.items()
+            },
             "command": prefix + list(command),
-            "env": build_env(options["working_dir"], None, self._config.env, {**dict(env or {}), **_perturbed_env(perturbation)}),
+            "env": build_env(
+                options["working_dir"], None, self._config.env, {**dict(env or {}), **_perturbed_env(perturbation)}
+            ),
             "wall_s": limits.wall_s,
             "cap": limits.output_cap_bytes,
             "outputs": list(outputs),
@@ -210,8 +218,13 @@ class DockerBackend:
         except ValueError:
             envelope = None
         if not isinstance(envelope, dict):
-            return ExecResult(exit_code=None, timed_out=host_timeout, wall_s=limits.wall_s if host_timeout else 0.0,
-                              stderr="sandbox bootstrap produced no result envelope", isolation=self.isolation)
+            return ExecResult(
+                exit_code=None,
+                timed_out=host_timeout,
+                wall_s=limits.wall_s if host_timeout else 0.0,
+                stderr="sandbox bootstrap produced no result envelope",
+                isolation=self.isolation,
+            )
         stdout, out_cut = cap_text(base64.b64decode(envelope["stdout"]), limits.output_cap_bytes)
         stderr, err_cut = cap_text(base64.b64decode(envelope["stderr"]), limits.output_cap_bytes)
         return ExecResult(

@@ -50,8 +50,13 @@ def _write_files(files: dict) -> None:
 def _run(command: list, env: dict, wall_s: float, cap: int) -> dict:
     start = time.monotonic()
     proc = subprocess.Popen(
-        command, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        start_new_session=True, close_fds=True,
+        command,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        close_fds=True,
     )
     stdout, stderr = proc.stdout, proc.stderr
     assert stdout is not None and stderr is not None  # both are pipes

@@ -29,9 +29,7 @@ def _class_methods(classes: dict, name: str, seen: frozenset) -> tuple[set[str],
     """Test method names of a class from the AST, following bases defined in the same file.
     `open` is True when a base is unknown here, so inherited tests cannot be listed statically."""
     node = classes[name]
-    methods = {
-        f.name for f in class_methods(node) if f.name.startswith("test")
-    }
+    methods = {f.name for f in class_methods(node) if f.name.startswith("test")}
     is_open = False
     for base in node.bases:
         base_name = base.id if isinstance(base, ast.Name) else base.attr if isinstance(base, ast.Attribute) else None

@@ -77,7 +77,9 @@ def _suite_reason(result: SuiteResult) -> GateReason | None:
 
 def outcome_differences(first: SuiteResult, second: SuiteResult) -> list[str]:
     a, b = first.outcomes(), second.outcomes()
-    diffs = [f"{k}: {a.get(k, 'absent')} then {b.get(k, 'absent')}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+    diffs = [
+        f"{k}: {a.get(k, 'absent')} then {b.get(k, 'absent')}" for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)
+    ]
     if first.status is not second.status:
         diffs.insert(0, f"status {first.status.value} then {second.status.value} ({second.detail})")
     return diffs
@@ -109,22 +111,34 @@ def verify(
         return GateVerdict(passed=False, reason=reason, detail=problem, **common)
     backend = backend or get_backend(config)
     request = SuiteRequest(
-        item_id=item_id, solution=solution, tests=tests, test_classes=list(test_classes), mode=mode,
-        module_name=module_name, limit_s=limit, coverage=True, hash_seed=config.hash_seed,
+        item_id=item_id,
+        solution=solution,
+        tests=tests,
+        test_classes=list(test_classes),
+        mode=mode,
+        module_name=module_name,
+        limit_s=limit,
+        coverage=True,
+        hash_seed=config.hash_seed,
     )
     return _run_twice(request, backend, config, common)
 
 
 def _compile_failure(solution: str, tests: str, module_name: str) -> tuple[GateReason, str] | None:
     """The first of the two sources that does not compile, with its reason and the problem."""
-    for source, name, reason in ((solution, f"{module_name}.py", GateReason.COMPILE_ERROR), (tests, "tests", GateReason.TESTS_COMPILE_ERROR)):
+    for source, name, reason in (
+        (solution, f"{module_name}.py", GateReason.COMPILE_ERROR),
+        (tests, "tests", GateReason.TESTS_COMPILE_ERROR),
+    ):
         problem = _compile_problem(source, name)
         if problem:
             return reason, problem
     return None
 
 
-def _run_twice(request: SuiteRequest, backend: SandboxBackend, config: SandboxConfig, common: dict[str, object]) -> GateVerdict:
+def _run_twice(
+    request: SuiteRequest, backend: SandboxBackend, config: SandboxConfig, common: dict[str, object]
+) -> GateVerdict:
     """The suite run with coverage, then (when it passed with enough coverage) repeated to catch flakiness."""
     first = execute(request, backend, config)
     figures = {
@@ -143,9 +157,13 @@ def _run_twice(request: SuiteRequest, backend: SandboxBackend, config: SandboxCo
         detail = f"line coverage {measured} < {config.min_line_coverage:.1f}%; missing lines {missing}"
         return GateVerdict(passed=False, reason=GateReason.LOW_COVERAGE, detail=detail, runs=[first], **figures)
     # The repeat uses another seed (set order, the random module) and no tracer (timing).
-    repeat = execute(request.model_copy(update={"coverage": False, "hash_seed": (config.hash_seed + 1) % 2**32}), backend, config)
+    repeat = execute(
+        request.model_copy(update={"coverage": False, "hash_seed": (config.hash_seed + 1) % 2**32}), backend, config
+    )
     figures["repeat_wall_s"] = repeat.wall_s
     diffs = outcome_differences(first, repeat)
     if diffs:
-        return GateVerdict(passed=False, reason=GateReason.FLAKY, detail="; ".join(diffs[:5]), runs=[first, repeat], **figures)
+        return GateVerdict(
+            passed=False, reason=GateReason.FLAKY, detail="; ".join(diffs[:5]), runs=[first, repeat], **figures
+        )
     return GateVerdict(passed=True, runs=[first, repeat], **figures)

@@ -185,13 +185,18 @@ class _Shares:
         self.seen = 0
 
     def update(self, events: list, now: float) -> None:
-        for event in events[self.seen:]:
+        for event in events[self.seen :]:
             kind = event.get("e")
             # the events come from the runner: anything malformed is passed over, never trusted
             if kind == "collect" and not self.order and isinstance(event.get("classes"), list):
                 for c in event["classes"]:
-                    if (isinstance(c, dict) and c.get("kind") == "unittest" and isinstance(c.get("name"), str)
-                            and isinstance(c.get("tests"), list) and c["name"] not in self.reported):
+                    if (
+                        isinstance(c, dict)
+                        and c.get("kind") == "unittest"
+                        and isinstance(c.get("name"), str)
+                        and isinstance(c.get("tests"), list)
+                        and c["name"] not in self.reported
+                    ):
                         self.order.append(c["name"])
                         self.expected[c["name"]] = len(c["tests"])
                         self.reported[c["name"]] = 0
@@ -199,7 +204,7 @@ class _Shares:
             elif kind == "test" and isinstance(event.get("cls"), str) and event["cls"] in self.reported:
                 name = event["cls"]
                 self.reported[name] += 1
-                for earlier in self.order[:self.order.index(name)]:  # a later class ran: the earlier ones are over
+                for earlier in self.order[: self.order.index(name)]:  # a later class ran: the earlier ones are over
                     self.reported[earlier] = max(self.reported[earlier], self.expected[earlier])
                 self._advance(now)
         self.seen = len(events)
@@ -327,16 +332,26 @@ def _fresh_file(path: str, data: bytes, mode: int) -> None:
     try:
         view = memoryview(data)
         while view:
-            view = view[os.write(fd, view):]
+            view = view[os.write(fd, view) :]
     finally:
         os.close(fd)
 
 
-def _body(run_id: str, channel: _Channel, runner: dict, canaries: dict, integrity: dict, undumpable: bool, escaped) -> dict:
+def _body(
+    run_id: str, channel: _Channel, runner: dict, canaries: dict, integrity: dict, undumpable: bool, escaped
+) -> dict:
     return {
-        "protocol": PROTOCOL, "run_id": run_id, "events": channel.events, "noise": channel.noise,
-        "noise_samples": channel.noise_samples, "overflow": channel.overflow, "runner": runner,
-        "canaries": canaries, "integrity": integrity, "undumpable": undumpable, "escaped": escaped,
+        "protocol": PROTOCOL,
+        "run_id": run_id,
+        "events": channel.events,
+        "noise": channel.noise,
+        "noise_samples": channel.noise_samples,
+        "overflow": channel.overflow,
+        "runner": runner,
+        "canaries": canaries,
+        "integrity": integrity,
+        "undumpable": undumpable,
+        "escaped": escaped,
     }
 
 
@@ -369,8 +384,15 @@ def supervise(spec_path: str) -> int:
         "solution": _digest(spec["solution_file"]) == digests["solution"],
         "tests": _digest(spec["tests_file"]) == digests["tests"],
     }
-    body = _body(spec["run_id"], channel, _runner_summary(started, exited, reaped_status, shares), context["canaries"],
-                 integrity, undumpable, escaped)
+    body = _body(
+        spec["run_id"],
+        channel,
+        _runner_summary(started, exited, reaped_status, shares),
+        context["canaries"],
+        integrity,
+        undumpable,
+        escaped,
+    )
     _write_report(spec["report_file"], key, body)
     return 0
 
@@ -412,7 +434,9 @@ def _cpu_so_far() -> float:
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
-def _runner_summary(started: float, exited: bool, reaped: tuple, shares: _Shares, cpu_before: float | None = None) -> dict:
+def _runner_summary(
+    started: float, exited: bool, reaped: tuple, shares: _Shares, cpu_before: float | None = None
+) -> dict:
     """How the runner ended (and, stopped early, for which class), and what it and its children cost
     (in a batch, given `cpu_before`: since then, and its peak memory from its own rusage, since the
     children's is the maximum over every runner so far)."""
@@ -571,7 +595,9 @@ def _clean_since(keep: dict) -> None:
                 pass
 
 
-def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, key: bytearray, undumpable: bool) -> dict:
+def _batch_one(
+    spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, key: bytearray, undumpable: bool
+) -> dict:
     """One solution's run inside a batch: the same body `supervise` writes, for its own run id."""
     started, cpu_before = time.monotonic(), _cpu_so_far()
     home = os.getcwd()
@@ -579,9 +605,15 @@ def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, k
     paths = {"solution": os.path.join(home, spec["solution_file"]), "tests": os.path.join(home, spec["tests_file"])}
     for role, src in (("solution", solution_src), ("tests", tests_src)):
         _fresh_file(paths[role], src, 0o644)
-    context: dict = {"spec": one, "solution_src": solution_src, "tests_src": tests_src, "canaries": _canaries(),
-               "preimport": list(one.get("preimport", [])), "workdir": home,
-               "cpu_limit_s": entry.get("cpu_limit_s")}  # a lone run's CPU rlimit: its own, not the batch's
+    context: dict = {
+        "spec": one,
+        "solution_src": solution_src,
+        "tests_src": tests_src,
+        "canaries": _canaries(),
+        "preimport": list(one.get("preimport", [])),
+        "workdir": home,
+        "cpu_limit_s": entry.get("cpu_limit_s"),
+    }  # a lone run's CPU rlimit: its own, not the batch's
     pid, rfd = _fork_runner(key, context)
     channel, shares, exited, reaped_status = _await_runner(pid, rfd, one, started + float(one["timeout_s"]))
     escaped = _sweep_escapees(pid)  # supervise_batch checked it may
@@ -593,8 +625,15 @@ def _batch_one(spec: dict, entry: dict, solution_src: bytes, tests_src: bytes, k
         "solution": _digest(paths["solution"]) == _sha256()(solution_src).hexdigest(),
         "tests": _digest(paths["tests"]) == _sha256()(tests_src).hexdigest(),
     }
-    return _body(entry["run_id"], channel, _runner_summary(started, exited, reaped_status, shares, cpu_before),
-                 context["canaries"], integrity, undumpable, escaped)
+    return _body(
+        entry["run_id"],
+        channel,
+        _runner_summary(started, exited, reaped_status, shares, cpu_before),
+        context["canaries"],
+        integrity,
+        undumpable,
+        escaped,
+    )
 
 
 def _runner_entry(key: bytearray, rfd: int, wfd: int, context: dict) -> None:
@@ -641,7 +680,7 @@ class _Emitter:
         data = (self._dumps(event, default=repr, separators=(",", ":")) + "\n").encode("utf-8", "replace")
         view = memoryview(data)
         while view:
-            view = view[self._write(self._fd, view):]
+            view = view[self._write(self._fd, view) :]
 
 
 def _fingerprint(value):
@@ -695,7 +734,11 @@ class _Guard:
         self._pick_fps = [_fingerprint(value) for *_, value in self._picks]
 
     def changes(self) -> list:
-        changed = [f"{label}.{name}" for label, ns, name, value, fp in self._entries if not _same(value, ns.get(name, _MISSING), fp)]
+        changed = [
+            f"{label}.{name}"
+            for label, ns, name, value, fp in self._entries
+            if not _same(value, ns.get(name, _MISSING), fp)
+        ]
         for (label, obj, name, value), fp in zip(self._picks, self._pick_fps):
             if not _same(value, getattr(obj, name, None), fp):
                 changed.append(f"{label}.{name}")
@@ -703,15 +746,36 @@ class _Guard:
             if len(namespace) != size:
                 changed += [f"{label}.{n}+" for n in set(namespace) - names if _behaviour(namespace[n])]
         # A module object swapped in sys.modules reaches every later `import` of it.
-        changed += [f"sys.modules[{n!r}]" for n, module in self._modules if n in _WATCHED_MODULES and sys.modules.get(n) is not module]
+        changed += [
+            f"sys.modules[{n!r}]"
+            for n, module in self._modules
+            if n in _WATCHED_MODULES and sys.modules.get(n) is not module
+        ]
         return sorted(changed)
 
 
 _WATCHED_MODULES = (
-    "unittest", "unittest.case", "unittest.suite", "unittest.result", "unittest.loader", "unittest.runner",
-    "unittest.main", "unittest.util", "unittest.signals", "unittest.mock", "mock",
-    "coverage", "coverage.control", "coverage.collector", "coverage.results", "coverage.data", "coverage.sqldata",
-    "pytest", "_pytest.python_api", "_pytest.outcomes", "_pytest.assertion.rewrite",
+    "unittest",
+    "unittest.case",
+    "unittest.suite",
+    "unittest.result",
+    "unittest.loader",
+    "unittest.runner",
+    "unittest.main",
+    "unittest.util",
+    "unittest.signals",
+    "unittest.mock",
+    "mock",
+    "coverage",
+    "coverage.control",
+    "coverage.collector",
+    "coverage.results",
+    "coverage.data",
+    "coverage.sqldata",
+    "pytest",
+    "_pytest.python_api",
+    "_pytest.outcomes",
+    "_pytest.assertion.rewrite",
 )
 
 
@@ -802,8 +866,13 @@ def _result_class(unittest, emit, label_of, cap: int):
             super().addError(test, err)
             if not isinstance(test, unittest.TestCase):
                 # A class or module fixture failed (setUpClass, tearDownModule, ...).
-                emit({"e": "fixture_error", "desc": str(getattr(test, "description", test)),
-                      **_exc_fields(err[0], err[1], self._exc_info_to_string(err, test), cap)})
+                emit(
+                    {
+                        "e": "fixture_error",
+                        "desc": str(getattr(test, "description", test)),
+                        **_exc_fields(err[0], err[1], self._exc_info_to_string(err, test), cap),
+                    }
+                )
                 return
             self._mark("errored", test, err)
 
@@ -829,8 +898,13 @@ def _result_class(unittest, emit, label_of, cap: int):
             cur, self._current = self._current, None
             if cur is None:
                 return
-            event = {"e": "test", "cls": label_of(type(test)), "name": test._testMethodName,
-                     "o": cur["o"] or "errored", "t": round(time.perf_counter() - cur["t0"], 6)}
+            event = {
+                "e": "test",
+                "cls": label_of(type(test)),
+                "name": test._testMethodName,
+                "o": cur["o"] or "errored",
+                "t": round(time.perf_counter() - cur["t0"], 6),
+            }
             if cur["o"] is None:
                 event.update({"exc": "NoOutcome", "msg": "the test ended without reporting an outcome"})
             if cur["detail"]:
@@ -904,6 +978,7 @@ def _run_callable(func, emit, label: str, name: str, cap: int, skip_types: tuple
 def _plain_class_tests(cls, names: list):
     """pytest-style class: a fresh instance per test, with setup_method/teardown_method."""
     for name in names:
+
         def call(name=name) -> None:
             inst = cls()
             setup = getattr(inst, "setup_method", None)
@@ -915,6 +990,7 @@ def _plain_class_tests(cls, names: list):
                 teardown = getattr(inst, "teardown_method", None)
                 if teardown is not None:
                     teardown(getattr(inst, name))
+
         yield name, call
 
 
@@ -1071,8 +1147,14 @@ def _tests_namespace(spec: dict, module, tests_path: str) -> dict:
 def _import_failed(emit, phase: str, exc: BaseException, cap: int) -> None:
     import traceback
 
-    emit({"e": "import", "ok": False, "phase": phase,
-          **_exc_fields(type(exc), exc, "".join(traceback.format_exception(exc)), cap)})
+    emit(
+        {
+            "e": "import",
+            "ok": False,
+            "phase": phase,
+            **_exc_fields(type(exc), exc, "".join(traceback.format_exception(exc)), cap),
+        }
+    )
 
 
 def _run_all(context: dict, namespace: dict, unittest, emit, cap: int, check) -> None:
@@ -1086,8 +1168,13 @@ def _run_all(context: dict, namespace: dict, unittest, emit, cap: int, check) ->
     planted = _planted_tests(resolved, os.path.join(context["workdir"], spec["solution_file"]))
     if planted:
         emit({"e": "tamper", "where": "collect", "changed": planted[:50]})
-    emit({"e": "collect", "classes": [{"name": n, "kind": k, "tests": t} for n, k, _, t in resolved],
-          "canaries": [canaries["pass"], canaries["fail"], canaries["func_pass"], canaries["func_fail"]]})
+    emit(
+        {
+            "e": "collect",
+            "classes": [{"name": n, "kind": k, "tests": t} for n, k, _, t in resolved],
+            "canaries": [canaries["pass"], canaries["fail"], canaries["func_pass"], canaries["func_fail"]],
+        }
+    )
     groups = [(obj, tests) for _, kind, obj, tests in resolved if kind == "unittest"]
     # Canaries at positions the code under test cannot predict.
     rng = int.from_bytes(os.urandom(4), "big")
@@ -1102,8 +1189,13 @@ def _run_all(context: dict, namespace: dict, unittest, emit, cap: int, check) ->
         except Exception as exc:  # a test class whose constructor fails runs no tests
             import traceback
 
-            emit({"e": "fixture_error", "desc": f"__init__ ({label.get(id(cls), cls.__name__)})",
-                  **_exc_fields(type(exc), exc, "".join(traceback.format_exception(exc)), cap)})
+            emit(
+                {
+                    "e": "fixture_error",
+                    "desc": f"__init__ ({label.get(id(cls), cls.__name__)})",
+                    **_exc_fields(type(exc), exc, "".join(traceback.format_exception(exc)), cap),
+                }
+            )
     try:
         Suite(tests).run(Result())
     except BaseException as exc:  # noqa: B036 - unittest re-raises KeyboardInterrupt; record and stop

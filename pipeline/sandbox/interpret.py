@@ -90,7 +90,10 @@ def without_report(request: SuiteRequest, run: ExecResult, problem: str, limit_s
     elif run.signal is not None:
         status, detail = SuiteStatus.CRASHED, f"the harness was killed by {_signame(run.signal)}"
     else:
-        status, detail = SuiteStatus.SANDBOX_ERROR, f"the harness failed (exit {run.exit_code}): {run.stderr.strip()[-500:]}"
+        status, detail = (
+            SuiteStatus.SANDBOX_ERROR,
+            f"the harness failed (exit {run.exit_code}): {run.stderr.strip()[-500:]}",
+        )
     return SuiteResult(status=status, detail=detail, classes=_unrun(request), **base)
 
 
@@ -147,7 +150,11 @@ def _canary_names(report: HarnessReport) -> set[str]:
 
 
 def _check_collection(
-    report: HarnessReport, found: _Findings, collect: CollectEvent, canary_names: set[str], expected: dict[str, Expectation]
+    report: HarnessReport,
+    found: _Findings,
+    collect: CollectEvent,
+    canary_names: set[str],
+    expected: dict[str, Expectation],
 ) -> None:
     collected = {c.name: c for c in collect.classes}
     for name, expectation in expected.items():
@@ -157,7 +164,10 @@ def _check_collection(
             found.evidence.append(f"{name}: tests in the source were not collected: {', '.join(sorted(missing)[:5])}")
     known = {(c.name, t) for c in collect.classes for t in c.tests}
     known |= {(report.canaries.pass_, "test_canary"), (report.canaries.fail, "test_canary")}
-    known |= {(report.canaries.func_pass, report.canaries.func_pass), (report.canaries.func_fail, report.canaries.func_fail)}
+    known |= {
+        (report.canaries.func_pass, report.canaries.func_pass),
+        (report.canaries.func_fail, report.canaries.func_fail),
+    }
     for key in found.tests:
         if key not in known:
             found.evidence.append(f"outcome reported for a test that was never collected: {key[0]}.{key[1]}")
@@ -180,7 +190,9 @@ def _check_canaries(report: HarnessReport, found: _Findings, completed: bool) ->
             if completed:
                 found.evidence.append(f"canary {key[0]} has no outcome")
             continue
-        honest = event.o is outcome and (must_say is None or (event.exc == "AssertionError" and must_say in (event.msg or "")))
+        honest = event.o is outcome and (
+            must_say is None or (event.exc == "AssertionError" and must_say in (event.msg or ""))
+        )
         if not honest:
             found.evidence.append(f"canary {key[0]} reported {event.o.value} (must be {outcome.value})")
 
@@ -266,7 +278,13 @@ def _classes(request: SuiteRequest, found: _Findings) -> list[ClassResult]:
     for cls in found.collect.classes:
         note = f"listed as {cls.name!r}; matched after stripping whitespace" if cls.name != cls.name.strip() else None
         if cls.kind == "missing":
-            results.append(ClassResult(name=cls.name, status=ClassStatus.MISSING, error=f"no test class or function named {cls.name.strip()!r}"))
+            results.append(
+                ClassResult(
+                    name=cls.name,
+                    status=ClassStatus.MISSING,
+                    error=f"no test class or function named {cls.name.strip()!r}",
+                )
+            )
             continue
         methods = [_method(found.tests[(cls.name, t)]) for t in cls.tests if (cls.name, t) in found.tests]
         errors = [f for f in found.fixtures if _fixture_target(f.desc) in (cls.name.strip(), None)]
@@ -320,8 +338,11 @@ def interpret(
     if found.coverage is not None and request.coverage:
         cov = found.coverage
         coverage = CoverageResult(
-            statements=cov.statements, missing=cov.missing, branches=cov.branches,
-            missing_branches=cov.missing_branches, missing_lines=cov.missing_lines,
+            statements=cov.statements,
+            missing=cov.missing,
+            branches=cov.branches,
+            missing_branches=cov.missing_branches,
+            missing_lines=cov.missing_lines,
         )
     result = dict(base, classes=classes, coverage=coverage, tamper=found.evidence)
     # The harness measured its own process tree; bubblewrap's reaper hides it from the host.
@@ -340,15 +361,20 @@ def _decide(found: _Findings, report: HarnessReport, run: ExecResult, classes: l
     if runner.timed_out:
         done = sum(1 for key in found.tests)
         if runner.timed_out_class:
-            return SuiteStatus.TIMEOUT, (f"{runner.timed_out_class.strip()} ran past its share of the {limit_s:.1f}s limit "
-                                         f"after {done} test outcome(s)")
+            return SuiteStatus.TIMEOUT, (
+                f"{runner.timed_out_class.strip()} ran past its share of the {limit_s:.1f}s limit "
+                f"after {done} test outcome(s)"
+            )
         return SuiteStatus.TIMEOUT, f"exceeded the {limit_s:.1f}s limit after {done} test outcome(s)"
     resource = _resource_problem(found, report, run, limit_s)
     if resource:
         return SuiteStatus.RESOURCE_EXCEEDED, resource
     if not found.done:
         how = f"exit status {runner.exit_code}" if runner.signal is None else _signame(runner.signal)
-        return SuiteStatus.CRASHED, f"the test runner ended ({how}) before finishing (os._exit, a signal, or a fatal error)"
+        return (
+            SuiteStatus.CRASHED,
+            f"the test runner ended ({how}) before finishing (os._exit, a signal, or a fatal error)",
+        )
     for phase, what in (("solution", "the solution failed to import"), ("tests", "the tests failed to load")):
         event = found.imports.get(phase)
         if event is not None and not event.ok:
@@ -356,7 +382,9 @@ def _decide(found: _Findings, report: HarnessReport, run: ExecResult, classes: l
     if found.aborted is not None:
         return SuiteStatus.ERROR, f"the run was aborted by {found.aborted.exc}: {found.aborted.msg}"
     if sum(c.tests_run for c in classes) == 0:
-        return SuiteStatus.ZERO_TESTS, "no test ran" + (f" ({_failure_detail(classes)})" if classes else " (no test classes listed)")
+        return SuiteStatus.ZERO_TESTS, "no test ran" + (
+            f" ({_failure_detail(classes)})" if classes else " (no test classes listed)"
+        )
     if any(not c.passed for c in classes):
         return SuiteStatus.FAILED, _failure_detail(classes)
     return SuiteStatus.PASSED, ""

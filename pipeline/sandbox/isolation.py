@@ -48,7 +48,9 @@ class BwrapRun:
     uid: int | None = None  # unprivileged only: the uid inside bubblewrap's user namespace
 
 
-def bwrap_prefix(host_workdir: str, layout: BwrapLayout, drop_to: int | None = None, run: BwrapRun = BwrapRun()) -> list[str]:
+def bwrap_prefix(
+    host_workdir: str, layout: BwrapLayout, drop_to: int | None = None, run: BwrapRun = BwrapRun()
+) -> list[str]:
     """bubblewrap's command-line prefix.
 
     Unprivileged (`drop_to` None) it runs in a user namespace as the calling user. Run by root,
@@ -67,11 +69,19 @@ def bwrap_prefix(host_workdir: str, layout: BwrapLayout, drop_to: int | None = N
         argv += ["--unshare-ipc", "--unshare-pid", "--unshare-net", "--unshare-uts", "--unshare-cgroup-try"]
         argv += ["--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID"]
     argv += [
-        "--hostname", run.hostname,
-        "--ro-bind", "/", "/",
-        "--dev", "/dev",
-        "--proc", "/proc",
-        "--size", str(layout.tmp_size_bytes), "--tmpfs", "/tmp",
+        "--hostname",
+        run.hostname,
+        "--ro-bind",
+        "/",
+        "/",
+        "--dev",
+        "/dev",
+        "--proc",
+        "/proc",
+        "--size",
+        str(layout.tmp_size_bytes),
+        "--tmpfs",
+        "/tmp",
     ]
     argv += _hidden_and_exposed(layout)
     argv += ["--bind", host_workdir, INSIDE_WORKDIR, "--chdir", run.chdir, "--"]

@@ -170,11 +170,15 @@ class LocalBackend:
                 self._give_back(uid)
         return _exec_result(done, plan.isolation, limits, found, tweaks)
 
-
-
     def _launch(
-        self, plan: Plan, host_workdir: str, uid: int | None, limits: RunLimits, command: Sequence[str],
-        env: Mapping[str, str] | None, perturbation: Perturbation | None,
+        self,
+        plan: Plan,
+        host_workdir: str,
+        uid: int | None,
+        limits: RunLimits,
+        command: Sequence[str],
+        env: Mapping[str, str] | None,
+        perturbation: Perturbation | None,
     ) -> tuple[list[str], dict[str, str], LocalPerturbation]:
         """The full command line and environment of one run, with the perturbation applied."""
         inside = workdir_inside(plan.isolation, host_workdir)
@@ -209,7 +213,9 @@ def _kill_uid(uid: int) -> None:
         )
 
 
-def _exec_result(done: Finished, isolation: str, limits: RunLimits, found: dict, tweaks: LocalPerturbation) -> ExecResult:
+def _exec_result(
+    done: Finished, isolation: str, limits: RunLimits, found: dict, tweaks: LocalPerturbation
+) -> ExecResult:
     """How the run ended, in the backend-neutral shape."""
     exit_code, sig = done.exit_code, done.signal
     if isolation != "none" and exit_code is not None and 128 < exit_code <= 128 + 64:

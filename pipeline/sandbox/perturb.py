@@ -68,7 +68,9 @@ def _network(p: Perturbation, isolation: str, user_opts: list[str], out: LocalPe
     if not p.no_network:
         return []
     if isolation in ("bwrap", "unshare"):
-        out.applied["network"] = f"none in every run: {isolation} gives each run an empty network namespace (the baseline too)"
+        out.applied["network"] = (
+            f"none in every run: {isolation} gives each run an empty network namespace (the baseline too)"
+        )
         return []
     if shutil.which("unshare") is None:
         out.not_applied["network"] = "isolation 'none' and no `unshare` program: the run keeps the host network"

@@ -36,11 +36,20 @@ def run_suites(
         if outcome.error is None:
             return outcome.unwrap()
         request = outcome.item
-        return SuiteResult(item_id=request.item_id, status=SuiteStatus.SANDBOX_ERROR,
-                           detail=f"{type(outcome.error).__name__}: {outcome.error}",
-                           limit_s=request.limit_s or 0.0, wall_s=0.0)
+        return SuiteResult(
+            item_id=request.item_id,
+            status=SuiteStatus.SANDBOX_ERROR,
+            detail=f"{type(outcome.error).__name__}: {outcome.error}",
+            limit_s=request.limit_s or 0.0,
+            wall_s=0.0,
+        )
 
     done = None if on_done is None else (lambda i, outcome: on_done(i, result_of(i, outcome)))
-    outcomes = map_concurrently(lambda request: execute(request, backend, config), requests,
-                                pool_size(config, workers), on_done=done, thread_name="sandbox")
+    outcomes = map_concurrently(
+        lambda request: execute(request, backend, config),
+        requests,
+        pool_size(config, workers),
+        on_done=done,
+        thread_name="sandbox",
+    )
     return [result_of(i, o) for i, o in enumerate(outcomes)]

@@ -106,8 +106,16 @@ class DoneEvent(_Event):
 
 
 Event = Annotated[
-    StartEvent | ImportEvent | CollectEvent | TestEvent | FixtureErrorEvent | TamperEvent | AbortedEvent
-    | CoverageEvent | CoverageErrorEvent | DoneEvent,
+    StartEvent
+    | ImportEvent
+    | CollectEvent
+    | TestEvent
+    | FixtureErrorEvent
+    | TamperEvent
+    | AbortedEvent
+    | CoverageEvent
+    | CoverageErrorEvent
+    | DoneEvent,
     Field(discriminator="e"),
 ]
 _EVENT = TypeAdapter(Event)

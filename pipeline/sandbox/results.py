@@ -112,11 +112,15 @@ class SuiteRequest(BaseModel):
     coverage: bool = True
     branch: bool = True
     hash_seed: int | None = Field(
-        None, ge=0, le=4294967295, description="PYTHONHASHSEED and the random module's seed; default: SandboxConfig.hash_seed"
+        None,
+        ge=0,
+        le=4294967295,
+        description="PYTHONHASHSEED and the random module's seed; default: SandboxConfig.hash_seed",
     )
     class_floors: dict[str, float] | None = Field(
-        None, description="share the limit among the test classes (a class past its share of the time left is stopped "
-                          "as a timeout), each getting at least its floor here; None: one limit for the whole run"
+        None,
+        description="share the limit among the test classes (a class past its share of the time left is stopped "
+        "as a timeout), each getting at least its floor here; None: one limit for the whole run",
     )
 
     @field_validator("module_name")
@@ -146,7 +150,9 @@ class SuiteResult(BaseModel):
     stdout: str = ""
     stderr: str = ""
     perturbation_applied: dict[str, str] = Field(default_factory=dict, description="environment checks: aspect -> how")
-    perturbation_skipped: dict[str, str] = Field(default_factory=dict, description="environment checks: aspect -> why not")
+    perturbation_skipped: dict[str, str] = Field(
+        default_factory=dict, description="environment checks: aspect -> why not"
+    )
 
     @property
     def passed(self) -> bool:

@@ -63,7 +63,9 @@ def _files(request: SuiteRequest, spec: dict, key: bytes) -> dict[str, str | byt
     }
 
 
-def _spec(request: SuiteRequest, run_id: str, limit_s: float, config: SandboxConfig, sweep: bool, seed: int = 0) -> dict:
+def _spec(
+    request: SuiteRequest, run_id: str, limit_s: float, config: SandboxConfig, sweep: bool, seed: int = 0
+) -> dict:
     return {
         "sweep": sweep,
         "seed": seed,
@@ -115,7 +117,12 @@ def execute(
     except SandboxError as exc:
         log.error("sandbox failed for %s: %s", request.item_id or "<unnamed>", exc)
         return SuiteResult(
-            item_id=request.item_id, status=SuiteStatus.SANDBOX_ERROR, detail=str(exc), limit_s=limit_s, wall_s=0.0, hash_seed=seed
+            item_id=request.item_id,
+            status=SuiteStatus.SANDBOX_ERROR,
+            detail=str(exc),
+            limit_s=limit_s,
+            wall_s=0.0,
+            hash_seed=seed,
         )
     try:
         report = parse(authenticate(run.outputs.get(REPORT_FILE), key, run_id))
@@ -125,9 +132,13 @@ def execute(
         log.error("unreadable harness report for %s: %s", request.item_id or "<unnamed>", exc)
         result = without_report(request, run, "malformed", limit_s, seed)
     else:
-        result = interpret(request, run, report, limit_s, seed, static_expectations(request.tests, request.test_classes))
+        result = interpret(
+            request, run, report, limit_s, seed, static_expectations(request.tests, request.test_classes)
+        )
     if run.applied or run.not_applied:
-        result = result.model_copy(update={"perturbation_applied": run.applied, "perturbation_skipped": run.not_applied})
+        result = result.model_copy(
+            update={"perturbation_applied": run.applied, "perturbation_skipped": run.not_applied}
+        )
     return result
 
 

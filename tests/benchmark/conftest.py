@@ -10,8 +10,10 @@ from pipeline.formats.loader import LoadedDataset, load_dataset
 
 _RELATIVE = Path("shared") / "data" / "classeval" / "ClassEval_data.json"
 # beside the checkout (/work/main -> /work/shared) or beside a worktree's parent (/work/wt/x)
-CLASSEVAL_JSON = next((p / _RELATIVE for p in Path(__file__).resolve().parents[2:] if (p / _RELATIVE).is_file()),
-                      Path(__file__).resolve().parents[3] / _RELATIVE)
+CLASSEVAL_JSON = next(
+    (p / _RELATIVE for p in Path(__file__).resolve().parents[2:] if (p / _RELATIVE).is_file()),
+    Path(__file__).resolve().parents[3] / _RELATIVE,
+)
 
 
 @pytest.fixture(scope="session")

@@ -64,15 +64,17 @@ def test_bad_samples_get_their_own_outcome_and_the_rest_are_scored(classeval_pat
     fence = "```python\n{}\n```"
 
     def line(completion: str, strategy: str) -> bytes:
-        return json.dumps({"task_id": BANK, "completion": completion, "model": "m", "strategy": strategy},
-                          ensure_ascii=False).encode("utf-8")
+        return json.dumps(
+            {"task_id": BANK, "completion": completion, "model": "m", "strategy": strategy}, ensure_ascii=False
+        ).encode("utf-8")
 
     good = line(fence.format(solution), "good")
     # a Latin-1 byte inside a comment of the code: invalid UTF-8 on line 2 only
     latin1 = line(fence.format(solution.replace("class BankAccount:", "class BankAccount:  # caf\u00e9")), "latin1")
     latin1 = latin1.replace("caf\u00e9".encode("utf-8"), b"caf\xe9")
-    surrogate = json.dumps({"task_id": BANK, "completion": fence.format(solution + "\n# \ud800"),
-                            "model": "m", "strategy": "surrogate"}).encode("ascii")  # escaped "\ud800"
+    surrogate = json.dumps(
+        {"task_id": BANK, "completion": fence.format(solution + "\n# \ud800"), "model": "m", "strategy": "surrogate"}
+    ).encode("ascii")  # escaped "\ud800"
     separator = line("Here you go\u2028(answer below):\n" + fence.format(solution), "separator")
     samples = tmp_path / "samples.jsonl"
     samples.write_bytes(b"\n".join([good, latin1, surrogate, separator]) + b"\n")

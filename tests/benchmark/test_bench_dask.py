@@ -25,8 +25,14 @@ BANK = "ClassEval_8"
 def _start(args: list[str], log: Path) -> subprocess.Popen:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
     with log.open("wb") as out:
-        return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=out, stderr=subprocess.STDOUT, env=env,
-                                cwd=log.parent, start_new_session=True)
+        return subprocess.Popen(
+            [sys.executable, "-m", "dask", *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            env=env,
+            cwd=log.parent,
+            start_new_session=True,
+        )
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -44,8 +50,10 @@ def cluster(tmp_path_factory):
     """A scheduler and one single-threaded worker, each its own process, on loopback."""
     folder = tmp_path_factory.mktemp("dask")
     info = folder / "scheduler.json"
-    scheduler = _start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
-                        "--scheduler-file", str(info)], folder / "scheduler.log")
+    scheduler = _start(
+        ["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard", "--scheduler-file", str(info)],
+        folder / "scheduler.log",
+    )
     procs = [scheduler]
     try:
         deadline = time.monotonic() + 300  # a busy machine starts Python slowly
@@ -53,8 +61,11 @@ def cluster(tmp_path_factory):
             time.sleep(0.2)
         assert info.is_file(), (folder / "scheduler.log").read_text()
         address = json.loads(info.read_text())["address"]
-        procs.append(_start(["worker", address, "--host", "127.0.0.1", "--nthreads", "1", "--no-dashboard"],
-                            folder / "worker.log"))
+        procs.append(
+            _start(
+                ["worker", address, "--host", "127.0.0.1", "--nthreads", "1", "--no-dashboard"], folder / "worker.log"
+            )
+        )
         yield address
     finally:
         for proc in reversed(procs):
@@ -63,10 +74,16 @@ def cluster(tmp_path_factory):
 
 def _samples(path: Path, bank: str) -> Path:
     broken = bank.replace("return self.balance", "return None", 1)
-    runaway = bank.replace("    def withdraw(self, amount):\n", "    def withdraw(self, amount):\n        while True:\n            pass\n", 1)
+    runaway = bank.replace(
+        "    def withdraw(self, amount):\n",
+        "    def withdraw(self, amount):\n        while True:\n            pass\n",
+        1,
+    )
     lines = [bank, broken, bank.replace("def view_balance(self):", "def view_balance(self)"), runaway]
-    path.write_text("".join(json.dumps({"task_id": BANK, "completion": f"```python\n{c}\n```"}) + "\n" for c in lines),
-                    encoding="utf-8")
+    path.write_text(
+        "".join(json.dumps({"task_id": BANK, "completion": f"```python\n{c}\n```"}) + "\n" for c in lines),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -88,20 +105,30 @@ class _NoLocalSandbox:
 
 
 def _verdicts(results) -> list[tuple]:
-    return [(s.request.sample_index, s.result.bucket, {n: c.status for n, c in (s.result.outcome.test_classes if s.result.outcome else {}).items()})
-            for s in results.samples]
+    return [
+        (
+            s.request.sample_index,
+            s.result.bucket,
+            {n: c.status for n, c in (s.result.outcome.test_classes if s.result.outcome else {}).items()},
+        )
+        for s in results.samples
+    ]
 
 
 def test_a_cluster_run_gives_the_local_results_and_resumes(cluster, classeval, classeval_path, tmp_path):
     samples = _samples(tmp_path / "samples.jsonl", classeval.by_id()[BANK].solution_code)
     request = EvaluationRequest(dataset=classeval_path, samples_file=samples)
     local = evaluate(request, _config(tmp_path / "local" / "results", None), env={}).results
-    remote = evaluate(request, _config(tmp_path / "remote" / "results", cluster), env={}, backend=_NoLocalSandbox()).results
+    remote = evaluate(
+        request, _config(tmp_path / "remote" / "results", cluster), env={}, backend=_NoLocalSandbox()
+    ).results
     assert remote.stats.sandbox_runs >= 4  # the reference and the three samples that run, all on the worker
     assert _verdicts(remote) == _verdicts(local)
     assert [s.result.bucket for s in remote.samples] == ["completed", "completed", "compile_error", "completed"]
     assert remote.reference[0].broken is False
-    again = evaluate(request, _config(tmp_path / "remote" / "results", cluster), env={}, backend=_NoLocalSandbox()).results
+    again = evaluate(
+        request, _config(tmp_path / "remote" / "results", cluster), env={}, backend=_NoLocalSandbox()
+    ).results
     assert again.stats.sandbox_runs == 0 and again.stats.samples_resumed == 4
     assert _verdicts(again) == _verdicts(local)
 
@@ -109,7 +136,10 @@ def test_a_cluster_run_gives_the_local_results_and_resumes(cluster, classeval, c
 def test_a_worker_without_the_task_environment_is_named_at_the_start(cluster, classeval_path, tmp_path):
     cfg = _config(tmp_path / "results", cluster)
     cfg.sandbox.python = str(tmp_path / "no-env" / "bin" / "python")
-    with pytest.raises(EvaluationError, match=r"worker\(s\) cannot run the sandbox: tcp://127\.0\.0\.1:\d+: no interpreter "
-                                              r".*no-env/bin/python \(the task environment\)"):
+    with pytest.raises(
+        EvaluationError,
+        match=r"worker\(s\) cannot run the sandbox: tcp://127\.0\.0\.1:\d+: no interpreter "
+        r".*no-env/bin/python \(the task environment\)",
+    ):
         evaluate(EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=[BANK]), cfg, env={})
     assert not any((tmp_path / "results").rglob("samples/*"))  # nothing ran, nothing was written for a sample

@@ -117,7 +117,7 @@ class Inventory:
         """
 '''
 
-SOLUTION = '''import math
+SOLUTION = """import math
 
 
 class Inventory:
@@ -138,9 +138,9 @@ class Inventory:
     @staticmethod
     def format_money(amount):
         return f"${amount:.2f}"
-'''
+"""
 
-TEST = '''import unittest
+TEST = """import unittest
 
 
 class InventoryTestAddItem(unittest.TestCase):
@@ -169,7 +169,7 @@ class InventoryTest(unittest.TestCase):
         inv = Inventory()
         inv.add_item("a", 1, 2.0)
         self.assertEqual(Inventory.format_money(inv.total_value()), "$2.00")
-'''
+"""
 
 COUNTER_SKELETON = '''class Counter:
     """Counts."""
@@ -181,34 +181,57 @@ COUNTER_SKELETON = '''class Counter:
         """Add one and return the new count."""
 '''
 
-COUNTER_SOLUTION = '''class Counter:
+COUNTER_SOLUTION = """class Counter:
     def __init__(self):
         self.count = 0
 
     def increment(self):
         self.count += 1
         return self.count
-'''
+"""
 
-COUNTER_TEST = '''import unittest
+COUNTER_TEST = """import unittest
 
 
 class CounterTestIncrement(unittest.TestCase):
     def test_once(self):
         self.assertEqual(Counter().increment(), 1)
-'''
+"""
 
 
 def _pro_records() -> list[dict]:
     return [
-        {"task_id": "Pro_1", "class_name": "Inventory", "skeleton": SKELETON, "test": TEST,
-         "test_classes": ["InventoryTestAddItem", "InventorytestValue_Of", "InventoryTestTotalValue",
-                          "InventoryTest", "InventoryTestGhost"],
-         "solution_code": SOLUTION, "composition_type": "cross-domain", "domain1": "Finance & E-commerce",
-         "domain2": "Utils", "coverage": 0.97, "judge_scores": [5, 5, 4]},
-        {"task_id": "Pro_2", "class_name": "Counter", "skeleton": COUNTER_SKELETON, "test": COUNTER_TEST,
-         "solution_code": COUNTER_SOLUTION, "composition_type": "same-domain", "domain1": "Utils",
-         "domain2": "Utils", "coverage": 1.0, "judge_scores": [5, 5, 5]},
+        {
+            "task_id": "Pro_1",
+            "class_name": "Inventory",
+            "skeleton": SKELETON,
+            "test": TEST,
+            "test_classes": [
+                "InventoryTestAddItem",
+                "InventorytestValue_Of",
+                "InventoryTestTotalValue",
+                "InventoryTest",
+                "InventoryTestGhost",
+            ],
+            "solution_code": SOLUTION,
+            "composition_type": "cross-domain",
+            "domain1": "Finance & E-commerce",
+            "domain2": "Utils",
+            "coverage": 0.97,
+            "judge_scores": [5, 5, 4],
+        },
+        {
+            "task_id": "Pro_2",
+            "class_name": "Counter",
+            "skeleton": COUNTER_SKELETON,
+            "test": COUNTER_TEST,
+            "solution_code": COUNTER_SOLUTION,
+            "composition_type": "same-domain",
+            "domain1": "Utils",
+            "domain2": "Utils",
+            "coverage": 1.0,
+            "judge_scores": [5, 5, 5],
+        },
     ]
 
 
@@ -223,21 +246,32 @@ def test_pro_jsonl_derives_methods_dependencies_and_test_classes(tmp_path):
     inv, counter = ds.tasks
     assert inv.method_names == ["add_item", "value_of", "total_value", "format_money"]
     # naming convention, case-insensitive and underscore-blind; format_money has no test class of its own
-    assert inv.method_test_classes == {"add_item": "InventoryTestAddItem", "value_of": "InventorytestValue_Of",
-                                       "total_value": "InventoryTestTotalValue"}
+    assert inv.method_test_classes == {
+        "add_item": "InventoryTestAddItem",
+        "value_of": "InventorytestValue_Of",
+        "total_value": "InventoryTestTotalValue",
+    }
     assert inv.method("format_money").test_class is None
     assert inv.class_level_test_classes == ["InventoryTest"]
     total = inv.method("total_value").dependencies
-    assert (total.standalone, total.method_dependencies, total.field_dependencies, total.lib_dependencies) == \
-        (False, ["value_of"], ["self.items"], ["math"])
+    assert (total.standalone, total.method_dependencies, total.field_dependencies, total.lib_dependencies) == (
+        False,
+        ["value_of"],
+        ["self.items"],
+        ["math"],
+    )
     assert inv.method("format_money").dependencies.standalone is True
     assert inv.method("value_of").method_description.startswith("def value_of(self, name):")
     assert "return self.items[name] * self.prices[name]" in inv.method("value_of").solution_code
     assert inv.method("add_item").test_code.startswith("class InventoryTestAddItem(unittest.TestCase):")
     assert inv.import_statement == ["import math"]
     assert inv.fields == ["self.items", "self.prices"]
-    assert (inv.composition_type, inv.domain1, inv.domain2, inv.source) == \
-        ("cross-domain", "Finance & E-commerce", "Utils", "classeval-pro")
+    assert (inv.composition_type, inv.domain1, inv.domain2, inv.source) == (
+        "cross-domain",
+        "Finance & E-commerce",
+        "Utils",
+        "classeval-pro",
+    )
     assert inv.extras == {"coverage": 0.97, "judge_scores": [5, 5, 4]}
     # the listed-but-undefined test class is dropped and reported; Counter's list is derived and reported
     assert "InventoryTestGhost" not in inv.test_classes
@@ -283,7 +317,9 @@ def test_unrepairable_skeleton_is_an_error(tmp_path):
 def test_solution_missing_a_skeleton_method_is_an_error(tmp_path):
     records = _pro_records()
     records[0]["solution_code"] = SOLUTION.replace("def value_of(self, name)", "def worth(self, name)")
-    with pytest.raises(DatasetError, match=r"task Pro_1: method 'value_of' of the skeleton is missing from the solution"):
+    with pytest.raises(
+        DatasetError, match=r"task Pro_1: method 'value_of' of the skeleton is missing from the solution"
+    ):
         load_dataset(_write_jsonl(tmp_path / "pro.jsonl", records))
 
 
@@ -299,12 +335,24 @@ def test_unknown_or_missing_paths(tmp_path):
 
 # -- classforge release folder -----------------------------------------------------------------------
 
+
 def test_release_folder_parquet(tmp_path, classeval_path, classeval):
     raw = json.loads(classeval_path.read_text())[:3]
     rows = [dict(r, repo="octo/cat", commit="a" * 40, license="MIT") for r in raw]
-    rows.append(dict(_pro_records()[1], import_statement=None, class_description=None, class_constructor=None,
-                     fields=None, methods_info=None, test_classes=None, repo="octo/dog", commit="b" * 40,
-                     license="Apache-2.0"))
+    rows.append(
+        dict(
+            _pro_records()[1],
+            import_statement=None,
+            class_description=None,
+            class_constructor=None,
+            fields=None,
+            methods_info=None,
+            test_classes=None,
+            repo="octo/dog",
+            commit="b" * 40,
+            license="Apache-2.0",
+        )
+    )
     (tmp_path / "data").mkdir()
     pq.write_table(pa.Table.from_pylist(rows[:2]), tmp_path / "data" / "test-00000-of-00002.parquet")
     pq.write_table(pa.Table.from_pylist(rows[2:]), tmp_path / "data" / "test-00001-of-00002.parquet")

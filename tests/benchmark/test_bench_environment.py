@@ -32,8 +32,10 @@ from pipeline.config import Config, EvaluateConfig
 
 SOLUTION = "class Token:\n    def encode(self, payload):\n        import jwt\n        return jwt.encode(payload, 'k', algorithm='HS256')\n"
 GITHUB = "class Token:\n    def encode(self, payload):\n        import github\n        return str(payload)\n"
-TESTS = ("import unittest\n\nclass TokenTestEncode(unittest.TestCase):\n    def test_encode(self):\n"
-         "        self.assertTrue(Token().encode({'a': 1}).count('.') == 2 or Token().encode({'a': 1}) == \"{'a': 1}\")\n")
+TESTS = (
+    "import unittest\n\nclass TokenTestEncode(unittest.TestCase):\n    def test_encode(self):\n"
+    "        self.assertTrue(Token().encode({'a': 1}).count('.') == 2 or Token().encode({'a': 1}) == \"{'a': 1}\")\n"
+)
 
 
 @pytest.fixture(scope="session")
@@ -54,17 +56,40 @@ def jwt_env(env_root):
 
 def _dataset(tmp_path: Path, solution: str) -> Path:
     path = tmp_path / "tokens.jsonl"
-    skeleton = "class Token:\n    def encode(self, payload):\n        \"\"\"Encode.\"\"\"\n"
-    path.write_text(json.dumps({"task_id": "T0", "class_name": "Token", "skeleton": skeleton, "test": TESTS,
-                                "test_classes": ["TokenTestEncode"], "solution_code": solution}) + "\n", encoding="utf-8")
+    skeleton = 'class Token:\n    def encode(self, payload):\n        """Encode."""\n'
+    path.write_text(
+        json.dumps(
+            {
+                "task_id": "T0",
+                "class_name": "Token",
+                "skeleton": skeleton,
+                "test": TESTS,
+                "test_classes": ["TokenTestEncode"],
+                "solution_code": solution,
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     return path
 
 
 def test_requirements_come_from_the_tasks_imports(classeval):
     reqs = dataset_requirements(classeval.tasks)
     # measured on ClassEval 1.0: the third-party imports of its solutions and tests (netifaces: task 48)
-    assert reqs == ["beautifulsoup4", "gensim", "netifaces", "nltk", "numpy", "openpyxl", "pandas", "pillow",
-                    "PyPDF2", "python-docx", "reportlab"]
+    assert reqs == [
+        "beautifulsoup4",
+        "gensim",
+        "netifaces",
+        "nltk",
+        "numpy",
+        "openpyxl",
+        "pandas",
+        "pillow",
+        "PyPDF2",
+        "python-docx",
+        "reportlab",
+    ]
     assert environment_name(reqs) == environment_name(list(reversed(reqs)))
 
 
@@ -72,8 +97,12 @@ def test_environment_is_built_once_holds_only_what_was_asked_and_is_reused(jwt_e
     installed = {line.split("==")[0].lower() for line in jwt_env.installed}
     assert {"pyjwt", *HARNESS_REQUIREMENTS} <= installed
     assert "pygithub" not in installed and "pydantic" not in installed  # classforge's own tree is not there
-    probe = subprocess.run([jwt_env.python, "-c", "import jwt, coverage\ntry:\n import github\nexcept ImportError: print('no github')"],
-                           capture_output=True, text=True, check=True)
+    probe = subprocess.run(
+        [jwt_env.python, "-c", "import jwt, coverage\ntry:\n import github\nexcept ImportError: print('no github')"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert probe.stdout.strip() == "no github"
     t0 = time.perf_counter()
     again = ensure_environment(["PyJWT"], env_root)
@@ -83,14 +112,20 @@ def test_environment_is_built_once_holds_only_what_was_asked_and_is_reused(jwt_e
 
 def test_code_under_test_runs_in_the_dataset_environment_named_in_the_results(jwt_env, env_root, tmp_path):
     cfg = Config()
-    cfg.evaluate = EvaluateConfig(output_root=tmp_path / "results", bootstrap_resamples=20, n_samples=1,
-                                  environment="dataset", environment_root=env_root)
+    cfg.evaluate = EvaluateConfig(
+        output_root=tmp_path / "results",
+        bootstrap_resamples=20,
+        n_samples=1,
+        environment="dataset",
+        environment_root=env_root,
+    )
     dataset = _dataset(tmp_path, SOLUTION)
     # the task's own import declares PyJWT: its reference passes in the dataset's environment, and
     # an answer that imports something only classforge's tree has (PyGithub) fails there
     samples = tmp_path / "samples.jsonl"
-    samples.write_text(json.dumps({"task_id": "T0", "completion": f"```python\n{GITHUB}```", "model": "m"}) + "\n",
-                       encoding="utf-8")
+    samples.write_text(
+        json.dumps({"task_id": "T0", "completion": f"```python\n{GITHUB}```", "model": "m"}) + "\n", encoding="utf-8"
+    )
     r = evaluate(EvaluationRequest(dataset=dataset, samples_file=samples), cfg, env={}).results
     assert r.settings.environment is not None and r.settings.environment.name == jwt_env.name
     assert r.broken_task_ids == []
@@ -109,11 +144,16 @@ def test_the_docker_backend_needs_an_image_that_carries_the_requirements(tmp_pat
 
     cfg = Config()
     cfg.sandbox.backend = "docker"
-    cfg.evaluate = EvaluateConfig(output_root=tmp_path / "results", environment="dataset", environment_root=tmp_path / "envs")
+    cfg.evaluate = EvaluateConfig(
+        output_root=tmp_path / "results", environment="dataset", environment_root=tmp_path / "envs"
+    )
     # the task imports jwt: the image installs ClassEval's list, which has no PyJWT
-    with pytest.raises(EvaluationError, match=r"the docker image classforge-sandbox:latest carries "
-                                              r"benchmark/requirements/classeval.txt only, not PyJWT: build it with "
-                                              r"--build-arg SANDBOX_EXTRAS=\"PyJWT\""):
+    with pytest.raises(
+        EvaluationError,
+        match=r"the docker image classforge-sandbox:latest carries "
+        r"benchmark/requirements/classeval.txt only, not PyJWT: build it with "
+        r"--build-arg SANDBOX_EXTRAS=\"PyJWT\"",
+    ):
         evaluate(EvaluationRequest(dataset=_dataset(tmp_path, SOLUTION), models=["reference"]), cfg, env={})
     assert not (tmp_path / "envs").exists()  # nothing was built on the host
 
@@ -128,10 +168,15 @@ def test_classeval_declares_its_requirements_in_the_one_file(classeval):
     assert path.resolve() == (REPO / "benchmark" / "requirements" / "classeval.txt").resolve()
     # the file holds exactly what ClassEval's tasks import (cross-checked against the data)
     assert read_requirements(path) == dataset_requirements(classeval.tasks)
-    assert declared_requirements("classeval", classeval.tasks[:2]) == (read_requirements(path),
-                                                                       "benchmark/requirements/classeval.txt")
+    assert declared_requirements("classeval", classeval.tasks[:2]) == (
+        read_requirements(path),
+        "benchmark/requirements/classeval.txt",
+    )
     # a dataset of another format declares nothing: its tasks' imports are its requirements
-    assert declared_requirements("classforge-release", classeval.tasks[:2]) == (dataset_requirements(classeval.tasks[:2]), None)
+    assert declared_requirements("classforge-release", classeval.tasks[:2]) == (
+        dataset_requirements(classeval.tasks[:2]),
+        None,
+    )
 
 
 def test_the_dockerfile_sandbox_image_installs_that_same_file():
@@ -146,7 +191,11 @@ def test_the_dockerfile_sandbox_image_installs_that_same_file():
 def test_the_image_environment_is_named_from_the_file():
     image = image_environment(["numpy", "PyPDF2", "coverage"], "classforge-sandbox:latest")
     carried = read_requirements(requirements_file(IMAGE_REQUIREMENTS))
-    assert image.kind == "image" and image.python == IMAGE_PYTHON and image.path == "docker image classforge-sandbox:latest"
+    assert (
+        image.kind == "image"
+        and image.python == IMAGE_PYTHON
+        and image.path == "docker image classforge-sandbox:latest"
+    )
     assert image.requirements == sorted([*carried, "coverage"], key=str.lower)
     assert image.declared_in == "benchmark/requirements/classeval.txt" and image.name.startswith("image-")
     with pytest.raises(EnvironmentBuildError, match="not PyYAML, torch"):

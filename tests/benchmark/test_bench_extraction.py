@@ -57,8 +57,10 @@ def test_indented_fence_loses_only_its_own_indentation():
 
 
 def test_think_tags_are_stripped_even_when_they_hold_code():
-    raw = ("<think>\nMaybe:\n```python\nclass Circle:\n    pass\n```\nNo, better with area.\n</think>\n"
-           "```python\n" + CLASS_CODE + "\n```")
+    raw = (
+        "<think>\nMaybe:\n```python\nclass Circle:\n    pass\n```\nNo, better with area.\n</think>\n"
+        "```python\n" + CLASS_CODE + "\n```"
+    )
     ex = extract_code(raw, class_name="Circle")
     assert ex.reasoning_removed and ex.code == CLASS_CODE and ex.blocks_found == 1
 
@@ -118,6 +120,7 @@ def test_fenced_blocks_reports_closed_state():
 
 # -- one method ----------------------------------------------------------------------------------
 
+
 def test_method_from_whole_class_output_is_at_class_indentation():
     raw = "```python\n" + CLASS_CODE + "\n```"
     m = extract_method(raw, "area", class_name="Circle")
@@ -138,8 +141,9 @@ def test_method_alone_at_column_zero_is_reindented():
 
 
 def test_deeply_indented_method_with_multiline_string_keeps_string_value():
-    raw = ("```python\n        def banner(self):\n            text = '''\nTITLE\n  sub\n'''\n"
-           "            return text\n```")
+    raw = (
+        "```python\n        def banner(self):\n            text = '''\nTITLE\n  sub\n'''\n            return text\n```"
+    )
     m = extract_method(raw, "banner")
     assert m.how == "ast_dedented"  # dedented by tokens: the string's lines are not touched
     module = parse("class A:\n" + m.code)
@@ -161,14 +165,18 @@ def test_method_not_found_is_reported_not_invented():
 
 
 def test_method_inside_target_class_wins_over_other_classes():
-    raw = ("```python\nclass Helper:\n    def area(self):\n        return 0\n\n\n"
-           "class Circle:\n    def area(self):\n        return 1\n```")
+    raw = (
+        "```python\nclass Helper:\n    def area(self):\n        return 0\n\n\n"
+        "class Circle:\n    def area(self):\n        return 1\n```"
+    )
     m = extract_method(raw, "area", class_name="Circle")
     assert m.code == "    def area(self):\n        return 1"
 
 
 def test_block_with_the_method_beats_a_longer_class_block_without_it():
-    raw = ("```python\n" + CLASS_CODE.replace("def area", "def surface") + "\n```\n"
-           "Then:\n```python\ndef area(self):\n    return 1\n```")
+    raw = (
+        "```python\n" + CLASS_CODE.replace("def area", "def surface") + "\n```\n"
+        "Then:\n```python\ndef area(self):\n    return 1\n```"
+    )
     m = extract_method(raw, "area", class_name="Circle")
     assert m.extraction.chosen_block == 1 and m.code == "    def area(self):\n        return 1"

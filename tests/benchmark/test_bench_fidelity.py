@@ -22,11 +22,16 @@ from pipeline.llm.extraction import extract_code, extract_method
 
 BANK = "ClassEval_8"  # BankAccount: deposit, withdraw, view_balance, transfer (+ a class-level test)
 INTERP = "ClassEval_46"  # Interpolation: two @staticmethod methods, called on an instance by the tests
-BANK_CLASSES = ["BankAccountTestDeposit", "BankAccountTestWithdraw", "BankAccountTestViewBalance",
-                "BankAccountTestTransfer", "BankAccountTest"]
+BANK_CLASSES = [
+    "BankAccountTestDeposit",
+    "BankAccountTestWithdraw",
+    "BankAccountTestViewBalance",
+    "BankAccountTestTransfer",
+    "BankAccountTest",
+]
 
 # Written here, not taken from the dataset: the canonical BankAccount as a model would write it.
-BANK_CODE = '''class BankAccount:
+BANK_CODE = """class BankAccount:
     def __init__(self, balance=0):
         self.balance = balance
 
@@ -49,10 +54,12 @@ BANK_CODE = '''class BankAccount:
 
     def transfer(self, other_account, amount):
         self.withdraw(amount)
-        other_account.deposit(amount)'''
+        other_account.deposit(amount)"""
 
-ECHO_PREAMBLE = ("Below is an instruction that describes a task. Write a response that appropriately completes "
-                 "the request.\n\n### Instruction:\nPlease complete the class BankAccount in the following code.\n")
+ECHO_PREAMBLE = (
+    "Below is an instruction that describes a task. Write a response that appropriately completes "
+    "the request.\n\n### Instruction:\nPlease complete the class BankAccount in the following code.\n"
+)
 
 
 def crlf(text: str) -> str:
@@ -60,6 +67,7 @@ def crlf(text: str) -> str:
 
 
 # -- item 1: minimal reproductions -----------------------------------------------------------------
+
 
 def test_crlf_closing_fence_is_recognised_and_the_prose_after_it_left_out():
     raw = crlf("Here is the code:\n```python\nclass A:\n    x = 1\n```\nThis class has one field.\n")
@@ -74,7 +82,7 @@ def test_lone_cr_line_endings_are_lines_too():
 
 
 def test_prompt_echo_keeps_the_answer_not_the_echoed_skeleton():
-    skeleton = "class A:\n    def f(self):\n        \"\"\"Return 1.\"\"\""
+    skeleton = 'class A:\n    def f(self):\n        """Return 1."""'
     raw = f"### Instruction:\nComplete the class.\n{skeleton}\n\n### Response:\nclass A:\n    def f(self):\n        return 1\n"
     ex = extract_code(raw, class_name="A")
     assert ex.code == "class A:\n    def f(self):\n        return 1"
@@ -143,7 +151,7 @@ def test_dedent_by_tokens_leaves_string_lines_alone():
 def test_assembled_method_returning_a_multiline_string_returns_the_same_string(classeval):
     task = classeval.by_id()[BANK]
     step = next(s for s in plan(task, "incremental") if s.target == "view_balance")
-    raw = crlf("```python\n    def view_balance(self):\n        return \"\"\"Total:\n    first\n        second\n\"\"\"\n```")
+    raw = crlf('```python\n    def view_balance(self):\n        return """Total:\n    first\n        second\n"""\n```')
     out = read_step_output(task, step, raw)
     program = assemble(task, out.methods)
     assert _returned_string(program, "BankAccount", "view_balance") == "Total:\n    first\n        second\n"
@@ -151,17 +159,28 @@ def test_assembled_method_returning_a_multiline_string_returns_the_same_string(c
 
 # -- the fidelity suite: realistic whole-class answers, scored end to end -------------------------------
 
+
 def _bank_answers() -> list[tuple[str, dict, str, set[str]]]:
     """(label, samples-file line, expected bucket, test classes expected to pass)."""
     allpass = set(BANK_CLASSES)
-    skeleton_echo = "class BankAccount:\n    def __init__(self, balance=0):\n        self.balance = balance\n\n" \
-                    "    def deposit(self, amount):\n        \"\"\"Deposit money.\"\"\"\n"
-    partial = BANK_CODE.split("    def withdraw")[0].rstrip() + "\n\n    def view_balance(self):\n        return self.balance"
-    no_check = BANK_CODE.replace('        if amount > self.balance:\n            raise ValueError("Insufficient balance.")\n', "")
+    skeleton_echo = (
+        "class BankAccount:\n    def __init__(self, balance=0):\n        self.balance = balance\n\n"
+        '    def deposit(self, amount):\n        """Deposit money."""\n'
+    )
+    partial = (
+        BANK_CODE.split("    def withdraw")[0].rstrip() + "\n\n    def view_balance(self):\n        return self.balance"
+    )
+    no_check = BANK_CODE.replace(
+        '        if amount > self.balance:\n            raise ValueError("Insufficient balance.")\n', ""
+    )
     answers = [
         # 79 of 100 answers of one model: CRLF everywhere, the closing fence is "```\r"
-        ("crlf", crlf(f"Sure, here it is:\n```python\n{BANK_CODE}\n```\nThe transfer method reuses withdraw.\n"),
-         "completed", allpass),
+        (
+            "crlf",
+            crlf(f"Sure, here it is:\n```python\n{BANK_CODE}\n```\nThe transfer method reuses withdraw.\n"),
+            "completed",
+            allpass,
+        ),
         # the whole prompt echoed, the answer after the marker (no fences)
         ("echo", f"{ECHO_PREAMBLE}{skeleton_echo}\n### Response:\n{BANK_CODE}\n", "completed", allpass),
         # echoed, and the answer starts on the marker line itself
@@ -172,22 +191,39 @@ def _bank_answers() -> list[tuple[str, dict, str, set[str]]]:
         ("unfenced", f"{BANK_CODE}\n\nThis implementation raises ValueError on bad amounts.", "completed", allpass),
         # partial class: withdraw and transfer missing -> AttributeError in their tests and in the
         # class-level test (test_all calls withdraw); deposit and view_balance pass
-        ("partial", f"```python\n{partial}\n```", "completed", {"BankAccountTestDeposit", "BankAccountTestViewBalance"}),
+        (
+            "partial",
+            f"```python\n{partial}\n```",
+            "completed",
+            {"BankAccountTestDeposit", "BankAccountTestViewBalance"},
+        ),
         # withdraw without the balance check: test_withdraw_3 expects "Insufficient balance." and
         # transfer's test_transfer_2 expects the same error through withdraw; the class-level tests
         # stay within the balance and pass
-        ("logic", crlf(f"```python\n{no_check}\n```"), "completed",
-         {"BankAccountTestDeposit", "BankAccountTestViewBalance", "BankAccountTest"}),
+        (
+            "logic",
+            crlf(f"```python\n{no_check}\n```"),
+            "completed",
+            {"BankAccountTestDeposit", "BankAccountTestViewBalance", "BankAccountTest"},
+        ),
         # a class with a syntax error, no fences: a compile error, not the skeleton scored as logic
-        ("syntax", "import math\n\n" + BANK_CODE.replace("def view_balance(self):", "def view_balance(self)")
-         + "\n\nLet me know if you need more.", "compile_error", set()),
+        (
+            "syntax",
+            "import math\n\n"
+            + BANK_CODE.replace("def view_balance(self):", "def view_balance(self)")
+            + "\n\nLet me know if you need more.",
+            "compile_error",
+            set(),
+        ),
         # no class at all: functions only -> nothing of the model's can be scored as the class
         ("no-class", "```python\ndef deposit(balance, amount):\n    return balance + amount\n```", "no_code", set()),
         # prose only
         ("prose", "I cannot complete this task without more information.\r\n", "no_code", set()),
     ]
-    return [(label, {"task_id": BANK, "completion": text, "model": "m", "strategy": label}, bucket, passing)
-            for label, text, bucket, passing in answers]
+    return [
+        (label, {"task_id": BANK, "completion": text, "model": "m", "strategy": label}, bucket, passing)
+        for label, text, bucket, passing in answers
+    ]
 
 
 @pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")
@@ -202,7 +238,11 @@ def test_fidelity_suite_on_real_classeval_tasks(classeval_path, tmp_path):
     for label, _, bucket, passing in answers:
         sample = by_strategy[label]
         assert sample.result.bucket == bucket, (label, sample.result.reason)
-        got = {tc for tc in BANK_CLASSES if sample.result.outcome is not None and sample.result.outcome.test_class_status(tc) == "success"}
+        got = {
+            tc
+            for tc in BANK_CLASSES
+            if sample.result.outcome is not None and sample.result.outcome.test_class_status(tc) == "success"
+        }
         assert got == passing, label
     assert "defines no class BankAccount" in by_strategy["no-class"].result.reason
     assert by_strategy["syntax"].result.error_category == "syntax"
@@ -212,23 +252,24 @@ def test_fidelity_suite_on_real_classeval_tasks(classeval_path, tmp_path):
     assert scores["no-class"].metrics.method_level.full[1].value == 0.0  # no credit for the skeleton's code
 
 
-
 # -- per-method answers (pre-generated, every strategy), assembled by the live code path ------------------
 
-DEPOSIT = 'def deposit(self, amount):\n    if amount < 0:\n        raise ValueError("Invalid amount")\n' \
-          '    self.balance += amount\n    return self.balance'
-WITHDRAW = BANK_CODE[BANK_CODE.index("    def withdraw"):BANK_CODE.index("    def view_balance")].rstrip()
+DEPOSIT = (
+    'def deposit(self, amount):\n    if amount < 0:\n        raise ValueError("Invalid amount")\n'
+    "    self.balance += amount\n    return self.balance"
+)
+WITHDRAW = BANK_CODE[BANK_CODE.index("    def withdraw") : BANK_CODE.index("    def view_balance")].rstrip()
 VIEW = "def view_balance(self):\n    return self.balance"
 TRANSFER = "def transfer(self, other_account, amount):\n    self.withdraw(amount)\n    other_account.deposit(amount)"
-INTERP_1D = '''def interpolate_1d(self, x, y, x_interp):
+INTERP_1D = """def interpolate_1d(self, x, y, x_interp):
     y_interp = []
     for xi in x_interp:
         for i in range(len(x) - 1):
             if x[i] <= xi <= x[i + 1]:
                 y_interp.append(y[i] + (y[i + 1] - y[i]) * (xi - x[i]) / (x[i + 1] - x[i]))
                 break
-    return y_interp'''
-INTERP_2D = '''@staticmethod
+    return y_interp"""
+INTERP_2D = """@staticmethod
 def interpolate_2d(x, y, z, x_interp, y_interp):
     z_interp = []
     for xi, yi in zip(x_interp, y_interp):
@@ -244,7 +285,7 @@ def interpolate_2d(x, y, z, x_interp, y_interp):
                         z_interp.append(zi)
                         break
                 break
-    return z_interp'''
+    return z_interp"""
 
 
 def _cumulative(*methods: str) -> str:
@@ -258,21 +299,32 @@ def _per_method_answers() -> list[tuple[dict, str, set[str]]]:
     allbank = set(BANK_CLASSES)
     indented = "\n".join("    " + ln for ln in VIEW.split("\n"))
     incremental = [
-        {"method": "deposit", "completion": crlf(f"Here is deposit:\n```python\n{DEPOSIT}\n```\nIt rejects negatives.")},
+        {
+            "method": "deposit",
+            "completion": crlf(f"Here is deposit:\n```python\n{DEPOSIT}\n```\nIt rejects negatives."),
+        },
         {"method": "withdraw", "completion": f"{ECHO_PREAMBLE}### Response:\n{WITHDRAW}\n"},
         {"method": "view_balance", "completion": f"```\n{indented}\n```"},
         {"method": "transfer", "completion": f"<think>reuse withdraw</think>\n```python\n{TRANSFER}"},
     ]
     # the class after each step, steps unnamed: they follow the strategy's order
-    per_step = [{"completion": crlf(f"```python\n{_cumulative(*ms)}\n```")}
-                for ms in ([DEPOSIT], [DEPOSIT, WITHDRAW.replace("    def", "def", 1).replace("\n    ", "\n")],
-                           [DEPOSIT, VIEW], [DEPOSIT, VIEW, TRANSFER])]
+    per_step = [
+        {"completion": crlf(f"```python\n{_cumulative(*ms)}\n```")}
+        for ms in (
+            [DEPOSIT],
+            [DEPOSIT, WITHDRAW.replace("    def", "def", 1).replace("\n    ", "\n")],
+            [DEPOSIT, VIEW],
+            [DEPOSIT, VIEW, TRANSFER],
+        )
+    ]
     # top_down order from ClassEval's labels: transfer (calls withdraw and deposit) first, then
     # deposit, withdraw, view_balance in declaration order
     top_down = [{"completion": TRANSFER}, {"completion": DEPOSIT}, {"completion": WITHDRAW}, {"completion": VIEW}]
     missing_transfer = incremental[:3]
-    interp = [{"method": "interpolate_1d", "completion": f"```python\n{INTERP_1D}\n```"},
-              {"method": "interpolate_2d", "completion": crlf(f"```python\n{INTERP_2D}\n```")}]
+    interp = [
+        {"method": "interpolate_1d", "completion": f"```python\n{INTERP_1D}\n```"},
+        {"method": "interpolate_2d", "completion": crlf(f"```python\n{INTERP_2D}\n```")},
+    ]
     interp_classes = {"InterpolationTestInterpolate1d", "InterpolationTestInterpolate2d", "InterpolationTestMain"}
     return [
         ({"task_id": BANK, "strategy": "incremental", "steps": incremental}, "completed", allbank),
@@ -280,11 +332,18 @@ def _per_method_answers() -> list[tuple[dict, str, set[str]]]:
         ({"task_id": BANK, "strategy": "top_down", "steps": top_down}, "completed", allbank),
         # transfer never answered: it keeps the skeleton's body (returns None, moves nothing), so its
         # tests and the class-level tests (test_all transfers 300) fail
-        ({"task_id": BANK, "strategy": "compositional", "steps": missing_transfer}, "completed",
-         {"BankAccountTestDeposit", "BankAccountTestWithdraw", "BankAccountTestViewBalance"}),
+        (
+            {"task_id": BANK, "strategy": "compositional", "steps": missing_transfer},
+            "completed",
+            {"BankAccountTestDeposit", "BankAccountTestWithdraw", "BankAccountTestViewBalance"},
+        ),
         # the model wrote interpolate_1d with self and no decorator (the skeleton has @staticmethod);
         # the tests call it on an instance, so it works as written
-        ({"task_id": INTERP, "strategy": "compositional", "steps": interp, "model": "other"}, "completed", interp_classes),
+        (
+            {"task_id": INTERP, "strategy": "compositional", "steps": interp, "model": "other"},
+            "completed",
+            interp_classes,
+        ),
     ]
 
 
@@ -295,12 +354,16 @@ def test_fidelity_suite_per_method_samples_of_every_strategy(classeval_path, tmp
     samples.write_text("\n".join(json.dumps({"model": "m"} | line) for line, _, _ in answers) + "\n", encoding="utf-8")
     cfg = Config()
     cfg.evaluate = EvaluateConfig(output_root=tmp_path / "results", bootstrap_resamples=50)
-    out = evaluate(EvaluationRequest(dataset=classeval_path, samples_file=samples, task_ids=[BANK, INTERP]), cfg, env={})
+    out = evaluate(
+        EvaluationRequest(dataset=classeval_path, samples_file=samples, task_ids=[BANK, INTERP]), cfg, env={}
+    )
     by = {(s.request.model, s.request.strategy, s.request.task_id): s for s in out.results.samples}
     for line, bucket, passing in answers:
         sample = by[(line.get("model", "m"), line["strategy"], line["task_id"])]
         assert sample.result.bucket == bucket, (line["strategy"], sample.result.reason)
-        got = {tc for tc in sample.result.outcome.test_classes if sample.result.outcome.test_class_status(tc) == "success"}
+        got = {
+            tc for tc in sample.result.outcome.test_classes if sample.result.outcome.test_class_status(tc) == "success"
+        }
         assert got == passing, (line["strategy"], sample.request.program)
         assert [st.kind for st in sample.request.steps] == ["method"] * len(line["steps"])
     top = by[("m", "top_down", BANK)]
@@ -314,12 +377,30 @@ def test_per_method_sample_errors_name_the_line(tmp_path):
     path = tmp_path / "s.jsonl"
     cases = [
         ({"task_id": "A", "steps": [{"completion": "x"}]}, r"s\.jsonl:1: a 'steps' sample must name its strategy"),
-        ({"task_id": "A", "strategy": "holistic", "steps": [{"completion": "x"}]}, r":1: 'steps' need a per-method strategy"),
-        ({"task_id": "A", "strategy": "incremental", "steps": [{"method": "g", "completion": "x"}]}, r":1: task A has no method\(s\) g"),
-        ({"task_id": "A", "strategy": "incremental", "steps": [{"method": "f", "completion": "x"}, {"completion": "y"}]},
-         r"name the method of every step or of none"),
-        ({"task_id": "A", "strategy": "incremental", "steps": [{"completion": "x"}] * 3}, r"3 steps for task A, which has 2 methods"),
-        ({"task_id": "A", "strategy": "incremental", "steps": [{"method": "f", "completion": "x"}] * 2}, r"method\(s\) f answered twice"),
+        (
+            {"task_id": "A", "strategy": "holistic", "steps": [{"completion": "x"}]},
+            r":1: 'steps' need a per-method strategy",
+        ),
+        (
+            {"task_id": "A", "strategy": "incremental", "steps": [{"method": "g", "completion": "x"}]},
+            r":1: task A has no method\(s\) g",
+        ),
+        (
+            {
+                "task_id": "A",
+                "strategy": "incremental",
+                "steps": [{"method": "f", "completion": "x"}, {"completion": "y"}],
+            },
+            r"name the method of every step or of none",
+        ),
+        (
+            {"task_id": "A", "strategy": "incremental", "steps": [{"completion": "x"}] * 3},
+            r"3 steps for task A, which has 2 methods",
+        ),
+        (
+            {"task_id": "A", "strategy": "incremental", "steps": [{"method": "f", "completion": "x"}] * 2},
+            r"method\(s\) f answered twice",
+        ),
         ({"task_id": "A", "strategy": "incremental", "steps": []}, r":1: steps: List should have at least 1 item"),
     ]
     for line, message in cases:

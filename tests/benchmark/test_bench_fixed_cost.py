@@ -22,8 +22,15 @@ print(json.dumps({"exit": result.exit_code, "output": result.output, "loaded": l
 
 def _probe(args: list[str], cwd: Path) -> dict:
     root = Path(__file__).resolve().parents[2]
-    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(args)], capture_output=True, text=True, cwd=cwd,
-                          env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"}, check=False, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(args)],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env={"PYTHONPATH": str(root), "PATH": "/usr/bin:/bin"},
+        check=False,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout.strip().splitlines()[-1])
 

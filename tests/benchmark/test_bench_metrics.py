@@ -16,17 +16,30 @@ from benchmark.outcomes import ExceptionInfo, SampleOutcome, TestClassOutcome
 from pipeline.core.task import Dependencies, Method, Task
 
 
-def _method(name: str, test_class: str | None, methods: list[str] | None = None, fields: list[str] | None = None) -> Method:
-    return Method(method_name=name, method_description=f"def {name}(self):", test_class=test_class,
-                      solution_code=f"def {name}(self):\n        pass",
-                      dependencies=Dependencies(standalone=not (methods or fields),
-                                                      method_dependencies=methods or [], field_dependencies=fields or []))
+def _method(
+    name: str, test_class: str | None, methods: list[str] | None = None, fields: list[str] | None = None
+) -> Method:
+    return Method(
+        method_name=name,
+        method_description=f"def {name}(self):",
+        test_class=test_class,
+        solution_code=f"def {name}(self):\n        pass",
+        dependencies=Dependencies(
+            standalone=not (methods or fields), method_dependencies=methods or [], field_dependencies=fields or []
+        ),
+    )
 
 
 def _task(task_id: str = "T1") -> Task:
-    return Task(task_id=task_id, class_name="Box", skeleton="class Box:\n    pass\n", test="import unittest\n", solution_code="class Box:\n    pass\n",
-                    test_classes=["BoxTestA", "BoxTestB", "BoxTest"],
-                    methods_info=[_method("a", "BoxTestA"), _method("b", "BoxTestB"), _method("c", None)])
+    return Task(
+        task_id=task_id,
+        class_name="Box",
+        skeleton="class Box:\n    pass\n",
+        test="import unittest\n",
+        solution_code="class Box:\n    pass\n",
+        test_classes=["BoxTestA", "BoxTestB", "BoxTest"],
+        methods_info=[_method("a", "BoxTestA"), _method("b", "BoxTestB"), _method("c", None)],
+    )
 
 
 OK3 = TestClassOutcome(tests_run=3)
@@ -37,14 +50,19 @@ NOTHING_RAN = TestClassOutcome(tests_run=0)
 
 def _samples(task_id: str = "T1") -> list[SampleOutcome]:
     def s(i, a, b, whole, status="completed"):
-        return SampleOutcome(task_id=task_id, sample_index=i, status=status,
-                             test_classes={} if status != "completed" else {"BoxTestA": a, "BoxTestB": b, "BoxTest": whole})
+        return SampleOutcome(
+            task_id=task_id,
+            sample_index=i,
+            status=status,
+            test_classes={} if status != "completed" else {"BoxTestA": a, "BoxTestB": b, "BoxTest": whole},
+        )
+
     return [
-        s(0, OK3, OK3, OK3),            # class success
-        s(1, OK3, PARTIAL, OK3),        # class partial; b partial
-        s(2, FAILED, OK3, OK3),         # class fail; a fail
+        s(0, OK3, OK3, OK3),  # class success
+        s(1, OK3, PARTIAL, OK3),  # class partial; b partial
+        s(2, FAILED, OK3, OK3),  # class fail; a fail
         s(3, None, None, None, status="compile_error"),
-        s(4, OK3, OK3, NOTHING_RAN),    # zero tests run is never a pass
+        s(4, OK3, OK3, NOTHING_RAN),  # zero tests run is never a pass
     ]
 
 
@@ -118,16 +136,23 @@ def test_every_task_needs_samples_and_no_stray_samples():
 
 
 def test_compile_error_sample_fails_every_test_class():
-    sample = SampleOutcome(task_id="T1", sample_index=0, status="compile_error",
-                           error=ExceptionInfo(type="SyntaxError", message="invalid syntax"))
+    sample = SampleOutcome(
+        task_id="T1",
+        sample_index=0,
+        status="compile_error",
+        error=ExceptionInfo(type="SyntaxError", message="invalid syntax"),
+    )
     assert not sample.compiled
-    assert {tc: sample.test_class_status(tc) for tc in _task().test_classes} == \
-        {"BoxTestA": "error", "BoxTestB": "error", "BoxTest": "error"}
+    assert {tc: sample.test_class_status(tc) for tc in _task().test_classes} == {
+        "BoxTestA": "error",
+        "BoxTestB": "error",
+        "BoxTest": "error",
+    }
 
 
 # -- DEP -------------------------------------------------------------------------------------------
 
-SHOP_SOLUTION = '''class Shop:
+SHOP_SOLUTION = """class Shop:
     def __init__(self):
         self.items = []
         self.discount = 0
@@ -143,9 +168,9 @@ SHOP_SOLUTION = '''class Shop:
 
     def _fee(self):
         return 1
-'''
+"""
 
-SHOP_GENERATED = '''class Shop:
+SHOP_GENERATED = """class Shop:
     def __init__(self):
         self.items = []
         self.discount = 0
@@ -158,16 +183,24 @@ SHOP_GENERATED = '''class Shop:
 
     def total(self):
         return sum(self.items) * (1 - self.discount) + self._fee()
-'''
+"""
 
 
 def _shop() -> Task:
-    return Task(task_id="Shop", class_name="Shop", skeleton="class Shop:\n    pass\n", test="import unittest\n",
-                    solution_code=SHOP_SOLUTION, test_classes=["ShopTestAdd"],
-                    methods_info=[_method("add", "ShopTestAdd", fields=["self.items"]),
-                             _method("subtotal", None, fields=["self.items"]),
-                             _method("total", None, methods=["subtotal"], fields=["self.discount", "self.items"]),
-                             _method("_fee", None)])
+    return Task(
+        task_id="Shop",
+        class_name="Shop",
+        skeleton="class Shop:\n    pass\n",
+        test="import unittest\n",
+        solution_code=SHOP_SOLUTION,
+        test_classes=["ShopTestAdd"],
+        methods_info=[
+            _method("add", "ShopTestAdd", fields=["self.items"]),
+            _method("subtotal", None, fields=["self.items"]),
+            _method("total", None, methods=["subtotal"], fields=["self.discount", "self.items"]),
+            _method("_fee", None),
+        ],
+    )
 
 
 def test_dep_hand_example():

@@ -12,12 +12,16 @@ from pipeline.core.task import PlusSuite
 
 BANK = "ClassEval_8"
 PLUS = PlusSuite(
-    test=("import unittest\n\n\nclass BankAccountTestDeposit(unittest.TestCase):\n    def test_deposit_1(self):\n"
-          "        bank_account = BankAccount(balance=50)\n        self.assertEqual(bank_account.deposit(amount=7), 57)\n\n\n"
-          "class BankAccountTestMain(unittest.TestCase):\n    def test_main_1(self):\n"
-          "        bank_account = BankAccount(balance=9)\n        self.assertEqual(bank_account.withdraw(amount=4), 5)\n"
-          "        self.assertEqual(bank_account.view_balance(), 5)\n"),
-    test_classes=["BankAccountTestDeposit", "BankAccountTestMain"], tests=2, generated=2,
+    test=(
+        "import unittest\n\n\nclass BankAccountTestDeposit(unittest.TestCase):\n    def test_deposit_1(self):\n"
+        "        bank_account = BankAccount(balance=50)\n        self.assertEqual(bank_account.deposit(amount=7), 57)\n\n\n"
+        "class BankAccountTestMain(unittest.TestCase):\n    def test_main_1(self):\n"
+        "        bank_account = BankAccount(balance=9)\n        self.assertEqual(bank_account.withdraw(amount=4), 5)\n"
+        "        self.assertEqual(bank_account.view_balance(), 5)\n"
+    ),
+    test_classes=["BankAccountTestDeposit", "BankAccountTestMain"],
+    tests=2,
+    generated=2,
 )
 
 
@@ -26,8 +30,14 @@ def test_plus_task_runs_base_and_plus_tests_per_method(classeval):
     combined = plus_task(task)
     assert "class BankAccountTestDepositPlus(BankAccountTestDeposit):" in combined.test
     assert "class BankAccountTestMainPlus(unittest.TestCase):" in combined.test
-    assert combined.test_classes == ["BankAccountTestDepositPlus", "BankAccountTestWithdraw", "BankAccountTestViewBalance",
-                                     "BankAccountTestTransfer", "BankAccountTest", "BankAccountTestMainPlus"]
+    assert combined.test_classes == [
+        "BankAccountTestDepositPlus",
+        "BankAccountTestWithdraw",
+        "BankAccountTestViewBalance",
+        "BankAccountTestTransfer",
+        "BankAccountTest",
+        "BankAccountTestMainPlus",
+    ]
     assert combined.method("deposit").test_class == "BankAccountTestDepositPlus"
     assert plus_task(classeval.by_id()[BANK]) == classeval.by_id()[BANK]  # no plus suite: unchanged
 
@@ -40,8 +50,12 @@ def test_evaluate_reports_base_and_plus_and_plus_catches_what_base_misses(classe
     solution = records[0]["solution_code"]
     ignores_balance = solution.replace("self.balance = balance", "self.balance = 0")
     samples = tmp_path / "samples.jsonl"
-    samples.write_text("".join(json.dumps({"task_id": BANK, "completion": f"```python\n{code}\n```", "model": model}) + "\n"
-                               for model, code in (("good", solution), ("ignores-balance", ignores_balance))))
+    samples.write_text(
+        "".join(
+            json.dumps({"task_id": BANK, "completion": f"```python\n{code}\n```", "model": model}) + "\n"
+            for model, code in (("good", solution), ("ignores-balance", ignores_balance))
+        )
+    )
     config = Config(evaluate=EvaluateConfig(output_root=tmp_path / "results", ks=[1], bootstrap_resamples=10))
     results = evaluate(EvaluationRequest(dataset=dataset, models=[], samples_file=samples), config).results
 

@@ -38,8 +38,11 @@ def test_each_sample_has_one_file_holding_its_request_and_result(tmp_path):
         assert req.limit_s == limit and req.environment == environment_tag(cfg.sandbox)
         assert (out.run_dir / "executions" / req.execution_key[:2] / f"{req.execution_key}.json").is_file()
         assert res.suite_status in ("passed", "failed") and res.wall_s is not None and res.reused is None
-        assert res.bucket == "completed" and res.outcome is not None and set(res.outcome.test_classes) == \
-            {"CounterTestAdd", "CounterTestReset"}
+        assert (
+            res.bucket == "completed"
+            and res.outcome is not None
+            and set(res.outcome.test_classes) == {"CounterTestAdd", "CounterTestReset"}
+        )
     assert sum(r.result.error_category == "logic" for r in out.results.samples) == 3  # samples 1, 4 and 7
 
     # a second evaluation redoes nothing; a sample whose file is gone comes back from its stored execution
@@ -74,7 +77,9 @@ def test_a_damaged_record_is_named_in_one_line_and_nothing_done_is_lost(tmp_path
     assert str(raised.value).startswith(f"{cut}: not valid JSON") and "\n" not in str(raised.value)
     with pytest.raises(ResultsError) as raised:
         read_sample(wrong)
-    assert str(raised.value).startswith(f"{wrong}: not a sample record: request.strategy") and "\n" not in str(raised.value)
+    assert str(raised.value).startswith(f"{wrong}: not a sample record: request.strategy") and "\n" not in str(
+        raised.value
+    )
 
     backend = Counting(get_backend(cfg.sandbox))
     with caplog.at_level(logging.WARNING, logger="benchmark.results"):

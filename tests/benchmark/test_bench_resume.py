@@ -25,23 +25,38 @@ from pipeline.sandbox import get_backend
 from pipeline.sandbox.timing import evaluation_limit
 
 REPO = Path(__file__).resolve().parents[2]
-SOLUTION = ("class Counter:\n    def __init__(self):\n        self.n = 0\n\n"
-            "    def add(self, k):\n        self.n += k\n        return self.n\n\n"
-            "    def reset(self):\n        self.n = 0\n        return self.n\n")
-TESTS = ("import unittest\n\n"
-         "class CounterTestAdd(unittest.TestCase):\n"
-         "    def test_add(self):\n        self.assertEqual(Counter().add(2), 2)\n\n"
-         "class CounterTestReset(unittest.TestCase):\n"
-         "    def test_reset(self):\n        c = Counter()\n        c.add(3)\n        self.assertEqual(c.reset(), 0)\n")
-SKELETON = ("class Counter:\n    def __init__(self):\n        pass\n\n"
-            "    def add(self, k):\n        \"\"\"Add k.\"\"\"\n\n    def reset(self):\n        \"\"\"Back to 0.\"\"\"\n")
+SOLUTION = (
+    "class Counter:\n    def __init__(self):\n        self.n = 0\n\n"
+    "    def add(self, k):\n        self.n += k\n        return self.n\n\n"
+    "    def reset(self):\n        self.n = 0\n        return self.n\n"
+)
+TESTS = (
+    "import unittest\n\n"
+    "class CounterTestAdd(unittest.TestCase):\n"
+    "    def test_add(self):\n        self.assertEqual(Counter().add(2), 2)\n\n"
+    "class CounterTestReset(unittest.TestCase):\n"
+    "    def test_reset(self):\n        c = Counter()\n        c.add(3)\n        self.assertEqual(c.reset(), 0)\n"
+)
+SKELETON = (
+    "class Counter:\n    def __init__(self):\n        pass\n\n"
+    '    def add(self, k):\n        """Add k."""\n\n    def reset(self):\n        """Back to 0."""\n'
+)
 N_TASKS = 3
 
 
 def dataset(tmp_path: Path) -> Path:
     path = tmp_path / "counters.jsonl"
-    rows = [{"task_id": f"T{i}", "class_name": "Counter", "skeleton": SKELETON, "test": TESTS,
-             "test_classes": ["CounterTestAdd", "CounterTestReset"], "solution_code": SOLUTION} for i in range(N_TASKS)]
+    rows = [
+        {
+            "task_id": f"T{i}",
+            "class_name": "Counter",
+            "skeleton": SKELETON,
+            "test": TESTS,
+            "test_classes": ["CounterTestAdd", "CounterTestReset"],
+            "solution_code": SOLUTION,
+        }
+        for i in range(N_TASKS)
+    ]
     path.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     return path
 
@@ -85,7 +100,9 @@ class Counting:
         return getattr(self._inner, name)
 
     def run(self, files, *args, **kwargs):
-        self.programs.append(files["solution.py"] if isinstance(files["solution.py"], str) else files["solution.py"].decode())
+        self.programs.append(
+            files["solution.py"] if isinstance(files["solution.py"], str) else files["solution.py"].decode()
+        )
         return self._inner.run(files, *args, **kwargs)
 
 
@@ -137,21 +154,34 @@ def test_an_interrupted_run_resumes_from_its_finished_samples(tmp_path, caplog):
     assert ran == expected and len(backend.programs) == len(expected)
     # the reference (one program for the three tasks), the cut sample, and the reference's second timing
     # when the first was slow enough to lift its limit (a busy machine): stored, so also reused
-    retimed = any(r.timings == 2 for r in resumed.results.reference)   # one program, so at most one retiming
+    retimed = any(r.timings == 2 for r in resumed.results.reference)  # one program, so at most one retiming
     assert resumed.results.stats.executions_reused == 2 + retimed
     assert resumed.results.stats.samples_resumed == len(kept) - 1
     assert f"Resumed: {len(kept) - 1} of 9 samples were finished by an earlier run" in resumed.summary
     assert scores(resumed) == scores(whole)
-    assert [s.model_dump(exclude=RUN_FIELDS) for s in resumed.results.samples] == \
-        [s.model_dump(exclude=RUN_FIELDS) for s in whole.results.samples]
+    assert [s.model_dump(exclude=RUN_FIELDS) for s in resumed.results.samples] == [
+        s.model_dump(exclude=RUN_FIELDS) for s in whole.results.samples
+    ]
     assert load_results(resumed.run_dir).scores == resumed.results.scores
 
 
 # what two runs of the same sample may differ in: their limits (scaled from the reference's own
 # timing), the runs' timings, and whether the execution was run or found in the store
-RUN_FIELDS = {"request": {"limit_s", "execution_key"},
-              "result": {"suite_status", "detail", "wall_s", "runs_wall_s", "cpu_s", "peak_memory_mb", "isolation",
-                         "per_class", "reruns", "reused"}}
+RUN_FIELDS = {
+    "request": {"limit_s", "execution_key"},
+    "result": {
+        "suite_status",
+        "detail",
+        "wall_s",
+        "runs_wall_s",
+        "cpu_s",
+        "peak_memory_mb",
+        "isolation",
+        "per_class",
+        "reruns",
+        "reused",
+    },
+}
 
 _KILLABLE = textwrap.dedent("""
     import sys
@@ -166,9 +196,13 @@ _KILLABLE = textwrap.dedent("""
 def test_a_run_killed_with_sigkill_resumes_and_scores_as_an_uninterrupted_one(tmp_path):
     data, file = dataset(tmp_path), samples(tmp_path, slow=0.4)  # samples 3-7 take 0.4 s each: time to kill
     root = tmp_path / "killed"
-    proc = subprocess.Popen([sys.executable, "-c", _KILLABLE, str(REPO), str(data), str(file), str(root)], cwd=tmp_path,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 600   # a polling bound only: a busy machine gets there later
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _KILLABLE, str(REPO), str(data), str(file), str(root)],
+        cwd=tmp_path,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    deadline = time.monotonic() + 600  # a polling bound only: a busy machine gets there later
     while time.monotonic() < deadline and proc.poll() is None:
         if root.is_dir() and any(len(sample_files(d)) >= 5 for d in root.iterdir()):
             break
@@ -221,7 +255,9 @@ def test_a_sample_that_loops_forever_is_stopped_at_the_limit_scaled_from_its_ref
 def test_a_crash_reruns_the_classes_it_did_not_reach_within_what_is_left(tmp_path):
     data = dataset(tmp_path)
     # add(2) (CounterTestAdd's call) kills the interpreter; CounterTestReset calls add(3)
-    crashing = SOLUTION.replace("self.n += k", "if k == 2:\n            import os\n            os._exit(3)\n        self.n += k")
+    crashing = SOLUTION.replace(
+        "self.n += k", "if k == 2:\n            import os\n            os._exit(3)\n        self.n += k"
+    )
     file = tmp_path / "crash.jsonl"
     file.write_text(json.dumps({"task_id": "T0", "model": "m", "completion": f"```python\n{crashing}```"}) + "\n")
     out = evaluate(EvaluationRequest(dataset=data, samples_file=file, task_ids=["T0"]), config(tmp_path / "r"), env={})
@@ -272,14 +308,20 @@ def test_a_reference_stretched_past_the_samples_wall_limit_is_not_broken(tmp_pat
     """A busy machine stretches the reference's wall time; the task is not broken for it (its
     limits then come from the reference's CPU time and wall time, as measured)."""
     slow = "import time\n" + SOLUTION.replace("self.n += k", "time.sleep(1.5)\n        self.n += k")
-    row = {"task_id": "T0", "class_name": "Counter", "skeleton": SKELETON, "test": TESTS,
-           "test_classes": ["CounterTestAdd", "CounterTestReset"], "solution_code": slow}
+    row = {
+        "task_id": "T0",
+        "class_name": "Counter",
+        "skeleton": SKELETON,
+        "test": TESTS,
+        "test_classes": ["CounterTestAdd", "CounterTestReset"],
+        "solution_code": slow,
+    }
     data = tmp_path / "slow.jsonl"
     data.write_text(json.dumps(row) + "\n", encoding="utf-8")
     file = tmp_path / "samples.jsonl"
     file.write_text(json.dumps({"task_id": "T0", "model": "m", "completion": f"```python\n{slow}```"}) + "\n")
     cfg = config(tmp_path / "r")
-    cfg.sandbox.wall_limit_s = 2.0   # below the reference's 3 s of sleeping
+    cfg.sandbox.wall_limit_s = 2.0  # below the reference's 3 s of sleeping
     out = evaluate(EvaluationRequest(dataset=data, samples_file=file), cfg, env={})
     (reference,) = out.results.reference
     assert not reference.broken and reference.suite_status == "passed", reference

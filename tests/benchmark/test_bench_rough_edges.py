@@ -28,13 +28,15 @@ def test_dep_interval_still_spreads_over_tasks_that_have_dependencies():
     per_task = [DepCounts(field_hits=0, field_total=2), DepCounts(field_hits=2, field_total=2), DepCounts()]
     dep = _dep_scores(per_task, resamples=2000, seed=0)
     assert dep.dep_f.value == 0.5 and dep.dep_f.ci_low == 0.0 and dep.dep_f.ci_high == 1.0
-    assert dep.dep_m is None                      # no task has method dependencies: no ratio, not 0
+    assert dep.dep_m is None  # no task has method dependencies: no ratio, not 0
 
 
 def test_summary_of_one_sample_per_task_has_no_pass_at_3_or_5_columns(classeval_path, tmp_path):
     cfg = Config()
     cfg.evaluate = EvaluateConfig(output_root=tmp_path, n_samples=1, ks=[1, 3, 5], bootstrap_resamples=100)
-    out = evaluate(EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=["ClassEval_8"]), cfg, env={})
+    out = evaluate(
+        EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=["ClassEval_8"]), cfg, env={}
+    )
     summary = render_summary(load_results(out.run_dir))
     table4 = summary.split("## Table 4")[1].split("##")[0]
     assert "pass@1" in table4 and "pass@3" not in table4 and "pass@5" not in table4
@@ -42,8 +44,12 @@ def test_summary_of_one_sample_per_task_has_no_pass_at_3_or_5_columns(classeval_
 
 
 def test_an_evaluate_error_is_the_only_output_with_no_blank_line(tmp_path):
-    proc = subprocess.run([sys.executable, "-m", "pipeline.cli", "evaluate", "--regrade", str(tmp_path)],
-                          capture_output=True, text=True, cwd=REPO)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", "evaluate", "--regrade", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+    )
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr == f"error: {tmp_path / 'results.json'}: no results file\n"

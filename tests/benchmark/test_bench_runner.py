@@ -23,7 +23,11 @@ from pipeline.core.source import parse, slice_lines
 from pipeline.core.task import Task
 from pipeline.llm.fake_server import Delay, FakeOpenAIServer, HTTPError, Truncated, messages_text
 
-TASKS = ["ClassEval_8", "ClassEval_11", "ClassEval_47"]  # BankAccount, BitStatusUtil, IPAddress: small, fast, with method dependencies
+TASKS = [
+    "ClassEval_8",
+    "ClassEval_11",
+    "ClassEval_47",
+]  # BankAccount, BitStatusUtil, IPAddress: small, fast, with method dependencies
 
 
 def fence(code: str) -> str:
@@ -52,15 +56,31 @@ class Oracle:
         return fence(self.by_class[m[1]].solution_code)
 
 
-def make_config(tmp_path: Path, base_url: str, *, n: int = 1, strategies: list[EvalStrategy] | None = None,
-                **evaluate_kw: object) -> Config:
+def make_config(
+    tmp_path: Path, base_url: str, *, n: int = 1, strategies: list[EvalStrategy] | None = None, **evaluate_kw: object
+) -> Config:
     cfg = Config()
     cfg.llm = LLMConfig(cache_path=tmp_path / "llm.sqlite", concurrency=4)
     # api_key_env="": the loopback fake takes no key (an unset key variable now stops a live run).
-    endpoint = EndpointConfig(base_url=base_url, model="fake-coder", api_key_env="", timeout_s=10.0, max_retries=2,
-                              backoff_base_s=0.01, backoff_max_s=0.05, max_tokens=2048)
-    cfg.evaluate = EvaluateConfig(endpoint=endpoint, n_samples=n, ks=[1, 3, 5], strategies=strategies or list(STRATEGIES),
-                                  output_root=tmp_path / "results", bootstrap_resamples=200, **evaluate_kw)
+    endpoint = EndpointConfig(
+        base_url=base_url,
+        model="fake-coder",
+        api_key_env="",
+        timeout_s=10.0,
+        max_retries=2,
+        backoff_base_s=0.01,
+        backoff_max_s=0.05,
+        max_tokens=2048,
+    )
+    cfg.evaluate = EvaluateConfig(
+        endpoint=endpoint,
+        n_samples=n,
+        ks=[1, 3, 5],
+        strategies=strategies or list(STRATEGIES),
+        output_root=tmp_path / "results",
+        bootstrap_resamples=200,
+        **evaluate_kw,
+    )
     return cfg
 
 
@@ -73,7 +93,11 @@ def group(results: RunResults, strategy: str, model: str = "fake-coder"):
 
 
 def sample(results: RunResults, strategy: str, task_id: str, index: int = 0):
-    return next(s for s in results.samples if s.request.strategy == strategy and s.request.task_id == task_id and s.request.sample_index == index)
+    return next(
+        s
+        for s in results.samples
+        if s.request.strategy == strategy and s.request.task_id == task_id and s.request.sample_index == index
+    )
 
 
 def class_pass1(results: RunResults, strategy: str) -> float:
@@ -90,23 +114,38 @@ def tasks(classeval) -> list[Task]:
 def test_five_strategies_with_scripted_faults_then_a_free_resume(classeval_path, tasks, tmp_path):
     with FakeOpenAIServer(default=Oracle(tasks)) as server:
         # holistic BankAccount: a rate limit and a server error, then the answer (retried inside the client)
-        server.add_rule(pattern=r"Please complete the class BankAccount\b",
-                        replies=[HTTPError(status=429, retry_after=0), HTTPError(status=500)])
+        server.add_rule(
+            pattern=r"Please complete the class BankAccount\b",
+            replies=[HTTPError(status=429, retry_after=0), HTTPError(status=500)],
+        )
         # holistic IPAddress: cut off at the token limit, inside an unclosed fence -> does not compile
-        server.add_rule(pattern=r"Please complete the class IPAddress\b", replies=[Truncated(
-            "```python\nclass IPAddress:\n    def __init__(self, ip_address):\n        self.ip_address = ip_address\n\n"
-            "    def is_valid(self):\n        octets = self.ip_address.split('.')\n        if len(")])
+        server.add_rule(
+            pattern=r"Please complete the class IPAddress\b",
+            replies=[
+                Truncated(
+                    "```python\nclass IPAddress:\n    def __init__(self, ip_address):\n        self.ip_address = ip_address\n\n"
+                    "    def is_valid(self):\n        octets = self.ip_address.split('.')\n        if len("
+                )
+            ],
+        )
         # incremental BitStatusUtil.has: an unclosed fence around a correct method, after reasoning
         has = method_source(tasks[1], "has")
-        server.add_rule(pattern=r"method has within the following class BitStatusUtil\. Below are the class-level "
-                                r"information, the methods implemented so far",
-                        replies=[f"<think>check the bits</think>\n```python\n{has}\n"])
+        server.add_rule(
+            pattern=r"method has within the following class BitStatusUtil\. Below are the class-level "
+            r"information, the methods implemented so far",
+            replies=[f"<think>check the bits</think>\n```python\n{has}\n"],
+        )
         # compositional BankAccount.withdraw: the first attempt outlives the client's 10 s timeout
-        server.add_rule(pattern=r"method withdraw within the following class BankAccount\. Below are the class-level "
-                                r"information, the signatures", replies=[Delay(seconds=600)])
+        server.add_rule(
+            pattern=r"method withdraw within the following class BankAccount\. Below are the class-level "
+            r"information, the signatures",
+            replies=[Delay(seconds=600)],
+        )
         # top_down BankAccount.transfer: a wrong method -> assertion failures in its own test class
-        server.add_rule(pattern=r"method transfer within the following class BankAccount\. Methods are implemented top-down",
-                        replies=[fence("def transfer(self, other_account, amount):\n    return None")])
+        server.add_rule(
+            pattern=r"method transfer within the following class BankAccount\. Methods are implemented top-down",
+            replies=[fence("def transfer(self, other_account, amount):\n    return None")],
+        )
         cfg = make_config(tmp_path, server.base_url, plots=True)
         first = evaluate(request(classeval_path), cfg, env={})
         sent = len(server.chat_requests)
@@ -190,8 +229,10 @@ def test_failed_generation_is_reported_unscored_and_retried_on_resume(classeval_
     with FakeOpenAIServer(default=Oracle(tasks)) as server:
         # three 503s: the client's attempts (1 + max_retries=2) run out for IPAddress, sample 1
         # (503, not 500: the same 500 body twice is taken as deterministic and stops retrying)
-        failing = server.add_rule(pattern=r"Please complete the class IPAddress\b",
-                                  replies=[Truncated("```python\nclass IPAddress:\n    pass\n```")] + [HTTPError(status=503)] * 3)
+        failing = server.add_rule(
+            pattern=r"Please complete the class IPAddress\b",
+            replies=[Truncated("```python\nclass IPAddress:\n    pass\n```")] + [HTTPError(status=503)] * 3,
+        )
         cfg = make_config(tmp_path, server.base_url, n=2, strategies=["holistic"])
         cfg.llm.concurrency = 1  # deterministic: sample 0 gets the first scripted reply
         first = evaluate(request(classeval_path), cfg, env={}).results
@@ -229,10 +270,13 @@ def test_sample_index_is_part_of_the_request_identity(classeval_path, tasks, tmp
 
 def test_levels_from_the_model_with_a_recorded_fallback(classeval_path, tasks, tmp_path):
     with FakeOpenAIServer(default=Oracle(tasks)) as server:
-        server.add_rule(pattern=r"Assign a dependency level.*class BankAccount\b",
-                        replies=['{"levels": {"deposit": 0, "withdraw": 0, "view_balance": 1, "transfer": 2}}'])
-        server.add_rule(pattern=r"Assign a dependency level.*class IPAddress\b",
-                        replies=['{"levels": {"is_valid": 0}}'])  # incomplete -> unusable
+        server.add_rule(
+            pattern=r"Assign a dependency level.*class BankAccount\b",
+            replies=['{"levels": {"deposit": 0, "withdraw": 0, "view_balance": 1, "transfer": 2}}'],
+        )
+        server.add_rule(
+            pattern=r"Assign a dependency level.*class IPAddress\b", replies=['{"levels": {"is_valid": 0}}']
+        )  # incomplete -> unusable
         cfg = make_config(tmp_path, server.base_url, strategies=["bottom_up", "top_down"], levels_source="model")
         r = evaluate(request(classeval_path, tasks=["ClassEval_8", "ClassEval_47"]), cfg, env={}).results
         level_requests = [q for q in server.chat_requests if "Assign a dependency level" in q.text]
@@ -243,9 +287,17 @@ def test_levels_from_the_model_with_a_recorded_fallback(classeval_path, tasks, t
         bank = sample(r, "bottom_up", "ClassEval_8")
         assert bank.request.levels.source == "model" and bank.request.levels.prompt_version == "eval_levels@v1"
         assert [st.targets[0] for st in bank.request.steps] == ["deposit", "withdraw", "view_balance", "transfer"]
-        assert [st.targets[0] for st in sample(r, "top_down", "ClassEval_8").request.steps] == ["transfer", "view_balance", "deposit", "withdraw"]
+        assert [st.targets[0] for st in sample(r, "top_down", "ClassEval_8").request.steps] == [
+            "transfer",
+            "view_balance",
+            "deposit",
+            "withdraw",
+        ]
         ip = sample(r, "bottom_up", "ClassEval_47")
-        assert ip.request.levels.source == "labels_fallback" and "no level for get_octets, get_binary" in ip.request.levels.note
+        assert (
+            ip.request.levels.source == "labels_fallback"
+            and "no level for get_octets, get_binary" in ip.request.levels.note
+        )
         assert [st.targets[0] for st in ip.request.steps] == ["is_valid", "get_octets", "get_binary"]
         assert all(g.metrics.class_level.full[1].value == 1.0 for g in r.scores)
 

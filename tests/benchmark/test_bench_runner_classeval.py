@@ -77,8 +77,12 @@ def test_reference_scores_everything_empty_scores_nothing(classeval_path, classe
     # that nothing happens or that a call does not fail (removing an absent course or user, and
     # Snake's reset/random_food_position, whose tests see the state the constructor already set).
     full = {(tc.task_id, m) for tc in empty.metrics.per_task for m, c in tc.methods.items() if c.full}
-    assert full == {("ClassEval_21", "remove_course"), ("ClassEval_77", "random_food_position"),
-                    ("ClassEval_77", "reset"), ("ClassEval_92", "delete_user_by_username")}, full
+    assert full == {
+        ("ClassEval_21", "remove_course"),
+        ("ClassEval_77", "random_food_position"),
+        ("ClassEval_77", "reset"),
+        ("ClassEval_92", "delete_user_by_username"),
+    }, full
     assert empty.metrics.n_methods_scored == 394
     assert empty.metrics.method_level.full[1].value == pytest.approx(4 / 394)
     assert sum(empty.taxonomy.values()) == 95  # every empty sample fails and gets a category

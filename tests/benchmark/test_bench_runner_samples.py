@@ -25,7 +25,7 @@ def fence(code: str) -> str:
 def bank_variant(solution: str, withdraw_body: str) -> str:
     """The canonical BankAccount with `withdraw`'s body replaced."""
     head, rest = solution.split("    def withdraw(self, amount):\n", 1)
-    tail = rest[rest.index("    def view_balance"):]
+    tail = rest[rest.index("    def view_balance") :]
     return head + "    def withdraw(self, amount):\n" + withdraw_body + "\n\n" + tail
 
 
@@ -34,20 +34,36 @@ def lines(classeval) -> list[dict]:
     bank = classeval.by_id()[BANK].solution_code
     return [
         # 0: the canonical class wrapped in prose -> completed, passes
-        {"task_id": BANK, "completion": "Sure! Here is the class.\n" + fence(bank) + "\nHope this helps.", "model": "m1"},
+        {
+            "task_id": BANK,
+            "completion": "Sure! Here is the class.\n" + fence(bank) + "\nHope this helps.",
+            "model": "m1",
+        },
         # 1: no code at all -> no_code
         {"task_id": BANK, "completion": "I am sorry, I cannot help with that.", "model": "m1"},
         # 2: a syntax error -> compile_error, never run
-        {"task_id": BANK, "completion": fence(bank.replace("def view_balance(self):", "def view_balance(self)")), "model": "m1"},
+        {
+            "task_id": BANK,
+            "completion": fence(bank.replace("def view_balance(self):", "def view_balance(self)")),
+            "model": "m1",
+        },
         # 3: withdraw loops forever -> stopped at its share of the limit; the other classes keep their outcomes
-        {"task_id": BANK, "completion": fence(bank_variant(bank, "        while True:\n            pass")), "model": "m1"},
+        {
+            "task_id": BANK,
+            "completion": fence(bank_variant(bank, "        while True:\n            pass")),
+            "model": "m1",
+        },
         # 4: the module hangs while it is imported -> timeout (no per-class runs: they would all hang)
         {"task_id": BANK, "completion": fence("while True:\n    pass\n\n" + bank), "model": "m1"},
         # 5: an undefined name at import -> load_error, a dependency error
         {"task_id": BANK, "completion": fence("LIMIT = DEFAULT_LIMIT\n\n" + bank), "model": "m1"},
         # 6: withdraw uses a field the class does not have -> completed, dependency error in its tests
-        {"task_id": BANK, "completion": fence(bank_variant(bank, "        self.total -= amount\n        return self.total")),
-         "model": "m1", "strategy": "holistic"},
+        {
+            "task_id": BANK,
+            "completion": fence(bank_variant(bank, "        self.total -= amount\n        return self.total")),
+            "model": "m1",
+            "strategy": "holistic",
+        },
         # 7: a sample of a broken task -> task_broken, unscored
         {"task_id": BROKEN, "completion": fence(classeval.by_id()[BROKEN].solution_code), "model": "m1"},
     ]
@@ -77,7 +93,14 @@ def test_pregenerated_samples_land_in_one_bucket_each_and_regrade_reproduces(cla
     assert "LAPTOP-2CS86KUM" in r.reference[1].cause
     by_index = {(s.request.strategy, s.request.sample_index): s for s in r.samples if s.request.task_id == BANK}
     ext = {i: by_index[("external", i)] for i in range(6)}
-    assert [ext[i].result.bucket for i in range(6)] == ["completed", "no_code", "compile_error", "completed", "timeout", "load_error"]
+    assert [ext[i].result.bucket for i in range(6)] == [
+        "completed",
+        "no_code",
+        "compile_error",
+        "completed",
+        "timeout",
+        "load_error",
+    ]
     assert all(s.request.source == "samples_file" and s.request.steps[0].kind == "completion" for s in r.samples)
 
     assert ext[0].result.error_category is None
@@ -118,8 +141,14 @@ def test_pregenerated_samples_land_in_one_bucket_each_and_regrade_reproduces(cla
     # 1 of 6 samples passes: pass@1 = 1/6; pass@5 = 1 - C(5,5)/C(6,5) = 5/6
     assert external.metrics.class_level.full[1].value == pytest.approx(1 / 6)
     assert external.metrics.class_level.full[5].value == pytest.approx(5 / 6)
-    assert external.taxonomy == {"syntax": 1, "dependency": 1, "logic": 0, "integration": 0,
-                                 "timeout_resource": 2, "other": 1}
+    assert external.taxonomy == {
+        "syntax": 1,
+        "dependency": 1,
+        "logic": 0,
+        "integration": 0,
+        "timeout_resource": 2,
+        "other": 1,
+    }
 
     # regrading offline reproduces every score, and does not run or ask anything
     before = out.results.model_dump(mode="json")
@@ -177,18 +206,52 @@ def test_cli_evaluates_then_regrades(classeval_path, tmp_path):
     from pipeline.cli import app
 
     runner = CliRunner()
-    args = ["evaluate", "--dataset", str(classeval_path), "--model", "reference", "--model", "empty",
-            "--task", BANK, "--task", BROKEN, "--n", "1", "--out", str(tmp_path / "results"), "--plots"]
+    args = [
+        "evaluate",
+        "--dataset",
+        str(classeval_path),
+        "--model",
+        "reference",
+        "--model",
+        "empty",
+        "--task",
+        BANK,
+        "--task",
+        BROKEN,
+        "--n",
+        "1",
+        "--out",
+        str(tmp_path / "results"),
+        "--plots",
+    ]
     first = runner.invoke(app, args)
     assert first.exit_code == 0, first.output
     assert "1 broken, excluded" in first.output and "reference" in first.output and "100.0" in first.output
     (run_dir,) = (tmp_path / "results").iterdir()
-    assert {p.name for p in run_dir.iterdir()} >= {"results.json", "summary.md", "passk.png", "taxonomy.png", "executions"}
+    assert {p.name for p in run_dir.iterdir()} >= {
+        "results.json",
+        "summary.md",
+        "passk.png",
+        "taxonomy.png",
+        "executions",
+    }
     again = runner.invoke(app, ["evaluate", "--regrade", str(run_dir)])
     assert again.exit_code == 0, again.output
     assert "regraded 2 stored samples offline" in again.output
-    bad = runner.invoke(app, ["evaluate", "--dataset", str(classeval_path), "--model", "reference", "--task", "nope",
-                              "--out", str(tmp_path / "results")])
+    bad = runner.invoke(
+        app,
+        [
+            "evaluate",
+            "--dataset",
+            str(classeval_path),
+            "--model",
+            "reference",
+            "--task",
+            "nope",
+            "--out",
+            str(tmp_path / "results"),
+        ],
+    )
     # The error is one unwrapped line on stderr, whatever the terminal width or the path's length.
     assert bad.exit_code == 2 and bad.stderr.splitlines() == [f"error: {classeval_path}: no task(s) nope"]
 
@@ -225,7 +288,9 @@ def flat_v3(record: dict) -> dict:
 
 def test_one_file_per_sample_a_small_summary_and_old_results_still_regrade(classeval_path, lines, tmp_path):
     samples = write_samples(tmp_path / "samples.jsonl", lines[:3])
-    out = evaluate(EvaluationRequest(dataset=classeval_path, samples_file=samples, task_ids=[BANK]), config(tmp_path), env={})
+    out = evaluate(
+        EvaluationRequest(dataset=classeval_path, samples_file=samples, task_ids=[BANK]), config(tmp_path), env={}
+    )
     summary = json.loads((out.run_dir / "results.json").read_text(encoding="utf-8"))
     assert summary["schema_version"] == 4 and "samples" not in summary and len(summary["sample_files"]) == 3
     files = sorted((out.run_dir / "samples").rglob("*.json"))

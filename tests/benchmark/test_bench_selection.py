@@ -23,8 +23,13 @@ OTHER = "ClassEval_1"
 
 def _samples(path: Path, classeval, task_ids: list[str]) -> Path:
     by_id = classeval.by_id()
-    path.write_text("".join(json.dumps({"task_id": t, "completion": f"```python\n{by_id[t].solution_code}\n```",
-                                        "model": "m"}) + "\n" for t in task_ids), encoding="utf-8")
+    path.write_text(
+        "".join(
+            json.dumps({"task_id": t, "completion": f"```python\n{by_id[t].solution_code}\n```", "model": "m"}) + "\n"
+            for t in task_ids
+        ),
+        encoding="utf-8",
+    )
     return path
 
 
@@ -47,24 +52,47 @@ def test_a_samples_file_selects_its_tasks_and_task_says_what_is_not_selected(cla
     assert sorted(r.task_id for r in results.reference) == [OTHER, BANK]  # not the dataset's 100
     assert results.dataset.n_tasks_loaded == 100 and results.dataset.n_tasks_selected == 2
 
-    one = _cli(["evaluate", "--dataset", str(classeval_path), "--samples", str(both), "--task", BANK, "--out", str(out)])
+    one = _cli(
+        ["evaluate", "--dataset", str(classeval_path), "--samples", str(both), "--task", BANK, "--out", str(out)]
+    )
     assert one.exit_code == 0, one.output
     assert "on 1 scored task(s) of 1 selected" in one.output
     assert f"samples of 1 task(s) not selected by --task/--max-tasks are left out: {OTHER}" in one.output
 
     other = _samples(tmp_path / "other.jsonl", classeval, [OTHER])
-    bad = _cli(["evaluate", "--dataset", str(classeval_path), "--samples", str(other), "--task", BANK, "--out", str(out)])
+    bad = _cli(
+        ["evaluate", "--dataset", str(classeval_path), "--samples", str(other), "--task", BANK, "--out", str(out)]
+    )
     assert bad.exit_code == 2
-    assert bad.stderr.splitlines() == [f"error: {other}: no sample of the selected task(s) {BANK}; its samples are of "
-                                       f"task(s) {OTHER} (in the dataset, not selected by --task/--max-tasks)"]
+    assert bad.stderr.splitlines() == [
+        f"error: {other}: no sample of the selected task(s) {BANK}; its samples are of "
+        f"task(s) {OTHER} (in the dataset, not selected by --task/--max-tasks)"
+    ]
 
 
 def test_a_strategy_given_to_the_reference_model_is_said_not_to_apply(classeval_path, tmp_path):
-    result = _cli(["evaluate", "--dataset", str(classeval_path), "--model", "reference", "--strategy", "incremental",
-                   "--task", BANK, "--n", "1", "--out", str(tmp_path / "results")])
+    result = _cli(
+        [
+            "evaluate",
+            "--dataset",
+            str(classeval_path),
+            "--model",
+            "reference",
+            "--strategy",
+            "incremental",
+            "--task",
+            BANK,
+            "--n",
+            "1",
+            "--out",
+            str(tmp_path / "results"),
+        ]
+    )
     assert result.exit_code == 0, result.output
-    assert ("note: model(s) reference answer with the whole class, so --strategy incremental does not apply to them: "
-            "they are scored once, as strategy 'direct'") in result.output
+    assert (
+        "note: model(s) reference answer with the whole class, so --strategy incremental does not apply to them: "
+        "they are scored once, as strategy 'direct'"
+    ) in result.output
 
 
 def _reference_config(out: Path) -> Config:
@@ -82,7 +110,9 @@ def test_a_second_results_folder_reuses_the_reference_runs_and_limits_come_from_
     assert second.reference == first.reference
     ref = first.reference[0]
     assert ref.cpu_s is not None and ref.limit_s == evaluation_limit(ref.wall_s, ref.cpu_s, Config().sandbox)
-    assert list((tmp_path / ".cache" / "references").iterdir()) == [tmp_path / ".cache" / "references" / environment_tag(Config().sandbox)]
+    assert list((tmp_path / ".cache" / "references").iterdir()) == [
+        tmp_path / ".cache" / "references" / environment_tag(Config().sandbox)
+    ]
 
 
 def test_the_cache_is_per_interpreter():
@@ -90,14 +120,17 @@ def test_the_cache_is_per_interpreter():
     assert environment_tag(SandboxConfig()) != environment_tag(SandboxConfig(python="/bin/sh"))
 
 
-@pytest.mark.parametrize(("wall", "cpu", "limit"), [
-    (6.0, 0.5, 6.0),     # timed on a loaded machine: wall time 12x the CPU time; scaled wall time would be 60
-    (0.3, 0.25, 2.5),    # factor x CPU time
-    (0.05, 0.04, 2.0),   # the floor
-    (12.0, 0.1, 12.0),   # a reference that sleeps: never below its own wall time
-    (100.0, 0.1, 60.0),  # ... within the cap
-    (1.0, None, 10.0),   # no CPU time known: the wall time is scaled
-])
+@pytest.mark.parametrize(
+    ("wall", "cpu", "limit"),
+    [
+        (6.0, 0.5, 6.0),  # timed on a loaded machine: wall time 12x the CPU time; scaled wall time would be 60
+        (0.3, 0.25, 2.5),  # factor x CPU time
+        (0.05, 0.04, 2.0),  # the floor
+        (12.0, 0.1, 12.0),  # a reference that sleeps: never below its own wall time
+        (100.0, 0.1, 60.0),  # ... within the cap
+        (1.0, None, 10.0),  # no CPU time known: the wall time is scaled
+    ],
+)
 def test_evaluation_limit(wall, cpu, limit):
     cfg = SandboxConfig(scale_floor_s=2.0, scale_factor=10.0, scale_cap_s=60.0)
     assert evaluation_limit(wall, cpu, cfg) == pytest.approx(limit)

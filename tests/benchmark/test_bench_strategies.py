@@ -38,8 +38,13 @@ def test_bottom_up_and_top_down_follow_the_labels(classeval):
     # cos -> taylor, taylor -> factorial, tan -> cos + sin. Levels: factorial 0, sin 0, taylor 1, cos 2, tan 3.
     task = classeval.by_id()["ClassEval_88"]
     assert task.method_names == ["cos", "factorial", "taylor", "sin", "tan"]
-    assert {m.method_name: m.dependencies.method_dependencies for m in task.methods_info} == \
-        {"cos": ["taylor"], "factorial": [], "taylor": ["factorial"], "sin": [], "tan": ["cos", "sin"]}
+    assert {m.method_name: m.dependencies.method_dependencies for m in task.methods_info} == {
+        "cos": ["taylor"],
+        "factorial": [],
+        "taylor": ["factorial"],
+        "sin": [],
+        "tan": ["cos", "sin"],
+    }
     assert levels_from_labels(task) == {"factorial": 0, "sin": 0, "taylor": 1, "cos": 2, "tan": 3}
     bottom_up, top_down = plan(task, "bottom_up"), plan(task, "top_down")
     assert _order(bottom_up) == ["factorial", "sin", "taylor", "cos", "tan"]
@@ -64,10 +69,18 @@ def test_level_orders_respect_every_labelled_dependency(classeval):
 
 def test_levels_can_come_from_the_solution_or_the_caller(classeval):
     task = classeval.by_id()["ClassEval_0"]
-    assert levels_from_solution(task) == levels_from_labels(task) == \
-        {"filter": 1, "is_start_with": 0, "get_jwt_user": 0, "set_current_user_info_and_log": 0}
+    assert (
+        levels_from_solution(task)
+        == levels_from_labels(task)
+        == {"filter": 1, "is_start_with": 0, "get_jwt_user": 0, "set_current_user_info_and_log": 0}
+    )
     custom = {"filter": 0, "is_start_with": 3, "get_jwt_user": 1, "set_current_user_info_and_log": 2}
-    assert _order(plan(task, "bottom_up", levels=custom)) == ["filter", "get_jwt_user", "set_current_user_info_and_log", "is_start_with"]
+    assert _order(plan(task, "bottom_up", levels=custom)) == [
+        "filter",
+        "get_jwt_user",
+        "set_current_user_info_and_log",
+        "is_start_with",
+    ]
     with pytest.raises(ValueError, match="ClassEval_0: no dependency level for get_jwt_user"):
         plan(task, "top_down", levels={"filter": 0, "is_start_with": 0, "set_current_user_info_and_log": 0})
 
@@ -83,7 +96,9 @@ def test_incremental_and_compositional_go_in_declaration_order(classeval):
 
 def _body_lines(code: str) -> list[str]:
     """Distinctive lines of a reference method body (not its def line)."""
-    return [ln.strip() for ln in code.split("\n")[1:] if len(ln.strip()) > 12 and not ln.strip().startswith(("#", '"', "'"))]
+    return [
+        ln.strip() for ln in code.split("\n")[1:] if len(ln.strip()) > 12 and not ln.strip().startswith(("#", '"', "'"))
+    ]
 
 
 def test_compositional_prompts_show_other_methods_as_signatures_only(classeval):
@@ -110,7 +125,7 @@ def test_incremental_prompt_includes_the_methods_generated_so_far(classeval):
         text = render_step(task, step, generated).user
         for earlier in steps[:i]:
             assert f"MARKER_{earlier.target}" in text
-        for later in steps[i + 1:]:
+        for later in steps[i + 1 :]:
             assert f"MARKER_{later.target}" not in text and f"def {later.target}(" not in text
         assert f"Please complete the method {step.target} within the following class TriCalculator" in text
         generated[step.target] = f"def {step.target}(self, x):\n    return 'MARKER_{step.target}'"
@@ -154,17 +169,23 @@ def test_prompt_directory_can_be_swapped(tmp_path, classeval):
     prompt = render_step(task, plan(task, "holistic")[0], {}, prompt_dir=tmp_path)
     assert prompt.system == "Complete AccessGatewayFilter." and prompt.user == task.skeleton.strip("\n")
     (tmp_path / "eval_holistic.v2.md").write_text("$class_name $nope\n")
-    step = GenerationStep(index=0, strategy="holistic", kind="class", targets=task.method_names,
-                          prompt_name="eval_holistic", prompt_version=2)
+    step = GenerationStep(
+        index=0,
+        strategy="holistic",
+        kind="class",
+        targets=task.method_names,
+        prompt_name="eval_holistic",
+        prompt_version=2,
+    )
     with pytest.raises(PromptError, match="missing field"):
         render_step(task, step, {}, prompt_dir=tmp_path)
 
 
 # -- assembly -----------------------------------------------------------------------------------------
 
+
 def _same_method(a: ast.FunctionDef, b: ast.FunctionDef) -> bool:
-    return ast.dump(a.args) == ast.dump(b.args) and \
-        [ast.dump(s) for s in a.body] == [ast.dump(s) for s in b.body]
+    return ast.dump(a.args) == ast.dump(b.args) and [ast.dump(s) for s in a.body] == [ast.dump(s) for s in b.body]
 
 
 @QUIET_COMPILE
@@ -222,7 +243,9 @@ def test_read_step_output_for_method_and_class_steps(classeval):
     step = plan(task, "incremental")[1]
     raw = "<think>easy</think>\n```python\ndef is_start_with(self, request_uri):\n    return request_uri.startswith('/api')\n```"
     out = read_step_output(task, step, raw)
-    assert out.methods == {"is_start_with": "    def is_start_with(self, request_uri):\n        return request_uri.startswith('/api')"}
+    assert out.methods == {
+        "is_start_with": "    def is_start_with(self, request_uri):\n        return request_uri.startswith('/api')"
+    }
     assert out.extraction.extraction.raw == raw
     missing = read_step_output(task, step, "I don't know.")
     assert missing.methods == {}

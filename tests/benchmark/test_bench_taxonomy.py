@@ -18,10 +18,23 @@ from pipeline.core.task import Dependencies, Method, Task
 
 def _task() -> Task:
     def m(name, tc):
-        return Method(method_name=name, method_description=f"def {name}(self):", test_class=tc,
-                          solution_code=f"def {name}(self):\n        pass", dependencies=Dependencies(standalone=True))
-    return Task(task_id="T", class_name="Box", skeleton="class Box:\n    pass\n", test="import unittest\n", solution_code="class Box:\n    pass\n",
-                    test_classes=["BoxTestA", "BoxTestB", "BoxTest"], methods_info=[m("a", "BoxTestA"), m("b", "BoxTestB")])
+        return Method(
+            method_name=name,
+            method_description=f"def {name}(self):",
+            test_class=tc,
+            solution_code=f"def {name}(self):\n        pass",
+            dependencies=Dependencies(standalone=True),
+        )
+
+    return Task(
+        task_id="T",
+        class_name="Box",
+        skeleton="class Box:\n    pass\n",
+        test="import unittest\n",
+        solution_code="class Box:\n    pass\n",
+        test_classes=["BoxTestA", "BoxTestB", "BoxTest"],
+        methods_info=[m("a", "BoxTestA"), m("b", "BoxTestB")],
+    )
 
 
 OK = TestClassOutcome(tests_run=2)
@@ -30,14 +43,25 @@ OK = TestClassOutcome(tests_run=2)
 def _failing(*problems: tuple[str, str, str]) -> TestClassOutcome:
     """problems: (kind, exception type, message)"""
     failures = sum(1 for kind, _, _ in problems if kind == "failure")
-    return TestClassOutcome(tests_run=len(problems) + 1, failures=failures, errors=len(problems) - failures,
-                            problems=[TestProblem(test=f"test_{i}", kind=kind, exception=ExceptionInfo(type=t, message=msg))
-                                      for i, (kind, t, msg) in enumerate(problems)])
+    return TestClassOutcome(
+        tests_run=len(problems) + 1,
+        failures=failures,
+        errors=len(problems) - failures,
+        problems=[
+            TestProblem(test=f"test_{i}", kind=kind, exception=ExceptionInfo(type=t, message=msg))
+            for i, (kind, t, msg) in enumerate(problems)
+        ],
+    )
 
 
 def _sample(a=OK, b=OK, whole=OK, status="completed", error=None) -> SampleOutcome:
-    return SampleOutcome(task_id="T", sample_index=0, status=status, error=error,
-                         test_classes={"BoxTestA": a, "BoxTestB": b, "BoxTest": whole} if status == "completed" else {})
+    return SampleOutcome(
+        task_id="T",
+        sample_index=0,
+        status=status,
+        error=error,
+        test_classes={"BoxTestA": a, "BoxTestB": b, "BoxTest": whole} if status == "completed" else {},
+    )
 
 
 def _category(sample: SampleOutcome) -> str:
@@ -50,36 +74,50 @@ def test_passing_sample_has_no_category():
     assert classify(_task(), _sample()) is None
 
 
-@pytest.mark.parametrize(("sample", "expected"), [
-    (_sample(status="compile_error", error=ExceptionInfo(type="SyntaxError", message="invalid syntax")), "syntax"),
-    (_sample(status="load_error", error=ExceptionInfo(type="IndentationError", message="unexpected indent")), "syntax"),
-    (_sample(status="timeout"), "timeout_resource"),
-    (_sample(status="resource_limit", error=ExceptionInfo(type="MemoryError")), "timeout_resource"),
-    (_sample(a=TestClassOutcome(tests_run=1, timed_out=True)), "timeout_resource"),
-    (_sample(a=_failing(("error", "RecursionError", "maximum recursion depth exceeded"))), "timeout_resource"),
-    (_sample(status="load_error", error=ExceptionInfo(type="ModuleNotFoundError", message="No module named 'numpy'")), "dependency"),
-    (_sample(status="load_error", error=ExceptionInfo(type="ZeroDivisionError")), "other"),
-    (_sample(status="no_code"), "other"),
-    (_sample(status="crashed", error=ExceptionInfo(type="Segfault")), "other"),
-])
+@pytest.mark.parametrize(
+    ("sample", "expected"),
+    [
+        (_sample(status="compile_error", error=ExceptionInfo(type="SyntaxError", message="invalid syntax")), "syntax"),
+        (
+            _sample(status="load_error", error=ExceptionInfo(type="IndentationError", message="unexpected indent")),
+            "syntax",
+        ),
+        (_sample(status="timeout"), "timeout_resource"),
+        (_sample(status="resource_limit", error=ExceptionInfo(type="MemoryError")), "timeout_resource"),
+        (_sample(a=TestClassOutcome(tests_run=1, timed_out=True)), "timeout_resource"),
+        (_sample(a=_failing(("error", "RecursionError", "maximum recursion depth exceeded"))), "timeout_resource"),
+        (
+            _sample(
+                status="load_error", error=ExceptionInfo(type="ModuleNotFoundError", message="No module named 'numpy'")
+            ),
+            "dependency",
+        ),
+        (_sample(status="load_error", error=ExceptionInfo(type="ZeroDivisionError")), "other"),
+        (_sample(status="no_code"), "other"),
+        (_sample(status="crashed", error=ExceptionInfo(type="Segfault")), "other"),
+    ],
+)
 def test_whole_sample_conditions(sample, expected):
     assert _category(sample) == expected
 
 
-@pytest.mark.parametrize(("exc_type", "message", "expected"), [
-    ("NameError", "name 'math' is not defined", "dependency"),
-    ("ImportError", "cannot import name 'x' from 'y'", "dependency"),
-    ("AttributeError", "'Box' object has no attribute 'itemz'", "dependency"),
-    ("AttributeError", "type object 'Box' has no attribute 'helper'", "dependency"),
-    ("AttributeError", "module 'math' has no attribute 'clamp'", "dependency"),
-    ("TypeError", "Box.a() takes 1 positional argument but 2 were given", "dependency"),
-    ("TypeError", "Box.b() missing 1 required positional argument: 'x'", "dependency"),
-    ("TypeError", "Box.__init__() got an unexpected keyword argument 'size'", "dependency"),
-    ("builtins.TypeError", "unsupported operand type(s) for +: 'int' and 'str'", "other"),
-    ("AttributeError", "'NoneType' object has no attribute 'append'", "other"),
-    ("UnboundLocalError", "cannot access local variable 'x' where it is not associated with a value", "other"),
-    ("KeyError", "'male'", "other"),
-])
+@pytest.mark.parametrize(
+    ("exc_type", "message", "expected"),
+    [
+        ("NameError", "name 'math' is not defined", "dependency"),
+        ("ImportError", "cannot import name 'x' from 'y'", "dependency"),
+        ("AttributeError", "'Box' object has no attribute 'itemz'", "dependency"),
+        ("AttributeError", "type object 'Box' has no attribute 'helper'", "dependency"),
+        ("AttributeError", "module 'math' has no attribute 'clamp'", "dependency"),
+        ("TypeError", "Box.a() takes 1 positional argument but 2 were given", "dependency"),
+        ("TypeError", "Box.b() missing 1 required positional argument: 'x'", "dependency"),
+        ("TypeError", "Box.__init__() got an unexpected keyword argument 'size'", "dependency"),
+        ("builtins.TypeError", "unsupported operand type(s) for +: 'int' and 'str'", "other"),
+        ("AttributeError", "'NoneType' object has no attribute 'append'", "other"),
+        ("UnboundLocalError", "cannot access local variable 'x' where it is not associated with a value", "other"),
+        ("KeyError", "'male'", "other"),
+    ],
+)
 def test_exception_types_in_method_tests(exc_type, message, expected):
     assert _category(_sample(a=_failing(("error", exc_type, message)))) == expected
 
@@ -89,15 +127,19 @@ def test_assertion_failures_are_logic():
 
 
 def test_dependency_beats_logic_when_both_appear():
-    sample = _sample(a=_failing(("failure", "AssertionError", "1 != 2")),
-                     b=_failing(("error", "NameError", "name 'helper' is not defined")))
+    sample = _sample(
+        a=_failing(("failure", "AssertionError", "1 != 2")),
+        b=_failing(("error", "NameError", "name 'helper' is not defined")),
+    )
     result = classify(_task(), sample)
     assert result.category == "dependency"
     assert result.exception_types == {"AssertionError": 1, "NameError": 1}
 
 
 def test_method_level_pass_but_class_level_fail_is_integration():
-    result = classify(_task(), _sample(whole=_failing(("error", "AttributeError", "'Box' object has no attribute 'x'"))))
+    result = classify(
+        _task(), _sample(whole=_failing(("error", "AttributeError", "'Box' object has no attribute 'x'")))
+    )
     assert result.category == "integration" and "BoxTest" in result.reason
 
 
@@ -116,9 +158,15 @@ def test_dependency_reason_helper():
 
 
 def test_summarise_counts_every_category():
-    results = [classify(_task(), s) for s in (_sample(), _sample(status="timeout"),
-                                               _sample(b=_failing(("failure", "AssertionError", ""))),
-                                               _sample(b=_failing(("failure", "AssertionError", ""))))]
+    results = [
+        classify(_task(), s)
+        for s in (
+            _sample(),
+            _sample(status="timeout"),
+            _sample(b=_failing(("failure", "AssertionError", ""))),
+            _sample(b=_failing(("failure", "AssertionError", ""))),
+        )
+    ]
     summary = summarise(results)
     assert list(summary) == list(CATEGORIES)
     assert summary == {"syntax": 0, "dependency": 0, "logic": 2, "integration": 0, "timeout_resource": 1, "other": 0}
@@ -129,8 +177,10 @@ def test_tampered_run_is_other():
 
 
 def test_helpers_for_mapping_runner_output():
-    tb = ("Traceback (most recent call last):\n  File \"solution.py\", line 1, in <module>\n    import numpy\n"
-          "ModuleNotFoundError: No module named 'numpy'\n")
+    tb = (
+        'Traceback (most recent call last):\n  File "solution.py", line 1, in <module>\n    import numpy\n'
+        "ModuleNotFoundError: No module named 'numpy'\n"
+    )
     exc = exception_from_traceback(tb)
     assert (exc.type, exc.message) == ("ModuleNotFoundError", "No module named 'numpy'")
     assert _category(_sample(status="load_error", error=exc)) == "dependency"

@@ -22,8 +22,12 @@ from pipeline.config import Config, EndpointConfig, EvaluateConfig, LLMConfig
 from pipeline.llm.fake_server import FakeOpenAIServer, HTTPError, messages_text
 
 TASKS = ["ClassEval_8", "ClassEval_11", "ClassEval_47"]  # BankAccount, BitStatusUtil, IPAddress
-TOO_LONG = HTTPError(status=400, code="context_length_exceeded", type="invalid_request_error",
-                     message="This model's maximum context length is 4096 tokens. However, you requested 9000 tokens.")
+TOO_LONG = HTTPError(
+    status=400,
+    code="context_length_exceeded",
+    type="invalid_request_error",
+    message="This model's maximum context length is 4096 tokens. However, you requested 9000 tokens.",
+)
 
 
 def oracle(classeval):
@@ -32,6 +36,7 @@ def oracle(classeval):
     def answer(body: dict) -> str:
         m = re.search(r"Please complete the class (\w+)", messages_text(body["messages"]))
         return f"```python\n{by_class[m[1]].solution_code}\n```" if m else '{"ok": true}'  # the rest: endpoint probes
+
     return answer
 
 
@@ -46,14 +51,34 @@ def test_unscored_samples_say_why_and_whether_a_rerun_repeats_it(classeval, clas
         cfg = Config()
         cfg.llm = LLMConfig(cache_path=tmp_path / "llm.sqlite")
         cfg.evaluate = EvaluateConfig(
-            endpoint=EndpointConfig(base_url=server.base_url, model="fake-coder", api_key_env="", timeout_s=5.0,
-                                    max_retries=2, backoff_base_s=0.01, backoff_max_s=0.05, max_tokens=512),
-            n_samples=1, strategies=["holistic"], output_root=tmp_path / "results", bootstrap_resamples=100)
+            endpoint=EndpointConfig(
+                base_url=server.base_url,
+                model="fake-coder",
+                api_key_env="",
+                timeout_s=5.0,
+                max_retries=2,
+                backoff_base_s=0.01,
+                backoff_max_s=0.05,
+                max_tokens=512,
+            ),
+            n_samples=1,
+            strategies=["holistic"],
+            output_root=tmp_path / "results",
+            bootstrap_resamples=100,
+        )
         out = evaluate(EvaluationRequest(dataset=classeval_path, models=["fake-coder"], task_ids=TASKS), cfg, env={})
     by_task = {s.request.task_id: s for s in out.results.samples}
     too_long, outage, fine = by_task["ClassEval_8"], by_task["ClassEval_47"], by_task["ClassEval_11"]
-    assert (too_long.result.bucket, too_long.result.cause, too_long.result.repeats) == ("generation_error", "prompt-too-long", True)
-    assert (outage.result.bucket, outage.result.cause, outage.result.repeats) == ("generation_error", "llm-unavailable", False)
+    assert (too_long.result.bucket, too_long.result.cause, too_long.result.repeats) == (
+        "generation_error",
+        "prompt-too-long",
+        True,
+    )
+    assert (outage.result.bucket, outage.result.cause, outage.result.repeats) == (
+        "generation_error",
+        "llm-unavailable",
+        False,
+    )
     assert fine.result.bucket == "completed" and fine.result.cause is None and fine.result.repeats is None
     assert "context_length_exceeded" in too_long.result.reason or "maximum context length" in too_long.result.reason
 
@@ -72,7 +97,10 @@ def test_unscored_samples_say_why_and_whether_a_rerun_repeats_it(classeval, clas
     assert "retries 1; the other 1 would fail the same way" in advice
 
     # the record survives the round trip through its sample file
-    assert next(s for s in load_results(out.run_dir).samples if s.request.task_id == "ClassEval_8").result.cause == "prompt-too-long"
+    assert (
+        next(s for s in load_results(out.run_dir).samples if s.request.task_id == "ClassEval_8").result.cause
+        == "prompt-too-long"
+    )
 
     # a resumed run retries both, and the refused one is refused again: only it is left
     with FakeOpenAIServer(default=oracle(classeval)) as server:
@@ -80,17 +108,27 @@ def test_unscored_samples_say_why_and_whether_a_rerun_repeats_it(classeval, clas
         cfg.evaluate.endpoint.base_url = server.base_url
         again = evaluate(EvaluationRequest(dataset=classeval_path, models=["fake-coder"], task_ids=TASKS), cfg, env={})
     assert [s.request.task_id for s in again.results.samples if not s.scored] == ["ClassEval_8"]
-    assert unscored_advice(again.results) == ("1 sample(s) could not be scored (1 prompt-too-long); a re-run would "
-                                              "fail the same way: fix the cause first (see summary.md).")
+    assert unscored_advice(again.results) == (
+        "1 sample(s) could not be scored (1 prompt-too-long); a re-run would "
+        "fail the same way: fix the cause first (see summary.md)."
+    )
 
 
 def _config_file(tmp_path: Path, base_url: str) -> Path:
-    endpoint = {"base_url": base_url, "model": "fake-coder", "api_key_env": "", "timeout_s": 5, "max_retries": 0,
-                "max_tokens": 512}
+    endpoint = {
+        "base_url": base_url,
+        "model": "fake-coder",
+        "api_key_env": "",
+        "timeout_s": 5,
+        "max_retries": 0,
+        "max_tokens": 512,
+    }
     body = "\n".join(f"{k} = {json.dumps(v)}" for k, v in endpoint.items())
-    text = (f"[llm]\npreflight_timeout_s = 5\ncache_path = {json.dumps(str(tmp_path / 'llm.sqlite'))}\n\n"
-            f"[evaluate]\nn_samples = 1\nstrategies = [\"holistic\"]\nbootstrap_resamples = 100\n\n"
-            f"[evaluate.endpoint]\n{body}\n")
+    text = (
+        f"[llm]\npreflight_timeout_s = 5\ncache_path = {json.dumps(str(tmp_path / 'llm.sqlite'))}\n\n"
+        f'[evaluate]\nn_samples = 1\nstrategies = ["holistic"]\nbootstrap_resamples = 100\n\n'
+        f"[evaluate.endpoint]\n{body}\n"
+    )
     path = tmp_path / "classforge.toml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -99,8 +137,15 @@ def _config_file(tmp_path: Path, base_url: str) -> Path:
 def test_the_cli_does_not_offer_a_rerun_for_a_refused_prompt(classeval, classeval_path, tmp_path):
     with FakeOpenAIServer(default=oracle(classeval)) as server:
         server.add_rule(pattern=r"Please complete the class BankAccount\b", replies=[TOO_LONG] * 10)
-        args = ["evaluate", "--config", str(_config_file(tmp_path, server.base_url)), "--dataset", str(classeval_path),
-                "--out", str(tmp_path / "results")] + [x for t in TASKS[:2] for x in ("--task", t)]
+        args = [
+            "evaluate",
+            "--config",
+            str(_config_file(tmp_path, server.base_url)),
+            "--dataset",
+            str(classeval_path),
+            "--out",
+            str(tmp_path / "results"),
+        ] + [x for t in TASKS[:2] for x in ("--task", t)]
         out = CliRunner().invoke(app, args, terminal_width=250)
     assert out.exit_code == 0, out.output
     text = " ".join(out.output.split())

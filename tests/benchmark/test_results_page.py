@@ -34,15 +34,20 @@ def _run(classeval_path: Path, root: Path, models: list[str], tasks: list[str], 
 def runs(classeval_path, tmp_path_factory) -> list[Path]:
     """Two runs: reference and empty with one sample per task, and reference with three on two tasks."""
     root = tmp_path_factory.mktemp("results")
-    return [_run(classeval_path, root, ["reference", "empty"], TASKS, 1),
-            _run(classeval_path, root, ["reference"], TASKS[:2], 3)]
+    return [
+        _run(classeval_path, root, ["reference", "empty"], TASKS, 1),
+        _run(classeval_path, root, ["reference"], TASKS[:2], 3),
+    ]
 
 
 def test_one_row_per_model_and_strategy_of_every_run_and_only_ks_that_have_a_value(runs):
-    board = load_board([runs[0].parent])           # the folder of run folders stands for both
+    board = load_board([runs[0].parent])  # the folder of run folders stands for both
     assert [(r.model, r.run_id) for r in board.rows] == [
-        ("reference", runs[0].name), ("empty", runs[0].name), ("reference", runs[1].name)]
-    assert board.ks == {BASE: [1, 3]}               # pass@3 from the second run; pass@5 from none
+        ("reference", runs[0].name),
+        ("empty", runs[0].name),
+        ("reference", runs[1].name),
+    ]
+    assert board.ks == {BASE: [1, 3]}  # pass@3 from the second run; pass@5 from none
     single = render_page(board_of([load_results(runs[0])]))
     assert "pass@1" in single and "pass@3" not in single and "pass@5" not in single
 
@@ -50,7 +55,7 @@ def test_one_row_per_model_and_strategy_of_every_run_and_only_ks_that_have_a_val
 def test_outcome_grid_names_what_nobody_and_everybody_solves(runs):
     board = load_board(runs)
     assert board.solved_by_nobody() == []
-    assert board.solved_by_everybody() == []        # empty solves nothing, so no task is solved by all
+    assert board.solved_by_everybody() == []  # empty solves nothing, so no task is solved by all
     only_reference = board_of([load_results(runs[1])])
     assert only_reference.solved_by_everybody() == TASKS[:2]
     # Both reference rows solve what they scored, but only the first two tasks did both score: a
@@ -59,17 +64,19 @@ def test_outcome_grid_names_what_nobody_and_everybody_solves(runs):
     assert len(both_references.rows) == 2 and both_references.solved_by_everybody() == TASKS[:2]
     empty = board.rows[1]
     assert {t: (c.status, c.full, c.n) for t, c in empty.tasks.items()} == dict.fromkeys(TASKS, ("failed", 0, 1))
-    assert "ClassEval_47" not in board.rows[2].tasks    # not selected by the second run: "not run"
+    assert "ClassEval_47" not in board.rows[2].tasks  # not selected by the second run: "not run"
 
 
 def test_evaluate_writes_its_page_and_the_page_needs_no_matplotlib(runs, tmp_path):
     page = (runs[0] / PAGE_FILE).read_text(encoding="utf-8")
     table = page.split('id="leaderboard"')[1].split("</table>")[0]
-    assert table.count("<tr><td>") == 2 and "<svg" in page      # reference and empty
+    assert table.count("<tr><td>") == 2 and "<svg" in page  # reference and empty
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), "the page must fetch nothing"
-    code = ("import sys; from pathlib import Path; from benchmark.results_page import write_leaderboard; "
-            f"write_leaderboard([Path({str(runs[0])!r})], Path({str(tmp_path / 'p.html')!r})); "
-            "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))")
+    code = (
+        "import sys; from pathlib import Path; from benchmark.results_page import write_leaderboard; "
+        f"write_leaderboard([Path({str(runs[0])!r})], Path({str(tmp_path / 'p.html')!r})); "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=REPO, check=True)
     assert out.stdout.strip() == "[]"
 
@@ -86,7 +93,7 @@ def test_plus_scores_beside_a_runs_scores_get_columns_and_a_base_comparison(runs
     plus.metrics.method_level.full[1] = Estimate(value=0.5, ci_low=0.25, ci_high=0.75)
     board = board_of([results.model_copy(update={"plus_scores": [plus]})])
     assert board.suites == [BASE, "plus"] and list(board.rows[0].suites) == [BASE, "plus"]
-    assert list(board.rows[1].suites) == [BASE]                 # no plus scores for the empty model
+    assert list(board.rows[1].suites) == [BASE]  # no plus scores for the empty model
     page = render_page(board)
     assert "plus · Method full pass@1" in page and ">-50.0<" in page
 
@@ -115,7 +122,9 @@ def browser():
     chromium = _chromium()
     if chromium is None:
         pytest.skip("no Chromium installed (Debian: apt-get install chromium); the page is not checked in a browser")
-    playwright = pytest.importorskip("playwright.sync_api", reason="Playwright is not installed (pip install playwright)")
+    playwright = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright is not installed (pip install playwright)"
+    )
     with playwright.sync_playwright() as p:
         # the system browser: Playwright's own download is not needed (and fails offline)
         b = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
@@ -143,11 +152,11 @@ def test_the_page_in_a_headless_browser(runs, browser, tmp_path):
     assert rows.count() == len(board.rows) == 3
     models = lambda: [rows.nth(i).locator("td").first.inner_text() for i in range(rows.count())]  # noqa: E731
     head = page.locator("#leaderboard thead th").nth(_column(page, "leaderboard", "Class full pass@1"))
-    head.click()                                                     # numbers sort high to low first
+    head.click()  # numbers sort high to low first
     assert models() == ["reference", "reference", "empty"] and head.get_attribute("aria-sort") == "descending"
     head.click()
     assert models() == ["empty", "reference", "reference"] and head.get_attribute("aria-sort") == "ascending"
-    page.locator("#leaderboard thead th").first.click()             # text sorts A to Z first
+    page.locator("#leaderboard thead th").first.click()  # text sorts A to Z first
     assert models() == ["empty", "reference", "reference"]
     assert page.locator("svg.chart").count() >= 3
     shot = Path(os.environ.get("CLASSFORGE_SCREENSHOT_DIR", tmp_path)) / "results-page.png"
@@ -158,8 +167,9 @@ def test_the_page_in_a_headless_browser(runs, browser, tmp_path):
 
 def test_the_command_writes_the_page_and_names_a_folder_without_results(runs, tmp_path):
     cli = [sys.executable, "-m", "pipeline.cli", "leaderboard"]
-    done = subprocess.run(cli + [str(runs[0]), str(runs[1]), "-o", str(tmp_path / "lb.html")],
-                          capture_output=True, text=True, cwd=REPO)
+    done = subprocess.run(
+        cli + [str(runs[0]), str(runs[1]), "-o", str(tmp_path / "lb.html")], capture_output=True, text=True, cwd=REPO
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == f"3 rows from 2 run(s) written to {tmp_path / 'lb.html'}"
     assert (tmp_path / "lb.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
@@ -174,14 +184,15 @@ def test_charts_are_svg_with_every_value_written_beside_its_bar():
     from benchmark.svg import PALETTE, Bar, bar_chart, stacked_chart
 
     ns = {"s": "http://www.w3.org/2000/svg"}
-    chart = ET.fromstring(bar_chart([Bar("a / x", 50.0, 40.0, 60.0, "50.0 [40.0, 60.0]", colour=2), Bar("b <&>", 0.0)],
-                                    title="pass@1"))
+    chart = ET.fromstring(
+        bar_chart([Bar("a / x", 50.0, 40.0, 60.0, "50.0 [40.0, 60.0]", colour=2), Bar("b <&>", 0.0)], title="pass@1")
+    )
     values = [t.text for t in chart.findall("s:text[@class='value']", ns)]
     assert values == ["50.0 [40.0, 60.0]", "0.0"]
     assert [t.text for t in chart.findall("s:text[@class='label']", ns)] == ["a / x", "b <&>"]
     bars = chart.findall("s:rect", ns)
-    assert bars[0].get("fill") == PALETTE[2] and float(bars[0].get("width")) == 180.0   # half of 360 px
-    assert len(chart.findall("s:path[@class='whisker']", ns)) == 1                       # only the bar with an interval
+    assert bars[0].get("fill") == PALETTE[2] and float(bars[0].get("width")) == 180.0  # half of 360 px
+    assert len(chart.findall("s:path[@class='whisker']", ns)) == 1  # only the bar with an interval
     stacked = ET.fromstring(stacked_chart([("m", {"logic": 3, "syntax": 1})], ["syntax", "logic"], title="t"))
     assert [t.text for t in stacked.findall("s:text[@class='inbar']", ns)] == ["1", "3"]
     assert [t.text for t in stacked.findall("s:text[@class='legend']", ns)] == ["syntax", "logic"]

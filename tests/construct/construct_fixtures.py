@@ -1,6 +1,6 @@
-'''Hand-written sources for the construction tests: two small harvestable classes and a fused
+"""Hand-written sources for the construction tests: two small harvestable classes and a fused
 class (skeleton, tests, solution) that really fit together: the solution passes the tests with
-full line coverage, and the tests use only the skeleton's interface.'''
+full line coverage, and the tests use only the skeleton's interface."""
 
 from __future__ import annotations
 
@@ -189,7 +189,7 @@ class TallyStack:
         """
 '''
 
-TESTS = '''\
+TESTS = """\
 import unittest
 
 
@@ -290,9 +290,9 @@ class TallyStackTestMain(unittest.TestCase):
         self.assertEqual(stack.count_of("a"), 2)
         self.assertEqual(stack.most_common(), "a")
         self.assertEqual(stack.peek(), "a")
-'''
+"""
 
-SOLUTION = '''\
+SOLUTION = """\
 from collections import Counter
 
 
@@ -327,7 +327,7 @@ class TallyStack:
         if not self.tally:
             return None
         return self.tally.most_common(1)[0][0]
-'''
+"""
 
 
 def fenced(code: str, before: str = "Here is the result.", after: str = "") -> str:

@@ -37,8 +37,13 @@ ENV = {"OPENAI_API_KEY": "sk-test"}
 
 def harvested(source: str, domain: str, repo: str = "acme/tools", path: str = "tools/mod.py") -> HarvestedClass:
     """The record the harvest would keep for the first class of `source`."""
-    ref = RepoRef(full_name=repo, clone_url=f"https://example.invalid/{repo}.git", license_spdx="MIT",
-                  head_commit="a" * 40, domains=[domain])
+    ref = RepoRef(
+        full_name=repo,
+        clone_url=f"https://example.invalid/{repo}.git",
+        license_spdx="MIT",
+        head_commit="a" * 40,
+        domains=[domain],
+    )
     module = ast.parse(source)
     record = to_record(list_candidates(ref, path, source, module)[0])
     return record.model_copy(update={"domains": [domain], "first_seen_commit": "b" * 40})
@@ -49,15 +54,32 @@ def renamed(source: str, old: str, new: str) -> str:
 
 
 def endpoint(base_url: str, model: str, **kw: Any) -> EndpointConfig:
-    params: dict[str, Any] = {"base_url": base_url, "model": model, "timeout_s": 30.0, "max_retries": 1,
-                              "backoff_base_s": 0.0, "backoff_max_s": 0.0, "max_tokens": 4000}
+    params: dict[str, Any] = {
+        "base_url": base_url,
+        "model": model,
+        "timeout_s": 30.0,
+        "max_retries": 1,
+        "backoff_base_s": 0.0,
+        "backoff_max_s": 0.0,
+        "max_tokens": 4000,
+    }
     params.update(kw)
     return EndpointConfig(**params)
 
 
-def make_config(base_url: str, tmp: Path, *, intra: int = 1, cross: int = 0, max_reuse: int = 3, mode: str = "live",
-                budget_usd: float | None = None, concurrency: int = 2, cache_name: str = "llm.sqlite",
-                **construction: Any) -> Config:
+def make_config(
+    base_url: str,
+    tmp: Path,
+    *,
+    intra: int = 1,
+    cross: int = 0,
+    max_reuse: int = 3,
+    mode: str = "live",
+    budget_usd: float | None = None,
+    concurrency: int = 2,
+    cache_name: str = "llm.sqlite",
+    **construction: Any,
+) -> Config:
     cfg = Config()
     llm = cfg.llm
     llm.mode = mode  # type: ignore[assignment]
@@ -113,7 +135,9 @@ def good_replies() -> dict[str, Callable[[dict[str, Any]], str]]:
         MODELS["judge-1"]: lambda body: judge_json(10),
         MODELS["judge-2"]: lambda body: judge_json(10),
         MODELS["judge-3"]: lambda body: judge_json(10),
-        MODELS["solver"]: lambda body: fx.fenced(as_class(fx.SOLUTION, class_in_prompt(body)), before="Implementation:"),
+        MODELS["solver"]: lambda body: fx.fenced(
+            as_class(fx.SOLUTION, class_in_prompt(body)), before="Implementation:"
+        ),
     }
 
 
@@ -151,8 +175,9 @@ class ScriptedMutator:
         self.reports = list(reports or [])
         self.calls: list[tuple[str, str, list[str], str, float | None]] = []
 
-    def __call__(self, solution: str, tests: str, test_classes: list[str], *, item_id: str,
-                 reference_wall_s: float | None) -> MutationReport:
+    def __call__(
+        self, solution: str, tests: str, test_classes: list[str], *, item_id: str, reference_wall_s: float | None
+    ) -> MutationReport:
         self.calls.append((solution, tests, list(test_classes), item_id, reference_wall_s))
         return self.reports.pop(0) if self.reports else mutation_report(10, 0)
 
@@ -160,12 +185,28 @@ class ScriptedMutator:
 def mutation_report(killed: int, survived: int, timed_out: int = 0, equivalent: int = 0) -> MutationReport:
     """A report with these counts (timeouts count as killed) and one stand-in diff per survivor."""
     scored = killed + survived + timed_out
-    surviving = [SurvivingMutant(mutant_id=f"m{i:04d}", method="TallyStack.push", operator="constant", line=10 + i,
-                                 description=f"{i} -> {i + 1}", diff=f"--- original\n+++ mutant\n@@ -{10 + i} +{10 + i} @@\n-x = {i}\n+x = {i + 1}\n")
-                 for i in range(survived)]
-    return MutationReport(mutants=scored + equivalent, killed=killed, survived=survived, timed_out=timed_out,
-                          equivalent=equivalent, score=(killed + timed_out) / scored if scored else None,
-                          max_mutants_per_method=10, seed=0, surviving=surviving)
+    surviving = [
+        SurvivingMutant(
+            mutant_id=f"m{i:04d}",
+            method="TallyStack.push",
+            operator="constant",
+            line=10 + i,
+            description=f"{i} -> {i + 1}",
+            diff=f"--- original\n+++ mutant\n@@ -{10 + i} +{10 + i} @@\n-x = {i}\n+x = {i + 1}\n",
+        )
+        for i in range(survived)
+    ]
+    return MutationReport(
+        mutants=scored + equivalent,
+        killed=killed,
+        survived=survived,
+        timed_out=timed_out,
+        equivalent=equivalent,
+        score=(killed + timed_out) / scored if scored else None,
+        max_mutants_per_method=10,
+        seed=0,
+        surviving=surviving,
+    )
 
 
 class Run:
@@ -179,8 +220,9 @@ class Run:
 
     def __call__(self, classes: list[HarvestedClass], out_dir: Path) -> BuildResult:
         cache = ResponseCache(self.cfg.llm.cache_path)
-        client = LLMClient(self.cfg.llm, ENV, cache, UsageLedger(self.cfg.llm.costs),
-                           sleep=self.sleeps.append, rng=random.Random(3))
+        client = LLMClient(
+            self.cfg.llm, ENV, cache, UsageLedger(self.cfg.llm.costs), sleep=self.sleeps.append, rng=random.Random(3)
+        )
         try:
             return build_tasks(classes, BuildSettings.of(self.cfg), client, self.gate, out_dir, mutator=self.mutator)
         finally:
@@ -189,8 +231,10 @@ class Run:
 
 
 def intra_pair() -> list[HarvestedClass]:
-    return [harvested(fx.COUNTER_SOURCE, "Utils", path="tools/counter.py"),
-            harvested(fx.STACK_SOURCE, "Utils", path="tools/stack.py")]
+    return [
+        harvested(fx.COUNTER_SOURCE, "Utils", path="tools/counter.py"),
+        harvested(fx.STACK_SOURCE, "Utils", path="tools/stack.py"),
+    ]
 
 
 def three_pairs() -> list[HarvestedClass]:

@@ -54,7 +54,7 @@ def test_an_outage_is_retried_by_the_next_run(server, tmp_path):
 def test_timeouts_are_an_infrastructure_fault(server, tmp_path):
     server.add_rule(model=MODELS["composer"], replies=[Delay(seconds=600), Delay(seconds=600)])
     cfg = make_config(server.base_url, tmp_path)
-    cfg.llm.composer.timeout_s = 2.0   # the delayed answers never come in the test's lifetime
+    cfg.llm.composer.timeout_s = 2.0  # the delayed answers never come in the test's lifetime
     left_for_next_run(Run(cfg)(intra_pair(), tmp_path / "out"), "timed out")
 
 
@@ -104,8 +104,17 @@ def test_a_candidate_stored_as_failed_by_an_earlier_version_is_retried(server, t
     first = Run(cfg)(intra_pair(), out)
     (path,) = (out / "candidates").glob("*.json")
     stored = CandidateResult.model_validate_json(path.read_text())
-    poisoned = stored.model_copy(update={"status": "rejected", "task": None, "outcomes": [
-        stored.outcomes[0].model_copy(update={"keep": False, "reason": R.LLM_CALL_FAILED, "detail": "composer: HTTP 401"})]})
+    poisoned = stored.model_copy(
+        update={
+            "status": "rejected",
+            "task": None,
+            "outcomes": [
+                stored.outcomes[0].model_copy(
+                    update={"keep": False, "reason": R.LLM_CALL_FAILED, "detail": "composer: HTTP 401"}
+                )
+            ],
+        }
+    )
     path.write_text(poisoned.model_dump_json())
     again = Run(cfg)(intra_pair(), out)
     assert again.resumed == 0 and [t.task_id for t in again.tasks] == [t.task_id for t in first.tasks]

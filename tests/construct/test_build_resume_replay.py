@@ -67,7 +67,10 @@ def test_replay_miss_leaves_the_candidate_unfinished(tmp_path):
     cfg = make_config("http://127.0.0.1:9/v1", tmp_path, mode="replay")
     result = Run(cfg)(three_pairs()[:2], tmp_path / "out")
     assert not result.tasks and [i.reason for i in result.incomplete] == [R.INCOMPLETE_CACHE_MISS]
-    assert "role=composer" in result.incomplete[0].detail and result.incomplete[0].candidate_id in result.incomplete[0].detail
+    assert (
+        "role=composer" in result.incomplete[0].detail
+        and result.incomplete[0].candidate_id in result.incomplete[0].detail
+    )
     assert R.COMPOSE not in result.funnel.stages  # nothing was decided about it
     assert not (tmp_path / "out" / "candidates").exists()
 

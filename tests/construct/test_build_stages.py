@@ -65,7 +65,7 @@ def dropped_at(result: BuildResult, stage: str, reason: str) -> CandidateResult:
     assert not result.tasks and not result.incomplete
     rows = funnel_rows(result)
     assert rows[stage] == (1, 0, {reason: 1}), rows
-    assert all(s not in rows for s in LATER[LATER.index(stage) + 1:])
+    assert all(s not in rows for s in LATER[LATER.index(stage) + 1 :])
     (rej,) = [r for r in result.rejections if r.stage != R.PAIRING]
     assert (rej.stage, rej.reason) == (stage, reason) and rej.item_id == result.pairing.pairs[0].candidate_id
     path = result.out_dir / "candidates" / f"{rej.item_id}.json"
@@ -87,6 +87,7 @@ def requests_for(server, model: str):
 
 # -- the good path -------------------------------------------------------------------------------
 
+
 def test_good_path_builds_a_complete_record(server, tmp_path):
     task = built(build(server, tmp_path))
     assert task.class_name == NAME and task.task_id.startswith("cf-")
@@ -94,7 +95,7 @@ def test_good_path_builds_a_complete_record(server, tmp_path):
     assert [m.method_name for m in task.methods_info] == ["push", "pop", "peek", "size", "count_of", "most_common"]
     push = task.methods_info[0]
     assert push.test_class == f"{NAME}TestPush" and push.test_code.startswith(f"class {NAME}TestPush(")
-    assert push.method_description.startswith("def push(self, value: str) -> int:\n        \"\"\"")
+    assert push.method_description.startswith('def push(self, value: str) -> int:\n        """')
     assert push.solution_code.startswith("def push(") and "self.tally[value] += 1" in push.solution_code
     assert push.dependencies.method_dependencies == ["size"] and not push.dependencies.standalone
     assert set(push.dependencies.field_dependencies) == {"self.capacity", "self.items", "self.tally"}
@@ -103,12 +104,17 @@ def test_good_path_builds_a_complete_record(server, tmp_path):
     assert task.class_constructor.startswith(f"class {NAME}: \n    def __init__(self, capacity: int = 10):")
     assert task.judge_scores == [10, 10, 10] and task.coverage == 100.0
     assert task.composition_type == "intra-domain" and task.domain1 == task.domain2 == "Utils"
-    assert [s.class_name for s in task.sources] == ["TallyCounter", "BoundedStack"] or \
-        [s.class_name for s in task.sources] == ["BoundedStack", "TallyCounter"]
+    assert [s.class_name for s in task.sources] == ["TallyCounter", "BoundedStack"] or [
+        s.class_name for s in task.sources
+    ] == ["BoundedStack", "TallyCounter"]
     assert all(s.license_spdx == "MIT" and len(s.commit) == 40 and s.first_seen_commit for s in task.sources)
     assert task.models == MODELS
-    assert task.prompt_versions == {"compose": "compose@v1", "tests_writer": "tests_writer@v1",
-                                    "judge": "judge@v1", "solve": "solve@v1"}
+    assert task.prompt_versions == {
+        "compose": "compose@v1",
+        "tests_writer": "tests_writer@v1",
+        "judge": "judge@v1",
+        "solve": "solve@v1",
+    }
     assert task.metrics.method_count == 6 and task.metrics.dependency_depth == 2
     assert len(server.chat_requests) == 6
     # judges were asked for structured output
@@ -129,12 +135,13 @@ def test_record_loads_in_the_evaluator(server, tmp_path):
 
 # -- composition -----------------------------------------------------------------------------------
 
+
 def without_methods(skeleton: str, *names: str) -> str:
     """The skeleton with the named methods (signature and docstring) cut out."""
     for name in names:
         start = skeleton.index(f"    def {name}(")
         end = skeleton.find("\n    def ", start + 1)
-        skeleton = skeleton[:start] + (skeleton[end + 1:] if end != -1 else "")
+        skeleton = skeleton[:start] + (skeleton[end + 1 :] if end != -1 else "")
     return skeleton.rstrip() + "\n"
 
 
@@ -251,8 +258,9 @@ def test_rate_limit_and_malformed_body_are_retried(server, tmp_path):
 
 # -- tests ---------------------------------------------------------------------------------------
 
+
 def test_tests_calling_a_missing_method(server, tmp_path):
-    bad = as_class(fx.TESTS, NAME).replace("stack.count_of(\"a\"), 2)", "stack.frequency(\"a\"), 2)")
+    bad = as_class(fx.TESTS, NAME).replace('stack.count_of("a"), 2)', 'stack.frequency("a"), 2)')
     server.add_rule(model=MODELS["test_writer"], replies=[fx.fenced(bad)])
     done = dropped_at(build(server, tmp_path), R.TESTS, R.UNKNOWN_MEMBER)
     assert done.outcomes[-1].detail.count("uses 'frequency'") == done.tests.reply.count("frequency") == 2
@@ -271,11 +279,14 @@ def test_truncated_tests(server, tmp_path):
 
 # -- judges --------------------------------------------------------------------------------------
 
+
 def test_judges_disagree_but_two_full_marks_advance(server, tmp_path):
     server.add_rule(model="judge-c", replies=[judge_json(6, "pop's tally claim is not documented")])
     task = built(build(server, tmp_path))
     assert task.judge_scores == [10, 10, 6]
-    assert task.judge_votes[2].reasons == "pop's tally claim is not documented" and task.judge_votes[2].model == "judge-c"
+    assert (
+        task.judge_votes[2].reasons == "pop's tally claim is not documented" and task.judge_votes[2].model == "judge-c"
+    )
 
 
 def test_judges_disagree_too_few_full_marks(server, tmp_path):
@@ -326,9 +337,19 @@ def test_unreachable_judge_does_not_decide_alone(server, tmp_path):
 
 # -- solution ------------------------------------------------------------------------------------
 
+
 def test_failing_solution(server, tmp_path):
-    gate = ScriptedGate([GateOutcome(passed=False, reason="test-failed", detail="2 of 15 tests failed",
-                                     line_coverage=96.0, failures=["TestPop.test_pop_empty: IndexError not raised"])])
+    gate = ScriptedGate(
+        [
+            GateOutcome(
+                passed=False,
+                reason="test-failed",
+                detail="2 of 15 tests failed",
+                line_coverage=96.0,
+                failures=["TestPop.test_pop_empty: IndexError not raised"],
+            )
+        ]
+    )
     done = dropped_at(build(server, tmp_path, gate=gate), R.SOLUTION, "test-failed")
     assert done.solution.gate.failures and len(gate.calls) == 1
     solution, tests, classes, item = gate.calls[0]
@@ -337,8 +358,9 @@ def test_failing_solution(server, tmp_path):
 
 
 def test_under_covering_solution(server, tmp_path):
-    gate = ScriptedGate([GateOutcome(passed=False, reason="low-coverage", detail="line coverage 71.4% < 90%",
-                                     line_coverage=71.4)])
+    gate = ScriptedGate(
+        [GateOutcome(passed=False, reason="low-coverage", detail="line coverage 71.4% < 90%", line_coverage=71.4)]
+    )
     dropped_at(build(server, tmp_path, gate=gate), R.SOLUTION, "low-coverage")
 
 
@@ -369,7 +391,8 @@ def test_a_solver_that_repeats_the_skeleton_is_named_and_never_run(server, tmp_p
 def test_a_solution_with_one_no_op_method_still_goes_to_the_gate(server, tmp_path):
     code = as_class(fx.SOLUTION, NAME).replace(
         "        if not self.tally:\n            return None\n        return self.tally.most_common(1)[0][0]\n",
-        "        pass\n")
+        "        pass\n",
+    )
     assert code.count("pass\n") == 1
     server.add_rule(model=MODELS["solver"], replies=[fx.fenced(code)])
     gate = ScriptedGate()
@@ -378,8 +401,16 @@ def test_a_solution_with_one_no_op_method_still_goes_to_the_gate(server, tmp_pat
 
 
 def test_optional_repair_round(server, tmp_path):
-    gate = ScriptedGate([GateOutcome(passed=False, reason="test-failed", detail="1 failed",
-                                     failures=["TestMostCommon.test_most_common_none: KeyError"])])
+    gate = ScriptedGate(
+        [
+            GateOutcome(
+                passed=False,
+                reason="test-failed",
+                detail="1 failed",
+                failures=["TestMostCommon.test_most_common_none: KeyError"],
+            )
+        ]
+    )
     task = built(build(server, tmp_path, gate=gate, solver_repair=True))
     assert task.prompt_versions["solve"] == "solve@v1+solve_repair@v1" and len(gate.calls) == 2
     repair = requests_for(server, MODELS["solver"])[1]

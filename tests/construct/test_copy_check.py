@@ -3,14 +3,21 @@
 from __future__ import annotations
 
 from pipeline.construct.copy_check import copied_source, reproduced_example
-from pipeline.llm.prompts import load_prompt
 from pipeline.construct.spec import ClassSpec, MethodSpec
+from pipeline.llm.prompts import load_prompt
 
 
 def _spec(name: str, methods: list[str]) -> ClassSpec:
-    return ClassSpec(class_id=f"repo/{name}", class_name=name, domain="Finance", docstring=None, imports=[],
-                     context_names=[], fields=[],
-                     methods=[MethodSpec(name=m, signature=f"def {m}(self)") for m in ["__init__", *methods]])
+    return ClassSpec(
+        class_id=f"repo/{name}",
+        class_name=name,
+        domain="Finance",
+        docstring=None,
+        imports=[],
+        context_names=[],
+        fields=[],
+        methods=[MethodSpec(name=m, signature=f"def {m}(self)") for m in ["__init__", *methods]],
+    )
 
 
 INVENTORY = _spec("Inventory", ["add_item", "remove_item", "count", "items", "clear"])

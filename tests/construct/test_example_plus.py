@@ -20,7 +20,9 @@ CACHE = ROOT / "examples" / "llm_cache.jsonl"
 
 
 def _load_example_config():
-    spec = importlib.util.spec_from_file_location("record_example_cache_plus", ROOT / "examples" / "record_example_cache.py")
+    spec = importlib.util.spec_from_file_location(
+        "record_example_cache_plus", ROOT / "examples" / "record_example_cache.py"
+    )
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
     spec.loader.exec_module(module)

@@ -29,26 +29,45 @@ def test_wrong_solution_fails_with_the_failing_test_named():
 
 def test_under_covering_solution():
     padded = fx.SOLUTION + "".join(
-        f"\n    def unused_{i}(self):\n        total = {i}\n        total += 1\n        return total\n" for i in range(4))
+        f"\n    def unused_{i}(self):\n        total = {i}\n        total += 1\n        return total\n"
+        for i in range(4)
+    )
     outcome = SandboxGate(SandboxConfig())(padded, fx.TESTS, CLASSES, item_id="cand-x")
     assert not outcome.passed and outcome.reason == "low-coverage" and outcome.line_coverage < 90
 
 
 def test_sandbox_failure_is_not_a_verdict(monkeypatch):
     def broken(solution, tests, test_classes, config, *, item_id=""):
-        return sandbox.GateVerdict(passed=False, reason=sandbox.GateReason.SANDBOX_ERROR, detail="bwrap missing",
-                                   min_line_coverage=90.0, limit_s=60.0, item_id=item_id)
+        return sandbox.GateVerdict(
+            passed=False,
+            reason=sandbox.GateReason.SANDBOX_ERROR,
+            detail="bwrap missing",
+            min_line_coverage=90.0,
+            limit_s=60.0,
+            item_id=item_id,
+        )
 
     monkeypatch.setattr(sandbox, "verify", broken)
     with pytest.raises(GateUnavailable, match="cand-x: sandbox error: bwrap missing"):
         SandboxGate(SandboxConfig())(fx.SOLUTION, fx.TESTS, CLASSES, item_id="cand-x")
 
 
-@pytest.mark.parametrize("mutate, reason", [
-    (lambda code: code.replace('raise IndexError("pop from empty stack")', "return None"), "test-failed"),
-    (lambda code: code + "".join(f"\n    def unused_{i}(self):\n        total = {i}\n        total += 1\n"
-                                 "        return total\n" for i in range(4)), "low-coverage"),
-])
+@pytest.mark.parametrize(
+    "mutate, reason",
+    [
+        (lambda code: code.replace('raise IndexError("pop from empty stack")', "return None"), "test-failed"),
+        (
+            lambda code: (
+                code
+                + "".join(
+                    f"\n    def unused_{i}(self):\n        total = {i}\n        total += 1\n        return total\n"
+                    for i in range(4)
+                )
+            ),
+            "low-coverage",
+        ),
+    ],
+)
 def test_build_with_the_real_gate_rejects_bad_solutions(tmp_path, mutate, reason):
     from construct_kit import MODELS, Run, as_class, intra_pair, make_config, scripted_server
 
@@ -70,7 +89,8 @@ def _host_dependent(code: str) -> str:
     # only when the host name changes.
     return "import socket\n" + code.replace(
         'raise IndexError("pop from empty stack")',
-        'if socket.gethostname() == "sandbox":\n                raise IndexError("pop from empty stack")\n            return None')
+        'if socket.gethostname() == "sandbox":\n                raise IndexError("pop from empty stack")\n            return None',
+    )
 
 
 def _bwrap_or_skip(config: SandboxConfig) -> None:
@@ -110,7 +130,10 @@ def test_build_drops_an_environment_dependent_task_and_stores_the_checks_on_kept
 
     _bwrap_or_skip(SandboxConfig())
     with scripted_server() as server:
-        server.add_rule(model=MODELS["solver"], replies=[fx.fenced(_host_dependent(as_class(fx.SOLUTION, "FusedTallyCounterBoundedStack")))])
+        server.add_rule(
+            model=MODELS["solver"],
+            replies=[fx.fenced(_host_dependent(as_class(fx.SOLUTION, "FusedTallyCounterBoundedStack")))],
+        )
         cfg = make_config(server.base_url, tmp_path)
         result = Run(cfg, SandboxGate(cfg.sandbox))(intra_pair(), tmp_path / "out")
     assert not result.tasks
@@ -119,7 +142,9 @@ def test_build_drops_an_environment_dependent_task_and_stores_the_checks_on_kept
     assert rejection.detail.startswith("host-user: ")
 
     with scripted_server() as server:
-        server.add_rule(model=MODELS["solver"], replies=[fx.fenced(as_class(fx.SOLUTION, "FusedTallyCounterBoundedStack"))])
+        server.add_rule(
+            model=MODELS["solver"], replies=[fx.fenced(as_class(fx.SOLUTION, "FusedTallyCounterBoundedStack"))]
+        )
         cfg = make_config(server.base_url, tmp_path / "clean")
         result = Run(cfg, SandboxGate(cfg.sandbox))(intra_pair(), tmp_path / "clean-out")
     (task,) = result.tasks

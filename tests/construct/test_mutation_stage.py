@@ -26,14 +26,14 @@ from pipeline.construct.gate import GateOutcome, SandboxGate
 from pipeline.core import reasons as R
 
 NAME = "FusedTallyCounterBoundedStack"
-EXTRA = '''
+EXTRA = """
 
 class {name}TestStrengthened(unittest.TestCase):
     def test_capacity_is_kept(self):
         stack = {name}(1)
         stack.push("a")
         self.assertEqual(stack.size(), 1)
-'''
+"""
 STRENGTHEN = r"You strengthen unittest test suites"
 
 
@@ -58,8 +58,11 @@ def answer_strengthening(server, code: str | None = None) -> None:
 
 
 def strengthen_requests(server):
-    return [r for r in server.chat_requests if r.model == MODELS["test_writer"]
-            and STRENGTHEN in r.body["messages"][0]["content"]]
+    return [
+        r
+        for r in server.chat_requests
+        if r.model == MODELS["test_writer"] and STRENGTHEN in r.body["messages"][0]["content"]
+    ]
 
 
 def rejected(result, stage: str, reason: str) -> CandidateResult:
@@ -72,7 +75,9 @@ def rejected(result, stage: str, reason: str) -> CandidateResult:
 
 def test_strong_tests_pass_and_the_report_lands_on_the_task(server, tmp_path):
     mutator = ScriptedMutator([mutation_report(9, 1)])
-    gate = ScriptedGate([GateOutcome(passed=True, line_coverage=100.0, branch_coverage=100.0, tests_run=15, wall_s=0.25)])
+    gate = ScriptedGate(
+        [GateOutcome(passed=True, line_coverage=100.0, branch_coverage=100.0, tests_run=15, wall_s=0.25)]
+    )
     result = build(server, tmp_path, mutator, gate, min_score=0.8)
     (task,) = result.tasks
     rows = funnel_rows(result)
@@ -101,13 +106,17 @@ def test_strengthened_tests_replace_the_weak_ones(server, tmp_path):
     rows = funnel_rows(result)
     assert rows[R.MUTATION] == (1, 1, {}) and rows[R.STRENGTHEN] == (1, 1, {})
     assert task.test.strip() == strengthened_tests() and f"{NAME}TestStrengthened" in task.test_classes
-    assert task.mutation_score == pytest.approx(0.9) and task.prompt_versions["tests_strengthen"] == "tests_strengthen@v1"
+    assert (
+        task.mutation_score == pytest.approx(0.9) and task.prompt_versions["tests_strengthen"] == "tests_strengthen@v1"
+    )
     # The new suite went through the verification gate, then was measured again.
     assert gate.calls[-1][1].strip() == strengthened_tests() and mutator.calls[-1][1].strip() == strengthened_tests()
     (request,) = strengthen_requests(server)
     prompt = request.body["messages"][1]["content"]
     assert "lets 5 of 10 mutants" in prompt and "m0004" in prompt and "+x = 5" in prompt
-    done = CandidateResult.model_validate_json((result.out_dir / "candidates" / f"{task.candidate_id}.json").read_text())
+    done = CandidateResult.model_validate_json(
+        (result.out_dir / "candidates" / f"{task.candidate_id}.json").read_text()
+    )
     assert done.mutation.first_report.score == pytest.approx(0.5) and done.mutation.strengthened is not None
 
 
@@ -115,9 +124,15 @@ def test_the_task_records_the_environment_checks_of_the_suite_it_ships(server, t
     answer_strengthening(server)
     first = {"applied": ["cwd"], "skipped": {}, "errors": {}, "changed": {}, "isolation": "bwrap"}
     second = {**first, "applied": ["cwd", "host-user"]}
-    gate = ScriptedGate([GateOutcome(passed=True, line_coverage=100.0, environment=first),
-                         GateOutcome(passed=True, line_coverage=100.0, environment=second)])
-    result = build(server, tmp_path, ScriptedMutator([mutation_report(5, 5), mutation_report(9, 1)]), gate, min_score=0.7)
+    gate = ScriptedGate(
+        [
+            GateOutcome(passed=True, line_coverage=100.0, environment=first),
+            GateOutcome(passed=True, line_coverage=100.0, environment=second),
+        ]
+    )
+    result = build(
+        server, tmp_path, ScriptedMutator([mutation_report(5, 5), mutation_report(9, 1)]), gate, min_score=0.7
+    )
     (task,) = result.tasks
     assert task.environment_checks == second  # the strengthened suite's checks, not the judged suite's
 
@@ -132,8 +147,12 @@ def test_still_weak_after_strengthening(server, tmp_path):
 
 def test_strengthened_tests_that_fail_the_reference(server, tmp_path):
     answer_strengthening(server)
-    gate = ScriptedGate([GateOutcome(passed=True, line_coverage=100.0),
-                         GateOutcome(passed=False, reason="test-failed", detail="1 failed")])
+    gate = ScriptedGate(
+        [
+            GateOutcome(passed=True, line_coverage=100.0),
+            GateOutcome(passed=False, reason="test-failed", detail="1 failed"),
+        ]
+    )
     mutator = ScriptedMutator([mutation_report(5, 5)])
     result = build(server, tmp_path, mutator, gate, min_score=0.7)
     done = rejected(result, R.STRENGTHEN, R.STRENGTHENED_TESTS_FAIL_REFERENCE)
@@ -141,7 +160,9 @@ def test_strengthened_tests_that_fail_the_reference(server, tmp_path):
     assert len(mutator.calls) == 1  # not measured again
 
 
-@pytest.mark.parametrize("code", ["", "import unittest\n\nclass Unrelated(unittest.TestCase):\n    def test_x(self):\n        pass\n"])
+@pytest.mark.parametrize(
+    "code", ["", "import unittest\n\nclass Unrelated(unittest.TestCase):\n    def test_x(self):\n        pass\n"]
+)
 def test_strengthened_tests_that_are_not_a_valid_suite(server, tmp_path, code):
     answer_strengthening(server, code)
     gate = ScriptedGate()
@@ -162,8 +183,9 @@ def test_resumed_build_neither_measures_nor_asks_again(server, tmp_path):
 
 def test_real_sandbox_mutation_in_the_build(server, tmp_path):
     """The default mutator: the real sandbox, outcomes cached in the build folder."""
-    cfg = make_config(server.base_url, tmp_path, mutation=MutationConfig(min_score=0.0, max_mutants_per_method=3,
-                                                                          timeout_floor_s=2.0))
+    cfg = make_config(
+        server.base_url, tmp_path, mutation=MutationConfig(min_score=0.0, max_mutants_per_method=3, timeout_floor_s=2.0)
+    )
     cfg.sandbox.workers = 2
     result = Run(cfg, SandboxGate(cfg.sandbox))(intra_pair(), tmp_path / "out")
     (task,) = result.tasks

@@ -19,8 +19,10 @@ from pipeline.core.funnel import Funnel
 
 def classes(spec: list[tuple[str, str]]):
     """One harvested class per (name, domain); the name changes the source, hence the id."""
-    return [harvested(renamed(fx.COUNTER_SOURCE, "TallyCounter", name), domain, path=f"m/{name.lower()}.py")
-            for name, domain in spec]
+    return [
+        harvested(renamed(fx.COUNTER_SOURCE, "TallyCounter", name), domain, path=f"m/{name.lower()}.py")
+        for name, domain in spec
+    ]
 
 
 POOL = classes([(f"C{i}", DOMAINS[i % 5]) for i in range(20)])
@@ -54,7 +56,11 @@ def test_targets_kinds_and_reuse_cap():
     result = make_pairs(POOL, cfg)
     kinds = Counter(p.composition_type for p in result.pairs)
     assert kinds == {"intra-domain": 6, "cross-domain": 15}
-    assert result.intra_built == 6 and result.cross_built == 15 and result.shortfall == {"intra-domain": 0, "cross-domain": 0}
+    assert (
+        result.intra_built == 6
+        and result.cross_built == 15
+        and result.shortfall == {"intra-domain": 0, "cross-domain": 0}
+    )
     for p in result.pairs:
         assert (p.domain1 == p.domain2) == (p.composition_type == "intra-domain")
         assert composition_theme(p.domain1, p.domain2) == p.theme
@@ -81,11 +87,19 @@ def test_shortfall_when_the_cap_binds():
 
 
 def test_pairing_verdict_per_class_with_reasons():
-    pool = classes([
-        ("A", "Management Systems"), ("B", "Management Systems"), ("C", "Management Systems"),  # one left out
-        ("G", "Game Development"),  # Game Development x Management Systems is not composable
-    ])
-    pool.append(harvested(renamed(fx.COUNTER_SOURCE, "TallyCounter", "Nowhere"), "Utils").model_copy(update={"domains": ["Astrology"]}))
+    pool = classes(
+        [
+            ("A", "Management Systems"),
+            ("B", "Management Systems"),
+            ("C", "Management Systems"),  # one left out
+            ("G", "Game Development"),  # Game Development x Management Systems is not composable
+        ]
+    )
+    pool.append(
+        harvested(renamed(fx.COUNTER_SOURCE, "TallyCounter", "Nowhere"), "Utils").model_copy(
+            update={"domains": ["Astrology"]}
+        )
+    )
     funnel: Funnel = Funnel()
     result = make_pairs(pool, PairingConfig(seed=1, intra_target=1, cross_target=0, max_reuse=1), funnel)
     counts = funnel.report().stages[R.PAIRING]
@@ -108,8 +122,7 @@ def test_duplicate_input_is_one_class(seed):
 
 def test_pinned_pairs_come_first_and_count_against_the_targets():
     c3, c8, c6 = POOL[3], POOL[8], POOL[6]  # C3 and C8 share a domain; C6 is in another
-    cfg = PairingConfig(seed=5, intra_target=2, cross_target=3, max_reuse=2,
-                        pinned=[(c3.id, "C8"), ("C6", "C3")])
+    cfg = PairingConfig(seed=5, intra_target=2, cross_target=3, max_reuse=2, pinned=[(c3.id, "C8"), ("C6", "C3")])
     result = make_pairs(POOL, cfg)
     assert [set(p.class_ids) for p in result.pairs[:1]] == [{c3.id, c8.id}]
     assert result.pairs[0].composition_type == "intra-domain"
@@ -120,13 +133,16 @@ def test_pinned_pairs_come_first_and_count_against_the_targets():
     assert len({frozenset(p.class_ids) for p in result.pairs}) == 5
 
 
-@pytest.mark.parametrize("pinned, message", [
-    ([("C1", "Nobody")], "no harvested class with id or name 'Nobody'"),
-    ([("C1", "C1")], "not a composable pair"),
-    ([("G", "M")], "not a composable pair"),
-    ([("C1", "C6"), ("C1", "C11")], "more than max_reuse=1"),
-    ([("C0", "C5"), ("C10", "C15")], "exceed the targets"),
-])
+@pytest.mark.parametrize(
+    "pinned, message",
+    [
+        ([("C1", "Nobody")], "no harvested class with id or name 'Nobody'"),
+        ([("C1", "C1")], "not a composable pair"),
+        ([("G", "M")], "not a composable pair"),
+        ([("C1", "C6"), ("C1", "C11")], "more than max_reuse=1"),
+        ([("C0", "C5"), ("C10", "C15")], "exceed the targets"),
+    ],
+)
 def test_pinned_pairs_that_cannot_be_built(pinned, message):
     pool = POOL + classes([("G", "Game Development"), ("M", "Management Systems")])
     cfg = PairingConfig(intra_target=1, cross_target=1, max_reuse=1, pinned=pinned)

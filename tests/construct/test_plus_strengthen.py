@@ -40,12 +40,18 @@ class ScriptedPlusMaker:
     def __call__(self, solution, class_name, skeleton, *, item_id):
         self.calls.append((class_name, item_id))
         test = self.suite.test.replace("CLASS", class_name)
-        return self.suite.model_copy(update={"test": test, "test_classes": [c.replace("CLASS", class_name)
-                                                                            for c in self.suite.test_classes]})
+        return self.suite.model_copy(
+            update={"test": test, "test_classes": [c.replace("CLASS", class_name) for c in self.suite.test_classes]}
+        )
 
 
-SUITE = PlusSuite(test="import unittest\n\n\nclass CLASSTestMain(unittest.TestCase):\n    def test_main_1(self):\n"
-                       "        self.assertTrue(True)\n", test_classes=["CLASSTestMain"], tests=1, generated=3)
+SUITE = PlusSuite(
+    test="import unittest\n\n\nclass CLASSTestMain(unittest.TestCase):\n    def test_main_1(self):\n"
+    "        self.assertTrue(True)\n",
+    test_classes=["CLASSTestMain"],
+    tests=1,
+    generated=3,
+)
 
 
 def _build(server, tmp_path: Path, mutator, plus_maker, *, strengthen_first=True):
@@ -54,7 +60,15 @@ def _build(server, tmp_path: Path, mutator, plus_maker, *, strengthen_first=True
     cache = ResponseCache(cfg.llm.cache_path)
     client = LLMClient(cfg.llm, ENV, cache, UsageLedger(cfg.llm.costs), sleep=lambda s: None, rng=random.Random(3))
     try:
-        return build_tasks(intra_pair(), BuildSettings.of(cfg), client, ScriptedGate(), tmp_path / "out", mutator=mutator, plus_maker=plus_maker)
+        return build_tasks(
+            intra_pair(),
+            BuildSettings.of(cfg),
+            client,
+            ScriptedGate(),
+            tmp_path / "out",
+            mutator=mutator,
+            plus_maker=plus_maker,
+        )
     finally:
         client.close()
         cache.close()
@@ -67,7 +81,11 @@ def server():
 
 
 def _strengthen_requests(server):
-    return [r for r in server.chat_requests if r.model == MODELS["test_writer"] and STRENGTHEN in r.body["messages"][0]["content"]]
+    return [
+        r
+        for r in server.chat_requests
+        if r.model == MODELS["test_writer"] and STRENGTHEN in r.body["messages"][0]["content"]
+    ]
 
 
 def test_plus_tests_lift_a_weak_suite_without_an_llm_call(server, tmp_path):
@@ -93,7 +111,10 @@ def test_plus_tests_that_do_not_lift_it_leave_the_llm_its_turn(server, tmp_path)
     (task,) = result.tasks
     assert len(_strengthen_requests(server)) == 1 and "# -- plus tier" not in task.test
     assert json.loads((result.out_dir / "build.json").read_text())["strengthening"] == {
-        "weak_suites": 1, "by_search_llm_calls_saved": 0, "by_llm": 1}
+        "weak_suites": 1,
+        "by_search_llm_calls_saved": 0,
+        "by_llm": 1,
+    }
 
 
 def test_strengthen_first_off_goes_straight_to_the_llm(server, tmp_path):

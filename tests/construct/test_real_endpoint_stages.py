@@ -37,8 +37,11 @@ def test_judges_on_a_server_refusing_json_schema_still_vote(server, tmp_path):
     server.profile = ServerProfile(json_schema=False)
     result = run(server, tmp_path)
     assert len(result.tasks) == 1, result.rejections
-    judge_formats = [(r.body.get("response_format") or {}).get("type") for r in server.chat_requests
-                     if r.model and r.model.startswith("judge")]
+    judge_formats = [
+        (r.body.get("response_format") or {}).get("type")
+        for r in server.chat_requests
+        if r.model and r.model.startswith("judge")
+    ]
     # Each judge model is refused once, then asked with json_object.
     assert judge_formats.count("json_schema") == 3 and judge_formats.count("json_object") == 3
 
@@ -52,12 +55,17 @@ def test_a_prompt_over_the_window_is_a_named_drop_with_counts_and_not_sent(serve
 
 
 def test_a_cut_skeleton_is_retried_with_more_room_then_dropped_naming_the_limit(server, tmp_path):
-    server.add_rule(model=MODELS["composer"], replies=[Truncated("class A:", completion_tokens=4000),
-                                                       Truncated("class A:\n  ", completion_tokens=8000)])
+    server.add_rule(
+        model=MODELS["composer"],
+        replies=[Truncated("class A:", completion_tokens=4000), Truncated("class A:\n  ", completion_tokens=8000)],
+    )
     result = run(server, tmp_path, composer={"max_tokens": 4000})
     rej = last(result)
     assert (rej.stage, rej.reason) == (R.COMPOSE, R.TRUNCATED)
-    assert rej.detail.startswith("composer reply cut by max_tokens=8000") and "after one retry with more room" in rej.detail
+    assert (
+        rej.detail.startswith("composer reply cut by max_tokens=8000")
+        and "after one retry with more room" in rej.detail
+    )
     assert [r.body["max_tokens"] for r in server.chat_requests if r.model == MODELS["composer"]] == [4000, 8000]
 
 
@@ -137,7 +145,7 @@ def _prompt_example() -> str:
     from pipeline.llm.prompts import load_prompt
 
     text = load_prompt("compose", 1).text
-    return text[text.index("```python\n") + len("```python\n"):text.index("```\n\nRules:")]
+    return text[text.index("```python\n") + len("```python\n") : text.index("```\n\nRules:")]
 
 
 def test_a_copied_format_example_gets_a_reask_with_the_specs_not_a_repair(server, tmp_path):
@@ -152,7 +160,7 @@ def test_a_copied_format_example_gets_a_reask_with_the_specs_not_a_repair(server
     # short repair, under instructions that no longer show the example.
     assert "class LoanLedger" in first[0]["content"] and "LoanLedger" not in reask[0]["content"]
     assert reask[-1]["content"].startswith(first[-1]["content"])
-    note = reask[-1]["content"][len(first[-1]["content"]):]
+    note = reask[-1]["content"][len(first[-1]["content"]) :]
     assert "reproduced `LoanLedger`" in note and "failed these automatic checks" not in note
     assert result.tasks[0].prompt_versions["compose"] == "compose@v1+compose_reask@v2"
 
@@ -164,7 +172,7 @@ def test_the_format_example_under_another_name_gets_the_reask(server, tmp_path):
     result = run(server, tmp_path)
     assert len(result.tasks) == 1, result.rejections
     first, reask = [r.body["messages"] for r in server.chat_requests if r.body["model"] == composer]
-    note = reask[-1]["content"][len(first[-1]["content"]):]
+    note = reask[-1]["content"][len(first[-1]["content"]) :]
     assert "reproduced `LoanLedger` (renamed `FinanceLedger`)" in note
     assert result.tasks[0].prompt_versions["compose"] == "compose@v1+compose_reask@v2"
 

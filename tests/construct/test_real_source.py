@@ -41,17 +41,25 @@ def breaker_source(tmp_path_factory) -> str:
     """CircuitBreaker's module as its authors wrote it, read from the shipped bundle."""
     bare = tmp_path_factory.mktemp("bundle") / "repo.git"
     subprocess.run(["git", "clone", "-q", "--bare", str(BUNDLE), str(bare)], check=True)
-    return subprocess.run(["git", "--git-dir", str(bare), "show", f"HEAD:{BREAKER_PATH}"], check=True,
-                          capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "--git-dir", str(bare), "show", f"HEAD:{BREAKER_PATH}"], check=True, capture_output=True, text=True
+    ).stdout
 
 
 @pytest.fixture
 def breaker(breaker_source) -> HarvestedClass:
     """The harvest's record of CircuitBreaker (its module also defines CircuitState and CircuitStats)."""
-    ref = RepoRef(full_name="security-use/security-use", clone_url="https://github.com/security-use/security-use.git",
-                  license_spdx="MIT", head_commit="9655b4fa110085bb6eac972bbb53120ee6fefda2")
-    found = [c for c in list_candidates(ref, BREAKER_PATH, breaker_source, ast.parse(breaker_source))
-             if c.node.name == "CircuitBreaker"]
+    ref = RepoRef(
+        full_name="security-use/security-use",
+        clone_url="https://github.com/security-use/security-use.git",
+        license_spdx="MIT",
+        head_commit="9655b4fa110085bb6eac972bbb53120ee6fefda2",
+    )
+    found = [
+        c
+        for c in list_candidates(ref, BREAKER_PATH, breaker_source, ast.parse(breaker_source))
+        if c.node.name == "CircuitBreaker"
+    ]
     return to_record(found[0]).model_copy(update={"domains": ["Utilities"]})
 
 
@@ -60,6 +68,7 @@ def _class(code: str, name: str) -> ast.ClassDef:
 
 
 # -- skeleton derivation ------------------------------------------------------------------------
+
 
 def test_real_class_becomes_a_classeval_skeleton(breaker):
     derived = derive_skeleton(breaker)
@@ -87,7 +96,9 @@ def test_skeleton_checks_want_observed_examples_then_pass(breaker):
     report = check_real_skeleton(derived.skeleton, derived.context, 5)
     assert report.verdict().reason == R.UNDOCUMENTED_METHOD and ">>> example" in report.verdict().detail
     # the shipped helper is neither an elided body nor a method to document, and `state` may call it
-    assert [p.reason for p in report.problems] == [R.UNDOCUMENTED_METHOD] and "_get_state" not in report.verdict().detail
+    assert [p.reason for p in report.problems] == [
+        R.UNDOCUMENTED_METHOD
+    ] and "_get_state" not in report.verdict().detail
     public = [m for m in derived.docstrings if not m.startswith("_")]
     docs = {m: derived.docstrings[m] + "\n>>> breaker = CircuitBreaker()\n>>> breaker.reset()" for m in public}
     shipped = with_docstrings(derived.skeleton, "CircuitBreaker", docs)
@@ -96,18 +107,26 @@ def test_skeleton_checks_want_observed_examples_then_pass(breaker):
 
 def test_skeleton_round_trips_through_the_task_model(breaker):
     derived = derive_skeleton(breaker)
-    tests = "import unittest\n\n\nclass CircuitBreakerTestAllowRequest(unittest.TestCase):\n" \
-            "    def test_allow(self):\n        self.assertTrue(CircuitBreaker().allow_request())\n"
-    columns = code_columns("cand-real-x", skeleton=derived.skeleton, class_name="CircuitBreaker", tests=tests,
-                           test_classes=["CircuitBreakerTestAllowRequest"],
-                           method_test_classes={"allow_request": "CircuitBreakerTestAllowRequest"},
-                           solution=derived.solution)
+    tests = (
+        "import unittest\n\n\nclass CircuitBreakerTestAllowRequest(unittest.TestCase):\n"
+        "    def test_allow(self):\n        self.assertTrue(CircuitBreaker().allow_request())\n"
+    )
+    columns = code_columns(
+        "cand-real-x",
+        skeleton=derived.skeleton,
+        class_name="CircuitBreaker",
+        tests=tests,
+        test_classes=["CircuitBreakerTestAllowRequest"],
+        method_test_classes={"allow_request": "CircuitBreakerTestAllowRequest"},
+        solution=derived.solution,
+    )
     task = Task(**columns, domain1="Utilities", extras={"track": "real-source"})
     back = Task.from_row(json.loads(json.dumps(task.to_row())))
     assert back.model_dump() == task.model_dump() and back.extras["track"] == "real-source"
     # the records are the methods the model writes: not the constructor, not the shipped helper
     assert [m.method_name for m in task.methods_info] == [
-        m.name for m in breaker.methods if m.name not in ("__init__", "_get_state")]
+        m.name for m in breaker.methods if m.name not in ("__init__", "_get_state")
+    ]
     allow = task.method("allow_request")
     assert allow.test_class == "CircuitBreakerTestAllowRequest" and "return True" in allow.solution_code
     assert allow.method_description.startswith("def allow_request(self) -> bool:")
@@ -200,7 +219,10 @@ TYPED = '''class Meter:
 def test_a_described_method_is_completed_from_its_annotations_and_helpers_ship_whole():
     derived = derive_skeleton(harvested(TYPED, "Utilities"))
     # a description plus types: `:param value: float`, the forward reference unquoted, `:return: bool`
-    assert derived.docstrings["add"] == "Record a reading if there is room.\n\n:param value: float\n:param unit: Unit\n:return: bool"
+    assert (
+        derived.docstrings["add"]
+        == "Record a reading if there is room.\n\n:param value: float\n:param unit: Unit\n:return: bool"
+    )
     # the authors' text wins over the annotation; an unannotated parameter stays thin; no description, no docstring
     assert derived.docstrings["last"].endswith(":param n: how many.\n:return: the readings, oldest first.")
     assert derived.thin == {"count": ":param at_least:", "total": "no docstring"}
@@ -220,12 +242,20 @@ def test_shipped_helpers_are_given_code_for_the_checks_and_the_task_model():
     # a helper of the skeleton that was elided (the model must write it) is checked like any method
     elided = shipped.replace("def _empty(self):\n        return []", "def _empty(self):\n        pass")
     assert "_empty (no docstring)" in check_real_skeleton(elided, [], 3).verdict().detail
-    columns = code_columns("cand-real-m", skeleton=shipped, class_name="Meter", tests="import unittest\n",
-                           test_classes=[], method_test_classes={}, solution=typed)
+    columns = code_columns(
+        "cand-real-m",
+        skeleton=shipped,
+        class_name="Meter",
+        tests="import unittest\n",
+        test_classes=[],
+        method_test_classes={},
+        solution=typed,
+    )
     assert [m.method_name for m in columns["methods_info"]] == ["add", "last", "count", "total"]
 
 
 # -- docstrings written by an LLM and judged for leaks (fake server) ------------------------------
+
 
 def _context(server: FakeOpenAIServer, tmp: Path, client_box: list) -> StageContext:
     cfg = make_config(server.base_url, tmp)
@@ -233,12 +263,21 @@ def _context(server: FakeOpenAIServer, tmp: Path, client_box: list) -> StageCont
     cache = ResponseCache(tmp / "c.sqlite")
     client = LLMClient(cfg.llm, ENV, cache, UsageLedger({}))
     client_box += [client, cache]
-    return StageContext(client=client, llm=cfg.llm, construct=cfg.construction, prompts=Prompts(cfg.construction),
-                        candidate_id="cand-real-ledger")
+    return StageContext(
+        client=client,
+        llm=cfg.llm,
+        construct=cfg.construction,
+        prompts=Prompts(cfg.construction),
+        candidate_id="cand-real-ledger",
+    )
 
 
 WRITTEN = {
-    "add": {"description": "Add an amount to an entry, creating it at zero.", "params": {"name": "the entry", "amount": "what to add"}, "returns": ""},
+    "add": {
+        "description": "Add an amount to an entry, creating it at zero.",
+        "params": {"name": "the entry", "amount": "what to add"},
+        "returns": "",
+    },
     "total": {"description": "Sum of every entry.", "params": {}, "returns": "the sum of all amounts"},
 }
 
@@ -252,11 +291,17 @@ def _writer_reply(body) -> Text:
 def _run_docs(tmp_path, leaks: bool, role: str = "test_writer", written=None):
     with FakeOpenAIServer() as server:
         server.add_rule(pattern="You write docstrings", respond=written or _writer_reply)
-        server.add_rule(pattern="You check docstrings", respond=lambda body: Text(text=json.dumps(
-            {"leaks": leaks, "reason": "it restates the loop" if leaks else "behaviour only"})))
+        server.add_rule(
+            pattern="You check docstrings",
+            respond=lambda body: Text(
+                text=json.dumps({"leaks": leaks, "reason": "it restates the loop" if leaks else "behaviour only"})
+            ),
+        )
         box: list = []
         try:
-            result = write_docstrings(_context(server, tmp_path, box), derive_skeleton(harvested(THIN, "Utilities")), role)
+            result = write_docstrings(
+                _context(server, tmp_path, box), derive_skeleton(harvested(THIN, "Utilities")), role
+            )
         finally:
             for item in box:
                 item.close()
@@ -268,7 +313,9 @@ def test_thin_docstrings_written_and_judged(tmp_path):
     assert result.outcome.keep
     written = {w.method: w.docstring for w in result.written}
     assert set(written) == {"add", "total"}
-    assert ":param amount: what to add" in written["add"] and written["total"].endswith(":return: the sum of all amounts")
+    assert ":param amount: what to add" in written["add"] and written["total"].endswith(
+        ":return: the sum of all amounts"
+    )
     # one writer and one judge call per thin method; the judge is the first judge endpoint
     assert [r.body["model"] for r in requests] == ["writer-m", "judge-a", "writer-m", "judge-a"]
     assert result.versions == {"docstring_writer": "docstring_writer@v1", "docstring_judge": "docstring_judge@v1"}
@@ -294,8 +341,9 @@ def test_without_an_llm_thin_classes_are_dropped_with_a_named_reason(tmp_path):
 
 # -- observed examples ---------------------------------------------------------------------------
 
+
 def test_examples_replay_a_passing_test_prefix():
-    tests = '''
+    tests = """
 import unittest
 class T(unittest.TestCase):
     def test_a(self):
@@ -308,10 +356,11 @@ class T(unittest.TestCase):
         b = CircuitBreaker()
         self.assertEqual(helper(b.allow_request()), 3)
         self.assertEqual(b.reset(), None)
-'''
+"""
     found = observed_examples(tests, "CircuitBreaker", limit=3)
-    assert found["record_failure"][0] == (">>> b = CircuitBreaker(failure_threshold=1)\n>>> b.record_failure()\n"
-                                          ">>> b.allow_request()\nFalse")
+    assert found["record_failure"][0] == (
+        ">>> b = CircuitBreaker(failure_threshold=1)\n>>> b.record_failure()\n>>> b.allow_request()\nFalse"
+    )
     # the later example replays the earlier asserted call: it may have changed the object
     assert found["stats"] == [found["allow_request"][0] + "\n>>> b.stats.failure_count\n1"]
     # test_b's first check calls the object inside something else: the prefix ends, nothing after it counts
@@ -320,9 +369,11 @@ class T(unittest.TestCase):
 
 # -- licences and the stages end to end -----------------------------------------------------------
 
-OBSERVES_ALL = ("        b.record_failure()\n        b.record_success()\n        b.reset()\n"
-                "        self.assertTrue(b.allow_request())\n        self.assertEqual(b.state, CircuitState.CLOSED)\n"
-                "        self.assertEqual(b.stats.times_opened, 0)\n")
+OBSERVES_ALL = (
+    "        b.record_failure()\n        b.record_success()\n        b.reset()\n"
+    "        self.assertTrue(b.allow_request())\n        self.assertEqual(b.state, CircuitState.CLOSED)\n"
+    "        self.assertEqual(b.stats.times_opened, 0)\n"
+)
 
 
 class Generator:
@@ -334,8 +385,10 @@ class Generator:
 
     def __call__(self, solution: str, class_name: str, *, item_id: str) -> GeneratedSuite:
         self.calls.append(class_name)
-        tests = (f"import unittest\n\n\nclass {class_name}TestMain(unittest.TestCase):\n"
-                 f"    def test_main(self):\n        b = {class_name}()\n" + self.body)
+        tests = (
+            f"import unittest\n\n\nclass {class_name}TestMain(unittest.TestCase):\n"
+            f"    def test_main(self):\n        b = {class_name}()\n" + self.body
+        )
         return GeneratedSuite(tests=tests, test_classes=[f"{class_name}TestMain"], generator=self.name)
 
 
@@ -365,7 +418,15 @@ def test_licence_filter(breaker, tmp_path):
 def test_built_task_records_provenance_examples_and_the_mutation_gate(breaker, tmp_path):
     result, _, gate = _build(tmp_path, [breaker], mutator=ScriptedMutator([mutation_report(9, 1)]))
     assert [s for s, c in result.funnel.stages.items() if c.kept] == [
-        "license", "skeleton", "docstrings", "tests", "reference", "examples", "mutation", "task"]
+        "license",
+        "skeleton",
+        "docstrings",
+        "tests",
+        "reference",
+        "examples",
+        "mutation",
+        "task",
+    ]
     (task,) = result.tasks
     assert gate.calls[0][0] == breaker.module_source()  # the reference the gate ran is the real class
     assert task.solution_code == breaker.module_source() and task.mutation_score == 0.9
@@ -407,7 +468,9 @@ def test_methods_no_test_observes_ship_without_an_example(breaker, tmp_path):
 
 
 def test_a_suite_that_observes_no_public_method_drops_the_class(breaker, tmp_path):
-    result, _, _ = _build(tmp_path, [breaker], generator=Generator("        b.reset()\n        self.assertTrue(True)\n"))
+    result, _, _ = _build(
+        tmp_path, [breaker], generator=Generator("        b.reset()\n        self.assertTrue(True)\n")
+    )
     assert result.tasks == [] and result.funnel.stages["examples"].dropped == {R.NO_OBSERVED_EXAMPLE: 1}
 
 
@@ -423,7 +486,8 @@ def test_the_generator_is_the_plus_tier_when_installed_else_none(tmp_path):
     assert isinstance(configured_generator(cfg), PlusGenerator)
     solution = "class A:\n    def __init__(self):\n        pass\n\n    def allow_request(self):\n        return 1\n"
     assert method_test_classes(["ATestAllowRequest", "ATestMain", "ATestInit"], "A", solution) == {
-        "allow_request": "ATestAllowRequest"}
+        "allow_request": "ATestAllowRequest"
+    }
 
 
 def test_the_generated_tests_own_funnel_joins_the_builds(breaker, tmp_path):
@@ -432,12 +496,18 @@ def test_the_generated_tests_own_funnel_joins_the_builds(breaker, tmp_path):
     from pipeline.core.task import PlusSuite
     from pipeline.release.tables import stage_unit
 
-    suite = PlusSuite(generated=12, tests=7, dropped={"plus-off-domain": 3, "plus-walk-unrecorded": 2}, observed=5,
-                      unchecked={"plus-state-unrecorded": 1})
+    suite = PlusSuite(
+        generated=12,
+        tests=7,
+        dropped={"plus-off-domain": 3, "plus-walk-unrecorded": 2},
+        observed=5,
+        unchecked={"plus-state-unrecorded": 1},
+    )
     own = suite_funnel(suite)
     assert own.stages == {
         "generated-tests": StageCounts(seen=12, kept=7, dropped={"plus-off-domain": 3, "plus-walk-unrecorded": 2}),
-        "state-checks": StageCounts(seen=5, kept=4, dropped={"plus-state-unrecorded": 1})}
+        "state-checks": StageCounts(seen=5, kept=4, dropped={"plus-state-unrecorded": 1}),
+    }
     assert "state-checks" not in suite_funnel(PlusSuite(generated=2, tests=2)).stages  # observation off
 
     class Counting(Generator):

@@ -22,6 +22,7 @@ def _reasons(report) -> set[str]:
 
 # -- skeleton ------------------------------------------------------------------------------------
 
+
 def test_good_skeleton_passes():
     report = check_skeleton(fx.SKELETON, 5)
     assert report.ok and report.verdict().keep
@@ -37,16 +38,27 @@ def _drop_method(code: str, name: str) -> str:
 
 SKELETON_BREAKS = {
     R.SKELETON_SYNTAX: lambda s: s.replace("def pop(self) -> str:", "def pop(self) -> str"),
-    R.NOT_ONE_CLASS: lambda s: s + "\n\nclass Other:\n    \"\"\"x\"\"\"\n",
-    R.EXTRA_TOP_LEVEL: lambda s: s.replace("from collections import Counter\n", "from collections import Counter\nLIMIT = 3\n"),
+    R.NOT_ONE_CLASS: lambda s: s + '\n\nclass Other:\n    """x"""\n',
+    R.EXTRA_TOP_LEVEL: lambda s: s.replace(
+        "from collections import Counter\n", "from collections import Counter\nLIMIT = 3\n"
+    ),
     R.NON_STDLIB_IMPORT: lambda s: "import numpy as np\n" + s,
-    R.NO_CLASS_DOCSTRING: lambda s: s.replace('    """\n    A bounded last-in first-out stack that also tallies how often each value was pushed.\n    """\n', ""),
-    R.NO_CONSTRUCTOR: lambda s: s.replace("def __init__(self, capacity: int = 10):", "def setup(self, capacity: int = 10):"),
+    R.NO_CLASS_DOCSTRING: lambda s: s.replace(
+        '    """\n    A bounded last-in first-out stack that also tallies how often each value was pushed.\n    """\n',
+        "",
+    ),
+    R.NO_CONSTRUCTOR: lambda s: s.replace(
+        "def __init__(self, capacity: int = 10):", "def setup(self, capacity: int = 10):"
+    ),
     R.TOO_FEW_METHODS: lambda s: _drop_method(_drop_method(s, "most_common"), "count_of"),
     R.PRIVATE_METHOD: lambda s: s.replace("def size(self)", "def _size(self)"),
     R.UNDOCUMENTED_METHOD: lambda s: s.replace("        :param value: the value, str\n", ""),
-    R.BODY_NOT_ELIDED: lambda s: s.replace("        'a'\n        \"\"\"\n", "        'a'\n        \"\"\"\n        return self.items.pop()\n"),
-    R.CONSTRUCTOR_CALLS_METHOD: lambda s: s.replace("        self.tally = Counter()\n", "        self.tally = Counter()\n        self.size()\n"),
+    R.BODY_NOT_ELIDED: lambda s: s.replace(
+        '        \'a\'\n        """\n', '        \'a\'\n        """\n        return self.items.pop()\n'
+    ),
+    R.CONSTRUCTOR_CALLS_METHOD: lambda s: s.replace(
+        "        self.tally = Counter()\n", "        self.tally = Counter()\n        self.size()\n"
+    ),
 }
 
 
@@ -60,7 +72,8 @@ def test_each_skeleton_defect_has_its_reason(reason):
 
 def test_relative_import_and_missing_example_and_return():
     code = "from .helpers import x\n" + fx.SKELETON.replace("        >>> TallyStack().size()\n        0\n", "").replace(
-        "        :return: the number of items, int\n", "")
+        "        :return: the number of items, int\n", ""
+    )
     report = check_skeleton(code, 5)
     assert _reasons(report) == {R.NON_STDLIB_IMPORT, R.UNDOCUMENTED_METHOD}
     detail = report.verdict().detail
@@ -75,12 +88,14 @@ def test_all_problems_listed_first_reason_wins():
 
 
 def test_pass_and_ellipsis_count_as_elided():
-    code = fx.SKELETON.replace("        0\n        \"\"\"\n", "        0\n        \"\"\"\n        pass\n").replace(
-        "        True\n        \"\"\"\n", "        True\n        \"\"\"\n        ...\n")
+    code = fx.SKELETON.replace('        0\n        """\n', '        0\n        """\n        pass\n').replace(
+        '        True\n        """\n', '        True\n        """\n        ...\n'
+    )
     assert check_skeleton(code, 5).ok
 
 
 # -- tests ---------------------------------------------------------------------------------------
+
 
 def test_good_suite_passes_with_its_map():
     report = check_tests(fx.TESTS, IFACE)
@@ -95,17 +110,24 @@ TEST_BREAKS = {
     R.TESTS_SYNTAX: lambda t: t.replace("def test_peek_empty(self):", "def test_peek_empty(self)"),
     R.NON_STDLIB_IMPORT: lambda t: "import pytest\n" + t,
     R.REDEFINES_CLASS: lambda t: t + "\n\nclass TallyStack:\n    pass\n",
-    R.EMPTY_TEST_CLASS: lambda t: t + "\n\nclass TallyStackTestExtra(unittest.TestCase):\n    def helper(self):\n        pass\n",
-    R.UNKNOWN_MEMBER: lambda t: t.replace("stack.count_of(\"a\"), 2)", "stack.frequency(\"a\"), 2)"),
-    R.PRIVATE_MEMBER: lambda t: t.replace("self.assertEqual(stack.items, [\"a\"])", "self.assertEqual(stack._items, [\"a\"])"),
-    R.SIGNATURE_MISMATCH: lambda t: t.replace("self.assertEqual(stack.pop(), \"b\")\n        self.assertEqual(stack.items",
-                                              "self.assertEqual(stack.pop(0), \"b\")\n        self.assertEqual(stack.items"),
+    R.EMPTY_TEST_CLASS: lambda t: (
+        t + "\n\nclass TallyStackTestExtra(unittest.TestCase):\n    def helper(self):\n        pass\n"
+    ),
+    R.UNKNOWN_MEMBER: lambda t: t.replace('stack.count_of("a"), 2)', 'stack.frequency("a"), 2)'),
+    R.PRIVATE_MEMBER: lambda t: t.replace(
+        'self.assertEqual(stack.items, ["a"])', 'self.assertEqual(stack._items, ["a"])'
+    ),
+    R.SIGNATURE_MISMATCH: lambda t: t.replace(
+        'self.assertEqual(stack.pop(), "b")\n        self.assertEqual(stack.items',
+        'self.assertEqual(stack.pop(0), "b")\n        self.assertEqual(stack.items',
+    ),
     R.MISSING_METHOD_TEST_CLASS: lambda t: t.replace("class TallyStackTestPeek(", "class TallyStackPeekCases("),
     R.METHOD_TEST_NOT_CALLING: lambda t: t.replace(
         "    def test_size_empty(self):\n        self.assertEqual(self.stack.size(), 0)\n\n"
-        "    def test_size_after_pushes(self):\n        self.stack.push(\"a\")\n        self.stack.push(\"b\")\n"
+        '    def test_size_after_pushes(self):\n        self.stack.push("a")\n        self.stack.push("b")\n'
         "        self.assertEqual(self.stack.size(), 2)\n",
-        "    def test_size_empty(self):\n        self.assertEqual(len(self.stack.items), 0)\n"),
+        "    def test_size_empty(self):\n        self.assertEqual(len(self.stack.items), 0)\n",
+    ),
     R.NO_CLASS_LEVEL_TEST: lambda t: t[: t.index("class TallyStackTestMain")],
 }
 
@@ -123,12 +145,15 @@ def test_no_test_classes():
     assert verdict.reason == R.NO_TEST_CLASSES
 
 
-@pytest.mark.parametrize("call, fragment", [
-    ("TallyStack(1, 2)", "takes 1 positional argument(s), 2 given"),
-    ("TallyStack(size=3)", "has no parameter 'size'"),
-    ("TallyStack().push()", "missing required argument(s): value"),
-    ("TallyStack().push('a', value='b')", "multiple values for 'value'"),
-])
+@pytest.mark.parametrize(
+    "call, fragment",
+    [
+        ("TallyStack(1, 2)", "takes 1 positional argument(s), 2 given"),
+        ("TallyStack(size=3)", "has no parameter 'size'"),
+        ("TallyStack().push()", "missing required argument(s): value"),
+        ("TallyStack().push('a', value='b')", "multiple values for 'value'"),
+    ],
+)
 def test_signature_problems_named(call, fragment):
     suite = fx.TESTS + f"\n\nclass TallyStackTestExtra(unittest.TestCase):\n    def test_x(self):\n        {call}\n"
     report = check_tests(suite, IFACE)
@@ -141,7 +166,8 @@ def test_instances_from_setup_and_unpacked_calls():
     suite = fx.TESTS + (
         "\n\nclass TallyStackTestExtra(unittest.TestCase):\n"
         "    def setUp(self):\n        self.s = TallyStack()\n"
-        "    def test_args(self):\n        args = ['a']\n        self.s.push(*args)\n        self.s.clear()\n")
+        "    def test_args(self):\n        args = ['a']\n        self.s.push(*args)\n        self.s.clear()\n"
+    )
     report = check_tests(suite, IFACE)
     assert [p.reason for p in report.problems] == [R.UNKNOWN_MEMBER]  # clear() unknown; *args not judged
     assert "'clear'" in report.problems[0].detail
@@ -151,13 +177,15 @@ def test_fixture_base_class_without_tests_is_not_a_test_class():
     suite = fx.TESTS.replace(
         "class TallyStackTestMain(unittest.TestCase):",
         "class StackFixture(unittest.TestCase):\n    def setUp(self):\n        self.stack = TallyStack(2)\n\n\n"
-        "class TallyStackTestMain(StackFixture):")
+        "class TallyStackTestMain(StackFixture):",
+    )
     report = check_tests(suite, IFACE)
     assert report.ok, report.problems
     assert "StackFixture" not in report.test_classes
 
 
 # -- extraction, judge answers, outlines -------------------------------------------------------
+
 
 def test_extraction_keeps_blank_lines_and_handles_unclosed_fences():
     reply = "<think>plan</think>\nSure:\n```python\n" + fx.SOLUTION + "\n\n# end\n"  # never closed
@@ -167,21 +195,27 @@ def test_extraction_keeps_blank_lines_and_handles_unclosed_fences():
     assert not extract_code("I cannot help with that.").found
 
 
-@pytest.mark.parametrize("text, score", [
-    ('{"score": 10, "reasons": "ok", "problems": []}', 10),
-    ('```json\n{"score": 7, "reasons": "one issue", "problems": ["x"]}\n```', 7),
-])
+@pytest.mark.parametrize(
+    "text, score",
+    [
+        ('{"score": 10, "reasons": "ok", "problems": []}', 10),
+        ('```json\n{"score": 7, "reasons": "one issue", "problems": ["x"]}\n```', 7),
+    ],
+)
 def test_judge_answers_parse(text, score):
     assert parse_answer(text).score == score
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("Score: 10/10", "not valid JSON"),
-    ('{"score": 11, "reasons": "x", "problems": []}', "score"),
-    ('{"score": 9, "problems": []}', "reasons"),
-    ('[10]', "expected a JSON object"),
-    ('{"score": 9, "reasons": "x", "problems": [], "extra": 1}', "extra"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("Score: 10/10", "not valid JSON"),
+        ('{"score": 11, "reasons": "x", "problems": []}', "score"),
+        ('{"score": 9, "problems": []}', "reasons"),
+        ("[10]", "expected a JSON object"),
+        ('{"score": 9, "reasons": "x", "problems": [], "extra": 1}', "extra"),
+    ],
+)
 def test_judge_answers_rejected_with_cause(text, fragment):
     with pytest.raises(ValueError, match=fragment):
         parse_answer(text)
@@ -191,7 +225,7 @@ def test_case_outlines_cover_every_method_and_perspective():
     outline = case_outlines(fx.SKELETON, "TallyStack")
     for method in IFACE.target_methods:
         assert f"### {method}" in outline
-    assert "`stack.push(\"a\") -> 1`" in outline
+    assert '`stack.push("a") -> 1`' in outline
     assert "OverflowError" in outline and "IndexError" in outline
     assert outline.count("- boundary:") == 6 and outline.count("- state:") == 6
     assert "TallyStackTestMain" in outline

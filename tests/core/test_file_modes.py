@@ -48,8 +48,9 @@ def test_a_release_follows_the_umask_too(tmp_path: Path) -> None:
         release = write_release(as_tasks(make_tasks()), **release_kwargs(output_root=tmp_path / "releases"))
     assert _mode(release) == 0o750
     entries = list(release.rglob("*"))
-    assert entries and all(_mode(p) == (0o750 if p.is_dir() else 0o640) for p in entries), \
-        sorted((str(p.relative_to(release)), oct(_mode(p))) for p in entries)
+    assert entries and all(_mode(p) == (0o750 if p.is_dir() else 0o640) for p in entries), sorted(
+        (str(p.relative_to(release)), oct(_mode(p))) for p in entries
+    )
 
 
 def test_a_report_is_readable_by_the_group_under_umask_022(tmp_path: Path) -> None:

@@ -38,10 +38,17 @@ def test_reentrant_in_one_thread_released_by_the_outermost(tmp_path):
     with FolderLock(tmp_path, "outer"):
         with FolderLock(tmp_path, "inner"):
             pass
-        probe = subprocess.run([sys.executable, "-c",
-                                "import sys; from pathlib import Path; from pipeline.core.folder_lock import FolderLock;"
-                                "FolderLock(Path(sys.argv[1]), 'probe').acquire()", str(tmp_path)],
-                               capture_output=True, text=True)
+        probe = subprocess.run(
+            [
+                sys.executable,
+                "-c",
+                "import sys; from pathlib import Path; from pipeline.core.folder_lock import FolderLock;"
+                "FolderLock(Path(sys.argv[1]), 'probe').acquire()",
+                str(tmp_path),
+            ],
+            capture_output=True,
+            text=True,
+        )
         assert probe.returncode != 0 and "FolderBusy" in probe.stderr, "still held after the inner release"
     FolderLock(tmp_path, "free again").acquire().release()
 
@@ -68,16 +75,23 @@ def test_a_lent_lock_is_a_nested_hold_in_another_thread_and_an_unlent_one_is_ref
         return errors
 
     outer = FolderLock(tmp_path, "cli").acquire()
-    assert len(in_a_thread("not lent")) == 1   # a thread is as foreign as a process unless lent
+    assert len(in_a_thread("not lent")) == 1  # a thread is as foreign as a process unless lent
     outer.lend()
     assert in_a_thread("the flow") == []
-    probe = subprocess.run([sys.executable, "-c",
-                            "import sys; from pathlib import Path; from pipeline.core.folder_lock import FolderLock;"
-                            "FolderLock(Path(sys.argv[1]), 'probe').acquire()", str(tmp_path)],
-                           capture_output=True, text=True)
+    probe = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from pathlib import Path; from pipeline.core.folder_lock import FolderLock;"
+            "FolderLock(Path(sys.argv[1]), 'probe').acquire()",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert probe.returncode != 0 and "FolderBusy" in probe.stderr, "the thread's release freed the lender's lock"
     outer.release()
-    assert len(in_a_thread("after")) == 0   # released: not lent any more, and free
+    assert len(in_a_thread("after")) == 0  # released: not lent any more, and free
     other = FolderLock(tmp_path, "again").acquire()
     try:
         assert len(in_a_thread("not lent again")) == 1
@@ -85,15 +99,18 @@ def test_a_lent_lock_is_a_nested_hold_in_another_thread_and_an_unlent_one_is_ref
         other.release()
 
 
-@pytest.mark.parametrize("url, public", [
-    ("https://github.com/acme/tools.git", "https://github.com/acme/tools.git"),
-    ("https://x-access-token:ghs_secret@github.com/acme/tools.git", "https://github.com/acme/tools.git"),
-    ("ssh://git@example.org:2222/acme/tools", "ssh://example.org:2222/acme/tools"),
-    ("file:///home/builder/work/.cache/example-repos/acme__tools", None),
-    ("/home/builder/repos/tools", None),
-    ("", None),
-    (None, None),
-])
+@pytest.mark.parametrize(
+    "url, public",
+    [
+        ("https://github.com/acme/tools.git", "https://github.com/acme/tools.git"),
+        ("https://x-access-token:ghs_secret@github.com/acme/tools.git", "https://github.com/acme/tools.git"),
+        ("ssh://git@example.org:2222/acme/tools", "ssh://example.org:2222/acme/tools"),
+        ("file:///home/builder/work/.cache/example-repos/acme__tools", None),
+        ("/home/builder/repos/tools", None),
+        ("", None),
+        (None, None),
+    ],
+)
 def test_public_clone_url(url, public):
     assert public_clone_url(url) == public
 

@@ -22,7 +22,11 @@ from pipeline.sandbox.expectations import static_expectations
 AFFECTED = sys.version_info[:3] < (3, 11, 8) and sys.version_info[:2] == (3, 11)
 
 NESTED = (
-    "x = " + "[" * 40 + "1" + "]" * 40 + "\n"
+    "x = "
+    + "[" * 40
+    + "1"
+    + "]" * 40
+    + "\n"
     + "\n".join(f"def f{i}(a):\n    return [a + {i} for a in range(3) if a]" for i in range(30))
 )
 
@@ -108,9 +112,11 @@ def interleaved(convert: Callable[[], object], other: Callable[[], object] | Non
 
 def armed(parse: Callable[..., object]) -> Callable[..., object]:
     """`parse` that turns collection on at its last moment, so the finaliser fires inside it."""
+
     def run(*args: object, **kwargs: object) -> object:
         gc.enable()
         return parse(*args, **kwargs)
+
     return run
 
 
@@ -145,7 +151,7 @@ def test_the_guard_protects_other_peoples_parses(monkeypatch) -> None:
     parsing.guard_interpreter()
     parsing.guard_interpreter()  # idempotent
     assert ast.parse is parsing._locked_parse
-    assert "record[\"a\"][\"b\"]" in format_a_traceback()
+    assert 'record["a"]["b"]' in format_a_traceback()
     assert interleaved(lambda: parsing.parse(NESTED), other=format_a_traceback) == {}
     assert interleaved(lambda: ast.parse(NESTED)) == {}
     assert ast.dump(ast.parse("a = 1")) == ast.dump(parsing._stdlib_parse("a = 1"))
@@ -200,8 +206,12 @@ def test_no_host_module_calls_ast_parse_directly() -> None:
             for node in ast.walk(tree):
                 if isinstance(node, ast.Call):
                     fn = node.func
-                    if isinstance(fn, ast.Attribute) and isinstance(fn.value, ast.Name) and fn.value.id == "ast" \
-                            and fn.attr in ("parse", "literal_eval"):
+                    if (
+                        isinstance(fn, ast.Attribute)
+                        and isinstance(fn.value, ast.Name)
+                        and fn.value.id == "ast"
+                        and fn.attr in ("parse", "literal_eval")
+                    ):
                         offenders.append(f"{path.relative_to(root)}:{node.lineno}")
                     if isinstance(fn, ast.Name) and fn.id == "compile":
                         offenders.append(f"{path.relative_to(root)}:{node.lineno}")

@@ -64,10 +64,17 @@ os._exit(0 if said == [] else 1)  # as the CLI's stop does: no finally runs afte
 def test_a_stop_ends_a_sandbox_run_under_way_and_removes_its_folder(tmp_path, isolation):
     """In a process that ends as a stopped build does, the run's processes and its folder are gone."""
     marker = f"cf-stop-test-{os.getpid()}-{time.monotonic_ns()}"
-    script = STOPPED_PROCESS.format(sandbox_tests=str(SANDBOX_TESTS), work=str(tmp_path / "work"), marker=marker,
-                                    isolation=isolation)
-    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=600,
-                          env=dict(os.environ, PYTHONPATH=str(ROOT)))
+    script = STOPPED_PROCESS.format(
+        sandbox_tests=str(SANDBOX_TESTS), work=str(tmp_path / "work"), marker=marker, isolation=isolation
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env=dict(os.environ, PYTHONPATH=str(ROOT)),
+    )
     assert done.returncode == 0, done.stdout + done.stderr[-2000:]
     assert list((tmp_path / "work").iterdir()) == []
     # SIGKILL is delivered at once but a busy machine may take a moment to end the processes.

@@ -66,7 +66,9 @@ class FakeRepo:
 
     def matches_text(self, term: str) -> bool:
         # GitHub's default scope is name, description and topics
-        haystack = " ".join([self.full_name.replace("-", " ").replace("_", " "), self.description, *self.topics]).lower()
+        haystack = " ".join(
+            [self.full_name.replace("-", " ").replace("_", " "), self.description, *self.topics]
+        ).lower()
         return term.lower() in haystack
 
     def item(self, api: str) -> dict[str, Any]:
@@ -130,7 +132,13 @@ class FakeRepo:
         if self.license_spdx is None:
             return None
         key, name = _LICENSES.get(self.license_spdx, (self.license_spdx.lower(), self.license_spdx))
-        return {"key": key, "name": name, "spdx_id": self.license_spdx, "url": f"{api}/licenses/{key}", "node_id": f"L_{key}"}
+        return {
+            "key": key,
+            "name": name,
+            "spdx_id": self.license_spdx,
+            "url": f"{api}/licenses/{key}",
+            "node_id": f"L_{key}",
+        }
 
 
 _ids = iter(range(1, 10**9))
@@ -179,9 +187,14 @@ def parse_range(spec: str, parse: Callable[[str], Any]) -> Callable[[Any], bool]
         low = None if lo == "*" else parse(lo)
         high = None if hi == "*" else parse(hi)
         return lambda v: (low is None or v >= low) and (high is None or v <= high)
-    for op, test in ((">=", lambda v, b: v >= b), ("<=", lambda v, b: v <= b), (">", lambda v, b: v > b), ("<", lambda v, b: v < b)):
+    for op, test in (
+        (">=", lambda v, b: v >= b),
+        ("<=", lambda v, b: v <= b),
+        (">", lambda v, b: v > b),
+        ("<", lambda v, b: v < b),
+    ):
         if spec.startswith(op):
-            bound = parse(spec[len(op):])
+            bound = parse(spec[len(op) :])
             return lambda v, bound=bound, test=test: test(v, bound)
     exact = parse(spec)
     return lambda v: v == exact
@@ -359,10 +372,22 @@ class FakeGitHub:
         """The next `n` searches (after `after` normal ones) get GitHub's primary rate-limit answer,
         with X-RateLimit-Reset `reset_in` seconds after the time of this call."""
         reset = str(int(self.clock() + reset_in))
-        headers = {"X-RateLimit-Limit": str(self.search_limit), "X-RateLimit-Remaining": "0",
-                   "X-RateLimit-Used": str(self.search_limit), "X-RateLimit-Reset": reset,
-                   "X-RateLimit-Resource": "search"}
-        self._push(Canned(status, {"message": PRIMARY_MESSAGE, "documentation_url": RATE_LIMIT_DOCS, "status": str(status)}, headers), n, after)
+        headers = {
+            "X-RateLimit-Limit": str(self.search_limit),
+            "X-RateLimit-Remaining": "0",
+            "X-RateLimit-Used": str(self.search_limit),
+            "X-RateLimit-Reset": reset,
+            "X-RateLimit-Resource": "search",
+        }
+        self._push(
+            Canned(
+                status,
+                {"message": PRIMARY_MESSAGE, "documentation_url": RATE_LIMIT_DOCS, "status": str(status)},
+                headers,
+            ),
+            n,
+            after,
+        )
 
     def secondary_rate_limit_next(self, n: int = 1, *, retry_after: int | None = 60, after: int = 0) -> None:
         headers = {"Retry-After": str(retry_after)} if retry_after is not None else {}
@@ -379,9 +404,19 @@ class FakeGitHub:
 
     def reject_query(self, contains: str, *, status: int = 422, message: str = "Validation Failed") -> None:
         """Every search whose q contains `contains` gets a 422 (or `status`), every time."""
-        body = {"message": message, "errors": [{"resource": "Search", "field": "q", "code": "invalid",
-                                                 "message": f"The listed users and repositories cannot be searched: {contains}"}],
-                "documentation_url": SEARCH_DOCS, "status": str(status)}
+        body = {
+            "message": message,
+            "errors": [
+                {
+                    "resource": "Search",
+                    "field": "q",
+                    "code": "invalid",
+                    "message": f"The listed users and repositories cannot be searched: {contains}",
+                }
+            ],
+            "documentation_url": SEARCH_DOCS,
+            "status": str(status),
+        }
         with self._lock:
             self._query_rules.append((contains, Canned(status, body)))
 
@@ -420,10 +455,13 @@ class FakeGitHub:
             used = self._window_used
             reset = math.ceil(self._window_start + 60)
         over = self.enforce_rate_limit and used > self.search_limit
-        return {"X-RateLimit-Limit": str(self.search_limit),
-                "X-RateLimit-Remaining": str(max(self.search_limit - used, 0)),
-                "X-RateLimit-Used": str(min(used, self.search_limit)),
-                "X-RateLimit-Reset": str(reset), "X-RateLimit-Resource": "search"}, over
+        return {
+            "X-RateLimit-Limit": str(self.search_limit),
+            "X-RateLimit-Remaining": str(max(self.search_limit - used, 0)),
+            "X-RateLimit-Used": str(min(used, self.search_limit)),
+            "X-RateLimit-Reset": str(reset),
+            "X-RateLimit-Resource": "search",
+        }, over
 
     def answer_search(self, params: dict[str, str]) -> Canned:
         q = params.get("q", "")
@@ -440,8 +478,12 @@ class FakeGitHub:
             page, per_page = _page_params(params)
             parsed = parse_query(q)
         except QueryError as exc:
-            body = {"message": "Validation Failed", "documentation_url": SEARCH_DOCS, "status": "422",
-                    "errors": [{"resource": "Search", "field": "q", "code": "invalid", "message": str(exc)}]}
+            body = {
+                "message": "Validation Failed",
+                "documentation_url": SEARCH_DOCS,
+                "status": "422",
+                "errors": [{"resource": "Search", "field": "q", "code": "invalid", "message": str(exc)}],
+            }
             return Canned(422, body, headers)
         hits = self._search(parsed, params.get("sort"), params.get("order", "desc"))
         reachable = min(len(hits), self.result_cap)
@@ -461,7 +503,10 @@ class FakeGitHub:
         with self._lock:
             hits = [r for r in self.catalogue if parsed.matches(r)]
         keys: dict[str | None, Callable[[FakeRepo], Any]] = {
-            "stars": lambda r: r.stars, "forks": lambda r: r.forks, "updated": lambda r: r.created_at}
+            "stars": lambda r: r.stars,
+            "forks": lambda r: r.forks,
+            "updated": lambda r: r.created_at,
+        }
         key = keys.get(sort)
         hits.sort(key=lambda r: r.id)  # "best match": stable by id
         if key is not None:
@@ -473,7 +518,12 @@ class FakeGitHub:
             used = self._window_used
             reset = int((self._window_start or self.clock()) + 60)
         core = {"limit": 5000, "used": 0, "remaining": 5000, "reset": int(self.clock()) + 3600}
-        search = {"limit": self.search_limit, "used": used, "remaining": max(self.search_limit - used, 0), "reset": reset}
+        search = {
+            "limit": self.search_limit,
+            "used": used,
+            "remaining": max(self.search_limit - used, 0),
+            "reset": reset,
+        }
         return Canned(200, {"resources": {"core": core, "search": search, "graphql": core}, "rate": core})
 
 
@@ -516,8 +566,16 @@ def _handler_for(api: FakeGitHub) -> type[BaseHTTPRequestHandler]:
             params = {k: v[-1] for k, v in parse_qs(parts.query, keep_blank_values=True).items()}
             api._record(RecordedRequest("GET", parts.path, params, {k.lower(): v for k, v in self.headers.items()}))
             if api.token is not None and self.headers.get("Authorization") != f"token {api.token}":
-                self._send(Canned(401, {"message": "Bad credentials", "documentation_url": "https://docs.github.com/rest",
-                                        "status": "401"}))
+                self._send(
+                    Canned(
+                        401,
+                        {
+                            "message": "Bad credentials",
+                            "documentation_url": "https://docs.github.com/rest",
+                            "status": "401",
+                        },
+                    )
+                )
             elif parts.path == "/search/repositories":
                 self._send(api.answer_search(params))
             elif parts.path == "/rate_limit":
@@ -542,11 +600,16 @@ def _handler_for(api: FakeGitHub) -> type[BaseHTTPRequestHandler]:
     return Handler
 
 
-def dated_catalogue(n: int, start: date, days: int, *, keyword: str = "banking", stars: int = 200,
-                    prefix: str = "bulk") -> list[FakeRepo]:
+def dated_catalogue(
+    n: int, start: date, days: int, *, keyword: str = "banking", stars: int = 200, prefix: str = "bulk"
+) -> list[FakeRepo]:
     """`n` matching repositories spread evenly over `days` days from `start` (for cap splitting)."""
     return [
-        fake_repo(f"{prefix}/{keyword.replace(' ', '-')}-{i:05d}", start + timedelta(days=i * days // n), stars + i % 50,
-                  f"a {keyword} project number {i}")
+        fake_repo(
+            f"{prefix}/{keyword.replace(' ', '-')}-{i:05d}",
+            start + timedelta(days=i * days // n),
+            stars + i % 50,
+            f"a {keyword} project number {i}",
+        )
         for i in range(n)
     ]

@@ -17,7 +17,9 @@ def prefect_harness(tmp_path_factory):
     os.environ["PREFECT_SERVER_ANALYTICS_ENABLED"] = "false"
     from prefect.testing.utilities import prefect_test_harness
 
-    harness = prefect_test_harness(server_startup_timeout=int(os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"]))
+    harness = prefect_test_harness(
+        server_startup_timeout=int(os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"])
+    )
     try:
         harness.__enter__()
     except RuntimeError as exc:
@@ -48,18 +50,20 @@ def example_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     "not checked" whatever this machine has cached (tests/release covers the cached case).
     """
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hf-hub"))
-    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-hub"))   # for task runners in other processes (Dask)
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-hub"))  # for task runners in other processes (Dask)
     text = (ROOT / "examples" / "classforge.toml").read_text()
     text = text.replace('output_root = "../harvested"', f'output_root = "{tmp_path / "harvested"}"')
     text = text.replace('workdir = "../.cache/clones"', f'workdir = "{tmp_path / "clones"}"')
     text = text.replace('spec_corpora = ["corpus"]', f'spec_corpora = ["{ROOT / "examples" / "corpus"}"]')
-    text = text.replace('cache_imports = ["llm_cache.jsonl"]', f'cache_imports = ["{ROOT / "examples" / "llm_cache.jsonl"}"]')
+    text = text.replace(
+        'cache_imports = ["llm_cache.jsonl"]', f'cache_imports = ["{ROOT / "examples" / "llm_cache.jsonl"}"]'
+    )
     text = text.replace('cache_path = "../.cache/llm-example.sqlite"', f'cache_path = "{tmp_path / "llm.sqlite"}"')
     text = text.replace('output_root = "../built"', f'output_root = "{tmp_path / "built"}"')
     text += f'\n[release]\noutput_root = "{tmp_path / "releases"}"\n'
     # The flow tests check orchestration; a small mutant sample keeps the mutation gate in the path
     # at a fraction of its cost (tests/quality and tests/construct cover the engine and the stage).
-    text += '\n[construction.mutation]\nmax_mutants_per_method = 2\n'
+    text += "\n[construction.mutation]\nmax_mutants_per_method = 2\n"
     # The plus tier (on in the example) is covered by tests/construct/test_example_plus.py and the
     # fresh-clone `make run`; here it would only add a search per task to every orchestration test.
     assert "\nenabled = true\n" in text, "the example's [plus] section changed"

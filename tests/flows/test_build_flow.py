@@ -38,8 +38,9 @@ def test_flow_runs_end_to_end_and_resumes(prefect_harness, example_config, tmp_p
     # The release stage's drops are written down like every other stage's, with the task and the reason.
     [left_out] = list(tmp_path.rglob("release-rejects.jsonl"))
     rejected = [json.loads(line) for line in left_out.read_text().splitlines()]
-    assert sorted(r["item_id"] for r in rejected) == sorted(json.loads(line)["task_id"] for line in
-                                                           (release / "tasks.jsonl").read_text().splitlines())
+    assert sorted(r["item_id"] for r in rejected) == sorted(
+        json.loads(line)["task_id"] for line in (release / "tasks.jsonl").read_text().splitlines()
+    )
     assert {(r["stage"], r["reason"]) for r in rejected} == {("release", "already-released")}
     assert all(f"in release {release.name}" in r["detail"] for r in rejected)
     visible = sorted(p.name for p in (tmp_path / "releases").iterdir() if not p.name.startswith("."))
@@ -70,7 +71,11 @@ def test_the_run_shows_its_funnel_and_summary_as_artifacts(prefect_harness, exam
     assert set(found) == {"build-funnel", "build-summary"}
     import json
 
-    rows = found["build-funnel"].data if isinstance(found["build-funnel"].data, list) else json.loads(found["build-funnel"].data)
+    rows = (
+        found["build-funnel"].data
+        if isinstance(found["build-funnel"].data, list)
+        else json.loads(found["build-funnel"].data)
+    )
     stages = [r["stage"] for r in rows]
     assert stages.index("clone") < stages.index("pairing") < stages.index("solution") < stages.index("release")
     assert {r["stage"]: r["kept"] for r in rows}["release"] == 3

@@ -39,6 +39,7 @@ def _script(slow: bool):
         if n <= ANSWERED:
             return Text(text="no code in this answer")  # paid; the stage asks again (a repair)
         return Text(text="z" * 20000) if slow else Delay(seconds=3600)
+
     return respond
 
 
@@ -46,11 +47,22 @@ def _start(tmp_path: Path, example_config: Path, srv: FakeOpenAIServer, stream: 
     cfg = live_config(example_config, srv.base_url, tmp_path)
     if stream:
         cfg.write_text(cfg.read_text().replace("max_retries = 0\n", "max_retries = 0\nstream = true\n"))
-    env = dict(os.environ, OPENAI_API_KEY="sk-loopback", PREFECT_HOME=str(tmp_path / "prefect"),
-               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=str(PATIENCE_S), COLUMNS="200",
-               PYTHONPATH=str(ROOT))
-    return subprocess.Popen([sys.executable, "-m", "pipeline.cli", "build", "--config", str(cfg)], cwd=tmp_path,
-                            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = dict(
+        os.environ,
+        OPENAI_API_KEY="sk-loopback",
+        PREFECT_HOME=str(tmp_path / "prefect"),
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=str(PATIENCE_S),
+        COLUMNS="200",
+        PYTHONPATH=str(ROOT),
+    )
+    return subprocess.Popen(
+        [sys.executable, "-m", "pipeline.cli", "build", "--config", str(cfg)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _wait_for_hanging_request(proc: subprocess.Popen[str], srv: FakeOpenAIServer, tmp_path: Path) -> dict[int, str]:
@@ -105,8 +117,11 @@ def _cached_answers(tmp_path: Path) -> int:
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs /proc")]
 
 
-@pytest.mark.parametrize(("sig", "slow"), [(signal.SIGINT, False), (signal.SIGTERM, True)],
-                         ids=["ctrl-c-never-answers", "sigterm-slow-stream"])
+@pytest.mark.parametrize(
+    ("sig", "slow"),
+    [(signal.SIGINT, False), (signal.SIGTERM, True)],
+    ids=["ctrl-c-never-answers", "sigterm-slow-stream"],
+)
 def test_a_signal_stops_the_build_in_seconds_keeping_every_paid_answer(example_config, tmp_path, sig, slow):
     profile = ServerProfile(chunk_delay_s=1.0) if slow else ServerProfile()
     with FakeOpenAIServer(default=_script(slow), profile=profile) as srv:
@@ -125,9 +140,11 @@ def test_a_signal_stops_the_build_in_seconds_keeping_every_paid_answer(example_c
                 proc.kill()
     assert proc.returncode == 128 + sig, err[-2000:]
     lines = [line for line in err.splitlines() if line.startswith("stopped by")]
-    assert lines == [f"stopped by {signal.Signals(sig).name}: answers paid for in this run are stored "
-                     f"({ANSWERED} in {tmp_path / 'llm.sqlite'}); the next build pays for none of them again; "
-                     f"{lines[0].split('; ')[-1]}"], err[-2000:]
+    assert lines == [
+        f"stopped by {signal.Signals(sig).name}: answers paid for in this run are stored "
+        f"({ANSWERED} in {tmp_path / 'llm.sqlite'}); the next build pays for none of them again; "
+        f"{lines[0].split('; ')[-1]}"
+    ], err[-2000:]
     assert "request(s) in flight cut off" in lines[0]
     assert "Traceback" not in err
     assert _cached_answers(tmp_path) == ANSWERED
@@ -140,6 +157,7 @@ def _paid_requests_in_usage_files(tmp_path: Path) -> int:
     """Answered requests recorded under the build's usage/ folder by candidates (the pre-flight's
     probes are saved under their role's name and are not candidates' spend)."""
     import json
+
     total = 0
     for path in (tmp_path / "built").glob("*/usage/*/*.jsonl"):  # built/<snapshot>/usage/<run>/
         for line in path.read_text().splitlines():

@@ -39,7 +39,7 @@ def run_on_a_terminal(argv: list[str], env: dict[str, str], cwd: Path, give_up_s
             if ready:
                 try:
                     data = os.read(master, 65536)
-                except OSError:      # the child closed the terminal (EIO on Linux)
+                except OSError:  # the child closed the terminal (EIO on Linux)
                     break
                 if not data:
                     break
@@ -67,12 +67,14 @@ def terminal(tmp_path_factory) -> list[str]:
     pytest.importorskip("pyte", reason="pyte replays the terminal (pip install pyte)")
     tmp = tmp_path_factory.mktemp("terminal")
     text = (ROOT / "examples" / "classforge.toml").read_text()
-    for old, new in (('output_root = "../harvested"', f'output_root = "{tmp / "harvested"}"'),
-                     ('workdir = "../.cache/clones"', f'workdir = "{tmp / "clones"}"'),
-                     ('spec_corpora = ["corpus"]', f'spec_corpora = ["{ROOT / "examples" / "corpus"}"]'),
-                     ('cache_imports = ["llm_cache.jsonl"]', f'cache_imports = ["{ROOT / "examples" / "llm_cache.jsonl"}"]'),
-                     ('cache_path = "../.cache/llm-example.sqlite"', f'cache_path = "{tmp / "llm.sqlite"}"'),
-                     ('output_root = "../built"', f'output_root = "{tmp / "built"}"')):
+    for old, new in (
+        ('output_root = "../harvested"', f'output_root = "{tmp / "harvested"}"'),
+        ('workdir = "../.cache/clones"', f'workdir = "{tmp / "clones"}"'),
+        ('spec_corpora = ["corpus"]', f'spec_corpora = ["{ROOT / "examples" / "corpus"}"]'),
+        ('cache_imports = ["llm_cache.jsonl"]', f'cache_imports = ["{ROOT / "examples" / "llm_cache.jsonl"}"]'),
+        ('cache_path = "../.cache/llm-example.sqlite"', f'cache_path = "{tmp / "llm.sqlite"}"'),
+        ('output_root = "../built"', f'output_root = "{tmp / "built"}"'),
+    ):
         assert old in text, f"the example configuration changed: {old} is no longer redirected"
         text = text.replace(old, new)
     # The terminal's rows are the subject; the plus tier (on in the example) is tested elsewhere.
@@ -80,12 +82,18 @@ def terminal(tmp_path_factory) -> list[str]:
     config = tmp / "classforge.toml"
     config.write_text(text + f'\n[release]\noutput_root = "{tmp / "releases"}"\n')
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "PREFECT_"))}
-    env |= {"TERM": "xterm-256color", "COLUMNS": str(COLUMNS), "LINES": str(LINES), "PREFECT_HOME": str(tmp / "prefect"),
-            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "HF_HUB_CACHE": str(tmp / "hf-hub"),
-            # a busy machine can take minutes to start Prefect's embedded server
-            "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "900"}
+    env |= {
+        "TERM": "xterm-256color",
+        "COLUMNS": str(COLUMNS),
+        "LINES": str(LINES),
+        "PREFECT_HOME": str(tmp / "prefect"),
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "HF_HUB_CACHE": str(tmp / "hf-hub"),
+        # a busy machine can take minutes to start Prefect's embedded server
+        "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "900",
+    }
     code, data = run_on_a_terminal([sys.executable, "-m", "pipeline.cli", "build", "--config", str(config)], env, ROOT)
-    (tmp / "terminal.bytes").write_bytes(data)       # kept for a look when an assertion fails
+    (tmp / "terminal.bytes").write_bytes(data)  # kept for a look when an assertion fails
     lines = replay(data)
     assert code == 0, "\n".join(lines[-40:])
     return lines

@@ -39,7 +39,7 @@ def test_a_dask_address_dask_cannot_parse_is_one_line_before_anything_starts(exa
 def test_an_unwritable_build_folder_is_one_line_naming_it(prefect_harness, example_config, tmp_path):
     (tmp_path / "built").write_text("a file where the build folder should be")
     done = run("build", "--config", str(example_config))
-    assert done.exit_code == 2   # found with the other output folders, before any work (issue 26)
+    assert done.exit_code == 2  # found with the other output folders, before any work (issue 26)
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     assert f"construction.output_root: {tmp_path / 'built'} is a file, not a folder" in line, line
 
@@ -50,10 +50,17 @@ def test_a_build_folder_another_run_holds_is_refused_in_one_line_before_anything
 
     folder = tmp_path / "built" / "example"
     holder = subprocess.Popen(
-        [sys.executable, "-c", "import sys, time\nfrom pipeline.core.folder_lock import FolderLock\n"
-         f"FolderLock({str(folder)!r}, 'another build').acquire()\nprint('held', flush=True)\ntime.sleep(120)"],
-        stdout=subprocess.PIPE, text=True, cwd=str(example_config.parents[0]),
-        env={"PYTHONPATH": str(__import__("pathlib").Path(__file__).resolve().parents[2])})
+        [
+            sys.executable,
+            "-c",
+            "import sys, time\nfrom pipeline.core.folder_lock import FolderLock\n"
+            f"FolderLock({str(folder)!r}, 'another build').acquire()\nprint('held', flush=True)\ntime.sleep(120)",
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+        cwd=str(example_config.parents[0]),
+        env={"PYTHONPATH": str(__import__("pathlib").Path(__file__).resolve().parents[2])},
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
         done = run("build", "--config", str(example_config))

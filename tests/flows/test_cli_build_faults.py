@@ -21,7 +21,7 @@ def run(*args: str):
 
 
 def _no_prefect(monkeypatch) -> None:
-    """"Before any work" as an order: reaching Prefect's set-up fails the test."""
+    """The order "before any work": reaching Prefect's set-up fails the test."""
     monkeypatch.setattr("pipeline.cli._prefect_defaults", lambda: pytest.fail("Prefect was started"))
 
 
@@ -49,18 +49,27 @@ def test_a_deployment_run_refuses_a_missing_source_too(example_config, tmp_path)
     from pipeline.config import ConfigError
 
     missing = tmp_path / "nowhere"
-    example_config.write_text(example_config.read_text().replace("local_sources = []", f'local_sources = ["file://{missing}"]'))
+    example_config.write_text(
+        example_config.read_text().replace("local_sources = []", f'local_sources = ["file://{missing}"]')
+    )
     with pytest.raises(ConfigError, match=f"harvest.local_sources: {missing} does not exist"):
         configure(str(example_config), None, None)
 
 
 def _cli(args: list[str], cwd: Path, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("PREFECT_")}
-    env.update(PREFECT_HOME=str(tmp_path / "prefect-home"), PREFECT_SERVER_ANALYTICS_ENABLED="false", HF_HUB_OFFLINE="1",
-               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"],
-               HF_HUB_CACHE=str(tmp_path / "hf-hub"), PYTHONPATH=str(ROOT), COLUMNS="60")
-    return subprocess.run([sys.executable, "-m", "pipeline.cli", *args], cwd=cwd, env=env, capture_output=True,
-                          text=True, timeout=1800)
+    env.update(
+        PREFECT_HOME=str(tmp_path / "prefect-home"),
+        PREFECT_SERVER_ANALYTICS_ENABLED="false",
+        HF_HUB_OFFLINE="1",
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"],
+        HF_HUB_CACHE=str(tmp_path / "hf-hub"),
+        PYTHONPATH=str(ROOT),
+        COLUMNS="60",
+    )
+    return subprocess.run(
+        [sys.executable, "-m", "pipeline.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=1800
+    )
 
 
 @pytest.mark.slow
@@ -71,10 +80,12 @@ def test_a_failure_inside_the_flow_is_one_line_and_the_log_keeps_the_traceback(e
     assert done.returncode == 1, done.stderr[-3000:]
     errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
     log = tmp_path / "built" / "example" / "build.log"
-    assert errors == [f"error: construction.pairing.pinned: no harvested class with id or name 'ShoppingCart' among "
-                      f"the snapshot's 0 kept classes; pin classes the harvest kept, or leave pinned empty (log: {log})"]
+    assert errors == [
+        f"error: construction.pairing.pinned: no harvested class with id or name 'ShoppingCart' among "
+        f"the snapshot's 0 kept classes; pin classes the harvest kept, or leave pinned empty (log: {log})"
+    ]
     assert "Traceback" not in done.stderr + done.stdout
-    assert "ERROR" not in done.stderr   # Prefect's own failure lines went to the log, not the terminal
+    assert "ERROR" not in done.stderr  # Prefect's own failure lines went to the log, not the terminal
     assert "Traceback" in log.read_text() and "PairingError" in log.read_text()
 
 
@@ -85,12 +96,23 @@ def test_the_build_folder_stays_held_through_the_endpoint_probes(example_config,
     seen: list[subprocess.CompletedProcess[str]] = []
 
     def second_build_tries_the_folder(cfg, endpoints, out_file=None):
-        seen.append(subprocess.run(
-            [sys.executable, "-c", "import sys\nfrom pipeline.core.folder_lock import FolderLock, FolderBusy\n"
-             f"try:\n    FolderLock({str(folder)!r}, 'second build').acquire()\nexcept FolderBusy as e:\n"
-             "    print(e)\n    sys.exit(3)\n"],
-            cwd=tmp_path, env={**os.environ, "PYTHONPATH": str(ROOT)}, capture_output=True, text=True, timeout=600))
-        raise SystemExit(9)   # stop the first build here; the probes are what matters
+        seen.append(
+            subprocess.run(
+                [
+                    sys.executable,
+                    "-c",
+                    "import sys\nfrom pipeline.core.folder_lock import FolderLock, FolderBusy\n"
+                    f"try:\n    FolderLock({str(folder)!r}, 'second build').acquire()\nexcept FolderBusy as e:\n"
+                    "    print(e)\n    sys.exit(3)\n",
+                ],
+                cwd=tmp_path,
+                env={**os.environ, "PYTHONPATH": str(ROOT)},
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
+        )
+        raise SystemExit(9)  # stop the first build here; the probes are what matters
 
     monkeypatch.setattr("pipeline.cli._preflight", second_build_tries_the_folder)
     done = run("build", "--config", str(example_config))
@@ -99,11 +121,18 @@ def test_the_build_folder_stays_held_through_the_endpoint_probes(example_config,
     assert f"{folder} is in use by classforge build (pid {os.getpid()}" in other.stdout
     # released when the command ended: the next build may take it
     from pipeline.core.folder_lock import FolderLock
+
     FolderLock(folder, "after").acquire().release()
 
 
-MODELS = ("example-handwritten-composer", "example-handwritten-test-writer", "example-handwritten-judge-a",
-          "example-handwritten-judge-b", "example-handwritten-judge-c", "example-handwritten-solver")
+MODELS = (
+    "example-handwritten-composer",
+    "example-handwritten-test-writer",
+    "example-handwritten-judge-a",
+    "example-handwritten-judge-b",
+    "example-handwritten-judge-c",
+    "example-handwritten-solver",
+)
 
 
 def _priced_live_config(example_config: Path, base_url: str, tmp_path: Path, budget_usd: float) -> Path:
@@ -111,7 +140,7 @@ def _priced_live_config(example_config: Path, base_url: str, tmp_path: Path, bud
 
     path = live_config(example_config, base_url, tmp_path, preflight=True)
     text = path.read_text().replace("preflight = true", f"preflight = true\nbudget_usd = {budget_usd}", 1)
-    text += "".join(f'\n[llm.costs.{m}]\nprompt_per_mtok = 1000.0\ncompletion_per_mtok = 1000.0\n' for m in MODELS)
+    text += "".join(f"\n[llm.costs.{m}]\nprompt_per_mtok = 1000.0\ncompletion_per_mtok = 1000.0\n" for m in MODELS)
     path.write_text(text)
     return path
 
@@ -129,7 +158,9 @@ def test_a_budget_that_cannot_pay_the_probes_stops_before_the_first(example_conf
         assert srv.requests == []
     assert done.exit_code == 2, done.output
     (line,) = [line for line in done.output.splitlines() if line.strip()]
-    assert line.startswith(f"error: llm.budget_usd = {float(budget)} cannot cover the endpoint checks (up to 30 requests to 6")
+    assert line.startswith(
+        f"error: llm.budget_usd = {float(budget)} cannot cover the endpoint checks (up to 30 requests to 6"
+    )
     assert "nothing was sent" in line
 
 
@@ -154,8 +185,8 @@ def test_the_probe_bound_covers_what_the_probes_cost(example_config, tmp_path):
     ledger.absorb(probe_ledger_entries(reports))
     paid = ledger.spent_usd
     assert paid > 0
-    cfg.llm.budget_usd = paid   # exactly what they cost: must be accepted only if the bound is not below it...
-    with pytest.raises(ProbeBudgetTooSmall):   # ...it is an upper bound, so this budget is refused
+    cfg.llm.budget_usd = paid  # exactly what they cost: must be accepted only if the bound is not below it...
+    with pytest.raises(ProbeBudgetTooSmall):  # ...it is an upper bound, so this budget is refused
         require_probe_budget(endpoints, cfg.llm)
     cfg.llm.budget_usd = paid * 10
     require_probe_budget(endpoints, cfg.llm)
@@ -169,14 +200,25 @@ def test_the_probes_count_against_the_runs_budget(example_config, monkeypatch):
     from pipeline.config import load_config
     from pipeline.llm.ledger import LedgerEntry, UsageLedger
 
-    monkeypatch.setattr(fb, "open_construction", lambda cfg, env, run_id: SimpleNamespace(
-        client=SimpleNamespace(ledger=UsageLedger(cfg.llm.costs)), close=lambda: None))
+    monkeypatch.setattr(
+        fb,
+        "open_construction",
+        lambda cfg, env, run_id: SimpleNamespace(
+            client=SimpleNamespace(ledger=UsageLedger(cfg.llm.costs)), close=lambda: None
+        ),
+    )
 
     cfg = load_config(example_config)
     cfg.llm.costs = {MODELS[0]: {"prompt_per_mtok": 1000.0, "completion_per_mtok": 1000.0}}
     cfg = type(cfg).model_validate(cfg.model_dump())
-    probes = [LedgerEntry(role="preflight", task_id="preflight", model=MODELS[0],
-                          counts={"requests": 5, "prompt_tokens": 500, "completion_tokens": 80})]
+    probes = [
+        LedgerEntry(
+            role="preflight",
+            task_id="preflight",
+            model=MODELS[0],
+            counts={"requests": 5, "prompt_tokens": 500, "completion_tokens": 80},
+        )
+    ]
     fb._probe_usage["run-k"] = probes
     try:
         built = fb._construction(fb._config_json(cfg), "run-k")
@@ -199,11 +241,15 @@ def test_an_unwritable_output_folder_is_refused_before_any_paid_call(example_con
             (releases / "probe").touch()
         except PermissionError:
             pass
-        else:   # root with CAP_DAC_OVERRIDE writes through 0555 (a read-only mount would stop it)
-            pytest.skip("this user writes through a 0555 folder (root); run as a user, or as root without "
-                        "CAP_DAC_OVERRIDE (setpriv --bounding-set=-dac_override,-dac_read_search)")
+        else:  # root with CAP_DAC_OVERRIDE writes through 0555 (a read-only mount would stop it)
+            pytest.skip(
+                "this user writes through a 0555 folder (root); run as a user, or as root without "
+                "CAP_DAC_OVERRIDE (setpriv --bounding-set=-dac_override,-dac_read_search)"
+            )
         target, why = releases, f"{releases} is not writable (Permission denied)"
-    example_config.write_text(example_config.read_text().replace(f'output_root = "{releases}"', f'output_root = "{target}"'))
+    example_config.write_text(
+        example_config.read_text().replace(f'output_root = "{releases}"', f'output_root = "{target}"')
+    )
     monkeypatch.setattr("pipeline.cli._preflight", lambda *a, **k: pytest.fail("an endpoint was probed"))
     _no_prefect(monkeypatch)
     done = run("build", "--config", str(example_config))
@@ -223,7 +269,7 @@ def test_the_terminal_gets_one_line_per_record_and_the_log_file_the_tracebacks(t
     handler = logging.StreamHandler(terminal)
     root, prefect_logger = logging.getLogger(), logging.getLogger("prefect")
     level = prefect_logger.level
-    prefect_logger.setLevel(logging.INFO)   # as Prefect's logging configuration sets it
+    prefect_logger.setLevel(logging.INFO)  # as Prefect's logging configuration sets it
     root.addHandler(handler)
     try:
         with flow_log(tmp_path / "built") as log_path:
@@ -232,17 +278,26 @@ def test_the_terminal_gets_one_line_per_record_and_the_log_file_the_tracebacks(t
             except ValueError:
                 logging.getLogger("prefect.flow_runs").exception("Encountered exception during execution")
                 logging.getLogger("prefect.task_runs").warning("candidate x failed", exc_info=True)
-            logging.getLogger("prefect.flow_runs").info("Finished in state Failed('Flow run encountered an exception: x')")
+            logging.getLogger("prefect.flow_runs").info(
+                "Finished in state Failed('Flow run encountered an exception: x')"
+            )
         logging.getLogger("prefect.flow_runs").error("after the build: shown as before")
     finally:
         root.removeHandler(handler)
         prefect_logger.setLevel(level)
     shown = terminal.getvalue().splitlines()
-    assert shown == ["candidate x failed (ValueError: boom; traceback in build.log)", "after the build: shown as before"]
+    assert shown == [
+        "candidate x failed (ValueError: boom; traceback in build.log)",
+        "after the build: shown as before",
+    ]
     text = log_path.read_text()
     assert log_path == tmp_path / "built" / "build.log"
-    assert text.count("Traceback") == 2 and "Encountered exception during execution" in text and "Finished in state" in text
-    assert "after the build" not in text   # detached on the way out
+    assert (
+        text.count("Traceback") == 2
+        and "Encountered exception during execution" in text
+        and "Finished in state" in text
+    )
+    assert "after the build" not in text  # detached on the way out
 
 
 def test_a_traceback_on_a_logger_that_keeps_its_records_from_the_root_is_cut_too(tmp_path):
@@ -267,10 +322,12 @@ def test_a_traceback_on_a_logger_that_keeps_its_records_from_the_root_is_cut_too
     finally:
         internal.removeHandler(handler)
         internal.propagate = True
-    assert terminal.getvalue().splitlines() == ["events worker failed (TimeoutError: timed out; traceback in build.log)"]
+    assert terminal.getvalue().splitlines() == [
+        "events worker failed (TimeoutError: timed out; traceback in build.log)"
+    ]
     text = log_path.read_text()
     assert "Traceback" in text and "events worker failed" in text
-    assert internal.handlers == []   # the log file was detached on the way out
+    assert internal.handlers == []  # the log file was detached on the way out
 
 
 def test_the_embedded_servers_stderr_goes_to_the_build_log(tmp_path, monkeypatch, capfd):

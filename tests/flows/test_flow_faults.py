@@ -38,16 +38,21 @@ def live_config(example_config: Path, base_url: str, tmp_path: Path, *, prefligh
 
 
 @pytest.mark.slow
-def test_an_outage_ends_the_run_failed_after_retrying_each_candidate(prefect_harness, example_config, tmp_path, monkeypatch):
+def test_an_outage_ends_the_run_failed_after_retrying_each_candidate(
+    prefect_harness, example_config, tmp_path, monkeypatch
+):
     from flows.build_benchmark import build_benchmark
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(default=HTTPError(status=503)) as server:
-        state = build_benchmark(config_path=str(live_config(example_config, server.base_url, tmp_path)),
-                                return_state=True)
+        state = build_benchmark(
+            config_path=str(live_config(example_config, server.base_url, tmp_path)), return_state=True
+        )
         composer_calls = [r for r in server.chat_requests if r.model == "example-handwritten-composer"]
     assert state.is_failed()
-    assert "3 candidate(s) unfinished (infrastructure-fault)" in state.message and "run again to resume" in state.message
+    assert (
+        "3 candidate(s) unfinished (infrastructure-fault)" in state.message and "run again to resume" in state.message
+    )
     assert len(composer_calls) == 6, "each of the 3 candidates is tried twice (candidate_retries = 1)"
     summary = state.result(raise_on_failure=False)
     assert summary.incomplete == 3 and summary.release is None
@@ -60,9 +65,12 @@ def test_a_run_that_builds_nothing_ends_failed(prefect_harness, example_config, 
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(default=Text(text="I cannot help with that.")) as server:
-        state = build_benchmark(config_path=str(live_config(example_config, server.base_url, tmp_path)),
-                                return_state=True)
-    assert state.is_failed() and state.message.startswith("released nothing: nothing to release: the build produced no tasks")
+        state = build_benchmark(
+            config_path=str(live_config(example_config, server.base_url, tmp_path)), return_state=True
+        )
+    assert state.is_failed() and state.message.startswith(
+        "released nothing: nothing to release: the build produced no tasks"
+    )
     summary = state.result(raise_on_failure=False)
     assert summary.tasks == 0 and summary.incomplete == 0
     assert summary.funnel.stages["compose"].kept == 0
@@ -73,7 +81,8 @@ def test_a_second_run_on_a_busy_build_folder_fails_naming_the_holder(prefect_har
     from flows.build_benchmark import build_benchmark
 
     holder = subprocess.Popen(
-        [sys.executable, "-c", HOLD_LOCK, str(tmp_path / "built" / "example")], stdout=subprocess.PIPE, text=True)
+        [sys.executable, "-c", HOLD_LOCK, str(tmp_path / "built" / "example")], stdout=subprocess.PIPE, text=True
+    )
     try:
         assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
         state = build_benchmark(config_path=str(example_config), return_state=True)
@@ -86,11 +95,14 @@ def test_a_second_run_on_a_busy_build_folder_fails_naming_the_holder(prefect_har
     assert not (tmp_path / "harvested" / "example" / "classes.jsonl").exists(), "it stopped before any work"
 
 
-@pytest.mark.parametrize("cutoff, snapshot, key", [
-    (None, "../escape", "harvest.snapshot"),
-    ("2999-01-01", None, "in the future"),
-    ("2025-13-40", None, "harvest.cutoff"),
-])
+@pytest.mark.parametrize(
+    "cutoff, snapshot, key",
+    [
+        (None, "../escape", "harvest.snapshot"),
+        ("2999-01-01", None, "in the future"),
+        ("2025-13-40", None, "harvest.cutoff"),
+    ],
+)
 def test_parameters_are_validated_like_the_file(example_config, cutoff, snapshot, key):
     from flows.build_benchmark import configure
 
@@ -127,13 +139,14 @@ def test_github_without_a_token_fails_the_run_before_any_work(prefect_harness, e
     example_config.write_text(config)
     state = build_benchmark(config_path=str(example_config), return_state=True)
     assert state.is_failed()
-    assert not (example_config.parent / "harvested").exists()   # nothing harvested: it failed first
+    assert not (example_config.parent / "harvested").exists()  # nothing harvested: it failed first
     assert "GITHUB_TOKEN is not set" in str(state.result(raise_on_failure=False))
 
 
 @pytest.mark.slow
-def test_an_unreachable_model_fails_a_deployment_run_before_any_work(prefect_harness, example_config, tmp_path,
-                                                                      monkeypatch):
+def test_an_unreachable_model_fails_a_deployment_run_before_any_work(
+    prefect_harness, example_config, tmp_path, monkeypatch
+):
     """A deployment run does not pass through the CLI's check: the flow checks the endpoints itself."""
     import socket
 
@@ -143,16 +156,18 @@ def test_an_unreachable_model_fails_a_deployment_run_before_any_work(prefect_har
         s.bind(("127.0.0.1", 0))
         dead = f"http://127.0.0.1:{s.getsockname()[1]}/v1"  # nothing listens once the socket closes
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
-    state = build_benchmark(config_path=str(live_config(example_config, dead, tmp_path, preflight=True)),
-                            return_state=True)
+    state = build_benchmark(
+        config_path=str(live_config(example_config, dead, tmp_path, preflight=True)), return_state=True
+    )
     assert state.is_failed()
     assert "endpoint check failed" in str(state.result(raise_on_failure=False))
     assert not (tmp_path / "harvested" / "example" / "classes.jsonl").exists(), "nothing was harvested"
 
 
 @pytest.mark.slow
-def test_reports_passed_by_the_cli_are_applied_without_probing_again(prefect_harness, example_config, tmp_path,
-                                                                      monkeypatch):
+def test_reports_passed_by_the_cli_are_applied_without_probing_again(
+    prefect_harness, example_config, tmp_path, monkeypatch
+):
     """`classforge build` checks the endpoints before Prefect starts and hands the reports over."""
     import json
 
@@ -162,13 +177,28 @@ def test_reports_passed_by_the_cli_are_applied_without_probing_again(prefect_har
     with FakeOpenAIServer(default=HTTPError(status=503)) as server:
         config = live_config(example_config, server.base_url, tmp_path, preflight=True)
         roles = ["composer", "test_writer", "judge-1", "judge-2", "judge-3", "solver"]
-        reports = [{"roles": roles, "base_url": server.base_url, "model": "example-handwritten-composer",
-                    "reachable": True, "context_window": 4096, "context_window_source": "server",
-                    "response_format": "json_object"}]
+        reports = [
+            {
+                "roles": roles,
+                "base_url": server.base_url,
+                "model": "example-handwritten-composer",
+                "reachable": True,
+                "context_window": 4096,
+                "context_window_source": "server",
+                "response_format": "json_object",
+            }
+        ]
         state = build_benchmark(config_path=str(config), endpoint_reports=reports, return_state=True)
-        probes = [r for r in server.requests if not r.path.endswith("/chat/completions") or
-                  (r.model == "example-handwritten-composer" and "max_tokens" in (r.body or {})
-                  and (r.body or {}).get("max_tokens", 0) < 64)]
+        probes = [
+            r
+            for r in server.requests
+            if not r.path.endswith("/chat/completions")
+            or (
+                r.model == "example-handwritten-composer"
+                and "max_tokens" in (r.body or {})
+                and (r.body or {}).get("max_tokens", 0) < 64
+            )
+        ]
     assert state.is_failed() and "infrastructure-fault" in state.message  # the outage, not a check failure
     assert probes == [], [r.path for r in probes]
     recorded = json.loads((tmp_path / "built" / "example" / "endpoints.json").read_text())

@@ -41,8 +41,11 @@ def _project_copy(dest: Path) -> Path:
     config = dest / "examples" / "classforge.toml"
     # Reference corpora outside the project are not part of a user's clone.
     # (the plus tier, on in the example, is off here: deployment is the subject)
-    lines = [line if line != "enabled = true" else "enabled = false"
-             for line in config.read_text().splitlines() if not line.startswith("reference_corpora")]
+    lines = [
+        line if line != "enabled = true" else "enabled = false"
+        for line in config.read_text().splitlines()
+        if not line.startswith("reference_corpora")
+    ]
     # This test is about deployment and scheduling; a small mutant sample keeps the gate in the path.
     config.write_text("\n".join(lines) + "\n\n[construction.mutation]\nmax_mutants_per_method = 2\n")
     return dest
@@ -66,8 +69,9 @@ def _healthy(api: str) -> bool:
 
 
 def _runs(api: str, deployment: str, state: str) -> list[dict]:
-    deployments = httpx.post(f"{api}/deployments/filter", json={"deployments": {"name": {"any_": [deployment]}}},
-                             timeout=60).json()
+    deployments = httpx.post(
+        f"{api}/deployments/filter", json={"deployments": {"name": {"any_": [deployment]}}}, timeout=60
+    ).json()
     if not deployments:
         return []
     body = {"flow_runs": {"deployment_id": {"any_": [deployments[0]["id"]]}, "state": {"type": {"any_": [state]}}}}
@@ -80,23 +84,33 @@ def test_deploy_schedule_and_run_as_users_do(tmp_path):
     port = _free_port()
     api = f"http://127.0.0.1:{port}/api"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PREFECT_", "CLASSFORGE_"))}
-    env |= {"PREFECT_HOME": str(tmp_path / "prefect-home"), "PREFECT_API_URL": api,
-            "PREFECT_SERVER_ANALYTICS_ENABLED": "false", "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2"}
+    env |= {
+        "PREFECT_HOME": str(tmp_path / "prefect-home"),
+        "PREFECT_API_URL": api,
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_SERVER_SERVICES_SCHEDULER_LOOP_SECONDS": "2",
+    }
     logs = tmp_path / "logs"
     logs.mkdir()
 
     def prefect(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-        done = subprocess.run([PREFECT, "--no-prompt", *args], cwd=project, env=env, capture_output=True,
-                              text=True, timeout=timeout)
+        done = subprocess.run(
+            [PREFECT, "--no-prompt", *args], cwd=project, env=env, capture_output=True, text=True, timeout=timeout
+        )
         assert done.returncode == 0, f"prefect {' '.join(args)}:\n{done.stdout}\n{done.stderr}"
         return done
 
     server_log = open(logs / "server.log", "w")  # noqa: SIM115 - the server writes to it for its whole life
-    server = subprocess.Popen([PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
-                              cwd=tmp_path, env=env, stdout=server_log, stderr=subprocess.STDOUT)
+    server = subprocess.Popen(
+        [PREFECT, "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        cwd=tmp_path,
+        env=env,
+        stdout=server_log,
+        stderr=subprocess.STDOUT,
+    )
     worker = None
     try:
-        _wait(lambda: _healthy(api), 600, "the Prefect server to start")   # bounds for a hang, room for a busy machine
+        _wait(lambda: _healthy(api), 600, "the Prefect server to start")  # bounds for a hang, room for a busy machine
         prefect("work-pool", "create", "classforge", "--type", "process")
         prefect("deploy", "--all")
 
@@ -105,8 +119,13 @@ def test_deploy_schedule_and_run_as_users_do(tmp_path):
         assert "Can't evaluate bulk DML" not in (logs / "server.log").read_text()
 
         worker_log = open(logs / "worker.log", "w")  # noqa: SIM115 - as the server's
-        worker = subprocess.Popen([PREFECT, "worker", "start", "--pool", "classforge"], cwd=tmp_path, env=env,
-                                  stdout=worker_log, stderr=subprocess.STDOUT)
+        worker = subprocess.Popen(
+            [PREFECT, "worker", "start", "--pool", "classforge"],
+            cwd=tmp_path,
+            env=env,
+            stdout=worker_log,
+            stderr=subprocess.STDOUT,
+        )
         prefect("deployment", "run", "build-benchmark/manual", "--watch", "--watch-timeout", "1800", timeout=1900)
         (run,) = _runs(api, "manual", "COMPLETED")
         assert run["state"]["message"].startswith("released 3 task(s)"), run["state"]

@@ -38,7 +38,9 @@ def real_repos(tmp_path) -> Path:
     """The shipped bundles as plain clones in one folder, as a user's --source would be."""
     folder = tmp_path / "repos"
     for bundle in sorted(REPOS.glob("*.bundle")):
-        subprocess.run(["git", "clone", "-q", str(bundle), str(folder / bundle.name.removesuffix(".bundle"))], check=True)
+        subprocess.run(
+            ["git", "clone", "-q", str(bundle), str(folder / bundle.name.removesuffix(".bundle"))], check=True
+        )
     return folder
 
 
@@ -57,12 +59,16 @@ def test_real_source_build_on_the_shipped_repositories(prefect_harness, real_rep
     # so the suite is the same on every machine. The mutation gate is the shipped one (86%): the
     # state assertions and walks of examples/real-source.toml are what get classes past it.
     overrides = build_overrides("real-source", [real_repos], tmp_path / "out") | {
-        "harvest.clone.workdir": str(tmp_path / "clones"), "llm.cache_path": str(tmp_path / "llm.sqlite"),
-        "plus.python": str(plus_python), "plus.cache_dir": str(tmp_path / "plus"), "plus.budget_s": 1200,
+        "harvest.clone.workdir": str(tmp_path / "clones"),
+        "llm.cache_path": str(tmp_path / "llm.sqlite"),
+        "plus.python": str(plus_python),
+        "plus.cache_dir": str(tmp_path / "plus"),
+        "plus.budget_s": 1200,
         "plus.wall_limit_s": 1800.0,
     }
-    summary = build_benchmark(config_path=str(ROOT / "examples" / "real-source.toml"), cutoff="2025-01-01",
-                              overrides=overrides)
+    summary = build_benchmark(
+        config_path=str(ROOT / "examples" / "real-source.toml"), cutoff="2025-01-01", overrides=overrides
+    )
     stages = summary.funnel.stages
     assert summary.usage.requests == 0, "no LLM call on this track without a docstring role"
     assert stages["license"].seen == summary.classes == 13
@@ -81,8 +87,11 @@ def test_real_source_build_on_the_shipped_repositories(prefect_harness, real_rep
     assert stages["state-checks"].seen > 0
     assert all(r["coverage"] >= 90 and r["mutation_score"] >= 0.86 and r["mutation"]["killed"] > 0 for r in rows)
     assert all(r["sources"][0]["license_spdx"] == "MIT" and r["test_generator"].startswith("pynguin==") for r in rows)
-    assert all(s["repo"] and s["path"] and len(s["commit"]) == 40 and s["first_seen_date"] >= "2025-01-01"
-               for r in rows for s in r["sources"])
+    assert all(
+        s["repo"] and s["path"] and len(s["commit"]) == 40 and s["first_seen_date"] >= "2025-01-01"
+        for r in rows
+        for s in r["sources"]
+    )
     breaker = next(r for r in rows if r["class_name"] == "CircuitBreaker")
     assert ">>> " in breaker["skeleton"] and breaker["methods_given"] == ["_get_state"]
     assert "def _get_state(self) -> CircuitState:" in breaker["skeleton"]
@@ -105,5 +114,7 @@ def test_a_real_source_build_that_drops_every_class_completes_and_says_so():
     real = final_state({}, empty, published, "real-source")
     assert real.is_completed() and real.name == "NothingReleased" and "dropped with a reason" in real.message
     assert final_state({}, empty, published, "composition").is_failed()
-    unfinished = SimpleNamespace(incomplete=[SimpleNamespace(reason="infrastructure-fault", detail="sandbox")], tasks=[])
+    unfinished = SimpleNamespace(
+        incomplete=[SimpleNamespace(reason="infrastructure-fault", detail="sandbox")], tasks=[]
+    )
     assert final_state({}, unfinished, published, "real-source").is_failed()

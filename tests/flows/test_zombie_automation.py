@@ -20,7 +20,7 @@ def test_zombie_automation_is_valid_and_outwaits_the_heartbeat() -> None:
     trigger = automation.trigger
     assert trigger.posture == Posture.Proactive and trigger.after == {"prefect.flow-run.heartbeat"}
     assert {"prefect.flow-run.Completed", "prefect.flow-run.Failed"} <= trigger.expect
-    heartbeat = FlowsSettings.model_fields["heartbeat_frequency"].default   # Prefect's default, whatever this shell sets
+    heartbeat = FlowsSettings.model_fields["heartbeat_frequency"].default  # Prefect's default, whatever this shell sets
     assert heartbeat is not None and trigger.within.total_seconds() >= 2 * heartbeat
     (action,) = automation.actions
     assert action.type == "change-flow-run-state" and action.state == StateType.CRASHED

@@ -24,12 +24,28 @@ _STATEMENTS = [
 _VERBS = ["add", "remove", "apply", "merge", "scale", "shift", "clamp", "track", "record", "bump", "fold", "mark"]
 
 
-def make_class(name: str = "Ledger", methods: int = 6, body_lines: int = 6, imports: str = "import json\n",
-               extra_method: str = "", prelude: str = "") -> str:
+def make_class(
+    name: str = "Ledger",
+    methods: int = 6,
+    body_lines: int = 6,
+    imports: str = "import json\n",
+    extra_method: str = "",
+    prelude: str = "",
+) -> str:
     """A module with one class of `methods` methods, each about `body_lines` lines long."""
     rng = random.Random(name)
-    parts = [imports, prelude, f"class {name}:", f'    """A {name.lower()} used in tests."""', "",
-             "    def __init__(self):", '        """Start empty."""', "        self.items = {}", "        self.total = 0", ""]
+    parts = [
+        imports,
+        prelude,
+        f"class {name}:",
+        f'    """A {name.lower()} used in tests."""',
+        "",
+        "    def __init__(self):",
+        '        """Start empty."""',
+        "        self.items = {}",
+        "        self.total = 0",
+        "",
+    ]
     for i in range(methods - 1):
         verb = rng.choice(_VERBS)
         parts.append(f"    def {verb}_{i}(self, key, value=1):")

@@ -26,24 +26,35 @@ def kept(out: Path, snapshot: str = "default") -> set[str]:
 
 def github_config(tmp_path: Path, base_url: str, extra: str = "") -> Path:
     cfg = tmp_path / "gh.toml"
-    cfg.write_text(f'[harvest]\noutput_root = "{tmp_path / "out"}"\n[harvest.github]\nenabled = true\n'
-                   f'base_url = "{base_url}"\n{extra}')
+    cfg.write_text(
+        f'[harvest]\noutput_root = "{tmp_path / "out"}"\n[harvest.github]\nenabled = true\n'
+        f'base_url = "{base_url}"\n{extra}'
+    )
     return cfg
 
 
 def two_repos(make_repo, tmp_path: Path) -> tuple[Path, Path]:
     folder = tmp_path / "folder"
-    make_repo("acme__shop", [("2025-01-15", {"shop/cart.py": make_class("Cart", methods=6)}),
-                             ("2025-03-01", {"shop/till.py": make_class("Till", methods=6)})], folder)
-    lone = make_repo("solo__tool", [("2025-04-01", {"tool/queue.py": make_class("JobQueue", methods=6)})], tmp_path / "elsewhere")
+    make_repo(
+        "acme__shop",
+        [
+            ("2025-01-15", {"shop/cart.py": make_class("Cart", methods=6)}),
+            ("2025-03-01", {"shop/till.py": make_class("Till", methods=6)}),
+        ],
+        folder,
+    )
+    lone = make_repo(
+        "solo__tool", [("2025-04-01", {"tool/queue.py": make_class("JobQueue", methods=6)})], tmp_path / "elsewhere"
+    )
     return folder, lone
 
 
 def test_harvest_from_flags_alone(make_repo, tmp_path):
     folder, lone = two_repos(make_repo, tmp_path)
     out = tmp_path / "out"
-    result, text = invoke("harvest", "--source", str(folder), "--source", lone.as_uri(),
-                          "--cutoff", "2025-02-01", "--out", str(out))
+    result, text = invoke(
+        "harvest", "--source", str(folder), "--source", lone.as_uri(), "--cutoff", "2025-02-01", "--out", str(out)
+    )
     assert result.exit_code == 0, text
     assert kept(out) == {"Till", "JobQueue"}  # Cart was first committed before the cutoff
     assert "2 repositories" in text and "pre-cutoff x1" in text
@@ -52,18 +63,34 @@ def test_harvest_from_flags_alone(make_repo, tmp_path):
 def test_flags_override_the_file_and_are_validated_like_it(make_repo, tmp_path):
     folder, _ = two_repos(make_repo, tmp_path)
     cfg = tmp_path / "classforge.toml"
-    cfg.write_text(f'[harvest]\ncutoff = 2025-02-01\nsnapshot = "fromfile"\noutput_root = "{tmp_path / "fileout"}"\n'
-                   f'local_sources = ["{tmp_path / "does-not-exist"}"]\n')
+    cfg.write_text(
+        f'[harvest]\ncutoff = 2025-02-01\nsnapshot = "fromfile"\noutput_root = "{tmp_path / "fileout"}"\n'
+        f'local_sources = ["{tmp_path / "does-not-exist"}"]\n'
+    )
     out = tmp_path / "out"
-    result, text = invoke("harvest", "-c", str(cfg), "--source", str(folder), "--cutoff", "2025-01-01",
-                          "--snapshot", "flags", "--out", str(out))
+    result, text = invoke(
+        "harvest",
+        "-c",
+        str(cfg),
+        "--source",
+        str(folder),
+        "--cutoff",
+        "2025-01-01",
+        "--snapshot",
+        "flags",
+        "--out",
+        str(out),
+    )
     assert result.exit_code == 0, text
     assert kept(out, "flags") == {"Cart", "Till"} and not (tmp_path / "fileout").exists()
     # the file's values stand where no flag is given
     result, text = invoke("harvest", "-c", str(cfg), "--source", str(folder))
     assert result.exit_code == 0, text
     assert kept(tmp_path / "fileout", "fromfile") == {"Till"}
-    for flags, where in ((["--cutoff", "2025-02-30"], "harvest.cutoff"), (["--snapshot", "../escape"], "harvest.snapshot")):
+    for flags, where in (
+        (["--cutoff", "2025-02-30"], "harvest.cutoff"),
+        (["--snapshot", "../escape"], "harvest.snapshot"),
+    ):
         result, text = invoke("harvest", "-c", str(cfg), "--source", str(folder), *flags)
         assert result.exit_code == 2 and where in text, text
 
@@ -72,8 +99,9 @@ def test_nothing_to_harvest_exits_non_zero_and_says_so(tmp_path):
     result, text = invoke("harvest", "--out", str(tmp_path / "out"))
     assert result.exit_code == 2 and "nothing to harvest" in text
     # Like every other error: one line on stderr, nothing on stdout.
-    assert result.stdout == "" and result.stderr.startswith("error: nothing to harvest") \
-        and result.stderr.count("\n") == 1, (result.stdout, result.stderr)
+    assert (
+        result.stdout == "" and result.stderr.startswith("error: nothing to harvest") and result.stderr.count("\n") == 1
+    ), (result.stdout, result.stderr)
     assert not (tmp_path / "out").exists()
     empty = tmp_path / "empty"
     empty.mkdir()
@@ -102,7 +130,7 @@ def test_unreachable_github_fails_fast_after_one_check(tmp_path):
     cfg = github_config(tmp_path, f"http://127.0.0.1:{port}")
     result, text = invoke("harvest", "-c", str(cfg), env={"GITHUB_TOKEN": "ghp_fake"})
     assert result.exit_code == 2 and f"GitHub API at http://127.0.0.1:{port} is unreachable" in text, text
-    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())   # nothing harvested
+    assert not (tmp_path / "out").exists() or not any((tmp_path / "out").iterdir())  # nothing harvested
     assert len(result.output.strip().splitlines()) == 1
 
 
@@ -119,14 +147,20 @@ def test_a_repository_that_cannot_be_cloned_is_said_on_the_terminal(make_repo, t
     (exit 0); when no repository at all could be cloned the command fails (exit 1)."""
     _, lone = two_repos(make_repo, tmp_path)
     missing = (tmp_path / "gone" / "ledger.git").as_uri()
-    catalogue = [fake_repo("octo/ledger", "2025-03-01", 250, "banking ledger", clone_url=missing),
-                 fake_repo("solo/tool", "2025-03-01", 250, "banking ledger", clone_url=lone.as_uri())]
+    catalogue = [
+        fake_repo("octo/ledger", "2025-03-01", 250, "banking ledger", clone_url=missing),
+        fake_repo("solo/tool", "2025-03-01", 250, "banking ledger", clone_url=lone.as_uri()),
+    ]
     with FakeGitHub(catalogue, token="t") as api:
         cfg = github_config(tmp_path, api.base_url, 'star_tiers = ["100..500"]\n')
         result, _ = invoke("harvest", "-c", str(cfg), "--cutoff", "2025-02-01", env={"GITHUB_TOKEN": "t"})
     assert result.exit_code == 0, result.output
     warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: could not clone octo/ledger")]
-    assert len(warnings) == 1 and "(unreachable)" in warnings[0] and "does not appear to be a git repository" in warnings[0]
+    assert (
+        len(warnings) == 1
+        and "(unreachable)" in warnings[0]
+        and "does not appear to be a git repository" in warnings[0]
+    )
     assert kept(tmp_path / "out") == {"JobQueue"}
 
     with FakeGitHub(catalogue[:1], token="t") as api:
@@ -142,11 +176,15 @@ def test_an_unreadable_reference_corpus_is_one_line_before_any_work(make_repo, t
     _, lone = two_repos(make_repo, tmp_path)
     corpus = tmp_path / "corpus.json"
     cfg = tmp_path / "classforge.toml"
-    cfg.write_text(f'[harvest]\ncutoff = 2025-01-01\noutput_root = "{tmp_path / "out"}"\nlocal_sources = ["{lone}"]\n'
-                   f'[harvest.dedup]\nreference_datasets = []\nreference_corpora = ["{corpus}"]\n')
+    cfg.write_text(
+        f'[harvest]\ncutoff = 2025-01-01\noutput_root = "{tmp_path / "out"}"\nlocal_sources = ["{lone}"]\n'
+        f'[harvest.dedup]\nreference_datasets = []\nreference_corpora = ["{corpus}"]\n'
+    )
     result, _ = invoke("harvest", "-c", str(cfg))
     assert result.exit_code == 2 and result.stdout == "", (result.stdout, result.stderr)
-    assert result.stderr == f"error: harvest.dedup.reference_corpora: {corpus}: cannot read: No such file or directory\n"
+    assert (
+        result.stderr == f"error: harvest.dedup.reference_corpora: {corpus}: cannot read: No such file or directory\n"
+    )
     assert not (tmp_path / "out").exists()
     corpus.write_text('{"task_id": "not a list"}')
     result, _ = invoke("harvest", "-c", str(cfg))

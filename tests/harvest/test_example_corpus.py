@@ -16,9 +16,21 @@ ROOT = Path(__file__).resolve().parents[2]
 CLASSEVAL = ROOT.parent / "shared" / "data" / "classeval" / "ClassEval_data.json"
 
 KEPT = {
-    "ShoppingCart", "InvoiceCalculator", "CsvLogRotator", "LibraryInventory", "UrlRouter", "ResponseCache",
-    "JsonPathQuery", "QueryBuilder", "PasswordVault", "TextTokenizer", "KeywordExtractor",
-    "MarkdownTableFormatter", "SudokuBoard", "EventBus", "Matrix",
+    "ShoppingCart",
+    "InvoiceCalculator",
+    "CsvLogRotator",
+    "LibraryInventory",
+    "UrlRouter",
+    "ResponseCache",
+    "JsonPathQuery",
+    "QueryBuilder",
+    "PasswordVault",
+    "TextTokenizer",
+    "KeywordExtractor",
+    "MarkdownTableFormatter",
+    "SudokuBoard",
+    "EventBus",
+    "Matrix",
     "LogPathTools",  # its names come from `from os.path import *`, resolved through os.path's public names
 }
 CLASS_DROPS = {
@@ -47,9 +59,14 @@ FILE_DROPS = {
 
 @pytest.mark.skipif(not CLASSEVAL.exists(), reason="ClassEval data not beside the project")
 def test_example_corpus_outcomes(tmp_path):
-    cfg = HarvestConfig(cutoff=date(2025, 1, 1), snapshot="example", output_root=tmp_path / "out",
-                        spec_corpora=[ROOT / "examples" / "corpus"], clone=CloneConfig(workdir=tmp_path / "cache" / "clones"),
-                        dedup=DedupConfig(reference_corpora=[CLASSEVAL]))
+    cfg = HarvestConfig(
+        cutoff=date(2025, 1, 1),
+        snapshot="example",
+        output_root=tmp_path / "out",
+        spec_corpora=[ROOT / "examples" / "corpus"],
+        clone=CloneConfig(workdir=tmp_path / "cache" / "clones"),
+        dedup=DedupConfig(reference_corpora=[CLASSEVAL]),
+    )
     summary = run_harvest(cfg)
     snap = tmp_path / "out" / "example"
     classes = list(read_jsonl(snap / "classes.jsonl", HarvestedClass))

@@ -71,8 +71,9 @@ def api(clock: FakeClock) -> Iterator[FakeGitHub]:
         yield server
 
 
-def run(api: FakeGitHub, clock: FakeClock, domains: list[str] | None = None, today: date = TODAY,
-        **cfg: Any) -> GitHubSearchResult:
+def run(
+    api: FakeGitHub, clock: FakeClock, domains: list[str] | None = None, today: date = TODAY, **cfg: Any
+) -> GitHubSearchResult:
     config = GitHubConfig(base_url=api.base_url, **cfg)
     return search_github(config, CUTOFF, domains=domains or [FINANCE], sleep=clock.sleep, clock=clock, today=today)
 
@@ -127,8 +128,14 @@ def test_unknown_domain_fails_before_any_request(api: FakeGitHub, clock: FakeClo
 def test_date_windows() -> None:
     assert DateWindow(CUTOFF).qualifier() == ">=2025-01-01"
     assert DateWindow(CUTOFF, date(2025, 1, 4)).qualifier() == "2025-01-01..2025-01-04"
-    assert DateWindow(CUTOFF).split(date(2025, 1, 8)) == (DateWindow(CUTOFF, date(2025, 1, 4)), DateWindow(date(2025, 1, 5)))
-    assert DateWindow(CUTOFF, date(2025, 1, 2)).split(TODAY) == (DateWindow(CUTOFF, CUTOFF), DateWindow(date(2025, 1, 2), date(2025, 1, 2)))
+    assert DateWindow(CUTOFF).split(date(2025, 1, 8)) == (
+        DateWindow(CUTOFF, date(2025, 1, 4)),
+        DateWindow(date(2025, 1, 5)),
+    )
+    assert DateWindow(CUTOFF, date(2025, 1, 2)).split(TODAY) == (
+        DateWindow(CUTOFF, CUTOFF),
+        DateWindow(date(2025, 1, 2), date(2025, 1, 2)),
+    )
     assert DateWindow(CUTOFF, CUTOFF).split(TODAY) is None
     assert DateWindow(TODAY).split(TODAY) is None  # open-ended but starting today: a single day
 
@@ -199,17 +206,29 @@ def test_repo_fields_and_licence_mapping(api: FakeGitHub, clock: FakeClock) -> N
     result = run(api, clock)
 
     refs = {r.full_name: r for r in result.repos}
-    assert {n: r.license_spdx for n, r in refs.items()} == {"a/mit": "MIT", "a/apache": "Apache-2.0", "a/other": None, "a/none": None}
+    assert {n: r.license_spdx for n, r in refs.items()} == {
+        "a/mit": "MIT",
+        "a/apache": "Apache-2.0",
+        "a/other": None,
+        "a/none": None,
+    }
     mit = refs["a/mit"]
-    assert (mit.source, mit.clone_url, mit.stars, mit.default_branch) == ("github", "https://github.com/a/mit.git", 150, "develop")
+    assert (mit.source, mit.clone_url, mit.stars, mit.default_branch) == (
+        "github",
+        "https://github.com/a/mit.git",
+        150,
+        "develop",
+    )
     assert mit.created_at == datetime(2025, 2, 1, 12, tzinfo=UTC)
     # reading the hits never made PyGithub fetch a repository or a licence (lazy completion)
     assert {r.path for r in api.requests} == {"/search/repositories"}
 
 
 def test_a_malformed_hit_is_skipped_and_counted(api: FakeGitHub, clock: FakeClock) -> None:
-    api.add(fake_repo("octo/good", "2025-02-01", 300, "banking"),
-            fake_repo("octo/broken", "2025-02-01", 200, "banking", omit=("clone_url", "stargazers_count")))
+    api.add(
+        fake_repo("octo/good", "2025-02-01", 300, "banking"),
+        fake_repo("octo/broken", "2025-02-01", 200, "banking", omit=("clone_url", "stargazers_count")),
+    )
 
     result = run(api, clock)
 
@@ -237,17 +256,32 @@ def test_max_repos_stops_early_without_further_requests(api: FakeGitHub, clock: 
 
 def test_cap_splits_created_range_into_windows(clock: FakeClock) -> None:
     today = date(2025, 1, 8)
-    repos = [fake_repo(f"bulk/bank-{d}-{i}", date(2025, 1, d), 200 + i, "banking") for d in range(1, 9) for i in range(4)]
+    repos = [
+        fake_repo(f"bulk/bank-{d}-{i}", date(2025, 1, d), 200 + i, "banking") for d in range(1, 9) for i in range(4)
+    ]
     repos.append(fake_repo("late/bank", date(2025, 1, 10), 300, "banking"))  # created after `today`
     with FakeGitHub(repos, clock=clock, result_cap=10) as api:
         result = run(api, clock, today=today, per_page=5, max_results_per_query=10)
 
         cell = [q for q in result.queries if q.tier == "100..500" and q.keywords.startswith("finance")]
         assert [(q.window_start.day, q.window_end and q.window_end.day, q.split) for q in cell] == [
-            (1, None, True), (1, 4, True), (1, 2, False), (3, 4, False), (5, None, True), (5, 6, False), (7, None, False)]
+            (1, None, True),
+            (1, 4, True),
+            (1, 2, False),
+            (3, 4, False),
+            (5, None, True),
+            (5, 6, False),
+            (7, None, False),
+        ]
         assert [q.query.split("created:")[1].split()[0] for q in cell] == [
-            ">=2025-01-01", "2025-01-01..2025-01-04", "2025-01-01..2025-01-02", "2025-01-03..2025-01-04",
-            ">=2025-01-05", "2025-01-05..2025-01-06", ">=2025-01-07"]
+            ">=2025-01-01",
+            "2025-01-01..2025-01-04",
+            "2025-01-01..2025-01-02",
+            "2025-01-03..2025-01-04",
+            ">=2025-01-05",
+            "2025-01-05..2025-01-06",
+            ">=2025-01-07",
+        ]
         assert all(q.total_count < 10 and q.fetched == q.total_count for q in cell if not q.split)
         assert names(result) == sorted(r.full_name for r in repos)  # every one, including the late one
         assert all(q.error is None for q in result.queries)
@@ -311,7 +345,9 @@ def test_rate_limit_429_with_reset_headers_is_waited_out(api: FakeGitHub, clock:
 
 
 def test_rate_limit_longer_than_the_bound_records_the_query_and_continues(api: FakeGitHub, clock: FakeClock) -> None:
-    api.add(fake_repo("octo/bank", "2025-02-01", 200, "banking"), fake_repo("octo/fund", "2025-02-01", 700, "portfolio"))
+    api.add(
+        fake_repo("octo/bank", "2025-02-01", 200, "banking"), fake_repo("octo/fund", "2025-02-01", 700, "portfolio")
+    )
     api.rate_limit_next(1, reset_in=600)
 
     result = run(api, clock, max_rate_limit_wait_s=120)
@@ -360,7 +396,9 @@ def test_searching_faster_than_the_limit_waits_for_each_reset(clock: FakeClock) 
 
 
 def test_422_is_recorded_with_its_query_and_the_rest_continue(api: FakeGitHub, clock: FakeClock) -> None:
-    api.add(fake_repo("octo/bank", "2025-02-01", 200, "banking"), fake_repo("octo/fund", "2025-02-01", 200, "portfolio"))
+    api.add(
+        fake_repo("octo/bank", "2025-02-01", 200, "banking"), fake_repo("octo/fund", "2025-02-01", 200, "portfolio")
+    )
     api.reject_query("portfolio")
 
     result = run(api, clock)
@@ -424,7 +462,7 @@ def test_unreachable_api_is_recorded_not_raised(clock: FakeClock) -> None:
 
 def test_a_stalled_response_times_out_and_is_retried(api: FakeGitHub, clock: FakeClock) -> None:
     api.add(fake_repo("octo/bank", "2025-02-01", 200, "banking"))
-    api.delay_next(1, seconds=120)   # never answered in the test's lifetime; the timeout leaves room for a busy machine
+    api.delay_next(1, seconds=120)  # never answered in the test's lifetime; the timeout leaves room for a busy machine
 
     result = run(api, clock, timeout_s=5)
 

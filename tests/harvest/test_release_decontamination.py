@@ -20,16 +20,27 @@ VERSION = "2025.06.01"
 
 
 def _config(tmp_path: Path, sources: list[Path]) -> HarvestConfig:
-    return HarvestConfig(cutoff=date(2025, 1, 1), snapshot="snap", output_root=tmp_path / "harvested",
-                         local_sources=[str(p) for p in sources], clone=CloneConfig(workdir=tmp_path / "clones"),
-                         dedup=DedupConfig(), workers=1)
+    return HarvestConfig(
+        cutoff=date(2025, 1, 1),
+        snapshot="snap",
+        output_root=tmp_path / "harvested",
+        local_sources=[str(p) for p in sources],
+        clone=CloneConfig(workdir=tmp_path / "clones"),
+        dedup=DedupConfig(),
+        workers=1,
+    )
 
 
 def _composed(first: str, second: str) -> str:
     """What a release's solution looks like: `first` renamed and reformatted, `second`'s methods
     merged into the same class."""
-    renamed = (first.replace("class Stock:", "class StockLedger:").replace("self.items", "self.records")
-               .replace("value", "amount").replace("key", "ident").replace("    def ", "\n    # merged step\n    def "))
+    renamed = (
+        first.replace("class Stock:", "class StockLedger:")
+        .replace("self.items", "self.records")
+        .replace("value", "amount")
+        .replace("key", "ident")
+        .replace("    def ", "\n    # merged step\n    def ")
+    )
     second_methods = second.split("        self.total = 0\n", 1)[1]
     return renamed.rstrip() + "\n\n" + second_methods
 
@@ -47,8 +58,11 @@ def _releases(root: Path) -> dict:
 
 def _harvest(tmp_path: Path, make_repo, releases: Path):
     root = tmp_path / "repos"
-    make_repo("alpha__one", [("2025-07-01", {"stock.py": make_class("Stock", methods=7),
-                                             "fresh.py": make_class("Unrelated", methods=6)})], root)
+    make_repo(
+        "alpha__one",
+        [("2025-07-01", {"stock.py": make_class("Stock", methods=7), "fresh.py": make_class("Unrelated", methods=6)})],
+        root,
+    )
     cfg = _config(tmp_path, [root])
     summary = run_harvest(cfg, releases=_releases(releases))
     snap = cfg.output_root / cfg.snapshot
@@ -85,11 +99,18 @@ def test_an_exact_copy_is_dropped_and_no_release_means_nothing_dropped(make_repo
 
 def test_an_unrelated_released_solution_drops_nothing(make_repo, tmp_path):
     releases = tmp_path / "releases"
-    _release(releases, _composed(make_class("Stock", methods=7), make_class("Partner", methods=6))
-             .replace("class StockLedger", "class Elsewhere"))
+    _release(
+        releases,
+        _composed(make_class("Stock", methods=7), make_class("Partner", methods=6)).replace(
+            "class StockLedger", "class Elsewhere"
+        ),
+    )
     root = tmp_path / "repos"
-    make_repo("beta__two", [("2025-07-01", {"a.py": make_class("Ledger", methods=7),
-                                            "b.py": make_class("Partner2", methods=6)})], root)
+    make_repo(
+        "beta__two",
+        [("2025-07-01", {"a.py": make_class("Ledger", methods=7), "b.py": make_class("Partner2", methods=6)})],
+        root,
+    )
     cfg = _config(tmp_path, [root])
     assert run_harvest(cfg, releases=_releases(releases)).classes == 2
 
@@ -108,7 +129,11 @@ def test_the_snapshot_a_release_was_built_from_harvests_the_same_again(make_repo
 
     other = tmp_path / "elsewhere"
     other.mkdir()
-    make_repo("gamma__three", [("2025-08-01", {"copy.py": make_class("Stock", methods=7).replace("self.items", "self.stash")})], other / "repos")
+    make_repo(
+        "gamma__three",
+        [("2025-08-01", {"copy.py": make_class("Stock", methods=7).replace("self.items", "self.stash")})],
+        other / "repos",
+    )
     again = _config(other, [other / "repos"])
     run_harvest(again, releases=_releases(empty))
     rejects = list(read_jsonl(again.output_root / again.snapshot / "rejects.jsonl", Rejection))

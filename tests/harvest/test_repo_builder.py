@@ -22,8 +22,11 @@ def write_spec(root: Path, toml: str, trees: dict[str, dict[str, str]]) -> Path:
 
 
 def test_dates_without_offset_are_utc_and_rebuilds_are_stable(tmp_path):
-    spec = write_spec(tmp_path / "specs", 'full_name = "acme/kit"\n[[commits]]\ndate = 2025-02-01T10:00:00\nmessage = "one"\ntree = "c1"\n',
-                      {"c1": {"a.py": "x = 1\n"}})
+    spec = write_spec(
+        tmp_path / "specs",
+        'full_name = "acme/kit"\n[[commits]]\ndate = 2025-02-01T10:00:00\nmessage = "one"\ntree = "c1"\n',
+        {"c1": {"a.py": "x = 1\n"}},
+    )
     (spec / "c1" / "__pycache__").mkdir()
     (spec / "c1" / "__pycache__" / "a.cpython-311.pyc").write_bytes(b"\x00junk")
     (repo,) = materialise_corpus(tmp_path / "specs", tmp_path / "built")
@@ -32,16 +35,27 @@ def test_dates_without_offset_are_utc_and_rebuilds_are_stable(tmp_path):
     files = subprocess.run(["git", "ls-files"], cwd=repo, capture_output=True, text=True, check=True).stdout.split()
     assert files == ["a.py"]
     (again,) = materialise_corpus(tmp_path / "specs", tmp_path / "built")
-    log2 = subprocess.run(["git", "log", "--format=%aI %H"], cwd=again, capture_output=True, text=True, check=True).stdout
+    log2 = subprocess.run(
+        ["git", "log", "--format=%aI %H"], cwd=again, capture_output=True, text=True, check=True
+    ).stdout
     assert log2 == log
 
 
-@pytest.mark.parametrize("toml, message", [
-    ('full_name = "acme/kit"\n[[commits]]\ndate = "yesterday"\nmessage = "m"\ntree = "c1"\n', "commit #1 is malformed"),
-    ('full_name = "acme/kit"\n[[commits]]\ndate = "2025-01-01"\nmessage = "m"\ntree = "missing"\n', "does not exist"),
-    ('full_name = "acme/kit"\n', "at least one commit"),
-    ('full_name = "acme/kit"\n[[commits]]\nmessage = "no date"\n', "commit #1 is malformed"),
-])
+@pytest.mark.parametrize(
+    "toml, message",
+    [
+        (
+            'full_name = "acme/kit"\n[[commits]]\ndate = "yesterday"\nmessage = "m"\ntree = "c1"\n',
+            "commit #1 is malformed",
+        ),
+        (
+            'full_name = "acme/kit"\n[[commits]]\ndate = "2025-01-01"\nmessage = "m"\ntree = "missing"\n',
+            "does not exist",
+        ),
+        ('full_name = "acme/kit"\n', "at least one commit"),
+        ('full_name = "acme/kit"\n[[commits]]\nmessage = "no date"\n', "commit #1 is malformed"),
+    ],
+)
 def test_bad_specs_name_the_problem(tmp_path, toml, message):
     folder = write_spec(tmp_path, toml, {"c1": {"a.py": "x = 1\n"}})
     with pytest.raises(CorpusSpecError, match=message):
@@ -49,7 +63,11 @@ def test_bad_specs_name_the_problem(tmp_path, toml, message):
 
 
 def test_refuses_to_replace_a_folder_it_did_not_build(tmp_path):
-    write_spec(tmp_path / "specs", 'full_name = "acme/kit"\n[[commits]]\ndate = "2025-01-01"\nmessage = "m"\ntree = "c1"\n', {"c1": {"a.py": "x\n"}})
+    write_spec(
+        tmp_path / "specs",
+        'full_name = "acme/kit"\n[[commits]]\ndate = "2025-01-01"\nmessage = "m"\ntree = "c1"\n',
+        {"c1": {"a.py": "x\n"}},
+    )
     precious = tmp_path / "built" / "acme__kit"
     precious.mkdir(parents=True)
     (precious / "notes.txt").write_text("mine")

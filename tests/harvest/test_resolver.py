@@ -44,49 +44,73 @@ class Case:
     id: str
     src: str
     unresolved: list[tuple[str, str]] = field(default_factory=list)  # (name, where)
-    context: list[str] = field(default_factory=list)                 # first lines, file order
+    context: list[str] = field(default_factory=list)  # first lines, file order
     imports: list[str] = field(default_factory=list)
-    used_imports: set[str] | None = None                             # checked when given
+    used_imports: set[str] | None = None  # checked when given
     runnable: bool = True  # resolving cases: the rebuilt module must define the class when run
 
 
 CASES: list[Case] = [
     # -- comprehension scopes
-    Case("comprehension-ok", """
+    Case(
+        "comprehension-ok",
+        """
         class C:
             def f(self, xs):
                 return [x * 2 for x in xs if x], {k: v for k, v in xs}, (y for y in xs)
-        """),
-    Case("comprehension-var-does-not-leak", """
+        """,
+    ),
+    Case(
+        "comprehension-var-does-not-leak",
+        """
         class C:
             def f(self, xs):
                 [i for i in xs]
                 return i
-        """, unresolved=[("i", "C.f")]),
-    Case("class-body-first-iterator-sees-class-names", """
+        """,
+        unresolved=[("i", "C.f")],
+    ),
+    Case(
+        "class-body-first-iterator-sees-class-names",
+        """
         class C:
             NAMES = ("a", "b")
             upper = [n.upper() for n in NAMES]
-        """),
-    Case("class-body-comprehension-condition-does-not", """
+        """,
+    ),
+    Case(
+        "class-body-comprehension-condition-does-not",
+        """
         class C:
             NAMES = ("a", "b")
             picked = [n for n in range(3) if n in NAMES]
-        """, unresolved=[("NAMES", "C.<listcomp>")], runnable=False),
+        """,
+        unresolved=[("NAMES", "C.<listcomp>")],
+        runnable=False,
+    ),
     # -- lambda scopes
-    Case("lambda-ok", """
+    Case(
+        "lambda-ok",
+        """
         class C:
             def f(self, xs, k=lambda v, *a, w=1, **kw: (v, a, w, kw)):
                 return sorted(xs, key=lambda item: item[1])
-        """),
-    Case("lambda-param-does-not-leak", """
+        """,
+    ),
+    Case(
+        "lambda-param-does-not-leak",
+        """
         class C:
             def f(self, xs):
                 key = lambda item: item[1]
                 return item
-        """, unresolved=[("item", "C.f")]),
+        """,
+        unresolved=[("item", "C.f")],
+    ),
     # -- nested functions and closures
-    Case("closure-ok", """
+    Case(
+        "closure-ok",
+        """
         class C:
             def f(self):
                 factor = 3
@@ -94,46 +118,67 @@ CASES: list[Case] = [
                     return v * factor * later
                 later = 2
                 return inner
-        """),
-    Case("inner-local-not-visible-outside", """
+        """,
+    ),
+    Case(
+        "inner-local-not-visible-outside",
+        """
         class C:
             def f(self):
                 def inner():
                     hidden = 1
                     return hidden
                 return hidden
-        """, unresolved=[("hidden", "C.f")]),
+        """,
+        unresolved=[("hidden", "C.f")],
+    ),
     # -- global / nonlocal
-    Case("global-bound-by-the-class-itself", """
+    Case(
+        "global-bound-by-the-class-itself",
+        """
         class C:
             def start(self):
                 global _count
                 _count = 0
             def read(self):
                 return _count
-        """),
-    Case("global-declared-in-class-body", """
+        """,
+    ),
+    Case(
+        "global-declared-in-class-body",
+        """
         class C:
             global KIND
             KIND = "c"
             def f(self):
                 return KIND
-        """),
-    Case("global-read-without-definition", """
+        """,
+    ),
+    Case(
+        "global-read-without-definition",
+        """
         class C:
             def read(self):
                 global _count
                 return _count
-        """, unresolved=[("_count", "C.read")]),
-    Case("global-made-by-module-level-function", """
+        """,
+        unresolved=[("_count", "C.read")],
+    ),
+    Case(
+        "global-made-by-module-level-function",
+        """
         def _init():
             global REGISTRY
             REGISTRY = {}
         class C:
             def get(self, k):
                 return REGISTRY[k]
-        """, context=["def _init():"]),
-    Case("nonlocal-ok", """
+        """,
+        context=["def _init():"],
+    ),
+    Case(
+        "nonlocal-ok",
+        """
         class C:
             def f(self):
                 total = 0
@@ -142,8 +187,11 @@ CASES: list[Case] = [
                     total += 1
                 bump()
                 return total
-        """),
-    Case("nonlocal-target-not-visible-to-sibling-method", """
+        """,
+    ),
+    Case(
+        "nonlocal-target-not-visible-to-sibling-method",
+        """
         class C:
             def f(self):
                 total = 0
@@ -152,38 +200,61 @@ CASES: list[Case] = [
                     total += 1
             def g(self):
                 return total
-        """, unresolved=[("total", "C.g")]),
+        """,
+        unresolved=[("total", "C.g")],
+    ),
     # -- class scopes
-    Case("class-attribute-unqualified-in-method", """
+    Case(
+        "class-attribute-unqualified-in-method",
+        """
         class C:
             LIMIT = 3
             def f(self):
                 return LIMIT
-        """, unresolved=[("LIMIT", "C.f")]),
-    Case("class-attribute-qualified-in-method", """
+        """,
+        unresolved=[("LIMIT", "C.f")],
+    ),
+    Case(
+        "class-attribute-qualified-in-method",
+        """
         class C:
             LIMIT = 3
             def f(self):
                 return self.LIMIT + C.LIMIT + type(self).LIMIT
-        """),
-    Case("class-body-uses-earlier-class-name", """
+        """,
+    ),
+    Case(
+        "class-body-uses-earlier-class-name",
+        """
         class C:
             A = 1
             B = A + 1
-        """),
-    Case("class-body-uses-name-bound-later-in-body", """
+        """,
+    ),
+    Case(
+        "class-body-uses-name-bound-later-in-body",
+        """
         class C:
             B = A + 1
             A = 1
-        """, unresolved=[("A", "C")], runnable=False),
-    Case("class-body-forward-use-falls-back-to-module", """
+        """,
+        unresolved=[("A", "C")],
+        runnable=False,
+    ),
+    Case(
+        "class-body-forward-use-falls-back-to-module",
+        """
         A = 10
         class C:
             B = A + 1
             A = 1
-        """, context=["A = 10"]),
+        """,
+        context=["A = 10"],
+    ),
     # -- decorators
-    Case("decorators-ok", """
+    Case(
+        "decorators-ok",
+        """
         import functools
         def traced(fn):
             return fn
@@ -198,8 +269,13 @@ CASES: list[Case] = [
             @staticmethod
             def g():
                 return 2
-        """, context=["def traced(fn):"], imports=["import functools"]),
-    Case("property-setter-decorator-reads-earlier-class-name", """
+        """,
+        context=["def traced(fn):"],
+        imports=["import functools"],
+    ),
+    Case(
+        "property-setter-decorator-reads-earlier-class-name",
+        """
         class C:
             @property
             def value(self):
@@ -207,16 +283,23 @@ CASES: list[Case] = [
             @value.setter
             def value(self, v):
                 self._v = v
-        """),
-    Case("decorators-undefined", """
+        """,
+    ),
+    Case(
+        "decorators-undefined",
+        """
         @register
         class C:
             @cached(ttl=TTL)
             def f(self):
                 return 1
-        """, unresolved=[("register", "C"), ("TTL", "C"), ("cached", "C")]),
+        """,
+        unresolved=[("register", "C"), ("TTL", "C"), ("cached", "C")],
+    ),
     # -- except ... as
-    Case("except-as-ok", """
+    Case(
+        "except-as-ok",
+        """
         class C:
             def f(self):
                 try:
@@ -224,39 +307,57 @@ CASES: list[Case] = [
                 except (ValueError, TypeError) as err:
                     message = str(err)
                 return err, message
-        """),
-    Case("except-undefined-exception-class", """
+        """,
+    ),
+    Case(
+        "except-undefined-exception-class",
+        """
         class C:
             def f(self):
                 try:
                     pass
                 except LedgerError as err:
                     raise
-        """, unresolved=[("LedgerError", "C.f")]),
-    Case("exception-class-carried", """
+        """,
+        unresolved=[("LedgerError", "C.f")],
+    ),
+    Case(
+        "exception-class-carried",
+        """
         class LedgerError(Exception):
             pass
         class C:
             def f(self):
                 raise LedgerError("no")
-        """, context=["class LedgerError(Exception):"]),
+        """,
+        context=["class LedgerError(Exception):"],
+    ),
     # -- walrus
-    Case("walrus-in-comprehension-binds-in-function", """
+    Case(
+        "walrus-in-comprehension-binds-in-function",
+        """
         class C:
             def f(self, xs):
                 if any((hit := x) > 1 for x in xs):
                     return hit
                 if (n := len(xs)) > 3:
                     return n
-        """),
-    Case("walrus-in-lambda-stays-in-lambda", """
+        """,
+    ),
+    Case(
+        "walrus-in-lambda-stays-in-lambda",
+        """
         class C:
             def f(self):
                 g = lambda: (y := 1)
                 return y
-        """, unresolved=[("y", "C.f")]),
+        """,
+        unresolved=[("y", "C.f")],
+    ),
     # -- match
-    Case("match-captures-ok", """
+    Case(
+        "match-captures-ok",
+        """
         class Point:
             __match_args__ = ("x", "y")
             def __init__(self, x, y):
@@ -274,8 +375,12 @@ CASES: list[Case] = [
                         return text
                     case _:
                         return None
-        """, context=["class Point:"]),
-    Case("match-class-and-value-patterns-are-uses", """
+        """,
+        context=["class Point:"],
+    ),
+    Case(
+        "match-class-and-value-patterns-are-uses",
+        """
         class C:
             def f(self, cmd):
                 match cmd:
@@ -283,31 +388,50 @@ CASES: list[Case] = [
                         return dx + dy
                     case Color.RED:
                         return 0
-        """, unresolved=[("Move", "C.f"), ("Color", "C.f")]),
+        """,
+        unresolved=[("Move", "C.f"), ("Color", "C.f")],
+    ),
     # -- del
-    Case("del-in-function-is-local", """
+    Case(
+        "del-in-function-is-local",
+        """
         class C:
             def f(self):
                 tmp = 1
                 del tmp
-        """),
-    Case("del-in-class-body", """
+        """,
+    ),
+    Case(
+        "del-in-class-body",
+        """
         class C:
             tmp = 1
             del tmp
-        """),
-    Case("del-in-class-body-of-unbound-name", """
+        """,
+    ),
+    Case(
+        "del-in-class-body-of-unbound-name",
+        """
         class C:
             del tmp
-        """, unresolved=[("tmp", "C")], runnable=False),
-    Case("module-level-del-is-not-a-definition", """
+        """,
+        unresolved=[("tmp", "C")],
+        runnable=False,
+    ),
+    Case(
+        "module-level-del-is-not-a-definition",
+        """
         del _gone
         class C:
             def f(self):
                 return _gone
-        """, unresolved=[("_gone", "C.f")]),
+        """,
+        unresolved=[("_gone", "C.f")],
+    ),
     # -- annotations
-    Case("eager-annotations-carry-their-types", """
+    Case(
+        "eager-annotations-carry-their-types",
+        """
         from collections.abc import Iterable
         class Money:
             pass
@@ -316,33 +440,54 @@ CASES: list[Case] = [
             def f(self, items: Iterable[Money], *, cap: "Money | None" = None) -> list["Money"]:
                 local: Money = Money()
                 return [local]
-        """, context=["class Money:"], imports=["from collections.abc import Iterable"]),
-    Case("eager-annotations-undefined", """
+        """,
+        context=["class Money:"],
+        imports=["from collections.abc import Iterable"],
+    ),
+    Case(
+        "eager-annotations-undefined",
+        """
         class C:
             total: Money
             def f(self, x: Amount) -> Result:
                 return x
-        """, unresolved=[("Money", "C"), ("Amount", "C"), ("Result", "C")], runnable=False),
-    Case("string-annotation-self-reference-and-missing", """
+        """,
+        unresolved=[("Money", "C"), ("Amount", "C"), ("Result", "C")],
+        runnable=False,
+    ),
+    Case(
+        "string-annotation-self-reference-and-missing",
+        """
         class C:
             def f(self, other: "C") -> "dict[str, Missing]":
                 return {}
-        """, unresolved=[("Missing", "C")]),
-    Case("literal-and-annotated-strings-are-not-references", """
+        """,
+        unresolved=[("Missing", "C")],
+    ),
+    Case(
+        "literal-and-annotated-strings-are-not-references",
+        """
         from typing import Annotated, Literal
         class C:
             def f(self, mode: Literal["read", "write"], n: Annotated[int, "count", "positive"]) -> None:
                 return None
-        """, imports=["from typing import Annotated, Literal"]),
-    Case("lazy-class-annotation-sees-later-class-name", """
+        """,
+        imports=["from typing import Annotated, Literal"],
+    ),
+    Case(
+        "lazy-class-annotation-sees-later-class-name",
+        """
         class C:
             def make(self) -> "Node":
                 return None
             class Node:
                 pass
-        """),
+        """,
+    ),
     # -- TYPE_CHECKING and from __future__ import annotations
-    Case("type-checking-import-ok-in-future-annotations", """
+    Case(
+        "type-checking-import-ok-in-future-annotations",
+        """
         from __future__ import annotations
         from typing import TYPE_CHECKING
         if TYPE_CHECKING:
@@ -352,26 +497,40 @@ CASES: list[Case] = [
             def f(self, x: Decimal) -> Decimal:
                 y: Decimal = x
                 return y
-        """, context=["if TYPE_CHECKING:"],
+        """,
+        context=["if TYPE_CHECKING:"],
         imports=["from __future__ import annotations", "from typing import TYPE_CHECKING"],
-        used_imports={"Decimal", "TYPE_CHECKING"}),
-    Case("type-checking-import-ok-in-string-annotation", """
+        used_imports={"Decimal", "TYPE_CHECKING"},
+    ),
+    Case(
+        "type-checking-import-ok-in-string-annotation",
+        """
         import typing
         if typing.TYPE_CHECKING:
             from decimal import Decimal
         class C:
             def f(self, x: "Decimal") -> "list[Decimal]":
                 return [x]
-        """, context=["if typing.TYPE_CHECKING:"], imports=["import typing"]),
-    Case("type-checking-import-eager-annotation-unresolved", """
+        """,
+        context=["if typing.TYPE_CHECKING:"],
+        imports=["import typing"],
+    ),
+    Case(
+        "type-checking-import-eager-annotation-unresolved",
+        """
         from typing import TYPE_CHECKING
         if TYPE_CHECKING:
             from decimal import Decimal
         class C:
             def f(self, x: Decimal) -> None:
                 return None
-        """, unresolved=[("Decimal", "C")], runnable=False),
-    Case("type-checking-import-runtime-use-unresolved", """
+        """,
+        unresolved=[("Decimal", "C")],
+        runnable=False,
+    ),
+    Case(
+        "type-checking-import-runtime-use-unresolved",
+        """
         from __future__ import annotations
         from typing import TYPE_CHECKING
         if TYPE_CHECKING:
@@ -379,10 +538,14 @@ CASES: list[Case] = [
         class C:
             def f(self, x: Decimal) -> bool:
                 return isinstance(x, Decimal)
-        """, unresolved=[("Decimal", "C.f")],
+        """,
+        unresolved=[("Decimal", "C.f")],
         context=["if TYPE_CHECKING:"],
-        imports=["from __future__ import annotations", "from typing import TYPE_CHECKING"]),
-    Case("type-checking-else-branch-is-a-runtime-definition", """
+        imports=["from __future__ import annotations", "from typing import TYPE_CHECKING"],
+    ),
+    Case(
+        "type-checking-else-branch-is-a-runtime-definition",
+        """
         from typing import TYPE_CHECKING
         if TYPE_CHECKING:
             from decimal import Decimal as Num
@@ -391,9 +554,14 @@ CASES: list[Case] = [
         class C:
             def f(self, x):
                 return Num(x)
-        """, context=["if TYPE_CHECKING:"], imports=["from typing import TYPE_CHECKING"]),
+        """,
+        context=["if TYPE_CHECKING:"],
+        imports=["from typing import TYPE_CHECKING"],
+    ),
     # -- dataclasses and enums
-    Case("dataclass-ok", """
+    Case(
+        "dataclass-ok",
+        """
         from dataclasses import dataclass, field
         @dataclass(frozen=True)
         class C:
@@ -401,45 +569,72 @@ CASES: list[Case] = [
             tags: list[str] = field(default_factory=list)
             def label(self) -> str:
                 return self.name + ",".join(self.tags)
-        """, imports=["from dataclasses import dataclass, field"]),
-    Case("dataclass-field-unqualified-in-method", """
+        """,
+        imports=["from dataclasses import dataclass, field"],
+    ),
+    Case(
+        "dataclass-field-unqualified-in-method",
+        """
         from dataclasses import dataclass
         @dataclass
         class C:
             name: str = ""
             def label(self) -> str:
                 return name
-        """, unresolved=[("name", "C.label")], imports=["from dataclasses import dataclass"]),
-    Case("enum-ok", """
+        """,
+        unresolved=[("name", "C.label")],
+        imports=["from dataclasses import dataclass"],
+    ),
+    Case(
+        "enum-ok",
+        """
         from enum import Enum, auto
         class C(Enum):
             RED = auto()
             GREEN = auto()
             def next(self):
                 return C.GREEN if self is C.RED else C.RED
-        """, imports=["from enum import Enum, auto"]),
-    Case("enum-member-unqualified-in-method", """
+        """,
+        imports=["from enum import Enum, auto"],
+    ),
+    Case(
+        "enum-member-unqualified-in-method",
+        """
         import enum
         class C(enum.Enum):
             RED = 1
             def is_red(self):
                 return self is RED
-        """, unresolved=[("RED", "C.is_red")], imports=["import enum"]),
+        """,
+        unresolved=[("RED", "C.is_red")],
+        imports=["import enum"],
+    ),
     # -- super() and __class__
-    Case("super-and-class-cell-ok", """
+    Case(
+        "super-and-class-cell-ok",
+        """
         class Base:
             def f(self):
                 return 1
         class C(Base):
             def f(self):
                 return super().f() + (lambda: __class__)().__name__.count("C")
-        """, context=["class Base:"]),
-    Case("class-cell-not-in-class-body", """
+        """,
+        context=["class Base:"],
+    ),
+    Case(
+        "class-cell-not-in-class-body",
+        """
         class C:
             me = __class__
-        """, unresolved=[("__class__", "C")], runnable=False),
+        """,
+        unresolved=[("__class__", "C")],
+        runnable=False,
+    ),
     # -- module-level try/except ImportError fallbacks
-    Case("try-import-fallback-carried-whole", """
+    Case(
+        "try-import-fallback-carried-whole",
+        """
         try:
             import tomllib
         except ImportError:
@@ -447,8 +642,13 @@ CASES: list[Case] = [
         class C:
             def f(self, text):
                 return tomllib.loads(text) if tomllib else {}
-        """, context=["try:"], used_imports={"tomllib"}),
-    Case("try-import-fallback-with-unresolved-handler", """
+        """,
+        context=["try:"],
+        used_imports={"tomllib"},
+    ),
+    Case(
+        "try-import-fallback-with-unresolved-handler",
+        """
         try:
             import tomllib
         except ImportError:
@@ -456,41 +656,67 @@ CASES: list[Case] = [
         class C:
             def f(self, text):
                 return tomllib.loads(text)
-        """, unresolved=[("make_fallback", "module-level statement at line 2")], context=["try:"]),
+        """,
+        unresolved=[("make_fallback", "module-level statement at line 2")],
+        context=["try:"],
+    ),
     # -- __all__ and the future import
-    Case("__all__-not-carried-unless-used", """
+    Case(
+        "__all__-not-carried-unless-used",
+        """
         from __future__ import annotations
         __all__ = ["C"]
         class C:
             def f(self):
                 return __name__
-        """, imports=["from __future__ import annotations"], used_imports=set()),
+        """,
+        imports=["from __future__ import annotations"],
+        used_imports=set(),
+    ),
     # -- star-args and keyword-only defaults
-    Case("star-args-ok", """
+    Case(
+        "star-args-ok",
+        """
         class C:
             def f(self, *args, **kwargs):
                 return print(*args, **kwargs)
-        """),
-    Case("star-args-undefined", """
+        """,
+    ),
+    Case(
+        "star-args-undefined",
+        """
         class C:
             def f(self):
                 return print(*missing_args, **missing_kwargs)
-        """, unresolved=[("missing_args", "C.f"), ("missing_kwargs", "C.f")]),
-    Case("keyword-only-defaults-ok", """
+        """,
+        unresolved=[("missing_args", "C.f"), ("missing_kwargs", "C.f")],
+    ),
+    Case(
+        "keyword-only-defaults-ok",
+        """
         LIMIT = 10
         class C:
             STEP = 2
             def f(self, a, /, b=STEP, *, n=LIMIT, m=None):
                 return a, b, n, m
-        """, context=["LIMIT = 10"]),
-    Case("keyword-only-defaults-undefined", """
+        """,
+        context=["LIMIT = 10"],
+    ),
+    Case(
+        "keyword-only-defaults-undefined",
+        """
         class C:
             def f(self, *, n=LIMIT, m=STEP):
                 return n
             STEP = 2
-        """, unresolved=[("LIMIT", "C"), ("STEP", "C")], runnable=False),
+        """,
+        unresolved=[("LIMIT", "C"), ("STEP", "C")],
+        runnable=False,
+    ),
     # -- async
-    Case("async-ok", """
+    Case(
+        "async-ok",
+        """
         import asyncio
         class C:
             async def f(self, source):
@@ -498,15 +724,23 @@ CASES: list[Case] = [
                     async for item in source:
                         await asyncio.sleep(0)
                         yield [x async for x in item], lock
-        """, imports=["import asyncio"]),
-    Case("async-undefined", """
+        """,
+        imports=["import asyncio"],
+    ),
+    Case(
+        "async-undefined",
+        """
         class C:
             async def f(self):
                 async with session() as s:
                     return await fetch(s)
-        """, unresolved=[("session", "C.f"), ("fetch", "C.f")]),
+        """,
+        unresolved=[("session", "C.f"), ("fetch", "C.f")],
+    ),
     # -- nested classes inside methods
-    Case("nested-class-in-method-ok", """
+    Case(
+        "nested-class-in-method-ok",
+        """
         class C:
             def make(self):
                 base = 1
@@ -515,8 +749,11 @@ CASES: list[Case] = [
                     def get(self):
                         return base + Inner.val
                 return Inner
-        """),
-    Case("nested-class-body-not-visible-to-its-methods", """
+        """,
+    ),
+    Case(
+        "nested-class-body-not-visible-to-its-methods",
+        """
         class C:
             def make(self):
                 class Inner:
@@ -524,22 +761,33 @@ CASES: list[Case] = [
                     def get(self):
                         return val
                 return Inner
-        """, unresolved=[("val", "C.make.<locals>.Inner.get")]),
+        """,
+        unresolved=[("val", "C.make.<locals>.Inner.get")],
+    ),
     # -- builtins, shadowing, bases, the class's own name
-    Case("shadowed-builtin-is-carried", """
+    Case(
+        "shadowed-builtin-is-carried",
+        """
         def len(x):
             return 0
         class C:
             def f(self, list):
                 return len(list)
-        """, context=["def len(x):"]),
-    Case("class-attribute-named-like-builtin", """
+        """,
+        context=["def len(x):"],
+    ),
+    Case(
+        "class-attribute-named-like-builtin",
+        """
         class C:
             id = 3
             def f(self):
                 return id(self)
-        """),
-    Case("module-level-base-class", """
+        """,
+    ),
+    Case(
+        "module-level-base-class",
+        """
         from abc import ABC, abstractmethod
         class Shape(ABC):
             @abstractmethod
@@ -547,8 +795,13 @@ CASES: list[Case] = [
         class C(Shape, metaclass=type(Shape)):
             def area(self):
                 return 1
-        """, context=["class Shape(ABC):"], imports=["from abc import ABC, abstractmethod"]),
-    Case("own-name-resolves-and-rebinding-is-not-carried", """
+        """,
+        context=["class Shape(ABC):"],
+        imports=["from abc import ABC, abstractmethod"],
+    ),
+    Case(
+        "own-name-resolves-and-rebinding-is-not-carried",
+        """
         def wrap(cls):
             return cls
         class C:
@@ -556,14 +809,20 @@ CASES: list[Case] = [
             def make(cls):
                 return C()
         C = wrap(C)
-        """),
-    Case("module-dunders-are-builtins", """
+        """,
+    ),
+    Case(
+        "module-dunders-are-builtins",
+        """
         class C:
             def f(self):
                 return __name__, __file__, __doc__, __spec__, __debug__
-        """),
+        """,
+    ),
     # -- transitive context
-    Case("transitive-context", """
+    Case(
+        "transitive-context",
+        """
         import os
         import json, re
         import math
@@ -575,23 +834,34 @@ CASES: list[Case] = [
         class C:
             def f(self, x):
                 return _helper(x), os.sep, json
-        """, context=["SCALE = math.tau", "def _helper(x):"],
+        """,
+        context=["SCALE = math.tau", "def _helper(x):"],
         imports=["import os", "import json, re", "import math"],
-        used_imports={"os", "json", "math"}),
-    Case("context-item-with-unresolved-name", """
+        used_imports={"os", "json", "math"},
+    ),
+    Case(
+        "context-item-with-unresolved-name",
+        """
         def _fmt(x):
             return PREFIX + str(x)
         class C:
             def f(self, x):
                 return _fmt(x)
-        """, unresolved=[("PREFIX", "module-level _fmt")], context=["def _fmt(x):"]),
-    Case("late-bound-module-definition", """
+        """,
+        unresolved=[("PREFIX", "module-level _fmt")],
+        context=["def _fmt(x):"],
+    ),
+    Case(
+        "late-bound-module-definition",
+        """
         class C:
             def f(self):
                 return _later()
         def _later():
             return 1
-        """, context=["def _later():"]),
+        """,
+        context=["def _later():"],
+    ),
 ]
 
 
@@ -606,8 +876,11 @@ def test_resolution_table(case: Case) -> None:
     assert r.complete == (not case.unresolved)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if not c.unresolved and c.runnable],
-                         ids=[c.id for c in CASES if not c.unresolved and c.runnable])
+@pytest.mark.parametrize(
+    "case",
+    [c for c in CASES if not c.unresolved and c.runnable],
+    ids=[c.id for c in CASES if not c.unresolved and c.runnable],
+)
 def test_rebuilt_module_defines_the_class(case: Case) -> None:
     # Real Python as the judge: imports + context + class must run (decorators, bases, class
     # body, defaults and eager annotations are all evaluated at definition time).
@@ -616,8 +889,7 @@ def test_rebuilt_module_defines_the_class(case: Case) -> None:
     assert isinstance(namespace["C"], type)
 
 
-@pytest.mark.parametrize("case", [c for c in CASES if not c.runnable],
-                         ids=[c.id for c in CASES if not c.runnable])
+@pytest.mark.parametrize("case", [c for c in CASES if not c.runnable], ids=[c.id for c in CASES if not c.runnable])
 def test_definition_time_unresolved_names_really_fail(case: Case) -> None:
     # The flagged definition-time names are real NameErrors, not false alarms.
     with pytest.raises(NameError):
@@ -658,7 +930,9 @@ def test_import_statement_returned_whole_and_package_import_binds_top_name() -> 
                 return os.path.join("a"), OD()
         """)
     assert [ast.unparse(s) for s in r.imports] == [
-        "import os.path, sys", "from collections import OrderedDict as OD, deque"]
+        "import os.path, sys",
+        "from collections import OrderedDict as OD, deque",
+    ]
     assert r.used_import_names == {"os", "OD"}
     assert r.context == []
 
@@ -697,7 +971,9 @@ def test_last_class_of_a_name_is_analysed_and_missing_class_is_an_error() -> Non
 
 
 def test_analysis_is_reusable_across_classes() -> None:
-    analysis = analyse_module(ast.parse(textwrap.dedent("""
+    analysis = analyse_module(
+        ast.parse(
+            textwrap.dedent("""
         K = 1
         class A:
             def f(self):
@@ -705,7 +981,9 @@ def test_analysis_is_reusable_across_classes() -> None:
         class B(A):
             def g(self):
                 return nothing
-        """)))
+        """)
+        )
+    )
     a, b = analysis.resolve("A"), analysis.resolve("B")
     assert a.unresolved == [] and [_first_line(s) for s in a.context] == ["K = 1"]
     assert [(u.name, u.where) for u in b.unresolved] == [("nothing", "B.g")]
@@ -726,7 +1004,8 @@ def _deep_unary(depth: int, line: int) -> ast.expr:
 
 def _module_with_deep_return(where: str) -> ast.Module:
     # Built programmatically: the parser itself refuses source nested this deeply.
-    module = ast.parse(textwrap.dedent("""
+    module = ast.parse(
+        textwrap.dedent("""
         def helper(x):
             return x
         def unrelated(x):
@@ -734,7 +1013,8 @@ def _module_with_deep_return(where: str) -> ast.Module:
         class C:
             def f(self, x):
                 return helper(x)
-        """))
+        """)
+    )
     target = next(s for s in module.body if getattr(s, "name", "") == where)
     if isinstance(target, ast.ClassDef):
         target = target.body[0]

@@ -22,9 +22,13 @@ CLASSEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "classeval
 def config(tmp_path: Path, sources: list[Path], workers: int = 1, **dedup) -> HarvestConfig:
     # One worker (in this process) unless a test asks for more: monkeypatches reach no other process.
     return HarvestConfig(
-        cutoff=date(2025, 1, 1), snapshot="snap", output_root=tmp_path / "harvested",
-        local_sources=[str(p) for p in sources], clone=CloneConfig(workdir=tmp_path / "clones"),
-        dedup=DedupConfig(**dedup), workers=workers,
+        cutoff=date(2025, 1, 1),
+        snapshot="snap",
+        output_root=tmp_path / "harvested",
+        local_sources=[str(p) for p in sources],
+        clone=CloneConfig(workdir=tmp_path / "clones"),
+        dedup=DedupConfig(**dedup),
+        workers=workers,
     )
 
 
@@ -40,10 +44,26 @@ def outputs(cfg: HarvestConfig):
 def test_snapshot_files_dedup_and_funnel(make_repo, tmp_path):
     base = make_class("InventoryBook", methods=7)
     # a near copy: two renamed identifiers and an extra field
-    near = base.replace("self.total = 0", "self.total = 0\n        self.label = 'copy'").replace("value", "amount").replace("self.items", "self.entries")
+    near = (
+        base.replace("self.total = 0", "self.total = 0\n        self.label = 'copy'")
+        .replace("value", "amount")
+        .replace("self.items", "self.entries")
+    )
     root = tmp_path / "repos"
     make_repo("alpha__one", [("2025-02-01", {"inv.py": base})], root)
-    make_repo("beta__two", [("2025-02-02", {"inv_copy.py": base.replace("    def __init__", "    # reformatted copy\n    def __init__"), "other.py": near})], root)
+    make_repo(
+        "beta__two",
+        [
+            (
+                "2025-02-02",
+                {
+                    "inv_copy.py": base.replace("    def __init__", "    # reformatted copy\n    def __init__"),
+                    "other.py": near,
+                },
+            )
+        ],
+        root,
+    )
     cfg = config(tmp_path, [root])
     summary = run_harvest(cfg)
     classes, rejects, repos, funnel = outputs(cfg)
@@ -106,8 +126,14 @@ def test_new_commit_makes_only_that_repository_rescan(make_repo, tmp_path):
     make_repo("beta__two", [("2025-02-01", {"b.py": make_class("Beta", methods=6)})], root)
     cfg = config(tmp_path, [root])
     run_harvest(cfg)
-    make_repo("beta__two", [("2025-02-01", {"b.py": make_class("Beta", methods=6)}),
-                            ("2025-04-01", {"c.py": make_class("Gamma", methods=6, imports="import math\n")})], root)
+    make_repo(
+        "beta__two",
+        [
+            ("2025-02-01", {"b.py": make_class("Beta", methods=6)}),
+            ("2025-04-01", {"c.py": make_class("Gamma", methods=6, imports="import math\n")}),
+        ],
+        root,
+    )
     summary = run_harvest(cfg)
     assert summary.reused_shards == 1
     assert sorted(c.class_name for c in outputs(cfg)[0]) == ["Alpha", "Beta", "Gamma"]
@@ -133,7 +159,10 @@ def test_unreachable_and_empty_repositories_are_recorded_not_fatal(make_repo, tm
     run_mod.assemble_snapshot(cfg, refs, run_mod.build_dedup_index(cfg), snap)
     classes, rejects, _, funnel = outputs(cfg)
     assert [c.class_name for c in classes] == ["Alpha"]
-    assert {r.item_id: r.reason for r in rejects if r.stage == "clone"} == {"empty/repo": "empty-repository", "gone/repo": "unreachable"}
+    assert {r.item_id: r.reason for r in rejects if r.stage == "clone"} == {
+        "empty/repo": "empty-repository",
+        "gone/repo": "unreachable",
+    }
     assert funnel["stages"]["clone"]["dropped"] == {"empty-repository": 1, "unreachable": 1}
 
 
@@ -176,8 +205,15 @@ def test_github_search_feeds_the_harvest_end_to_end(make_repo, tmp_path):
     from pipeline.harvest.github_source import search_github
 
     repo = make_repo("acme__cartkit", [("2025-03-01", {"cart.py": make_class("ShoppingCart", methods=6)})])
-    catalogue = [fake_repo("acme/cartkit", "2025-02-01", 250, description="a shopping cart and payment toolkit",
-                           clone_url=clone_url_for(str(repo)))]
+    catalogue = [
+        fake_repo(
+            "acme/cartkit",
+            "2025-02-01",
+            250,
+            description="a shopping cart and payment toolkit",
+            clone_url=clone_url_for(str(repo)),
+        )
+    ]
     with FakeGitHub(catalogue) as api:
         cfg = config(tmp_path, []).model_copy(update={"github": GitHubConfig(enabled=True, base_url=api.base_url)})
         calls = []
@@ -201,8 +237,14 @@ def test_github_search_feeds_the_harvest_end_to_end(make_repo, tmp_path):
 
 def test_oversized_clone_is_rejected_and_removed(make_repo, tmp_path):
     root = tmp_path / "repos"
-    make_repo("big__repo", [("2025-02-01", {"a.py": make_class("Big", methods=6), "blob.bin": bytes(range(256)) * 8000})], root)
-    cfg = config(tmp_path, [root]).model_copy(update={"clone": CloneConfig(workdir=tmp_path / "clones", max_size_mb=0.5)})
+    make_repo(
+        "big__repo",
+        [("2025-02-01", {"a.py": make_class("Big", methods=6), "blob.bin": bytes(range(256)) * 8000})],
+        root,
+    )
+    cfg = config(tmp_path, [root]).model_copy(
+        update={"clone": CloneConfig(workdir=tmp_path / "clones", max_size_mb=0.5)}
+    )
     summary = run_harvest(cfg)
     _, rejects, _, funnel = outputs(cfg)
     assert summary.classes == 0
@@ -214,14 +256,31 @@ def test_oversized_clone_is_rejected_and_removed(make_repo, tmp_path):
 def test_submodules_are_not_followed(make_repo, tmp_path):
     import subprocess
 
-    inner = make_repo("inner__lib", [("2025-02-01", {"lib.py": make_class("InnerThing", methods=6)})], tmp_path / "elsewhere")
-    outer = make_repo("outer__app", [("2025-02-01", {"app.py": make_class("OuterThing", methods=6, imports="import math\n")})],
-                      tmp_path / "repos")
-    env = {"PATH": "/usr/bin:/bin", "HOME": str(tmp_path), "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t",
-           "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@t",
-           "GIT_AUTHOR_DATE": "2025-03-01T00:00:00+00:00", "GIT_COMMITTER_DATE": "2025-03-01T00:00:00+00:00"}
-    subprocess.run(["git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner), "vendor_lib"],
-                   cwd=outer, check=True, env=env, capture_output=True)
+    inner = make_repo(
+        "inner__lib", [("2025-02-01", {"lib.py": make_class("InnerThing", methods=6)})], tmp_path / "elsewhere"
+    )
+    outer = make_repo(
+        "outer__app",
+        [("2025-02-01", {"app.py": make_class("OuterThing", methods=6, imports="import math\n")})],
+        tmp_path / "repos",
+    )
+    env = {
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+        "GIT_AUTHOR_DATE": "2025-03-01T00:00:00+00:00",
+        "GIT_COMMITTER_DATE": "2025-03-01T00:00:00+00:00",
+    }
+    subprocess.run(
+        ["git", "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner), "vendor_lib"],
+        cwd=outer,
+        check=True,
+        env=env,
+        capture_output=True,
+    )
     subprocess.run(["git", "commit", "-qm", "add submodule"], cwd=outer, check=True, env=env)
     cfg = config(tmp_path, [tmp_path / "repos"])
     run_harvest(cfg)
@@ -232,8 +291,14 @@ def test_submodules_are_not_followed(make_repo, tmp_path):
 def test_two_worker_processes_write_what_one_writes(make_repo, tmp_path):
     root = tmp_path / "repos"
     for i in range(4):
-        make_repo(f"team{i}__lib", [("2025-02-01", {f"lib/m{i}.py": make_class(f"Thing{i}", methods=6 + i)}),
-                                   ("2025-03-01", {f"lib/n{i}.py": make_class(f"Other{i}", methods=3)})], root)
+        make_repo(
+            f"team{i}__lib",
+            [
+                ("2025-02-01", {f"lib/m{i}.py": make_class(f"Thing{i}", methods=6 + i)}),
+                ("2025-03-01", {f"lib/n{i}.py": make_class(f"Other{i}", methods=3)}),
+            ],
+            root,
+        )
     written = {}
     for workers in (1, 2):
         cfg = config(tmp_path / f"w{workers}", [root], workers=workers)

@@ -14,8 +14,14 @@ PAGE = 4096
 
 
 def _entry(i: int) -> CacheEntry:
-    material = CacheKeyMaterial(role="composer", model="m", messages=[{"role": "user", "content": f"{'x' * 500} {i}"}],
-                                temperature=0.0, max_tokens=8, prompt_version="v1")
+    material = CacheKeyMaterial(
+        role="composer",
+        model="m",
+        messages=[{"role": "user", "content": f"{'x' * 500} {i}"}],
+        temperature=0.0,
+        max_tokens=8,
+        prompt_version="v1",
+    )
     return CacheEntry(key=material.key(), request=material, text="y" * 300, finish_reason="stop", model="m")
 
 
@@ -28,8 +34,11 @@ def _filled(path: Path, n: int = 300) -> list[CacheEntry]:
 
 
 def _aside(path: Path) -> list[Path]:
-    return sorted(p for p in path.parent.iterdir()
-                  if p.name.startswith(f"{path.name}.corrupt-") and not p.name.endswith(("-wal", "-shm")))
+    return sorted(
+        p
+        for p in path.parent.iterdir()
+        if p.name.startswith(f"{path.name}.corrupt-") and not p.name.endswith(("-wal", "-shm"))
+    )
 
 
 def test_a_cache_truncated_to_half_is_moved_aside_named_and_replaced(tmp_path, caplog):
@@ -41,15 +50,15 @@ def test_a_cache_truncated_to_half_is_moved_aside_named_and_replaced(tmp_path, c
         cache = ResponseCache(path)
     try:
         (aside,) = _aside(path)
-        assert aside.read_bytes() == data[: len(data) // 2]   # kept as it was, for whoever wants to look
+        assert aside.read_bytes() == data[: len(data) // 2]  # kept as it was, for whoever wants to look
         (line,) = [r.getMessage() for r in caplog.records if "damaged" in r.getMessage()]
         assert str(path) in line and str(aside) in line and "will be paid again" in line and "\n" not in line
-        fresh = _entry(10_000)   # the run goes on: the fresh cache stores and serves
+        fresh = _entry(10_000)  # the run goes on: the fresh cache stores and serves
         cache.put(fresh.key, fresh)
         assert cache.get(fresh.key) == fresh
     finally:
         cache.close()
-    with ResponseCache(path) as again:   # a later run opens it without complaint
+    with ResponseCache(path) as again:  # a later run opens it without complaint
         assert fresh.key in again
 
 
@@ -59,7 +68,7 @@ def test_a_cache_with_one_damaged_page_keeps_every_readable_answer(tmp_path, cap
     entries = _filled(path)
     data = bytearray(path.read_bytes())
     middle = (len(data) // PAGE // 2) * PAGE
-    data[middle:middle + PAGE] = b"\xff" * PAGE
+    data[middle : middle + PAGE] = b"\xff" * PAGE
     path.write_bytes(bytes(data))
     with caplog.at_level(logging.WARNING, logger="pipeline.llm.cache"), ResponseCache(path) as cache:
         kept = [e for e in entries if cache.get(e.key) == e]

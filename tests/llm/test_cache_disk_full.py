@@ -30,7 +30,9 @@ def test_a_full_disk_keeps_paid_answers_in_memory_then_saves_them_elsewhere(serv
     path = tmp_path / "llm.sqlite"
     cache = ResponseCache(path)
     _fill(cache)
-    client = LLMClient(LLMConfig(cache_path=path), ENV, cache, UsageLedger(), sleep=lambda s: None, rng=random.Random(1))
+    client = LLMClient(
+        LLMConfig(cache_path=path), ENV, cache, UsageLedger(), sleep=lambda s: None, rng=random.Random(1)
+    )
     ep = endpoint(server.base_url)
     first = client.complete("solver", ep, MSGS, task_id="t1", prompt_version="v1")
     again = client.complete("solver", ep, MSGS, task_id="t2", prompt_version="v1")
@@ -69,7 +71,9 @@ def test_the_next_run_stores_the_spilled_answers_once_the_disk_has_room(server, 
     path = tmp_path / "llm.sqlite"
     cache = ResponseCache(path)
     _fill(cache)
-    client = LLMClient(LLMConfig(cache_path=path), ENV, cache, UsageLedger(), sleep=lambda s: None, rng=random.Random(1))
+    client = LLMClient(
+        LLMConfig(cache_path=path), ENV, cache, UsageLedger(), sleep=lambda s: None, rng=random.Random(1)
+    )
     first = client.complete("solver", endpoint(server.base_url), MSGS, task_id="t1", prompt_version="v1")
     with pytest.raises(CacheWriteError) as info:
         cache.close()
@@ -82,7 +86,8 @@ def test_the_next_run_stores_the_spilled_answers_once_the_disk_has_room(server, 
     # so the re-run is served from the cache and pays nothing.
     with ResponseCache(path) as reopened:
         again = LLMClient(LLMConfig(cache_path=path), ENV, reopened, UsageLedger()).complete(
-            "solver", endpoint(server.base_url), MSGS, task_id="t1", prompt_version="v1")
+            "solver", endpoint(server.base_url), MSGS, task_id="t1", prompt_version="v1"
+        )
     assert again.cached and again.text == first.text and len(server.chat_requests) == 1
     assert not info.value.spill.exists()
 
@@ -118,7 +123,9 @@ def test_a_stop_stores_the_answers_kept_in_memory_or_says_where_they_went(server
     for cache in (full, freed):
         _fill(cache)
         client = LLMClient(LLMConfig(cache_path=cache.path), ENV, cache, UsageLedger())
-        answers[cache.path] = client.complete("solver", endpoint(server.base_url), MSGS, task_id="t1", prompt_version="v1")
+        answers[cache.path] = client.complete(
+            "solver", endpoint(server.base_url), MSGS, task_id="t1", prompt_version="v1"
+        )
         assert cache.unsaved == 1
     freed._conn.execute("PRAGMA max_page_count=1073741823")
     (said,) = paid.store_kept()
@@ -126,7 +133,7 @@ def test_a_stop_stores_the_answers_kept_in_memory_or_says_where_they_went(server
     assert freed.unsaved == 0 and freed.get(answers[freed.path].cache_key).text == answers[freed.path].text
     freed.close()
     full._conn.execute("PRAGMA max_page_count=1073741823")
-    full.close()   # stored now, and no longer asked at a stop
+    full.close()  # stored now, and no longer asked at a stop
     assert paid.store_kept() == []
     (spill,) = (tmp_path / "tmp").glob("*/*.jsonl")
     assert str(spill) in said
@@ -139,7 +146,8 @@ def _spilled(server, tmp_path, before_close=lambda: None) -> tuple[Path, Path]:
     cache = ResponseCache(path)
     _fill(cache)
     LLMClient(LLMConfig(cache_path=path), ENV, cache, UsageLedger()).complete(
-        "solver", endpoint(server.base_url), MSGS, task_id="t1", prompt_version="v1")
+        "solver", endpoint(server.base_url), MSGS, task_id="t1", prompt_version="v1"
+    )
     before_close()
     with pytest.raises(CacheWriteError) as info:
         cache.close()
@@ -158,12 +166,12 @@ def test_spills_are_read_only_from_this_users_private_folder(server, tmp_path, m
     spill.rename(moved)
     planted.symlink_to(moved)
     with ResponseCache(path) as reopened:
-        assert len(reopened) == 0 and planted.is_symlink()   # a symlink is not imported
+        assert len(reopened) == 0 and planted.is_symlink()  # a symlink is not imported
     planted.unlink()
     moved.rename(spill)
     spill.parent.chmod(0o777)
     with ResponseCache(path) as reopened:
-        assert len(reopened) == 0 and spill.is_file()        # nor anything in a folder others can write
+        assert len(reopened) == 0 and spill.is_file()  # nor anything in a folder others can write
     spill.parent.chmod(0o700)
     with ResponseCache(path) as reopened:
         assert len(reopened) == 1 and not spill.exists()
@@ -176,6 +184,7 @@ def test_a_spill_the_disk_cannot_hold_whole_is_not_left_half_written(server, tmp
     def disk_full(*args, **kwargs):
         raise OSError(28, "No space left on device")
 
-    _path, spill = _spilled(server, tmp_path,
-                            lambda: monkeypatch.setattr("pipeline.llm.cache.canonical_json", disk_full))
+    _path, spill = _spilled(
+        server, tmp_path, lambda: monkeypatch.setattr("pipeline.llm.cache.canonical_json", disk_full)
+    )
     assert spill is None and list((tmp_path / "tmp").glob("*/*")) == []

@@ -13,8 +13,14 @@ from pipeline.cli import app
 from pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
 
 # The ClassEval release beside the checkout (../shared), looked up from a checkout or a worktree.
-DATASET = next((p / "shared/data/classeval/ClassEval_data.json" for p in Path(__file__).resolve().parents
-                if (p / "shared/data/classeval/ClassEval_data.json").is_file()), Path("/nonexistent"))
+DATASET = next(
+    (
+        p / "shared/data/classeval/ClassEval_data.json"
+        for p in Path(__file__).resolve().parents
+        if (p / "shared/data/classeval/ClassEval_data.json").is_file()
+    ),
+    Path("/nonexistent"),
+)
 
 
 def _config(tmp_path: Path, base_url: str, **endpoint: object) -> Path:
@@ -40,19 +46,23 @@ def test_check_endpoint_reports_a_llama_cpp_like_server(tmp_path, monkeypatch):
         (report,) = json.loads(out.output)
         assert report["roles"][0] == "composer" and "evaluate" in report["roles"]
         assert (report["response_format"], report["usage"], report["context_window"]) == ("json_object", False, 8192)
-        table = CliRunner().invoke(app, ["check-endpoint", "--config", str(cfg), "--role", "solver"], terminal_width=200)
+        table = CliRunner().invoke(
+            app, ["check-endpoint", "--config", str(cfg), "--role", "solver"], terminal_width=200
+        )
         assert table.exit_code == 0 and "json_object" in table.output and "estimated locally" in table.output
 
 
 def test_check_endpoint_exits_1_on_an_unusable_endpoint(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with FakeOpenAIServer(default="x") as srv:
-        out = CliRunner().invoke(app, ["check-endpoint", "--config", str(_config(tmp_path, srv.base_url))],
-                                 terminal_width=200)
+        out = CliRunner().invoke(
+            app, ["check-endpoint", "--config", str(_config(tmp_path, srv.base_url))], terminal_width=200
+        )
         assert srv.requests == []
     assert out.exit_code == 1 and "OPENAI_API_KEY is not set" in out.output
-    bad_role = CliRunner().invoke(app, ["check-endpoint", "--config", str(_config(tmp_path, "http://x/v1")),
-                                        "--role", "nobody"])
+    bad_role = CliRunner().invoke(
+        app, ["check-endpoint", "--config", str(_config(tmp_path, "http://x/v1")), "--role", "nobody"]
+    )
     assert bad_role.exit_code == 2 and "unknown role(s) nobody" in bad_role.output
 
 
@@ -61,7 +71,7 @@ def test_check_endpoint_checks_only_the_side_the_configuration_sets_up(tmp_path,
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     with FakeOpenAIServer(api_key=API_KEY, default='{"ok": true}', models=["model-a"]) as srv:
         full = _config(tmp_path, srv.base_url).read_text(encoding="utf-8")
-        evaluate_part = full[full.index("[evaluate.endpoint]"):]
+        evaluate_part = full[full.index("[evaluate.endpoint]") :]
         # One side only: the other side's defaults (api.openai.com) are never probed.
         text = full.replace(evaluate_part, "") if side == "build" else full.split("\n[llm.")[0] + "\n" + evaluate_part
         (tmp_path / "classforge.toml").write_text(text, encoding="utf-8")
@@ -75,19 +85,45 @@ def test_check_endpoint_checks_only_the_side_the_configuration_sets_up(tmp_path,
 def test_evaluate_fails_fast_on_an_unreachable_endpoint(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     cfg = _config(tmp_path, dead_url())
-    out = CliRunner().invoke(app, ["evaluate", "--config", str(cfg), "--dataset", str(DATASET), "--max-tasks", "3",
-                                   "--out", str(tmp_path / "results")], terminal_width=200)
+    out = CliRunner().invoke(
+        app,
+        [
+            "evaluate",
+            "--config",
+            str(cfg),
+            "--dataset",
+            str(DATASET),
+            "--max-tasks",
+            "3",
+            "--out",
+            str(tmp_path / "results"),
+        ],
+        terminal_width=200,
+    )
     assert out.exit_code == 2, out.output
     assert "endpoint check failed" in out.output and "unreachable" in out.output
-    assert not (tmp_path / "results").exists()   # stopped before any work
+    assert not (tmp_path / "results").exists()  # stopped before any work
 
 
 @pytest.mark.skipif(not DATASET.is_file(), reason="ClassEval data not found")
 def test_evaluate_with_the_key_unset_names_the_variable_and_sends_nothing(tmp_path, monkeypatch):
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     with FakeOpenAIServer(default="x") as srv:
-        out = CliRunner().invoke(app, ["evaluate", "--config", str(_config(tmp_path, srv.base_url)), "--dataset",
-                                       str(DATASET), "--max-tasks", "1", "--out", str(tmp_path / "r")], terminal_width=200)
+        out = CliRunner().invoke(
+            app,
+            [
+                "evaluate",
+                "--config",
+                str(_config(tmp_path, srv.base_url)),
+                "--dataset",
+                str(DATASET),
+                "--max-tasks",
+                "1",
+                "--out",
+                str(tmp_path / "r"),
+            ],
+            terminal_width=200,
+        )
         assert srv.requests == []
     assert out.exit_code == 2 and "OPENAI_API_KEY is not set" in out.output
 
@@ -109,6 +145,9 @@ def test_ctrl_c_during_evaluate_says_how_to_resume(tmp_path, monkeypatch):
         raise KeyboardInterrupt
 
     monkeypatch.setattr(benchmark.runner, "evaluate", interrupted)
-    out = CliRunner().invoke(app, ["evaluate", "--dataset", str(tmp_path / "any.json"), "--model", "reference",
-                                   "--out", str(tmp_path / "r")], terminal_width=200)
+    out = CliRunner().invoke(
+        app,
+        ["evaluate", "--dataset", str(tmp_path / "any.json"), "--model", "reference", "--out", str(tmp_path / "r")],
+        terminal_width=200,
+    )
     assert out.exit_code == 130 and "interrupted; run the same command to resume" in out.output

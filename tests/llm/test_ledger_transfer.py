@@ -9,7 +9,9 @@ from pipeline.llm.ledger import UsageLedger
 def test_entries_of_a_task_absorb_into_another_ledger_exactly():
     costs = {"m": CostConfig(prompt_per_mtok=1.5, completion_per_mtok=6.0)}
     worker = UsageLedger(costs)
-    worker.record(role="composer", task_id="cand-1", model="m", prompt_tokens=1000, completion_tokens=200, cached=False, retries=1)
+    worker.record(
+        role="composer", task_id="cand-1", model="m", prompt_tokens=1000, completion_tokens=200, cached=False, retries=1
+    )
     worker.record(role="solver", task_id="cand-1", model="m", prompt_tokens=10, completion_tokens=5, cached=True)
     worker.record(role="composer", task_id="cand-2", model="m", prompt_tokens=7, completion_tokens=7, cached=False)
     entries = pickle.loads(pickle.dumps(worker.entries("cand-1")))

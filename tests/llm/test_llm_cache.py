@@ -14,24 +14,42 @@ from pipeline.llm.errors import CacheCorrupt, CacheImportError
 
 
 def material(**kw) -> CacheKeyMaterial:
-    params = dict(role="solver", model="gpt-4o-mini", messages=[{"role": "user", "content": "Write class Stack."}],
-                  temperature=0.2, max_tokens=4096, prompt_version="holistic@v1", sample_index=0)
+    params = dict(
+        role="solver",
+        model="gpt-4o-mini",
+        messages=[{"role": "user", "content": "Write class Stack."}],
+        temperature=0.2,
+        max_tokens=4096,
+        prompt_version="holistic@v1",
+        sample_index=0,
+    )
     params.update(kw)
     return CacheKeyMaterial(**params)
 
 
 def entry(text: str = "class Stack: pass", **kw) -> CacheEntry:
     m = material(**kw)
-    return CacheEntry(key=m.key(), request=m, text=text, finish_reason="stop", model=m.model,
-                      response_model=m.model, prompt_tokens=5, completion_tokens=4, task_id="t1")
+    return CacheEntry(
+        key=m.key(),
+        request=m,
+        text=text,
+        finish_reason="stop",
+        model=m.model,
+        response_model=m.model,
+        prompt_tokens=5,
+        completion_tokens=4,
+        task_id="t1",
+    )
 
 
 def test_key_definition_is_pinned():
     """Changing the key spelling silently invalidates every recorded cache; this golden value guards it."""
     m = material()
-    expected_json = ('{"key_version":1,"max_tokens":4096,"messages":[{"content":"Write class Stack.","role":"user"}],'
-                     '"model":"gpt-4o-mini","prompt_version":"holistic@v1","response_format":null,"role":"solver",'
-                     '"sample_index":0,"temperature":0.2}')
+    expected_json = (
+        '{"key_version":1,"max_tokens":4096,"messages":[{"content":"Write class Stack.","role":"user"}],'
+        '"model":"gpt-4o-mini","prompt_version":"holistic@v1","response_format":null,"role":"solver",'
+        '"sample_index":0,"temperature":0.2}'
+    )
     assert canonical_json(m.model_dump(mode="json")) == expected_json
     assert m.key() == hashlib.sha256(expected_json.encode()).hexdigest()
     assert m.key() == "e4a09602927a441dd0fd2e914b75dd7330514183e382df6e12cf0adb7bd62cbd"
@@ -119,7 +137,9 @@ def test_concurrent_puts_from_threads(tmp_path):
 
 def test_export_import_round_trip(tmp_path):
     src = ResponseCache(tmp_path / "a.sqlite")
-    entries = [entry(f"answer {i}", sample_index=i, messages=[{"role": "user", "content": f"q é {i}"}]) for i in range(5)]
+    entries = [
+        entry(f"answer {i}", sample_index=i, messages=[{"role": "user", "content": f"q é {i}"}]) for i in range(5)
+    ]
     for e in entries:
         src.put(e.key, e)
     out = tmp_path / "recorded.jsonl"

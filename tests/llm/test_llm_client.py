@@ -64,8 +64,15 @@ def test_second_identical_call_is_served_from_cache(server, harness):
     assert summary.by_task["task-2"].cached_hits == 1 and summary.by_task["task-2"].prompt_tokens == 0
 
 
-@pytest.mark.parametrize("change", [{"sample_index": 1}, {"prompt_version": "holistic@v2"}, {"role": "composer"},
-                                    {"response_format": {"type": "json_object"}}])
+@pytest.mark.parametrize(
+    "change",
+    [
+        {"sample_index": 1},
+        {"prompt_version": "holistic@v2"},
+        {"role": "composer"},
+        {"response_format": {"type": "json_object"}},
+    ],
+)
 def test_key_changes_with_output_relevant_inputs(server, harness, change):
     server.default = "x"
     h = harness()
@@ -210,7 +217,9 @@ def test_a_generic_500_twice_stops_retrying_but_stays_an_infrastructure_fault(se
 
 
 def test_a_changing_500_is_retried_as_transient(server, harness):
-    server.add_rule(replies=[HTTPError(status=500, message="overloaded 1"), HTTPError(status=500, message="overloaded 2"), "ok"])
+    server.add_rule(
+        replies=[HTTPError(status=500, message="overloaded 1"), HTTPError(status=500, message="overloaded 2"), "ok"]
+    )
     h = harness()
     assert call(h, endpoint(server.base_url, max_retries=4)).text == "ok"
 
@@ -226,9 +235,19 @@ def test_truncated_output_is_returned_and_cached_as_such(server, harness):
 
 
 def test_structured_output_passes_response_format_through(server, harness):
-    fmt = {"type": "json_schema", "json_schema": {"name": "verdict", "strict": True, "schema": {
-        "type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"],
-        "additionalProperties": False}}}
+    fmt = {
+        "type": "json_schema",
+        "json_schema": {
+            "name": "verdict",
+            "strict": True,
+            "schema": {
+                "type": "object",
+                "properties": {"score": {"type": "integer"}},
+                "required": ["score"],
+                "additionalProperties": False,
+            },
+        },
+    }
     server.add_rule(when=lambda body: body.get("response_format") == fmt, replies=['{"score": 10}'])
     h = harness()
     out = call(h, endpoint(server.base_url), role="judge_0", response_format=fmt)
@@ -291,8 +310,10 @@ def test_budget_with_unpriced_model_refuses_to_call(server, harness):
 def test_ledger_totals_and_costs_are_exact(server, harness):
     server.add_rule(model="model-a", respond=lambda body: Text(text="a", prompt_tokens=1000, completion_tokens=200))
     server.add_rule(model="model-b", respond=lambda body: Text(text="b", prompt_tokens=3000, completion_tokens=0))
-    costs = {"model-a": CostConfig(prompt_per_mtok=2.5, completion_per_mtok=10.0),
-             "model-b": CostConfig(prompt_per_mtok=0.15, completion_per_mtok=0.6)}
+    costs = {
+        "model-a": CostConfig(prompt_per_mtok=2.5, completion_per_mtok=10.0),
+        "model-b": CostConfig(prompt_per_mtok=0.15, completion_per_mtok=0.6),
+    }
     h = harness(costs=costs)
     a, b = endpoint(server.base_url, "model-a"), endpoint(server.base_url, "model-b")
     call(h, a, role="composer", task_id="t1")
@@ -319,7 +340,9 @@ def test_concurrent_distinct_calls_are_each_sent_once(server, harness):
     ep = endpoint(server.base_url)
     items = list(range(40))
     outcomes = h.client.map(
-        lambda i: call(h, ep, messages=[{"role": "user", "content": f"q{i % 20}"}], sample_index=i // 20, task_id=f"t{i}"),
+        lambda i: call(
+            h, ep, messages=[{"role": "user", "content": f"q{i % 20}"}], sample_index=i // 20, task_id=f"t{i}"
+        ),
         items,
     )
     assert all(o.ok for o in outcomes)
@@ -354,7 +377,9 @@ def test_map_keeps_failures_per_item(server, harness):
     server.default = "good"
     h = harness()
     ep = endpoint(server.base_url)
-    outcomes = h.client.map(lambda p: call(h, ep, messages=[{"role": "user", "content": p}], task_id=p), ["ok1", "bad", "ok2"])
+    outcomes = h.client.map(
+        lambda p: call(h, ep, messages=[{"role": "user", "content": p}], task_id=p), ["ok1", "bad", "ok2"]
+    )
     assert [o.ok for o in outcomes] == [True, False, True]
     assert isinstance(outcomes[1].error, LLMCallFailed) and outcomes[1].error.task_id == "bad"
     with pytest.raises(LLMCallFailed):
@@ -362,8 +387,12 @@ def test_map_keeps_failures_per_item(server, harness):
 
 
 def test_errors_survive_pickling():
-    for err in (LLMCallFailed("solver", "t1", "gave up", 3, 500), CacheMiss("judge_2", "t2", "ab" * 32),
-                BudgetExceeded("composer", "t3", 1.5, 1.0), UnpricedModel("solver", "t4", "m")):
+    for err in (
+        LLMCallFailed("solver", "t1", "gave up", 3, 500),
+        CacheMiss("judge_2", "t2", "ab" * 32),
+        BudgetExceeded("composer", "t3", 1.5, 1.0),
+        UnpricedModel("solver", "t4", "m"),
+    ):
         back = pickle.loads(pickle.dumps(err))
         assert type(back) is type(err) and str(back) == str(err) and back.task_id == err.task_id
 
@@ -384,9 +413,19 @@ def test_retry_after_forms_and_cap(server, harness):
 
 
 def test_refusal_is_not_retried(server, harness):
-    body = {"id": "x", "object": "chat.completion", "created": 0, "model": "model-a",
-            "choices": [{"index": 0, "finish_reason": "stop",
-                         "message": {"role": "assistant", "content": None, "refusal": "I can't help with that"}}]}
+    body = {
+        "id": "x",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "model-a",
+        "choices": [
+            {
+                "index": 0,
+                "finish_reason": "stop",
+                "message": {"role": "assistant", "content": None, "refusal": "I can't help with that"},
+            }
+        ],
+    }
     server.add_rule(replies=[Malformed(body=json.dumps(body)), "never"])
     h = harness()
     with pytest.raises(LLMCallFailed, match="model refused: I can't help with that"):

@@ -12,8 +12,12 @@ from pipeline.llm.fake_server import FakeOpenAIServer, HTTPError, Malformed, Tex
 
 
 def post(base_url: str, body: dict, key: str = "k") -> tuple[int, dict | str, dict]:
-    req = urllib.request.Request(f"{base_url}/chat/completions", data=json.dumps(body).encode(), method="POST",
-                                 headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"})
+    req = urllib.request.Request(
+        f"{base_url}/chat/completions",
+        data=json.dumps(body).encode(),
+        method="POST",
+        headers={"Content-Type": "application/json", "Authorization": f"Bearer {key}"},
+    )
     try:
         with urllib.request.urlopen(req, timeout=60) as resp:
             raw, status, headers = resp.read().decode(), resp.status, dict(resp.headers)
@@ -36,8 +40,12 @@ def test_completion_body_is_realistic():
     assert body["object"] == "chat.completion" and body["id"].startswith("chatcmpl-") and body["model"] == "m"
     assert isinstance(body["created"], int)
     (choice,) = body["choices"]
-    assert choice == {"index": 0, "message": {"role": "assistant", "content": "hello there", "refusal": None},
-                      "logprobs": None, "finish_reason": "stop"}
+    assert choice == {
+        "index": 0,
+        "message": {"role": "assistant", "content": "hello there", "refusal": None},
+        "logprobs": None,
+        "finish_reason": "stop",
+    }
     assert body["usage"] == {"prompt_tokens": fake_token_count("say hi"), "completion_tokens": 3, "total_tokens": 5}
 
 
@@ -45,11 +53,24 @@ def test_rules_match_in_order_then_fall_through_to_default():
     with FakeOpenAIServer(default="default") as srv:
         srv.add_rule(model="judge", pattern=r"score\s+this", replies=["10", Truncated("1")])
         srv.add_rule(pattern="score", respond=lambda body: Text(text=f"dyn:{body['model']}"))
-        answers = [post(srv.base_url, chat(c, m))[1] for c, m in
-                   [("score this", "judge"), ("score this", "judge"), ("score this", "judge"), ("score it", "judge"),
-                    ("hello", "judge")]]
+        answers = [
+            post(srv.base_url, chat(c, m))[1]
+            for c, m in [
+                ("score this", "judge"),
+                ("score this", "judge"),
+                ("score this", "judge"),
+                ("score it", "judge"),
+                ("hello", "judge"),
+            ]
+        ]
         texts = [(a["choices"][0]["message"]["content"], a["choices"][0]["finish_reason"]) for a in answers]
-        assert texts == [("10", "stop"), ("1", "length"), ("dyn:judge", "stop"), ("dyn:judge", "stop"), ("default", "stop")]
+        assert texts == [
+            ("10", "stop"),
+            ("1", "length"),
+            ("dyn:judge", "stop"),
+            ("dyn:judge", "stop"),
+            ("default", "stop"),
+        ]
         assert srv.rules[0].remaining == 0 and srv.rules[0].hits == 2 and srv.rules[1].hits == 2
         assert [r.text for r in srv.chat_requests] == ["score this"] * 3 + ["score it", "hello"]
 
@@ -64,8 +85,13 @@ def test_unscripted_request_is_a_clear_400_and_recorded():
 
 def test_errors_carry_openai_shape_and_retry_after():
     with FakeOpenAIServer() as srv:
-        srv.add_rule(replies=[HTTPError(status=429, message="rate", retry_after=1.5), HTTPError(status=500),
-                              Malformed(body="oops")])
+        srv.add_rule(
+            replies=[
+                HTTPError(status=429, message="rate", retry_after=1.5),
+                HTTPError(status=500),
+                Malformed(body="oops"),
+            ]
+        )
         s1, b1, h1 = post(srv.base_url, chat("x"))
         s2, b2, h2 = post(srv.base_url, chat("x"))
         s3, b3, _ = post(srv.base_url, chat("x"))

@@ -77,7 +77,9 @@ def test_default_directory_is_the_package_prompts_folder():
 
 def test_ledger_cost_arithmetic_and_unpriced_models():
     ledger = UsageLedger({"m": CostConfig(prompt_per_mtok=0.15, completion_per_mtok=0.6)})
-    ledger.record(role="solver", task_id="t1", model="m", prompt_tokens=1_000_000, completion_tokens=500_000, cached=False)
+    ledger.record(
+        role="solver", task_id="t1", model="m", prompt_tokens=1_000_000, completion_tokens=500_000, cached=False
+    )
     ledger.record(role="solver", task_id="t1", model="m", prompt_tokens=10, completion_tokens=10, cached=True)
     ledger.record(role="judge_0", task_id="t1", model="free", prompt_tokens=7, completion_tokens=3, cached=False)
     ledger.record_failure(role="judge_0", task_id="t2", model="free", retries=4)
@@ -94,7 +96,9 @@ def test_ledger_is_thread_safe():
 
     def work(i: int) -> None:
         for _ in range(500):
-            ledger.record(role=f"r{i % 2}", task_id=f"t{i}", model="m", prompt_tokens=3, completion_tokens=1, cached=False)
+            ledger.record(
+                role=f"r{i % 2}", task_id=f"t{i}", model="m", prompt_tokens=3, completion_tokens=1, cached=False
+            )
 
     threads = [threading.Thread(target=work, args=(i,)) for i in range(8)]
     for t in threads:

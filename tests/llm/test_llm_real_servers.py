@@ -29,8 +29,12 @@ def test_auto_falls_back_to_json_object_with_the_schema_and_remembers(harness, t
         h = harness()
         ep = endpoint(srv.base_url)
         assert call(h, ep, response_format=FORMAT).text == '{"score": 10}'
-        assert call(h, ep, task_id="t2", messages=[*MSGS, {"role": "user", "content": "again"}],
-                    response_format=FORMAT).text == '{"score": 10}'
+        assert (
+            call(
+                h, ep, task_id="t2", messages=[*MSGS, {"role": "user", "content": "again"}], response_format=FORMAT
+            ).text
+            == '{"score": 10}'
+        )
         sent = [r.body.get("response_format") for r in srv.chat_requests]
         # Refused once; from then on json_object carrying the schema, never json_schema again.
         assert sent == [FORMAT, {"type": "json_object", "schema": SCHEMA}, {"type": "json_object", "schema": SCHEMA}]
@@ -203,4 +207,4 @@ def test_a_whole_answers_limit_grows_with_the_measured_speed(harness):
         call(h, ep)
         limit = h.client._wall_clock_s(ep, 4096)
         speed = h.client._speeds[(ep.base_url, ep.model)]
-        assert limit == max(30, 2 * 4096 / speed) and h.client._wall_clock_s(ep, 10 ** 9) > 30
+        assert limit == max(30, 2 * 4096 / speed) and h.client._wall_clock_s(ep, 10**9) > 30

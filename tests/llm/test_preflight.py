@@ -146,7 +146,9 @@ def test_a_busy_server_is_told_whatever_the_sdk_calls_its_timeout(monkeypatch):
         openai.APIConnectionError.__init__(self, message="The read deadline passed.", request=request)
 
     monkeypatch.setattr(openai.APITimeoutError, "__init__", reworded)
-    with FakeOpenAIServer(default=Delay(seconds=600), models=["model-a"], profile=ServerProfile(llama_cpp=True, slots=1)) as srv:
+    with FakeOpenAIServer(
+        default=Delay(seconds=600), models=["model-a"], profile=ServerProfile(llama_cpp=True, slots=1)
+    ) as srv:
         _hold_the_slot(srv)
         r = check_endpoint(["judge-1"], endpoint(srv.base_url, timeout_s=1), ENV)
     assert r.busy is True, r.problems

@@ -20,8 +20,14 @@ from pipeline.llm.preflight import PROBE_ROLE, check_endpoints, probe_ledger_ent
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSFORGE = Path(sys.executable).with_name("classforge")
-DATASET = next((p / "shared/data/classeval/ClassEval_data.json" for p in Path(__file__).resolve().parents
-                if (p / "shared/data/classeval/ClassEval_data.json").is_file()), Path("/nonexistent"))
+DATASET = next(
+    (
+        p / "shared/data/classeval/ClassEval_data.json"
+        for p in Path(__file__).resolve().parents
+        if (p / "shared/data/classeval/ClassEval_data.json").is_file()
+    ),
+    Path("/nonexistent"),
+)
 
 
 def _endpoint(base_url: str, model: str = "model-a") -> EndpointConfig:
@@ -37,8 +43,11 @@ def _ledger_total(entries) -> tuple[int, int, int]:
 
 def test_probe_entries_equal_what_the_server_answered():
     with FakeOpenAIServer(api_key=API_KEY, default='{"ok": true}', models=["model-a", "model-b"]) as srv:
-        reports = check_endpoints({"composer": _endpoint(srv.base_url), "solver": _endpoint(srv.base_url, "model-b")},
-                                  {"OPENAI_API_KEY": API_KEY}, timeout_s=5)
+        reports = check_endpoints(
+            {"composer": _endpoint(srv.base_url), "solver": _endpoint(srv.base_url, "model-b")},
+            {"OPENAI_API_KEY": API_KEY},
+            timeout_s=5,
+        )
         billed = srv.billed()
         probes = [r for r in srv.chat_requests if r.headers.get("x-classforge-purpose") == "preflight"]
     entries = probe_ledger_entries(reports)
@@ -65,16 +74,19 @@ def test_refused_probes_cost_nothing_and_missing_usage_is_estimated():
 
 
 def test_an_unusable_endpoint_contributes_no_entry():
-    reports = check_endpoints({"composer": _endpoint("http://127.0.0.1:9/v1")}, {"OPENAI_API_KEY": API_KEY},
-                              timeout_s=1)
+    reports = check_endpoints(
+        {"composer": _endpoint("http://127.0.0.1:9/v1")}, {"OPENAI_API_KEY": API_KEY}, timeout_s=1
+    )
     assert not reports[0].ok and probe_ledger_entries(reports) == []
 
 
 def _eval_config(tmp_path: Path, base_url: str) -> Path:
     body = f'base_url = "{base_url}"\nmodel = "model-a"\ntimeout_s = 10\nmax_retries = 0\n'
-    text = (f'[llm]\npreflight_timeout_s = 5\ncache_path = "{tmp_path / "llm.sqlite"}"\n'
-            f'\n[evaluate]\noutput_root = "{tmp_path / "results"}"\nn_samples = 1\nks = [1]\n'
-            f'bootstrap_resamples = 10\nstrategies = ["holistic"]\n\n[evaluate.endpoint]\n{body}')
+    text = (
+        f'[llm]\npreflight_timeout_s = 5\ncache_path = "{tmp_path / "llm.sqlite"}"\n'
+        f'\n[evaluate]\noutput_root = "{tmp_path / "results"}"\nn_samples = 1\nks = [1]\n'
+        f'bootstrap_resamples = 10\nstrategies = ["holistic"]\n\n[evaluate.endpoint]\n{body}'
+    )
     path = tmp_path / "classforge.toml"
     path.write_text(text, encoding="utf-8")
     return path
@@ -85,8 +97,19 @@ def test_evaluate_ledgers_the_probes_and_equals_the_server_count(tmp_path, monke
     from pipeline.cli import app
 
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
-    args = ["evaluate", "--config", None, "--dataset", str(DATASET), "--task", "ClassEval_6", "--model", "model-a",
-            "--n", "1"]
+    args = [
+        "evaluate",
+        "--config",
+        None,
+        "--dataset",
+        str(DATASET),
+        "--task",
+        "ClassEval_6",
+        "--model",
+        "model-a",
+        "--n",
+        "1",
+    ]
     with FakeOpenAIServer(api_key=API_KEY, default="```python\nclass Nothing:\n    pass\n```") as srv:
         args[2] = str(_eval_config(tmp_path, srv.base_url))
         first = CliRunner().invoke(app, args, terminal_width=200)
@@ -101,7 +124,8 @@ def test_evaluate_ledgers_the_probes_and_equals_the_server_count(tmp_path, monke
     total = results["usage"]["total"]
     # The latest run (a resume) paid for its probes only.
     assert (total["requests"], total["prompt_tokens"], total["completion_tokens"]) == tuple(
-        b - a for a, b in zip(after_first, after_second))
+        b - a for a, b in zip(after_first, after_second)
+    )
     assert probes["requests"] == total["requests"] == 4
     # Every run's usage together equals everything the server answered.
     every = json.loads((run_dir / "usage.json").read_text())["total"]
@@ -115,14 +139,25 @@ def test_build_ledgers_the_probes_and_equals_the_server_count(tmp_path):
     across a paying run and a replay (which sends nothing but the probes)."""
     from tests.realmodel.realmodel_config import EXAMPLE_PAIRS, build_config
 
-    env = dict(os.environ, OPENAI_API_KEY=API_KEY, PREFECT_HOME=str(tmp_path / "prefect"), COLUMNS="200",
-               HF_HUB_CACHE=str(tmp_path / "hf-hub"))
+    env = dict(
+        os.environ,
+        OPENAI_API_KEY=API_KEY,
+        PREFECT_HOME=str(tmp_path / "prefect"),
+        COLUMNS="200",
+        HF_HUB_CACHE=str(tmp_path / "hf-hub"),
+    )
     with FakeOpenAIServer(api_key=API_KEY, default="I cannot help with that.") as srv:
         (tmp_path / "classforge.toml").write_text(build_config(srv.base_url, "model-a", EXAMPLE_PAIRS[:1]))
         runs = []
         for _ in range(2):
-            done = subprocess.run([str(CLASSFORGE), "build", "--config", "classforge.toml"], cwd=tmp_path, env=env,
-                                  capture_output=True, text=True, timeout=600)
+            done = subprocess.run(
+                [str(CLASSFORGE), "build", "--config", "classforge.toml"],
+                cwd=tmp_path,
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=600,
+            )
             assert "Traceback" not in done.stdout + done.stderr, done.stderr[-3000:]
             assert done.returncode == 1 and "released nothing" in done.stderr, done.stderr[-2000:]
             runs.append(srv.billed())

@@ -23,8 +23,9 @@ COSTS = {"m": CostConfig(prompt_per_mtok=1.0, completion_per_mtok=2.0)}
 def _paid(requests: int, tokens: int, task: str = "t"):
     ledger = UsageLedger(COSTS)
     for i in range(requests):
-        ledger.record(role="solver", task_id=f"{task}{i}", model="m", prompt_tokens=tokens, completion_tokens=tokens,
-                      cached=False)
+        ledger.record(
+            role="solver", task_id=f"{task}{i}", model="m", prompt_tokens=tokens, completion_tokens=tokens, cached=False
+        )
     ledger.record(role="solver", task_id=f"{task}0", model="m", prompt_tokens=5, completion_tokens=5, cached=True)
     return ledger.entries()
 

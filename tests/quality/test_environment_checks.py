@@ -19,7 +19,7 @@ from pipeline.sandbox.docker_backend import container_options, perturbed_options
 from pipeline.sandbox.local import LocalBackend
 from pipeline.sandbox.perturb import find_libfaketime
 
-CLASS = '''
+CLASS = """
 import datetime, os, socket, time
 
 
@@ -45,7 +45,7 @@ class Probe:
     def fetch(self, port):
         with socket.create_connection(("127.0.0.1", port), timeout=2) as conn:
             return conn.recv(16).decode()
-'''
+"""
 
 
 def _tests(body: str) -> str:
@@ -54,7 +54,9 @@ def _tests(body: str) -> str:
 
 def _hash_order_at_seed(seed: int) -> list[str]:
     code = 'print(repr(list({"apple", "banana", "cherry", "damson", "elder", "fig", "grape"})))'
-    out = subprocess.run([sys.executable, "-c", code], env={"PYTHONHASHSEED": str(seed)}, capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [sys.executable, "-c", code], env={"PYTHONHASHSEED": str(seed)}, capture_output=True, text=True, check=True
+    )
     return eval(out.stdout)  # noqa: S307 - our own repr of a list of str
 
 
@@ -63,7 +65,10 @@ CASES = {
     "timezone": ("    def test_offset(self):\n        self.assertEqual(Probe().utc_offset(), '+0000')\n", {"timezone"}),
     "hostname": ("    def test_host(self):\n        self.assertEqual(Probe().host(), 'sandbox')\n", {"host-user"}),
     "user": ("    def test_not_root(self):\n        self.assertFalse(Probe().is_root())\n", {"host-user"}),
-    "hash-order": ("    def test_order(self):\n        self.assertEqual(Probe().word_order(), {order})\n", {"hash-seed"}),
+    "hash-order": (
+        "    def test_order(self):\n        self.assertEqual(Probe().word_order(), {order})\n",
+        {"hash-seed"},
+    ),
     "cwd": ("    def test_where(self):\n        self.assertNotIn(' ', Probe().where())\n", {"cwd"}),
     "clean": ("    def test_year_is_int(self):\n        self.assertIsInstance(Probe().year(), int)\n", set()),
 }
@@ -128,7 +133,10 @@ def loopback_server():
 
 
 def test_network_dependence_is_flagged_where_the_baseline_has_network(loopback_server):
-    if os.geteuid() != 0 and subprocess.run(["unshare", "--net", "--map-current-user", "true"], capture_output=True).returncode:
+    if (
+        os.geteuid() != 0
+        and subprocess.run(["unshare", "--net", "--map-current-user", "true"], capture_output=True).returncode
+    ):
         pytest.skip("no network namespaces for this user")
     checks = EnvironmentChecksConfig(perturbations=["network", "timezone"])
     config = SandboxConfig(isolation="none", wall_limit_s=20.0, environment_checks=checks)
@@ -140,7 +148,9 @@ def test_network_dependence_is_flagged_where_the_baseline_has_network(loopback_s
 
 
 def test_missing_libfaketime_is_reported_as_skipped(tmp_path):
-    checks = EnvironmentChecksConfig(perturbations=["clock"], clock_shifts_days=[365], faketime_library=str(tmp_path / "libfaketime.so.1"))
+    checks = EnvironmentChecksConfig(
+        perturbations=["clock"], clock_shifts_days=[365], faketime_library=str(tmp_path / "libfaketime.so.1")
+    )
     config = SandboxConfig(wall_limit_s=20.0, environment_checks=checks)
     body = CASES["date"][0].format(year=datetime.date.today().year)
     report = check_environment(CLASS, _tests(body), ["ProbeTest"], config)
@@ -161,7 +171,9 @@ def test_reports_are_cached_by_content(tmp_path, bwrap_config):
         def run(self, *args, **kwargs):
             raise AssertionError("a cached report must not run the sandbox")
 
-    again = check_environment(CLASS, _tests(body), ["ProbeTest"], config, item_id="b", cache_dir=tmp_path, backend=Refuses(config))
+    again = check_environment(
+        CLASS, _tests(body), ["ProbeTest"], config, item_id="b", cache_dir=tmp_path, backend=Refuses(config)
+    )
     assert again.item_id == "b" and again.perturbations == first.perturbations and again.flagged
     other = check_environment(CLASS, _tests(CASES["clean"][0]), ["ProbeTest"], config, cache_dir=tmp_path)
     assert not other.flagged and len(list(tmp_path.rglob("*.json"))) == 2

@@ -96,8 +96,17 @@ def config() -> MutationConfig:
 def first(tmp_path_factory, config, sandbox):
     cache = tmp_path_factory.mktemp("mcache")
     backend = CountingBackend(get_backend(sandbox))
-    run = measure_mutation(SOLUTION, TESTS, CLASSES, config=config, sandbox=sandbox, item_id="counter",
-                           reference_wall_s=0.1, cache_root=cache, backend=backend)
+    run = measure_mutation(
+        SOLUTION,
+        TESTS,
+        CLASSES,
+        config=config,
+        sandbox=sandbox,
+        item_id="counter",
+        reference_wall_s=0.1,
+        cache_root=cache,
+        backend=backend,
+    )
     return run, cache, backend
 
 
@@ -122,7 +131,9 @@ def test_killed_survived_timed_out_and_equivalent(first):
     assert report.equivalent >= 2
     assert report.mutants == report.killed + report.survived + report.timed_out + report.equivalent
     assert report.score == pytest.approx((report.killed + report.timed_out) / (report.mutants - report.equivalent))
-    assert backend.runs == report.mutants - report.equivalent  # one run per mutant; the reference was timed by the caller
+    assert (
+        backend.runs == report.mutants - report.equivalent
+    )  # one run per mutant; the reference was timed by the caller
     assert run.sandbox_runs == backend.runs and run.cached == 0
     surviving = {s.description for s in report.surviving}
     assert '"Counter" -> ""' in surviving
@@ -133,8 +144,9 @@ def test_killed_survived_timed_out_and_equivalent(first):
 def test_second_run_is_served_from_the_cache(first, config, sandbox):
     run, cache, _ = first
     backend = CountingBackend(get_backend(sandbox))
-    again = measure_mutation(SOLUTION, TESTS, CLASSES, config=config, sandbox=sandbox, item_id="counter",
-                             cache_root=cache, backend=backend)
+    again = measure_mutation(
+        SOLUTION, TESTS, CLASSES, config=config, sandbox=sandbox, item_id="counter", cache_root=cache, backend=backend
+    )
     assert backend.runs == 0 and again.sandbox_runs == 0  # not even the reference is timed
     assert again.cached == run.report.mutants - run.report.equivalent
     assert again.report == run.report
@@ -149,8 +161,17 @@ def test_a_torn_cache_line_costs_only_that_mutant(first, config, sandbox, tmp_pa
     lines = files[0].read_text().splitlines(keepends=True)
     copy.write_text("".join(lines[:-1]) + lines[-1][:10])  # the last line cut mid-write
     backend = CountingBackend(get_backend(sandbox))
-    measure_mutation(SOLUTION, TESTS, CLASSES, config=config, sandbox=sandbox, item_id="counter",
-                     reference_wall_s=0.1, cache_root=tmp_path, backend=backend)
+    measure_mutation(
+        SOLUTION,
+        TESTS,
+        CLASSES,
+        config=config,
+        sandbox=sandbox,
+        item_id="counter",
+        reference_wall_s=0.1,
+        cache_root=tmp_path,
+        backend=backend,
+    )
     assert backend.runs == 1
 
 

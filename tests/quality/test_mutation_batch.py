@@ -36,16 +36,34 @@ def _config(batch_size: int) -> MutationConfig:
 @pytest.fixture(scope="module")
 def alone(tmp_path_factory, sandbox, backend):
     counting = CountingBackend(backend)
-    run = measure_mutation(SOLUTION, TESTS, CLASSES, config=_config(0), sandbox=sandbox, item_id="counter",
-                           reference_wall_s=0.1, cache_root=tmp_path_factory.mktemp("alone"), backend=counting)
+    run = measure_mutation(
+        SOLUTION,
+        TESTS,
+        CLASSES,
+        config=_config(0),
+        sandbox=sandbox,
+        item_id="counter",
+        reference_wall_s=0.1,
+        cache_root=tmp_path_factory.mktemp("alone"),
+        backend=counting,
+    )
     return run, counting
 
 
 @pytest.fixture(scope="module")
 def batched(tmp_path_factory, sandbox, backend):
     counting, cache = CountingBackend(backend), tmp_path_factory.mktemp("batched")
-    run = measure_mutation(SOLUTION, TESTS, CLASSES, config=_config(8), sandbox=sandbox, item_id="counter",
-                           reference_wall_s=0.1, cache_root=cache, backend=counting)
+    run = measure_mutation(
+        SOLUTION,
+        TESTS,
+        CLASSES,
+        config=_config(8),
+        sandbox=sandbox,
+        item_id="counter",
+        reference_wall_s=0.1,
+        cache_root=cache,
+        backend=counting,
+    )
     return run, counting, cache
 
 
@@ -63,13 +81,29 @@ def test_batched_verdicts_equal_one_run_per_mutant(alone, batched):
 def test_a_second_batched_run_makes_no_sandbox_run(batched, sandbox, backend):
     run, _, cache = batched
     counting = CountingBackend(backend)
-    again = measure_mutation(SOLUTION, TESTS, CLASSES, config=_config(8), sandbox=sandbox, item_id="counter",
-                             cache_root=cache, backend=counting)
+    again = measure_mutation(
+        SOLUTION,
+        TESTS,
+        CLASSES,
+        config=_config(8),
+        sandbox=sandbox,
+        item_id="counter",
+        cache_root=cache,
+        backend=counting,
+    )
     assert counting.runs == 0 and again.sandbox_runs == 0 and again.batched == 0
     assert again.cached == run.batched and again.report == run.report
     # The cache does not depend on how the outcomes were run: one run per mutant reads it too.
-    alone_again = measure_mutation(SOLUTION, TESTS, CLASSES, config=_config(0), sandbox=sandbox, item_id="counter",
-                                   cache_root=cache, backend=counting)
+    alone_again = measure_mutation(
+        SOLUTION,
+        TESTS,
+        CLASSES,
+        config=_config(0),
+        sandbox=sandbox,
+        item_id="counter",
+        cache_root=cache,
+        backend=counting,
+    )
     assert counting.runs == 0 and alone_again.report == run.report
 
 
@@ -95,8 +129,17 @@ class BatchFails(CountingBackend):
 def test_without_a_trustworthy_report_a_mutant_runs_alone(alone, sandbox, backend, tmp_path, wrapper):
     one_each, _ = alone
     counting = wrapper(backend)
-    run = measure_mutation(SOLUTION, TESTS, CLASSES, config=_config(8), sandbox=sandbox, item_id="counter",
-                           reference_wall_s=0.1, cache_root=tmp_path, backend=counting)
+    run = measure_mutation(
+        SOLUTION,
+        TESTS,
+        CLASSES,
+        config=_config(8),
+        sandbox=sandbox,
+        item_id="counter",
+        reference_wall_s=0.1,
+        cache_root=tmp_path,
+        backend=counting,
+    )
     mutants = one_each.sandbox_runs
     batches = max(2, -(-mutants // 8))
     expected = batches if wrapper is DropsReport else mutants  # one report lost per batch, or every mutant
@@ -146,21 +189,30 @@ BAD = {
     "os._exit": _solution("import os\nos._exit(0)"),
     "segfault": _solution("import ctypes\nreturn ctypes.string_at(0)"),
     "sys.exit at import": _solution("return 1", "import sys\nsys.exit(0)"),
-    "litters": _solution("return 1", textwrap.dedent("""
+    "litters": _solution(
+        "return 1",
+        textwrap.dedent("""
         import os, tempfile
         for folder in (os.getcwd(), os.path.expanduser("~"), tempfile.gettempdir(), ".."):
             open(os.path.join(folder, "cf_left_behind"), "w").close()
-        """)),
-    "patches unittest": _solution("return 1", textwrap.dedent("""
+        """),
+    ),
+    "patches unittest": _solution(
+        "return 1",
+        textwrap.dedent("""
         import unittest
         unittest.TestCase.assertEqual = lambda self, *a, **k: None
         unittest.TestCase.assertFalse = lambda self, *a, **k: None
         unittest.TestResult.addFailure = lambda self, test, err: self.addSuccess(test)
-        """)),
-    "leaves a killer behind": _solution("return 1", textwrap.dedent("""
+        """),
+    ),
+    "leaves a killer behind": _solution(
+        "return 1",
+        textwrap.dedent("""
         import os, subprocess, sys
         subprocess.Popen([sys.executable, "-c", KILLER, str(os.getppid()), str(os.getpid())], start_new_session=True)
-        """)).replace("KILLER", repr(KILLER)),
+        """),
+    ).replace("KILLER", repr(KILLER)),
 }
 
 
@@ -168,8 +220,10 @@ def test_a_mutant_cannot_change_the_next_ones_verdict(sandbox, backend):
     solutions = []
     for bad in BAD.values():
         solutions += [bad, GOOD, WRONG]  # a correct one and a wrong one after every bad one
-    requests = [SuiteRequest(item_id=f"s{i}", solution=s, tests=TESTS_A, test_classes=["ATest"], coverage=False, limit_s=3.0)
-                for i, s in enumerate(solutions)]
+    requests = [
+        SuiteRequest(item_id=f"s{i}", solution=s, tests=TESTS_A, test_classes=["ATest"], coverage=False, limit_s=3.0)
+        for i, s in enumerate(solutions)
+    ]
     results = execute_batch(requests, backend, sandbox)
     assert all(r is not None for r in results), [i for i, r in enumerate(results) if r is None]
     statuses = [r.status for r in results]
@@ -188,8 +242,10 @@ class NoSweep(CountingBackend):
 
 
 def test_a_batch_that_cannot_sweep_gives_no_verdict(sandbox, backend):
-    requests = [SuiteRequest(item_id=f"s{i}", solution=s, tests=TESTS_A, test_classes=["ATest"], coverage=False, limit_s=3.0)
-                for i, s in enumerate([GOOD, WRONG])]
+    requests = [
+        SuiteRequest(item_id=f"s{i}", solution=s, tests=TESTS_A, test_classes=["ATest"], coverage=False, limit_s=3.0)
+        for i, s in enumerate([GOOD, WRONG])
+    ]
     counting = NoSweep(backend)
     assert not can_batch(counting)
     assert execute_batch(requests, counting, sandbox) == [None, None] and counting.runs == 1
@@ -203,8 +259,10 @@ class HostTmp(CountingBackend):
 
 
 def test_a_batch_without_a_private_tmp_gives_no_verdict(sandbox, backend):
-    requests = [SuiteRequest(item_id=f"s{i}", solution=s, tests=TESTS_A, test_classes=["ATest"], coverage=False, limit_s=3.0)
-                for i, s in enumerate([GOOD, WRONG])]
+    requests = [
+        SuiteRequest(item_id=f"s{i}", solution=s, tests=TESTS_A, test_classes=["ATest"], coverage=False, limit_s=3.0)
+        for i, s in enumerate([GOOD, WRONG])
+    ]
     counting = HostTmp(backend)
     assert counting.isolates_processes and not can_batch(counting)
     assert execute_batch(requests, counting, sandbox) == [None, None] and counting.runs == 1

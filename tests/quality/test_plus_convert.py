@@ -39,7 +39,7 @@ SOLUTION = textwrap.dedent('''
             return part / 3
 ''')
 
-GENERATED = textwrap.dedent('''
+GENERATED = textwrap.dedent("""
     #  This file was automatically generated using Pynguin.
 
     import pytest
@@ -117,7 +117,7 @@ GENERATED = textwrap.dedent('''
         var_1 = under_test_.Chat()
         var_2 = var_1.add_user(username=var_0)
         assert var_2 is True
-''')
+""")
 
 
 def _convert():
@@ -131,7 +131,7 @@ def _by_origin():
 def test_literals_are_inlined_and_checks_are_unittest_calls():
     body = _by_origin()["test_0"].body
     assert "var_" not in body
-    assert 'chat = Chat()' in body
+    assert "chat = Chat()" in body
     assert 'self.assertTrue(chat.add_user(username="alice"))' in body
     assert 'self.assertFalse(chat.add_user(username="alice"))' in body
     assert "under_test" not in body
@@ -188,7 +188,11 @@ def test_grouping_by_method_under_test_and_classeval_names():
     code, classes = render(name_tests(tests, "Chat"), ["import datetime"])
     assert classes == ["ChatTestAddUser", "ChatTestMain", "ChatTestRatio"]
     tree = ast.parse(code)
-    names = {n.name: [f.name for f in n.body if isinstance(f, ast.FunctionDef)] for n in tree.body if isinstance(n, ast.ClassDef)}
+    names = {
+        n.name: [f.name for f in n.body if isinstance(f, ast.FunctionDef)]
+        for n in tree.body
+        if isinstance(n, ast.ClassDef)
+    }
     assert names["ChatTestAddUser"][:2] == ["test_add_user_1", "test_add_user_2"]
     # test_1 calls count and add_user: a class-level sequence
     assert "ChatTestMain" in names and names["ChatTestMain"] == ["test_main_1"]
@@ -207,11 +211,15 @@ def test_contract_types_come_from_the_docstrings_and_annotate_a_copy():
 def test_off_contract_arguments_are_named():
     contract = declared_types(SOLUTION, "Chat")
     assert off_contract('chat = Chat()\nself.assertTrue(chat.add_user(username="a"))', "Chat", contract) is None
-    assert "username=<float>" in off_contract("chat = Chat()\nself.assertTrue(chat.add_user(username=1.5))", "Chat", contract)
+    assert "username=<float>" in off_contract(
+        "chat = Chat()\nself.assertTrue(chat.add_user(username=1.5))", "Chat", contract
+    )
     assert "<Chat>" in off_contract("chat = Chat()\nself.assertTrue(chat.add_user(username=chat))", "Chat", contract)
     assert "<type>" in off_contract("chat = Chat()\nself.assertTrue(chat.add_user(username=float))", "Chat", contract)
     # a complex number is off-contract even where the description states no type
-    assert "<complex>" in off_contract("chat = Chat()\nself.assertEqual(chat.count(n=complex(1.0, 2.0)), 0)", "Chat", contract)
+    assert "<complex>" in off_contract(
+        "chat = Chat()\nself.assertEqual(chat.count(n=complex(1.0, 2.0)), 0)", "Chat", contract
+    )
     assert off_contract("chat = Chat()\nself.assertEqual(chat.count(n=2), 0)", "Chat", contract) is None
     # an int where a float is promised is fine (Python's numeric tower)
     assert off_contract("chat = Chat()\nself.assertEqual(chat.ratio(part=3), 1.0)", "Chat", contract) is None
@@ -219,18 +227,21 @@ def test_off_contract_arguments_are_named():
 
 def test_a_module_the_task_imports_under_another_name_is_written_by_that_name():
     generated = GENERATED.replace("import datetime as module_0", "import numpy as module_0").replace(
-        "module_0.date(2020, 1, 2)", "module_0.zeros(2)")
-    generated += textwrap.dedent('''
+        "module_0.date(2020, 1, 2)", "module_0.zeros(2)"
+    )
+    generated += textwrap.dedent("""
 
         def test_9():
             var_0 = under_test_.Chat()
             var_1 = var_0.count()
             assert f"{type(var_1).__module__}.{type(var_1).__qualname__}" == "numpy.ndarray"
-    ''')
+    """)
     converted = convert(generated, solution=SOLUTION, class_name="Chat", import_statement=["import numpy as np"])
     by_origin = {t.origin: t for t in converted.tests}
     assert "np.zeros(2)" in by_origin["test_7"].body and by_origin["test_7"].imports == ["import numpy as np"]
-    assert by_origin["test_9"].body == "chat = Chat()\nresult = chat.count()\nself.assertIsInstance(result, np.ndarray)\n"
+    assert (
+        by_origin["test_9"].body == "chat = Chat()\nresult = chat.count()\nself.assertIsInstance(result, np.ndarray)\n"
+    )
     assert by_origin["test_9"].imports == ["import numpy as np"]
     code, _ = render(name_tests([by_origin["test_7"]], "Chat"), ["import numpy as np"])
     assert code.startswith("import unittest\nimport numpy as np\n")

@@ -22,9 +22,11 @@ from sandbox_support import leftover_processes, make_config  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 PYTHON = REPO / ".venv-plus" / "bin" / "python"
-needs_generator = pytest.mark.skipif(not PYTHON.exists(), reason="the plus generator is not set up (scripts/setup.sh makes .venv-plus)")
+needs_generator = pytest.mark.skipif(
+    not PYTHON.exists(), reason="the plus generator is not set up (scripts/setup.sh makes .venv-plus)"
+)
 
-STACK = textwrap.dedent('''
+STACK = textwrap.dedent("""
     class Stack:
         def __init__(self):
             self.items = []
@@ -40,11 +42,13 @@ STACK = textwrap.dedent('''
 
         def size(self) -> int:
             return len(self.items)
-''')
+""")
 
 
 def _plus(tmp_path, **kw) -> PlusConfig:
-    return PlusConfig(python=PYTHON, cache_dir=tmp_path / "cache", max_iterations=10, budget_s=60, wall_limit_s=240, **kw)
+    return PlusConfig(
+        python=PYTHON, cache_dir=tmp_path / "cache", max_iterations=10, budget_s=60, wall_limit_s=240, **kw
+    )
 
 
 @needs_generator
@@ -109,8 +113,10 @@ def test_code_under_test_cannot_escape_during_generation(tmp_path, monkeypatch):
 @needs_generator
 def test_a_search_stopped_by_its_time_cap_says_so(tmp_path):
     # A branch no search reaches (a 40-digit product): only the time cap can end this search.
-    hard = STACK.replace("        self.items.append(item)\n",
-                         "        if len(str(item * 7919)) == 40:\n            return 0\n        self.items.append(item)\n")
+    hard = STACK.replace(
+        "        self.items.append(item)\n",
+        "        if len(str(item * 7919)) == 40:\n            return 0\n        self.items.append(item)\n",
+    )
     sandbox = make_config(wall_limit_s=240, memory_mb=4096, max_processes=64)
     capped = generate(hard, sandbox, _plus(tmp_path).model_copy(update={"max_iterations": 1_000_000, "budget_s": 3}))
     assert capped.ok and capped.hit_time_cap and capped.coverage is not None and capped.coverage < 1.0

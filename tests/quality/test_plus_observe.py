@@ -14,7 +14,7 @@ from pipeline.quality.plus.render import name_tests
 from pipeline.quality.plus.validate import failing_on_reference
 from pipeline.quality.plus.walks import call_pool, constructor_rows, fits, walks
 
-SOLUTION = textwrap.dedent('''
+SOLUTION = textwrap.dedent("""
     import time
     from dataclasses import dataclass
     from enum import Enum
@@ -61,14 +61,20 @@ SOLUTION = textwrap.dedent('''
         @property
         def stats(self) -> Stats:
             return Stats(trips=self._trips, last_trip=self._last)
-''')
+""")
 
 # What Pynguin's SIMPLE assertions give such a class: the calls, and a check of what they return.
 PYNGUIN_LIKE = [
-    PlusTest(origin="test_0", methods=["fail", "allow"],
-             body="breaker = Breaker(limit=1, name='x')\nbreaker.fail()\nself.assertFalse(breaker.allow())\n"),
-    PlusTest(origin="test_1", methods=["fail", "reset"], body="breaker = Breaker(limit=2)\nbreaker.fail()\nbreaker.reset(note='n')\n"
-             "self.assertTrue(breaker.allow())\n"),
+    PlusTest(
+        origin="test_0",
+        methods=["fail", "allow"],
+        body="breaker = Breaker(limit=1, name='x')\nbreaker.fail()\nself.assertFalse(breaker.allow())\n",
+    ),
+    PlusTest(
+        origin="test_1",
+        methods=["fail", "reset"],
+        body="breaker = Breaker(limit=2)\nbreaker.fail()\nbreaker.reset(note='n')\nself.assertTrue(breaker.allow())\n",
+    ),
 ]
 SANDBOX = SandboxConfig(wall_limit_s=30, environment_checks=EnvironmentChecksConfig(perturbations=["hash-seed"]))
 
@@ -106,8 +112,14 @@ def test_walks_are_seeded_built_from_the_tests_values_and_asserted():
 
 
 def test_the_pool_keeps_only_arguments_that_fit_the_annotation_and_are_short():
-    tests = [PlusTest(origin="t", methods=["fail"], body=f"breaker = Breaker(limit='x', name={'y' * 80!r})\n"
-                      "breaker_2 = Breaker(limit=3, name=7)\nbreaker_3 = Breaker(limit=int)\nbreaker_4 = Breaker(limit=4)\n")]
+    tests = [
+        PlusTest(
+            origin="t",
+            methods=["fail"],
+            body=f"breaker = Breaker(limit='x', name={'y' * 80!r})\n"
+            "breaker_2 = Breaker(limit=3, name=7)\nbreaker_3 = Breaker(limit=int)\nbreaker_4 = Breaker(limit=4)\n",
+        )
+    ]
     pool = call_pool(tests, SOLUTION, "Breaker")
     assert pool.calls["__init__"] == ["limit=4"] and pool.values == {"limit": ["4"]}
     assert fits("3", "float") and not fits("True", "int") and fits("None", "Optional[str]") and fits("x", "List[int]")
@@ -115,7 +127,13 @@ def test_the_pool_keeps_only_arguments_that_fit_the_annotation_and_are_short():
 
 
 def test_constructor_rows_cover_every_pair_of_values():
-    tests = [PlusTest(origin="t", methods=[], body="breaker = Breaker(limit=5, name='p')\nbreaker_2 = Breaker(limit=-1, name='q')\n")]
+    tests = [
+        PlusTest(
+            origin="t",
+            methods=[],
+            body="breaker = Breaker(limit=5, name='p')\nbreaker_2 = Breaker(limit=-1, name='q')\n",
+        )
+    ]
     pool = call_pool(tests, SOLUTION, "Breaker")
     rows = constructor_rows(pool, random.Random(0), 50)
     settings = [dict(part.split("=", 1) for part in row.split(", ") if part) for row in rows]
@@ -126,10 +144,24 @@ def test_constructor_rows_cover_every_pair_of_values():
 
 
 def test_recordings_that_disagree_assert_only_what_both_saw():
-    run = {"ok": True, "observed": {"0:b": {"n": {"kind": "lit", "src": "1"}, "t": {"kind": "float", "value": 1.5},
-                                             "u": {"kind": "none"}}}, "steps": {"1": {"returns": {"kind": "lit", "src": "2"}}}}
-    other = {"ok": True, "observed": {"0:b": {"n": {"kind": "lit", "src": "1"}, "t": {"kind": "float", "value": 2.5},
-                                               "u": {"kind": "float", "value": 1.0}}}, "steps": {"1": {"returns": {"kind": "lit", "src": "3"}}}}
+    run = {
+        "ok": True,
+        "observed": {
+            "0:b": {"n": {"kind": "lit", "src": "1"}, "t": {"kind": "float", "value": 1.5}, "u": {"kind": "none"}}
+        },
+        "steps": {"1": {"returns": {"kind": "lit", "src": "2"}}},
+    }
+    other = {
+        "ok": True,
+        "observed": {
+            "0:b": {
+                "n": {"kind": "lit", "src": "1"},
+                "t": {"kind": "float", "value": 2.5},
+                "u": {"kind": "float", "value": 1.0},
+            }
+        },
+        "steps": {"1": {"returns": {"kind": "lit", "src": "3"}}},
+    }
     merged = agreed(run, other)
     assert merged["observed"]["0:b"] == {"n": {"kind": "lit", "src": "1"}, "t": {"kind": "notnone"}}
     assert merged["steps"]["1"] == {"returns": {"kind": "notnone"}}  # two different values, both set
@@ -146,7 +178,7 @@ def test_a_call_that_raises_is_asserted_or_ends_the_test():
     assert body == "b = Breaker()\nwith self.assertRaises(ValueError):\n    b.fail()\n"
 
 
-TIMED = textwrap.dedent('''
+TIMED = textwrap.dedent("""
     import time
 
 
@@ -166,14 +198,19 @@ TIMED = textwrap.dedent('''
             if self._fails < self.limit:
                 return "closed"
             return "half-open" if time.time() - self._since >= self.cool_down else "open"
-''')
+""")
 
 
 def test_walks_pass_zero_to_numbers_so_a_timeout_elapses_without_a_negative_duration():
     # What is left once the off-domain screening dropped the search's `Door(cool_down=-17.5)`: no
     # kept test names cool_down, and 60 s never elapse in a test.
-    kept = [PlusTest(origin="test_0", methods=["fail"], body="door = Door(limit=1)\ndoor.fail()\n"
-                     "self.assertEqual(door.state, 'open')\n")]
+    kept = [
+        PlusTest(
+            origin="test_0",
+            methods=["fail"],
+            body="door = Door(limit=1)\ndoor.fail()\nself.assertEqual(door.state, 'open')\n",
+        )
+    ]
     pool = call_pool(kept, TIMED, "Door")
     assert "cool_down" not in pool.values
     found = walks(kept, TIMED, "Door", 16, PlusConfig().seed)
@@ -195,7 +232,11 @@ def test_what_the_observation_cannot_check_or_leaves_out_is_counted_with_a_reaso
     assert result.walks > 0 and [d.reason for d in result.dropped] == ["plus-walk-unrecorded"] * result.walks
     # A class with no public state: a walk has nothing to assert and is left out, counted.
     quiet = "class Quiet:\n    def __init__(self, n: int = 1):\n        self._n = n\n\n    def run(self) -> None:\n        self._n += 1\n"
-    tests = [PlusTest(origin="test_0", methods=["run"], body="quiet = Quiet(n=3)\nquiet.run()\nself.assertIsNone(quiet.run())\n")]
+    tests = [
+        PlusTest(
+            origin="test_0", methods=["run"], body="quiet = Quiet(n=3)\nquiet.run()\nself.assertIsNone(quiet.run())\n"
+        )
+    ]
     result = observe_tests(tests, quiet, "Quiet", SANDBOX, plus)
     assert result.walks > 0 and {d.reason for d in result.dropped} == {"plus-walk-breaks-rule"}
     assert len(result.tests) == 1 and result.unchecked == []

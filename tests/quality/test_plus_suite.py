@@ -44,7 +44,7 @@ SOLUTION = textwrap.dedent('''
             return time.strftime("%z")
 ''')
 
-CANNED = textwrap.dedent('''
+CANNED = textwrap.dedent("""
     import sys
     import under_test
 
@@ -62,14 +62,18 @@ CANNED = textwrap.dedent('''
         var_1 = var_0.inc()
         var_2 = var_0.inc()
         assert var_2 == 2
-''')
+""")
 
-SANDBOX = SandboxConfig(wall_limit_s=30, environment_checks=EnvironmentChecksConfig(perturbations=["hash-seed", "timezone"]))
+SANDBOX = SandboxConfig(
+    wall_limit_s=30, environment_checks=EnvironmentChecksConfig(perturbations=["hash-seed", "timezone"])
+)
 
 
 def _seed0_hash() -> int:
     code = 'print(hash("plus-tier") % 1000)'
-    done = subprocess.run([sys.executable, "-c", code], env={"PYTHONHASHSEED": "0"}, capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={"PYTHONHASHSEED": "0"}, capture_output=True, text=True, check=True
+    )
     return int(done.stdout)
 
 
@@ -78,19 +82,24 @@ def _named(bodies: dict[str, str]):
 
 
 def test_validation_drops_what_fails_the_reference_and_what_moves_with_the_environment():
-    named = _named({
-        "ok": "counter = Counter()\nself.assertEqual(counter.inc(), 1)\n",
-        "wrong": "counter = Counter()\nself.assertEqual(counter.inc(), 2)\n",
-        # passes under hash seed 0 only: the second or third validation run catches it
-        "hash": f"counter = Counter()\nself.assertEqual(counter.hash_parity(), {_seed0_hash()})\n",
-        # passes in UTC, the sandbox's zone: only the time-zone perturbation catches it
-        "zone": "counter = Counter()\nself.assertEqual(counter.offset(), '+0000')\n",
-    })
+    named = _named(
+        {
+            "ok": "counter = Counter()\nself.assertEqual(counter.inc(), 1)\n",
+            "wrong": "counter = Counter()\nself.assertEqual(counter.inc(), 2)\n",
+            # passes under hash seed 0 only: the second or third validation run catches it
+            "hash": f"counter = Counter()\nself.assertEqual(counter.hash_parity(), {_seed0_hash()})\n",
+            # passes in UTC, the sandbox's zone: only the time-zone perturbation catches it
+            "zone": "counter = Counter()\nself.assertEqual(counter.offset(), '+0000')\n",
+        }
+    )
     checked = validate(named, SOLUTION, ["import time"], SANDBOX, PlusConfig(validation_runs=3))
     assert [t.test.origin for t in checked.kept] == ["ok"]
     dropped = {d.origin: d.reason for d in checked.drops}
-    assert dropped == {"wrong": reasons.PLUS_FAILS_REFERENCE, "hash": reasons.PLUS_FAILS_REFERENCE,
-                       "zone": reasons.PLUS_ENVIRONMENT}
+    assert dropped == {
+        "wrong": reasons.PLUS_FAILS_REFERENCE,
+        "hash": reasons.PLUS_FAILS_REFERENCE,
+        "zone": reasons.PLUS_ENVIRONMENT,
+    }
 
 
 def test_one_validation_run_would_keep_the_hash_dependent_test():
@@ -98,7 +107,9 @@ def test_one_validation_run_would_keep_the_hash_dependent_test():
     # here leaves the hash-seed perturbation out, so only the repeated runs can catch it).
     only_tz = SANDBOX.model_copy(update={"environment_checks": EnvironmentChecksConfig(perturbations=["timezone"])})
     named = _named({"hash": f"counter = Counter()\nself.assertEqual(counter.hash_parity(), {_seed0_hash()})\n"})
-    assert [t.test.origin for t in validate(named, SOLUTION, [], only_tz, PlusConfig(validation_runs=1)).kept] == ["hash"]
+    assert [t.test.origin for t in validate(named, SOLUTION, [], only_tz, PlusConfig(validation_runs=1)).kept] == [
+        "hash"
+    ]
     assert validate(named, SOLUTION, [], only_tz, PlusConfig(validation_runs=3)).kept == []
 
 
@@ -116,22 +127,44 @@ def canned_generator(monkeypatch):
 
 def test_second_run_generates_nothing_and_a_changed_seed_generates_again(tmp_path, canned_generator):
     plus = PlusConfig(cache_dir=tmp_path / "cache")
-    first = suite_module.make_plus_suite(SOLUTION, "Counter", import_statement=["import time"], sandbox=SANDBOX, plus=plus, item_id="t1")
+    first = suite_module.make_plus_suite(
+        SOLUTION, "Counter", import_statement=["import time"], sandbox=SANDBOX, plus=plus, item_id="t1"
+    )
     assert first.tests == 2 and canned_generator == ["t1"]
-    again = suite_module.make_plus_suite(SOLUTION, "Counter", import_statement=["import time"], sandbox=SANDBOX, plus=plus, item_id="t1")
+    again = suite_module.make_plus_suite(
+        SOLUTION, "Counter", import_statement=["import time"], sandbox=SANDBOX, plus=plus, item_id="t1"
+    )
     assert canned_generator == ["t1"] and again.test == first.test
-    suite_module.make_plus_suite(SOLUTION, "Counter", import_statement=["import time"], sandbox=SANDBOX,
-                                 plus=plus.model_copy(update={"seed": 1}), item_id="t1")
+    suite_module.make_plus_suite(
+        SOLUTION,
+        "Counter",
+        import_statement=["import time"],
+        sandbox=SANDBOX,
+        plus=plus.model_copy(update={"seed": 1}),
+        item_id="t1",
+    )
     assert canned_generator == ["t1", "t1"]
 
 
 def _record(task_id: str) -> dict:
-    skeleton = SOLUTION.replace("        self.count += 1\n        return self.count\n", "").replace(
-        '        return hash("plus-tier") % 1000\n', "        pass\n").replace('        return time.strftime("%z")\n', "        pass\n")
-    tests = ("import unittest\n\n\nclass CounterTestInc(unittest.TestCase):\n    def test_inc(self):\n"
-             "        self.assertEqual(Counter().inc(), 1)\n")
-    return {"task_id": task_id, "class_name": "Counter", "skeleton": skeleton, "solution_code": SOLUTION,
-            "test": tests, "test_classes": ["CounterTestInc"], "import_statement": ["import time"]}
+    skeleton = (
+        SOLUTION.replace("        self.count += 1\n        return self.count\n", "")
+        .replace('        return hash("plus-tier") % 1000\n', "        pass\n")
+        .replace('        return time.strftime("%z")\n', "        pass\n")
+    )
+    tests = (
+        "import unittest\n\n\nclass CounterTestInc(unittest.TestCase):\n    def test_inc(self):\n"
+        "        self.assertEqual(Counter().inc(), 1)\n"
+    )
+    return {
+        "task_id": task_id,
+        "class_name": "Counter",
+        "skeleton": skeleton,
+        "solution_code": SOLUTION,
+        "test": tests,
+        "test_classes": ["CounterTestInc"],
+        "import_statement": ["import time"],
+    }
 
 
 @pytest.mark.parametrize("suffix", [".json", ".jsonl", ".parquet"])
@@ -155,7 +188,9 @@ def test_strengthen_writes_the_same_format_with_plus_and_a_rerun_reuses(tmp_path
     assert loaded.tasks[0].plus.test_classes == ["CounterTestInc"]
     assert loaded.tasks[0].test == records[0]["test"]  # the base suite is untouched
     seen = []
-    strengthen_dataset(source, tmp_path / "out2", SANDBOX, plus, on_task=lambda task, suite, reused: seen.append(reused))
+    strengthen_dataset(
+        source, tmp_path / "out2", SANDBOX, plus, on_task=lambda task, suite, reused: seen.append(reused)
+    )
     assert seen == [True, True] and len(canned_generator) == 1  # same class: one generation for both tasks
 
 
@@ -181,7 +216,9 @@ def test_an_interrupted_strengthen_loses_no_finished_task(tmp_path, canned_gener
         strengthen_dataset(source, tmp_path / "out", SANDBOX, plus, on_task=interrupt_after_first)
     assert not (tmp_path / "out" / "data.json").exists()  # nothing half-written
     seen = []
-    strengthen_dataset(source, tmp_path / "out", SANDBOX, plus, on_task=lambda task, suite, reused: seen.append((task.task_id, reused)))
+    strengthen_dataset(
+        source, tmp_path / "out", SANDBOX, plus, on_task=lambda task, suite, reused: seen.append((task.task_id, reused))
+    )
     assert seen == [("T_0", True), ("T_1", False)] and canned_generator == ["T_0", "T_1"]
 
 
@@ -190,7 +227,9 @@ def test_cli_strengthen_names_a_missing_dataset_in_one_line(tmp_path):
 
     from pipeline.cli import app
 
-    result = CliRunner().invoke(app, ["strengthen", "--dataset", str(tmp_path / "nope.json"), "--out", str(tmp_path / "o")])
+    result = CliRunner().invoke(
+        app, ["strengthen", "--dataset", str(tmp_path / "nope.json"), "--out", str(tmp_path / "o")]
+    )
     assert result.exit_code == 2
     assert "nope.json: no such file or directory" in result.output and "Traceback" not in result.output
 
@@ -200,13 +239,18 @@ def test_combined_suite_keeps_base_fixtures_off_plus_tests_and_names_apart():
     from pipeline.quality.plus.combine import combined_suite
     from pipeline.sandbox import run_suite
 
-    base = ("import unittest\n\n\nclass CounterTestInc(unittest.TestCase):\n"
-            "    def setUp(self):\n        self.counter = Counter()\n\n"
-            "    def tearDown(self):\n        self.counter.closed_by_test  # set only by the base test\n\n"
-            "    def test_inc(self):\n        self.assertEqual(self.counter.inc(), 1)\n        self.counter.closed_by_test = True\n")
-    plus = PlusSuite(test="import unittest\n\n\nclass CounterTestInc(unittest.TestCase):\n    def test_inc(self):\n"
-                          "        counter = Counter()\n        self.assertEqual(counter.inc(), 1)\n",
-                     test_classes=["CounterTestInc"], tests=1)
+    base = (
+        "import unittest\n\n\nclass CounterTestInc(unittest.TestCase):\n"
+        "    def setUp(self):\n        self.counter = Counter()\n\n"
+        "    def tearDown(self):\n        self.counter.closed_by_test  # set only by the base test\n\n"
+        "    def test_inc(self):\n        self.assertEqual(self.counter.inc(), 1)\n        self.counter.closed_by_test = True\n"
+    )
+    plus = PlusSuite(
+        test="import unittest\n\n\nclass CounterTestInc(unittest.TestCase):\n    def test_inc(self):\n"
+        "        counter = Counter()\n        self.assertEqual(counter.inc(), 1)\n",
+        test_classes=["CounterTestInc"],
+        tests=1,
+    )
     code, classes, replaced = combined_suite(base, ["CounterTestInc"], plus)
     assert classes == ["CounterTestIncPlus"] and replaced == {"CounterTestInc": "CounterTestIncPlus"}
     result = run_suite(SOLUTION, code, classes, config=SANDBOX, coverage=False)

@@ -35,9 +35,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 def realmodel_server() -> Iterator[dict]:
     """The running server's state (`base_url`, `origin`, `model`, ...); stopped afterwards if we started it."""
     try:
-        done = subprocess.run([sys.executable, str(SCRIPT), "up", "--json",
-                               "--model", os.environ.get("REALMODEL_MODEL", "0.5b")], capture_output=True, text=True,
-                              timeout=1200)
+        done = subprocess.run(
+            [sys.executable, str(SCRIPT), "up", "--json", "--model", os.environ.get("REALMODEL_MODEL", "0.5b")],
+            capture_output=True,
+            text=True,
+            timeout=1200,
+        )
     except subprocess.TimeoutExpired:
         pytest.skip("the real local model did not come up within 20 minutes")
     if done.returncode != 0:

@@ -74,8 +74,10 @@ class CountingProxy:
         """(prompt, completion) tokens the server reported on successful completion answers
         (of `only`, when given)."""
         done = [e for e in (self.completions() if only is None else only) if e.status == 200 and e.usage]
-        return (sum(int(e.usage.get("prompt_tokens") or 0) for e in done),
-                sum(int(e.usage.get("completion_tokens") or 0) for e in done))
+        return (
+            sum(int(e.usage.get("prompt_tokens") or 0) for e in done),
+            sum(int(e.usage.get("completion_tokens") or 0) for e in done),
+        )
 
     def reset(self) -> None:
         with self._lock:
@@ -105,7 +107,9 @@ class CountingProxy:
                 length = int(self.headers.get("Content-Length") or 0)
                 body = self.rfile.read(length) if length else None
                 headers = {k: v for k, v in self.headers.items() if k.lower() not in _HOP_BY_HOP}
-                req = urllib.request.Request(proxy.upstream + self.path, data=body, headers=headers, method=self.command)
+                req = urllib.request.Request(
+                    proxy.upstream + self.path, data=body, headers=headers, method=self.command
+                )
                 try:
                     with urllib.request.urlopen(req, timeout=proxy.timeout_s) as resp:
                         status, rheaders, payload = resp.status, resp.headers, resp.read()
@@ -113,8 +117,11 @@ class CountingProxy:
                     status, rheaders, payload = err.code, err.headers, err.read()
                 usage, reasons = _usage_of(payload, rheaders.get("Content-Type", ""))
                 with proxy._lock:
-                    proxy.exchanges.append(Exchange(self.command, self.path, status, usage, reasons,
-                                                    self.headers.get("X-Classforge-Purpose")))
+                    proxy.exchanges.append(
+                        Exchange(
+                            self.command, self.path, status, usage, reasons, self.headers.get("X-Classforge-Purpose")
+                        )
+                    )
                 self.send_response(status)
                 for key, value in rheaders.items():
                     if key.lower() not in _HOP_BY_HOP:

@@ -22,8 +22,10 @@ EXAMPLE_PAIRS = [
 
 
 def _role(table: str, base_url: str, model: str, max_tokens: int) -> str:
-    return (f"{table}\nbase_url = \"{base_url}\"\nmodel = \"{model}\"\nmax_tokens = {max_tokens}\n"
-            "timeout_s = 1800\nmax_retries = 1\nbackoff_base_s = 1\n")
+    return (
+        f'{table}\nbase_url = "{base_url}"\nmodel = "{model}"\nmax_tokens = {max_tokens}\n'
+        "timeout_s = 1800\nmax_retries = 1\nbackoff_base_s = 1\n"
+    )
 
 
 # The example's answers, written by hand (examples/llm_responses), as recorded in its cache, by role:
@@ -34,12 +36,15 @@ EXAMPLE_MODELS = {"composer": "example-handwritten-composer", "test_writer": "ex
 
 
 def _example_role(role: str, base_url: str) -> str:
-    return (f'[llm.{role}]\nbase_url = "{base_url}"\nmodel = "{EXAMPLE_MODELS[role]}"\n'
-            'timeout_s = 1800\nmax_retries = 1\nbackoff_base_s = 1\n')
+    return (
+        f'[llm.{role}]\nbase_url = "{base_url}"\nmodel = "{EXAMPLE_MODELS[role]}"\n'
+        "timeout_s = 1800\nmax_retries = 1\nbackoff_base_s = 1\n"
+    )
 
 
-def build_config(base_url: str, model: str, pairs: list[tuple[str, str, str]],
-                 handwritten: frozenset[str] = frozenset()) -> str:
+def build_config(
+    base_url: str, model: str, pairs: list[tuple[str, str, str]], handwritten: frozenset[str] = frozenset()
+) -> str:
     """TOML for `classforge build` over the bundled example corpus with exactly `pairs` built;
     the roles in `handwritten` (composer, test_writer) answer with the example's handwritten
     answers, every other role is the local model."""
@@ -49,14 +54,18 @@ def build_config(base_url: str, model: str, pairs: list[tuple[str, str, str]],
     pinned = ", ".join(f'["{a}", "{b}"]' for a, b, _ in pairs)
     intra = sum(kind == "intra" for *_, kind in pairs)
     imports = f'cache_imports = ["{REPO / "examples" / "llm_cache.jsonl"}"]\n' if handwritten else ""
-    roles = "\n".join([
-        _example_role("composer", base_url) if "composer" in handwritten
-        else _role("[llm.composer]", base_url, model, 1536),
-        _example_role("test_writer", base_url) if "test_writer" in handwritten
-        else _role("[llm.test_writer]", base_url, model, 1536),
-        *(_role("[[llm.judges]]", base_url, model, 384) for _ in range(3)),
-        _role("[llm.solver]", base_url, model, 1536),
-    ])
+    roles = "\n".join(
+        [
+            _example_role("composer", base_url)
+            if "composer" in handwritten
+            else _role("[llm.composer]", base_url, model, 1536),
+            _example_role("test_writer", base_url)
+            if "test_writer" in handwritten
+            else _role("[llm.test_writer]", base_url, model, 1536),
+            *(_role("[[llm.judges]]", base_url, model, 384) for _ in range(3)),
+            _role("[llm.solver]", base_url, model, 1536),
+        ]
+    )
     return f"""\
 [harvest]
 cutoff = "2025-01-01"

@@ -10,17 +10,22 @@ from tests.realmodel.proxy import CountingProxy, _usage_of
 
 
 def test_proxy_forwards_unchanged_and_counts_what_the_server_reported() -> None:
-    replies = [Text(text="class A:\r\n    pass\r\n", prompt_tokens=120, completion_tokens=9),
-               Truncated("def f(", prompt_tokens=80, completion_tokens=4),
-               HTTPError(status=500, message="Input should be 'text' or 'json_object'")]
+    replies = [
+        Text(text="class A:\r\n    pass\r\n", prompt_tokens=120, completion_tokens=9),
+        Truncated("def f(", prompt_tokens=80, completion_tokens=4),
+        HTTPError(status=500, message="Input should be 'text' or 'json_object'"),
+    ]
     with FakeOpenAIServer() as upstream, CountingProxy(upstream.base_url.removesuffix("/v1")) as proxy:
         upstream.add_rule(replies=replies)
         client = openai.OpenAI(base_url=proxy.base_url, api_key="k", max_retries=0)
         first = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "x"}])
         second = client.chat.completions.create(model="m", messages=[{"role": "user", "content": "y"}])
         with pytest.raises(openai.InternalServerError, match="json_object"):
-            client.chat.completions.create(model="m", messages=[{"role": "user", "content": "z"}],
-                                           response_format={"type": "json_schema", "json_schema": {"name": "v"}})
+            client.chat.completions.create(
+                model="m",
+                messages=[{"role": "user", "content": "z"}],
+                response_format={"type": "json_schema", "json_schema": {"name": "v"}},
+            )
         assert [m.id for m in client.models.list()]  # passes through, not a completion
         # The client saw the server's own answer, byte for byte where it matters.
         assert first.choices[0].message.content == "class A:\r\n    pass\r\n"

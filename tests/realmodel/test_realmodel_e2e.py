@@ -35,10 +35,14 @@ pytestmark = pytest.mark.realmodel
 
 CLASSFORGE = Path(sys.executable).with_name("classforge")
 # shared/ sits beside the repository (main) or beside the folder of work trees (a worktree).
-CLASSEVAL_JSON = next((p / "shared" / "data" / "classeval" / "ClassEval_data.json"
-                       for p in Path(__file__).resolve().parents[2:5]
-                       if (p / "shared" / "data" / "classeval" / "ClassEval_data.json").is_file()),
-                      Path(__file__).resolve().parents[3] / "shared" / "data" / "classeval" / "ClassEval_data.json")
+CLASSEVAL_JSON = next(
+    (
+        p / "shared" / "data" / "classeval" / "ClassEval_data.json"
+        for p in Path(__file__).resolve().parents[2:5]
+        if (p / "shared" / "data" / "classeval" / "ClassEval_data.json").is_file()
+    ),
+    Path(__file__).resolve().parents[3] / "shared" / "data" / "classeval" / "ClassEval_data.json",
+)
 # The ClassEval task with the fewest methods and the shortest skeleton and tests: 2 methods, so one
 # sample per strategy is 9 model calls.
 EVAL_TASK = "ClassEval_6"
@@ -48,15 +52,15 @@ RUNS = Path(__file__).resolve().parents[2] / ".cache" / "realmodel" / "runs"
 def run_cli(args: list[str], cwd: Path, timeout_s: float = 3600) -> tuple[subprocess.CompletedProcess, float]:
     env = dict(os.environ, OPENAI_API_KEY="not-needed-on-loopback", COLUMNS="200", PYTHONUNBUFFERED="1")
     started = time.monotonic()
-    done = subprocess.run([str(CLASSFORGE), *args], cwd=cwd, env=env, capture_output=True, text=True,
-                          timeout=timeout_s)
+    done = subprocess.run([str(CLASSFORGE), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout_s)
     return done, time.monotonic() - started
 
 
 def assert_no_crash(done: subprocess.CompletedProcess, what: str) -> None:
     text = done.stdout + done.stderr
     assert "Traceback (most recent call last)" not in text and "╭─" not in text, (
-        f"{what} printed a traceback:\n{text[-4000:]}")
+        f"{what} printed a traceback:\n{text[-4000:]}"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -95,8 +99,10 @@ def test_build_runs_one_candidate_through_every_stage(workdir: Path, proxy: Coun
     proxy.reset()
     done, seconds = run_cli(["build", "--config", "classforge.toml"], workdir)
     calls = proxy.completions()
-    print(f"\nbuild: exit {done.returncode} after {seconds:.0f} s, {len(calls)} requests to the server, "
-          f"finish reasons {[e.finish_reasons for e in calls]}, statuses {[e.status for e in calls]}")
+    print(
+        f"\nbuild: exit {done.returncode} after {seconds:.0f} s, {len(calls)} requests to the server, "
+        f"finish reasons {[e.finish_reasons for e in calls]}, statuses {[e.status for e in calls]}"
+    )
     print(done.stdout[-3000:])
     assert_no_crash(done, "classforge build")
     out = workdir / "built" / "realmodel"
@@ -121,35 +127,57 @@ def test_build_runs_one_candidate_through_every_stage(workdir: Path, proxy: Coun
     assert (usage["prompt_tokens"], usage["completion_tokens"]) == (prompt, completion), (usage, prompt, completion)
     assert calls, "the build sent no request to the model"
 
-    assert usage_by_role(out / "usage.json").get("preflight", {}).get("requests") == len(
-        [e for e in proxy.probes() if e.status == 200]) > 0, "the pre-flight's probes are in the ledger"
+    assert (
+        usage_by_role(out / "usage.json").get("preflight", {}).get("requests")
+        == len([e for e in proxy.probes() if e.status == 200])
+        > 0
+    ), "the pre-flight's probes are in the ledger"
 
     # Same command again: everything replays; only the pre-flight's probes reach the server.
     proxy.reset()
     again, seconds = run_cli(["build", "--config", "classforge.toml"], workdir)
-    print(f"second build: exit {again.returncode} after {seconds:.0f} s, {len(proxy.completions())} requests "
-          f"({len(proxy.probes())} pre-flight probes)")
+    print(
+        f"second build: exit {again.returncode} after {seconds:.0f} s, {len(proxy.completions())} requests "
+        f"({len(proxy.probes())} pre-flight probes)"
+    )
     assert_no_crash(again, "the second classforge build")
     assert [e for e in proxy.completions() if e.purpose != "preflight"] == [], [e.path for e in proxy.completions()]
     assert _build_outcomes(out)[:2] == (task_ids, rejected)
     # Issue 14: a replay must not overwrite the paying run's ledger (usage.json stays cumulative).
     probe_prompt, probe_completion = proxy.reported_tokens(proxy.probes())
     after = json.loads((out / "usage.json").read_text())["total"]
-    assert (after["prompt_tokens"], after["completion_tokens"]) == (prompt + probe_prompt, completion + probe_completion), (
-        f"usage.json after a replay is not the {prompt}+{completion} tokens paid for plus the replay's probes: {after}")
+    assert (after["prompt_tokens"], after["completion_tokens"]) == (
+        prompt + probe_prompt,
+        completion + probe_completion,
+    ), f"usage.json after a replay is not the {prompt}+{completion} tokens paid for plus the replay's probes: {after}"
 
 
 @pytest.mark.skipif(not CLASSEVAL_JSON.is_file(), reason=f"ClassEval data not found at {CLASSEVAL_JSON}")
 def test_evaluate_one_sample_per_strategy(workdir: Path, proxy: CountingProxy, realmodel_server: dict) -> None:
-    args = ["evaluate", "--config", "classforge.toml", "--dataset", str(CLASSEVAL_JSON), "--task", EVAL_TASK,
-            "--model", realmodel_server["model"], "--n", "1", "--out", "results"]
+    args = [
+        "evaluate",
+        "--config",
+        "classforge.toml",
+        "--dataset",
+        str(CLASSEVAL_JSON),
+        "--task",
+        EVAL_TASK,
+        "--model",
+        realmodel_server["model"],
+        "--n",
+        "1",
+        "--out",
+        "results",
+    ]
     for strategy in STRATEGIES:
         args += ["--strategy", strategy]
     proxy.reset()
     done, seconds = run_cli(args, workdir)
     calls = proxy.completions()
-    print(f"\nevaluate: exit {done.returncode} after {seconds:.0f} s, {len(calls)} requests, "
-          f"statuses {[e.status for e in calls]}")
+    print(
+        f"\nevaluate: exit {done.returncode} after {seconds:.0f} s, {len(calls)} requests, "
+        f"statuses {[e.status for e in calls]}"
+    )
     print(done.stdout[-3000:])
     assert_no_crash(done, "classforge evaluate")
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
@@ -176,21 +204,28 @@ def test_evaluate_one_sample_per_strategy(workdir: Path, proxy: CountingProxy, r
     # Same command again: the run resumes from its folder and the cache; only the probes are sent.
     proxy.reset()
     again, seconds = run_cli(args, workdir)
-    print(f"second evaluate: exit {again.returncode} after {seconds:.0f} s, {len(proxy.completions())} requests "
-          f"({len(proxy.probes())} pre-flight probes)")
+    print(
+        f"second evaluate: exit {again.returncode} after {seconds:.0f} s, {len(proxy.completions())} requests "
+        f"({len(proxy.probes())} pre-flight probes)"
+    )
     assert_no_crash(again, "the second classforge evaluate")
     assert again.returncode == 0
     assert [e for e in proxy.completions() if e.purpose != "preflight"] == []
     second_prompt, second_completion = proxy.reported_tokens()
     rerun = json.loads((run_dir / "results.json").read_text())
-    assert {(s["strategy"], s["bucket"]) for s in _samples(run_dir, rerun) if s["source"] == "llm"} == \
-        {(s["strategy"], s["bucket"]) for s in samples}
+    assert {(s["strategy"], s["bucket"]) for s in _samples(run_dir, rerun) if s["source"] == "llm"} == {
+        (s["strategy"], s["bucket"]) for s in samples
+    }
     # Issue 14: a resumed run must not overwrite the paying run's ledger: the results folder keeps
     # every run's usage in usage.json (results.json describes the latest run).
     after = json.loads((run_dir / "usage.json").read_text())["total"]
-    assert (after["prompt_tokens"], after["completion_tokens"]) == (prompt + second_prompt, completion + second_completion), (
+    assert (after["prompt_tokens"], after["completion_tokens"]) == (
+        prompt + second_prompt,
+        completion + second_completion,
+    ), (
         f"usage.json after a resumed run is not the {prompt}+{completion} tokens paid for plus the "
-        f"resume's probes ({second_prompt}+{second_completion}): {after}")
+        f"resume's probes ({second_prompt}+{second_completion}): {after}"
+    )
 
 
 def usage_by_role(path: Path) -> dict:

@@ -62,9 +62,11 @@ def test_chunks_out_of_order_fail_the_magic_check(realmodel, tmp_path: Path) -> 
 
 
 def test_status_and_down_with_nothing_running(tmp_path: Path) -> None:
-    status = subprocess.run([sys.executable, str(SCRIPT), "status", "--root", str(tmp_path)],
-                            capture_output=True, text=True, timeout=60)
+    status = subprocess.run(
+        [sys.executable, str(SCRIPT), "status", "--root", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
     assert (status.returncode, status.stdout.strip()) == (1, "not running")
-    down = subprocess.run([sys.executable, str(SCRIPT), "down", "--root", str(tmp_path)],
-                          capture_output=True, text=True, timeout=60)
+    down = subprocess.run(
+        [sys.executable, str(SCRIPT), "down", "--root", str(tmp_path)], capture_output=True, text=True, timeout=60
+    )
     assert (down.returncode, down.stdout.strip()) == (0, "not running")

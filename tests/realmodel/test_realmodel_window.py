@@ -21,4 +21,3 @@ def test_the_served_window_is_what_the_server_was_started_with(realmodel_server)
         assert _list_models(sdk, ep, report)
     # The listing's meta.n_ctx is served; its n_ctx_train (32768 for Qwen2.5-Coder) is not.
     assert (report.context_window, report.context_window_from) == (ctx, "/models meta.n_ctx")
-

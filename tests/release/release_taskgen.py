@@ -105,50 +105,86 @@ class CsvLedger:
         return len(self.entries)
 '''
 
-LOC = {"LinkedStack": 28, "InventoryQuery": 19, "CsvLedger": 23}      # class statement lines, counted by hand
+LOC = {"LinkedStack": 28, "InventoryQuery": 19, "CsvLedger": 23}  # class statement lines, counted by hand
 DEPTH = {"LinkedStack": 2, "InventoryQuery": 3, "CsvLedger": 2}
-METHODS = {"LinkedStack": 6, "InventoryQuery": 5, "CsvLedger": 5}      # defs, __init__ included
+METHODS = {"LinkedStack": 6, "InventoryQuery": 5, "CsvLedger": 5}  # defs, __init__ included
 
 # method -> (docstring, test statements using `obj`, dependencies)
 _SPECS: dict[str, dict[str, Any]] = {
     "LinkedStack": {
         "init": "LinkedStack()",
         "methods": {
-            "push": ("Push value on top of the stack.\n:param value: any object\n>>> s.push(1)",
-                     "obj.push(3)\nself.assertEqual(obj.size(), 1)", ([], ["self.head", "self.length"], [])),
-            "is_empty": ("Whether the stack holds no values.\n:return: bool", "self.assertTrue(obj.is_empty())",
-                         ([], ["self.head"], [])),
-            "pop": ("Remove and return the top value.\n:raises IndexError: when empty",
-                    "obj.push(3)\nself.assertEqual(obj.pop(), 3)", ([], ["self.head", "self.length"], ["is_empty"])),
-            "peek": ("Top value without removing it, None when empty.", "self.assertIsNone(obj.peek())",
-                     ([], ["self.head"], ["is_empty"])),
+            "push": (
+                "Push value on top of the stack.\n:param value: any object\n>>> s.push(1)",
+                "obj.push(3)\nself.assertEqual(obj.size(), 1)",
+                ([], ["self.head", "self.length"], []),
+            ),
+            "is_empty": (
+                "Whether the stack holds no values.\n:return: bool",
+                "self.assertTrue(obj.is_empty())",
+                ([], ["self.head"], []),
+            ),
+            "pop": (
+                "Remove and return the top value.\n:raises IndexError: when empty",
+                "obj.push(3)\nself.assertEqual(obj.pop(), 3)",
+                ([], ["self.head", "self.length"], ["is_empty"]),
+            ),
+            "peek": (
+                "Top value without removing it, None when empty.",
+                "self.assertIsNone(obj.peek())",
+                ([], ["self.head"], ["is_empty"]),
+            ),
             "size": ("Number of values on the stack.", "self.assertEqual(obj.size(), 0)", ([], ["self.length"], [])),
         },
     },
     "InventoryQuery": {
         "init": "InventoryQuery({'sword': 10})",
         "methods": {
-            "add_item": ("Add qty of an item; return the new quantity.", "self.assertEqual(obj.add_item('sword', 2), 2)",
-                         ([], ["self.items"], [])),
-            "price_of": ("Value of all units of one item.", "obj.add_item('sword', 2)\nself.assertEqual(obj.price_of('sword'), 20)",
-                         ([], ["self.prices", "self.items"], [])),
-            "total_value": ("Value of the whole inventory.", "obj.add_item('sword')\nself.assertEqual(obj.total_value(), 10)",
-                            ([], ["self.items"], ["price_of"])),
-            "report": ("JSON summary of item count and value.", "self.assertEqual(obj.report(), '{\"items\": 0, \"value\": 0}')",
-                       (["json"], ["self.items"], ["total_value"])),
+            "add_item": (
+                "Add qty of an item; return the new quantity.",
+                "self.assertEqual(obj.add_item('sword', 2), 2)",
+                ([], ["self.items"], []),
+            ),
+            "price_of": (
+                "Value of all units of one item.",
+                "obj.add_item('sword', 2)\nself.assertEqual(obj.price_of('sword'), 20)",
+                ([], ["self.prices", "self.items"], []),
+            ),
+            "total_value": (
+                "Value of the whole inventory.",
+                "obj.add_item('sword')\nself.assertEqual(obj.total_value(), 10)",
+                ([], ["self.items"], ["price_of"]),
+            ),
+            "report": (
+                "JSON summary of item count and value.",
+                'self.assertEqual(obj.report(), \'{"items": 0, "value": 0}\')',
+                (["json"], ["self.items"], ["total_value"]),
+            ),
         },
     },
     "CsvLedger": {
         "init": "CsvLedger()",
         "methods": {
-            "add": ("Record an amount against an account.", "obj.add('a', 1)\nself.assertEqual(len(obj.entries), 1)",
-                    ([], ["self.entries"], [])),
-            "balance": ("Sum of an account's amounts, rounded to cents.", "obj.add('a', 1.005)\nself.assertEqual(obj.balance('a'), 1.0)",
-                        ([], ["self.entries"], [])),
-            "to_csv": ("Balances as CSV text, one account per row.", "obj.add('a', 2)\nself.assertEqual(obj.to_csv(), 'a,2.0\\r\\n')",
-                       (["csv", "io"], ["self.entries"], ["balance"])),
-            "load": ("Add every row of CSV text; return the entry count.", "self.assertEqual(obj.load('a,1\\nb,2\\n'), 2)",
-                     (["csv", "io"], ["self.entries"], ["add"])),
+            "add": (
+                "Record an amount against an account.",
+                "obj.add('a', 1)\nself.assertEqual(len(obj.entries), 1)",
+                ([], ["self.entries"], []),
+            ),
+            "balance": (
+                "Sum of an account's amounts, rounded to cents.",
+                "obj.add('a', 1.005)\nself.assertEqual(obj.balance('a'), 1.0)",
+                ([], ["self.entries"], []),
+            ),
+            "to_csv": (
+                "Balances as CSV text, one account per row.",
+                "obj.add('a', 2)\nself.assertEqual(obj.to_csv(), 'a,2.0\\r\\n')",
+                (["csv", "io"], ["self.entries"], ["balance"]),
+            ),
+            "load": (
+                "Add every row of CSV text; return the entry count.",
+                "self.assertEqual(obj.load('a,1\\nb,2\\n'), 2)",
+                (["csv", "io"], ["self.entries"], ["add"]),
+            ),
         },
     },
 }
@@ -178,21 +214,31 @@ def _task(n: int, class_name: str, solution: str, composition: str, d1: str, d2:
     methods_info, test_parts = [], ["import unittest"]
     for name, (doc, body, (libs, fields, calls)) in spec["methods"].items():
         tc = f"{class_name}Test{name.title().replace('_', '')}"
-        code = (f"class {tc}(unittest.TestCase):\n    def test_{name}(self):\n"
-                f"        obj = {spec['init']}\n{_indent(body, 8)}")
+        code = (
+            f"class {tc}(unittest.TestCase):\n    def test_{name}(self):\n"
+            f"        obj = {spec['init']}\n{_indent(body, 8)}"
+        )
         test_parts.append(code)
-        methods_info.append({
-            "method_name": name,
-            "method_description": f"def {name}(self):\n    \"\"\"{doc}\"\"\"",
-            "test_class": tc,
-            "test_code": code,
-            "solution_code": sol_src[name],
-            "dependencies": {"Standalone": not (libs or fields or calls), "lib_dependencies": libs,
-                             "field_dependencies": fields, "method_dependencies": calls},
-        })
+        methods_info.append(
+            {
+                "method_name": name,
+                "method_description": f'def {name}(self):\n    """{doc}"""',
+                "test_class": tc,
+                "test_code": code,
+                "solution_code": sol_src[name],
+                "dependencies": {
+                    "Standalone": not (libs or fields or calls),
+                    "lib_dependencies": libs,
+                    "field_dependencies": fields,
+                    "method_dependencies": calls,
+                },
+            }
+        )
     main_tc = f"{class_name}TestMain"
-    test_parts.append(f"class {main_tc}(unittest.TestCase):\n    def test_main(self):\n"
-                      f"        obj = {spec['init']}\n        self.assertIsNotNone(obj)")
+    test_parts.append(
+        f"class {main_tc}(unittest.TestCase):\n    def test_main(self):\n"
+        f"        obj = {spec['init']}\n        self.assertIsNotNone(obj)"
+    )
     imports = [ln for ln in solution.splitlines() if ln.startswith("import ")]
     return {
         "task_id": f"cf-{n:04d}",
@@ -214,22 +260,45 @@ def _task(n: int, class_name: str, solution: str, composition: str, d1: str, d2:
         "branch_coverage": 90.0 + n,
         "judge_scores": [10, 10, None if n == 2 else 7],
         "judge_votes": [
-            {"judge": j, "role": f"judge{j}", "model": f"judge-model-{j}",
-             "status": "malformed" if (n == 2 and j == 3) else "scored",
-             "score": None if (n == 2 and j == 3) else (10 if j < 3 else 7),
-             "reasons": "tests match the documented behaviour", "problems": [], "attempts": 1, "errors": []}
+            {
+                "judge": j,
+                "role": f"judge{j}",
+                "model": f"judge-model-{j}",
+                "status": "malformed" if (n == 2 and j == 3) else "scored",
+                "score": None if (n == 2 and j == 3) else (10 if j < 3 else 7),
+                "reasons": "tests match the documented behaviour",
+                "problems": [],
+                "attempts": 1,
+                "errors": [],
+            }
             for j in (1, 2, 3)
         ],
         "source_class_ids": [f"cls-{n}a", f"cls-{n}b"],
         "sources": [
-            {"class_id": f"cls-{n}a", "class_name": "Part", "domain": d1, "repo": f"alice/repo{n}",
-             "clone_url": f"https://github.com/alice/repo{n}.git", "path": f"pkg/a{n}.py",
-             "commit": f"{n:040x}", "first_seen_commit": f"{n + 100:040x}",
-             "first_seen_date": f"2025-03-0{n}T12:00:00Z", "license_spdx": "MIT"},
-            {"class_id": f"cls-{n}b", "class_name": "Other", "domain": d2, "repo": "bob/tools",
-             "clone_url": "https://github.com/bob/tools.git", "path": "tools/b.py",
-             "commit": "b" * 40, "first_seen_commit": "c" * 40,
-             "first_seen_date": "2025-02-01T00:00:00Z", "license_spdx": "Apache-2.0"},
+            {
+                "class_id": f"cls-{n}a",
+                "class_name": "Part",
+                "domain": d1,
+                "repo": f"alice/repo{n}",
+                "clone_url": f"https://github.com/alice/repo{n}.git",
+                "path": f"pkg/a{n}.py",
+                "commit": f"{n:040x}",
+                "first_seen_commit": f"{n + 100:040x}",
+                "first_seen_date": f"2025-03-0{n}T12:00:00Z",
+                "license_spdx": "MIT",
+            },
+            {
+                "class_id": f"cls-{n}b",
+                "class_name": "Other",
+                "domain": d2,
+                "repo": "bob/tools",
+                "clone_url": "https://github.com/bob/tools.git",
+                "path": "tools/b.py",
+                "commit": "b" * 40,
+                "first_seen_commit": "c" * 40,
+                "first_seen_date": "2025-02-01T00:00:00Z",
+                "license_spdx": "Apache-2.0",
+            },
         ],
         "models": {"composer": "m-compose", "test_writer": "m-test", "solver": "m-solve"},
         "prompt_versions": {"compose": "v1", "tests": "v2", "solve": "v1"},
@@ -240,11 +309,13 @@ def _task(n: int, class_name: str, solution: str, composition: str, d1: str, d2:
 
 
 def make_tasks() -> list[dict[str, Any]]:
-    return copy.deepcopy([
-        _task(1, "LinkedStack", LINKED_STACK, "intra", "Utils", "Utils"),
-        _task(2, "InventoryQuery", INVENTORY_QUERY, "cross", "Database Operations", "Game Development"),
-        _task(3, "CsvLedger", CSV_LEDGER, "cross", "File Handling", "Finance & E-commerce"),
-    ])
+    return copy.deepcopy(
+        [
+            _task(1, "LinkedStack", LINKED_STACK, "intra", "Utils", "Utils"),
+            _task(2, "InventoryQuery", INVENTORY_QUERY, "cross", "Database Operations", "Game Development"),
+            _task(3, "CsvLedger", CSV_LEDGER, "cross", "File Handling", "Finance & E-commerce"),
+        ]
+    )
 
 
 def as_tasks(rows: list[Any]) -> list[Task]:
@@ -257,18 +328,24 @@ CREATED = datetime(2025, 6, 1, 12, 0, tzinfo=UTC)
 
 
 def sample_funnel() -> FunnelReport:
-    return FunnelReport(stages={
-        "harvest.filters": StageCounts(seen=40, kept=12, dropped={"too_few_methods": 20, "third_party_import": 8}),
-        "judges": StageCounts(seen=6, kept=4, dropped={"judge_disagreement": 2}),
-        "solution": StageCounts(seen=4, kept=3, dropped={"coverage_below_threshold": 1}),
-    })
+    return FunnelReport(
+        stages={
+            "harvest.filters": StageCounts(seen=40, kept=12, dropped={"too_few_methods": 20, "third_party_import": 8}),
+            "judges": StageCounts(seen=6, kept=4, dropped={"judge_disagreement": 2}),
+            "solution": StageCounts(seen=4, kept=3, dropped={"coverage_below_threshold": 1}),
+        }
+    )
 
 
 def release_kwargs(**overrides: Any) -> dict[str, Any]:
     kwargs: dict[str, Any] = dict(
-        version=VERSION, funnel=sample_funnel(), config=Config(),
+        version=VERSION,
+        funnel=sample_funnel(),
+        config=Config(),
         models={"composer": "m-compose", "judges": ["j1", "j2", "j3"], "solver": "m-solve"},
-        prompt_versions={"compose": "v1", "tests": "v2"}, pipeline_version="0.1.0-test", created_at=CREATED,
+        prompt_versions={"compose": "v1", "tests": "v2"},
+        pipeline_version="0.1.0-test",
+        created_at=CREATED,
     )
     kwargs.update(overrides)
     return kwargs

@@ -14,7 +14,7 @@ from release_taskgen import make_tasks
 def _section(card: str, title: str) -> str:
     start = card.index(f"## {title}\n")
     end = card.find("\n## ", start + 1)
-    return card[start:end if end != -1 else None]
+    return card[start : end if end != -1 else None]
 
 
 def test_card_shows_an_example_instance(release: Path) -> None:

@@ -35,9 +35,13 @@ def test_mistyped_choice_is_one_line_listing_the_valid_values() -> None:
     assert levels.exit_code == 2 and len(levels.stderr.splitlines()) == 1 and "'labels', 'model'" in levels.stderr
 
 
-@pytest.mark.parametrize(("cutoff", "says"), [("2025-13-01", "is not a date"), ("2999-01-01", "is in the future"),
-                                               ("yesterday", "expected YYYY-MM-DD")])
-def test_bad_cutoff_is_rejected_before_any_server_starts(cutoff: str, says: str, monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("cutoff", "says"),
+    [("2025-13-01", "is not a date"), ("2999-01-01", "is in the future"), ("yesterday", "expected YYYY-MM-DD")],
+)
+def test_bad_cutoff_is_rejected_before_any_server_starts(
+    cutoff: str, says: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     def no_prefect() -> None:
         raise AssertionError("Prefect must not start for a bad --cutoff")
 
@@ -51,9 +55,13 @@ def test_bad_cutoff_is_rejected_before_any_server_starts(cutoff: str, says: str,
 def test_unknown_command_and_missing_dataset_are_one_line() -> None:
     runner = CliRunner()
     unknown = runner.invoke(app, ["evalute"], prog_name="classforge")
-    assert unknown.exit_code == 2 and unknown.stderr.splitlines() == ["error: No such command 'evalute'. Did you mean 'evaluate'? (see 'classforge -h')"]
+    assert unknown.exit_code == 2 and unknown.stderr.splitlines() == [
+        "error: No such command 'evalute'. Did you mean 'evaluate'? (see 'classforge -h')"
+    ]
     missing = runner.invoke(app, ["evaluate"])
-    assert missing.exit_code == 2 and missing.stderr.splitlines() == ["error: --dataset is required (or --regrade RESULTS_DIR)"]
+    assert missing.exit_code == 2 and missing.stderr.splitlines() == [
+        "error: --dataset is required (or --regrade RESULTS_DIR)"
+    ]
 
 
 def test_error_line_is_whole_under_a_long_path_and_a_narrow_terminal(tmp_path: Path) -> None:
@@ -64,15 +72,23 @@ def test_error_line_is_whole_under_a_long_path_and_a_narrow_terminal(tmp_path: P
     bad.write_text('{"task_id": "T1", "class_name": \n', encoding="utf-8")
     classforge = Path(sys.executable).with_name("classforge")
     env = {**os.environ, "COLUMNS": "40", "TERM": "dumb"}
-    proc = subprocess.run([str(classforge), "evaluate", "--dataset", str(bad), "--model", "reference"],
-                          cwd=deep, env=env, capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [str(classforge), "evaluate", "--dataset", str(bad), "--model", "reference"],
+        cwd=deep,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert proc.returncode == 2
-    assert proc.stdout == ""   # no progress bar in a pipe, so no stray newline either
+    assert proc.stdout == ""  # no progress bar in a pipe, so no stray newline either
     (line,) = proc.stderr.splitlines()
     assert line.startswith(f"error: {bad}:1: not valid JSON")
 
 
-def test_tables_and_status_lines_are_whole_in_a_pipe_with_columns_40(release: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_tables_and_status_lines_are_whole_in_a_pipe_with_columns_40(
+    release: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setattr("huggingface_hub.get_token", lambda: None)
     result = CliRunner().invoke(app, ["export", str(release), "--repo", "acme/bench"], env={"COLUMNS": "40"})

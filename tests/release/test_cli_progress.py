@@ -13,13 +13,13 @@ from rich.console import Console
 from flows.build_benchmark import STAGE_TOTAL
 from pipeline.cli_progress import TASK_LOGGER, TaskRunCounter, task_progress
 
-pytestmark = pytest.mark.filterwarnings("ignore:Logger 'prefect:UserWarning")   # no flow run: the API handler warns
+pytestmark = pytest.mark.filterwarnings("ignore:Logger 'prefect:UserWarning")  # no flow run: the API handler warns
 
 
 def _record(task_name: str | None, message: str) -> logging.LogRecord:
     record = logging.LogRecord(TASK_LOGGER, logging.INFO, __file__, 1, message, None, None)
     if task_name is not None:
-        record.task_name = task_name          # what Prefect's task-run logger adapter attaches
+        record.task_name = task_name  # what Prefect's task-run logger adapter attaches
         record.task_run_name = f"{task_name}-abc"
     return record
 
@@ -27,11 +27,13 @@ def _record(task_name: str | None, message: str) -> logging.LogRecord:
 def test_counter_sees_finished_task_runs_only() -> None:
     seen: list[tuple[str, str]] = []
     handler = TaskRunCounter(lambda name, state: seen.append((name, state)))
-    for rec in (_record("build-candidate", "Finished in state Completed()"),
-                _record("build-candidate", "Finished in state Failed('Task run encountered an exception')"),
-                _record("harvest-repository", "Finished in state Cached(type=COMPLETED)"),
-                _record("build-candidate", "Beginning retry 1 of 2"),
-                _record(None, "Finished in state Completed()")):
+    for rec in (
+        _record("build-candidate", "Finished in state Completed()"),
+        _record("build-candidate", "Finished in state Failed('Task run encountered an exception')"),
+        _record("harvest-repository", "Finished in state Cached(type=COMPLETED)"),
+        _record("build-candidate", "Beginning retry 1 of 2"),
+        _record(None, "Finished in state Completed()"),
+    ):
         handler.handle(rec)
     assert seen == [("build-candidate", "Completed"), ("build-candidate", "Failed"), ("harvest-repository", "Cached")]
 
@@ -45,7 +47,7 @@ def test_progress_rows_per_stage_on_a_terminal() -> None:
         for state in ("Completed()", "Completed()", "Failed('x')"):
             logger.handle(_record("build-candidate", f"Finished in state {state}"))
         logger.handle(_record("release", "Finished in state Completed()"))
-    assert logger.handlers == before    # the handler is removed afterwards
+    assert logger.handlers == before  # the handler is removed afterwards
     text = out.getvalue()
     # never announced: each run's end is taken as the stage's end so far ("k of k", clock stopped)
     assert "build-candidate" in text and "3 of 3" in text and "(1 not completed)" in text
@@ -61,13 +63,15 @@ class Clock:
 
 
 def _finished(name: str, state: str = "Completed") -> None:
-    logging.getLogger(TASK_LOGGER).info("Finished in state %s()", state,
-                                        extra={"task_name": name, "task_run_name": f"{name}-1"})
+    logging.getLogger(TASK_LOGGER).info(
+        "Finished in state %s()", state, extra={"task_name": name, "task_run_name": f"{name}-1"}
+    )
 
 
 def _announce(name: str, runs: int) -> None:
-    logging.getLogger("prefect.flow_runs").info("%s: %d runs", name, runs,
-                                                extra={STAGE_TOTAL: (name, runs), "flow_run_name": "run"})
+    logging.getLogger("prefect.flow_runs").info(
+        "%s: %d runs", name, runs, extra={STAGE_TOTAL: (name, runs), "flow_run_name": "run"}
+    )
 
 
 def _row(bar, name: str) -> str:
@@ -87,14 +91,14 @@ def test_rows_count_k_of_n_and_their_clocks_stop_when_the_stage_ends():
         assert "1 of 1" in _row(bar, "search-github")
         clock.now += 5
         _finished("harvest-repository")
-        _finished("harvest-repository", "AwaitingRetry")     # not a run's end: a retry follows
+        _finished("harvest-repository", "AwaitingRetry")  # not a run's end: a retry follows
         _finished("harvest-repository", "Failed")
         assert "2 of 3" in _row(bar, "harvest-repository") and "(1 not completed)" in _row(bar, "harvest-repository")
         clock.now += 5
         _finished("harvest-repository")
         ended = _row(bar, "harvest-repository")
         assert "3 of 3" in ended and "0:00:10" in ended
-        clock.now += 3600                                      # an hour later the finished rows still read the same
+        clock.now += 3600  # an hour later the finished rows still read the same
         assert _row(bar, "harvest-repository") == ended
         assert "0:00:00" in _row(bar, "search-github")
         assert all(t.finished for t in bar.tasks)
@@ -113,10 +117,10 @@ def test_terminal_log_handlers_print_above_the_rows_and_hold_back_what_the_rows_
             logging.getLogger("prefect.flow_runs").warning("the model answered slowly", extra={"flow_run_name": "run"})
             _finished("search-github")
             _announce("build-candidate", 2)
-        assert terminal.stream is sys_stderr                    # handed back at the end
+        assert terminal.stream is sys_stderr  # handed back at the end
     finally:
         root.removeHandler(terminal)
-    assert sys_stderr.getvalue() == ""                          # nothing went around the live display
+    assert sys_stderr.getvalue() == ""  # nothing went around the live display
     shown = screen.getvalue()
     assert "the model answered slowly" in shown
     assert "Finished in state" not in shown and "runs" not in shown.replace("build-candidate", "")

@@ -35,7 +35,7 @@ def _fresh_clone(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("fresh") / ("x" * 150)
     root.mkdir()
     _git("clone", "-q", str(REPO), str(root / "classforge"), cwd=root)
-    assert sorted(p.name for p in root.iterdir()) == ["classforge"]   # nothing beside it
+    assert sorted(p.name for p in root.iterdir()) == ["classforge"]  # nothing beside it
     return root / "classforge"
 
 
@@ -48,10 +48,18 @@ def _offline_env(tmp_path: Path) -> dict[str, str]:
     home = tmp_path / "hf-home"
     _hf_cache_with_classeval(home)
     env = {k: v for k, v in os.environ.items() if not k.startswith(("HF_", "PREFECT_", "CLASSFORGE_", "VIRTUAL_ENV"))}
-    env.update(HF_HOME=str(home), HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", COLUMNS="40", NO_PROXY="*",
-               PREFECT_HOME=str(tmp_path / "prefect"), PREFECT_SERVER_ANALYTICS_ENABLED="false",
-               PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"], GIT_TERMINAL_PROMPT="0",
-               PIP_NO_INDEX="1")
+    env.update(
+        HF_HOME=str(home),
+        HF_HUB_OFFLINE="1",
+        HF_DATASETS_OFFLINE="1",
+        COLUMNS="40",
+        NO_PROXY="*",
+        PREFECT_HOME=str(tmp_path / "prefect"),
+        PREFECT_SERVER_ANALYTICS_ENABLED="false",
+        PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS=os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"],
+        GIT_TERMINAL_PROMPT="0",
+        PIP_NO_INDEX="1",
+    )
     return env
 
 
@@ -90,10 +98,15 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
     tests/flows/test_real_source_build.py: twice would cost CI half an hour of test generation."""
     plus_python = REPO / ".venv-plus" / "bin" / "python"
     if not plus_python.exists():
-        pytest.skip("the example's plus tier needs the plus generator's virtualenv (.venv-plus): scripts/setup.sh makes it")
+        pytest.skip(
+            "the example's plus tier needs the plus generator's virtualenv (.venv-plus): scripts/setup.sh makes it"
+        )
     fresh = _fresh_clone(tmp_path_factory)
-    env = _offline_env(tmp_path) | {"CLASSFORGE_REUSE_PYTHON": sys.executable, "CLASSFORGE_REUSE_PLUS_PYTHON": str(plus_python),
-                                    "REAL_SOURCE": "0"}
+    env = _offline_env(tmp_path) | {
+        "CLASSFORGE_REUSE_PYTHON": sys.executable,
+        "CLASSFORGE_REUSE_PLUS_PYTHON": str(plus_python),
+        "REAL_SOURCE": "0",
+    }
     started = time.monotonic()
     proc = subprocess.run(["make", "run"], cwd=fresh, env=env, capture_output=True, text=True, timeout=1800)
     seconds = time.monotonic() - started
@@ -109,22 +122,43 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
     assert funnel["stages"]["compose"]["seen"] == 3 and funnel["stages"]["dedup"]["kept"] > 0
     assert f"release: released 3 task(s) as {release.name}" in proc.stdout
     # Decontamination used what is on the machine (ClassEval from the Hugging Face cache) and said so.
-    assert ("decontamination checked: classeval (3 classes, Hugging Face cache); earlier releases (none yet "
-            "under benchmark/releases)") in proc.stdout.splitlines(), proc.stdout[-2000:]
+    assert (
+        "decontamination checked: classeval (3 classes, Hugging Face cache); earlier releases (none yet "
+        "under benchmark/releases)"
+    ) in proc.stdout.splitlines(), proc.stdout[-2000:]
     assert (release / "README.md").is_file() and list((release / "data").glob("*.parquet"))
     # The plus tier is on in the example: every released task carries a plus suite, and the card and
     # the report count its tests and the mutation score with and without them.
     suites = [json.loads(line).get("plus") for line in tasks]
     assert all(isinstance(s, dict) and s.get("generator", "").startswith("pynguin") for s in suites), suites
-    reported = subprocess.run([str(fresh / ".venv" / "bin" / "python"), "-m", "pipeline.cli", "report", str(release),
-                               "--out", str(tmp_path / "report")], cwd=fresh, env=env, capture_output=True, text=True, timeout=1800)
+    reported = subprocess.run(
+        [
+            str(fresh / ".venv" / "bin" / "python"),
+            "-m",
+            "pipeline.cli",
+            "report",
+            str(release),
+            "--out",
+            str(tmp_path / "report"),
+        ],
+        cwd=fresh,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
+    )
     assert reported.returncode == 0, reported.stderr[-2000:]
     for page in (release / "README.md", tmp_path / "report" / "report.md"):
         text = page.read_text(encoding="utf-8")
         assert "Plus tests, hidden, no LLM (3 of 3 tasks)" in text and "Mutation score, % (3 of 3 tasks)" in text, page
-    print("plus tests per task:", [s["tests"] for s in suites], "mutation with plus:", [s.get("mutation_score") for s in suites])
+    print(
+        "plus tests per task:",
+        [s["tests"] for s in suites],
+        "mutation with plus:",
+        [s.get("mutation_score") for s in suites],
+    )
     assert (fresh / "harvested" / "example" / "decontamination.json").is_file()
-    assert not (fresh / "built" / "real-source").exists()   # REAL_SOURCE=0 left it out
+    assert not (fresh / "built" / "real-source").exists()  # REAL_SOURCE=0 left it out
     # The clone's tracked files are untouched; everything the build wrote is ignored or new.
     assert _git("status", "--porcelain", "--untracked-files=no", cwd=fresh) == ""
 

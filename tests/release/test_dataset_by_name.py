@@ -23,10 +23,12 @@ from pipeline.formats.hub import CLASSEVAL_REPO, parse_spec, resolve_dataset
 from pipeline.formats.loader import DatasetError, load_dataset
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
-CLASSEVAL_JSON = Path("/work/shared/data/classeval/ClassEval_data.json")   # cross-check only, when present
+CLASSEVAL_JSON = Path("/work/shared/data/classeval/ClassEval_data.json")  # cross-check only, when present
 
 
-def cached_dataset(cache: Path, repo_id: str, files: dict[str, Path | bytes], refs: tuple[str, ...] = ("main",)) -> Path:
+def cached_dataset(
+    cache: Path, repo_id: str, files: dict[str, Path | bytes], refs: tuple[str, ...] = ("main",)
+) -> Path:
     """Put a dataset snapshot into a huggingface_hub cache folder; returns the snapshot folder."""
     org, name = repo_id.split("/")
     repo = cache / f"datasets--{org}--{name}"
@@ -105,7 +107,9 @@ def test_local_paths_pass_through_and_parquet_files_load(tmp_path: Path) -> None
         load_dataset(tmp_path / "tasks.csv")
 
 
-@pytest.mark.skipif(not CLASSEVAL_JSON.is_file(), reason="cross-check with the ClassEval release (not in every checkout)")
+@pytest.mark.skipif(
+    not CLASSEVAL_JSON.is_file(), reason="cross-check with the ClassEval release (not in every checkout)"
+)
 def test_classeval_published_parquet_loads_like_its_json(tmp_path: Path, offline: None) -> None:
     """ClassEval's Hub copy is its JSON pushed as Parquet (structs for methods_info): same tasks, same format."""
     from datasets import Dataset
@@ -131,7 +135,9 @@ def test_cli_classeval_offline_without_cache_is_one_line(tmp_path: Path) -> None
     proc = _cli(["evaluate", "--dataset", "classeval", "--model", "reference"], tmp_path / "hf-home", tmp_path)
     assert proc.returncode == 2
     (line,) = proc.stderr.splitlines()
-    assert line.startswith("error: --dataset classeval (FudanSELab/ClassEval on the Hugging Face Hub): not in the local")
+    assert line.startswith(
+        "error: --dataset classeval (FudanSELab/ClassEval on the Hugging Face Hub): not in the local"
+    )
 
 
 def test_cli_evaluates_classeval_from_the_cache_offline(tmp_path: Path) -> None:
@@ -139,8 +145,11 @@ def test_cli_evaluates_classeval_from_the_cache_offline(tmp_path: Path) -> None:
     home = tmp_path / "hf-home"
     shard = parquet_of(make_tasks()[:1], tmp_path / "shard.parquet")
     cached_dataset(home / "hub", CLASSEVAL_REPO, {"data/test-00000-of-00001.parquet": shard})
-    proc = _cli(["evaluate", "--dataset", "classeval", "--model", "reference", "--n", "1",
-                 "--out", str(tmp_path / "results")], home, tmp_path)
+    proc = _cli(
+        ["evaluate", "--dataset", "classeval", "--model", "reference", "--n", "1", "--out", str(tmp_path / "results")],
+        home,
+        tmp_path,
+    )
     assert proc.returncode == 0, proc.stderr
     (run_dir,) = (tmp_path / "results").iterdir()
     results = json.loads((run_dir / "results.json").read_text())
@@ -149,8 +158,9 @@ def test_cli_evaluates_classeval_from_the_cache_offline(tmp_path: Path) -> None:
     assert [s["result"]["bucket"] for s in samples] == ["completed"]
 
 
-def test_decontamination_uses_classeval_only_when_cached(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                         offline: None) -> None:
+def test_decontamination_uses_classeval_only_when_cached(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: None
+) -> None:
     """The build checks against ClassEval from the local cache when it is there, and says so when it is not."""
     from pipeline.config import DedupConfig, HarvestConfig
     from pipeline.core.funnel import KEEP
@@ -160,8 +170,10 @@ def test_decontamination_uses_classeval_only_when_cached(tmp_path: Path, monkeyp
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
     cfg = HarvestConfig(output_root=tmp_path / "harvested", dedup=DedupConfig(reference_datasets=["classeval"]))
     absent = build_dedup_index(cfg)
-    assert absent.corpora == {"checked": [], "not_checked": [
-        "classeval (not in the local Hugging Face cache; download it once to check against it)"]}
+    assert absent.corpora == {
+        "checked": [],
+        "not_checked": ["classeval (not in the local Hugging Face cache; download it once to check against it)"],
+    }
 
     tasks = make_tasks()
     shard = parquet_of(tasks, tmp_path / "shard.parquet")

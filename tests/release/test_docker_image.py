@@ -18,7 +18,7 @@ ENTRYPOINT = REPO / "scripts" / "docker-entrypoint.sh"
 
 def _app_stage() -> str:
     text = (REPO / "Dockerfile").read_text(encoding="utf-8")
-    return text[text.index("FROM base AS app"):]
+    return text[text.index("FROM base AS app") :]
 
 
 def test_app_image_runs_as_non_root_in_a_volume_it_owns() -> None:
@@ -32,8 +32,12 @@ def test_app_image_runs_as_non_root_in_a_volume_it_owns() -> None:
 
 
 def _entry(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "CLASSFORGE_APP": str(REPO), "CLASSFORGE_HOME": str(home),
-           "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}"}
+    env = {
+        **os.environ,
+        "CLASSFORGE_APP": str(REPO),
+        "CLASSFORGE_HOME": str(home),
+        "PATH": f"{Path(sys.executable).parent}:{os.environ['PATH']}",
+    }
     return subprocess.run(["sh", str(ENTRYPOINT), *args], env=env, capture_output=True, text=True, timeout=600)
 
 
@@ -76,8 +80,14 @@ def test_unwritable_volume_is_one_clear_line() -> None:
 def _check_unwritable(home: Path, entrypoint: Path) -> None:
     prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] if os.geteuid() == 0 else []
     env = {**os.environ, "CLASSFORGE_APP": str(REPO), "CLASSFORGE_HOME": str(home)}
-    proc = subprocess.run([*prefix, "sh", str(entrypoint), "--version"], env=env, capture_output=True, text=True,
-                          cwd=home.parent, timeout=600)   # a cwd `nobody` can enter
+    proc = subprocess.run(
+        [*prefix, "sh", str(entrypoint), "--version"],
+        env=env,
+        capture_output=True,
+        text=True,
+        cwd=home.parent,
+        timeout=600,
+    )  # a cwd `nobody` can enter
     assert proc.returncode == 2, proc.stderr
     (line,) = proc.stderr.splitlines()
     assert line.startswith(f"error: {home} is not writable by uid ") and "named volume" in line

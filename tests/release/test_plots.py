@@ -48,14 +48,25 @@ def _legend_clear_of_axes(fig) -> None:
 
 
 def test_funnel_plot_in_pipeline_order_with_units() -> None:
-    funnel = FunnelReport(stages={"clone": StageCounts(seen=8, kept=8), "compile": StageCounts(seen=40, kept=39),
-                                  "dedup": StageCounts(seen=19, kept=17), "judges": StageCounts(seen=3, kept=2),
-                                  "task": StageCounts(seen=2, kept=2)})
+    funnel = FunnelReport(
+        stages={
+            "clone": StageCounts(seen=8, kept=8),
+            "compile": StageCounts(seen=40, kept=39),
+            "dedup": StageCounts(seen=19, kept=17),
+            "judges": StageCounts(seen=3, kept=2),
+            "task": StageCounts(seen=2, kept=2),
+        }
+    )
     fig = _drawn(funnel_figure(funnel))
     (ax,) = fig.axes
-    labels = [t.get_text() for t in ax.get_yticklabels()][::-1]   # barh draws bottom-up
-    assert labels == ["clone (repositories)", "compile (files)", "dedup (classes)", "judges (candidate pairs)",
-                      "task (tasks)"]
+    labels = [t.get_text() for t in ax.get_yticklabels()][::-1]  # barh draws bottom-up
+    assert labels == [
+        "clone (repositories)",
+        "compile (files)",
+        "dedup (classes)",
+        "judges (candidate pairs)",
+        "task (tasks)",
+    ]
     assert _whole(_visible_ticks(ax.xaxis)) and ax.get_xlabel() and ax.get_title()
     assert "2 of 3" in [t.get_text() for t in ax.texts]
     _legend_clear_of_axes(fig)
@@ -77,7 +88,7 @@ def test_histograms_have_integer_axes(values: list[int]) -> None:
     fig = _drawn(histogram_figure(values, title="t", xlabel="methods"))
     (ax,) = fig.axes
     assert _whole(_visible_ticks(ax.yaxis))
-    assert all(re.fullmatch(r"\d+(–\d+)?", t.get_text()) for t in ax.get_xticklabels())   # whole-number ranges
+    assert all(re.fullmatch(r"\d+(–\d+)?", t.get_text()) for t in ax.get_xticklabels())  # whole-number ranges
     assert ax.get_xlabel() == "methods" and ax.get_ylabel() == "tasks"
     _legend_clear_of_axes(fig)
 
@@ -96,14 +107,14 @@ def test_every_histogram_bar_is_labelled_with_the_values_it_counts(values: list[
         lo, _, hi = label.partition("–")
         lo, hi = int(lo), int(hi or lo)
         assert bar.get_height() == sum(lo <= v <= hi for v in values), (label, bar.get_height())
-        assert bar.get_x() < lo and hi < bar.get_x() + bar.get_width()   # the range lies inside the bar
+        assert bar.get_x() < lo and hi < bar.get_x() + bar.get_width()  # the range lies inside the bar
 
 
 def test_domain_bars_are_labelled_with_their_counts() -> None:
     stats = compute_stats(make_tasks())
     fig = _drawn(domain_figure(stats))
     (ax,) = fig.axes
-    texts = {round(t.xy[1]): t.get_text() for t in ax.texts}      # bar index (y) -> its label
+    texts = {round(t.xy[1]): t.get_text() for t in ax.texts}  # bar index (y) -> its label
     by_name = {t.get_text(): texts[round(t.get_position()[1])] for t in ax.get_yticklabels()}
     rows = [r for r in stats.domains if r.involved]
     assert len(texts) == len(rows) == len(by_name)
@@ -149,11 +160,13 @@ def test_passk_with_one_sample_is_bars_and_taxonomy_counts_are_integers(dataset:
     assert len(left.patches) == 2 and not [ln for ln in left.lines if not ln.get_label().startswith("_")]
     assert left.get_ylabel() == "pass@k (%)" and "pass@1" in left.get_xlabel()
     heights = sorted(p.get_height() for p in left.patches)
-    assert heights == [0.0, 100.0]                                 # empty fails everything, reference passes
+    assert heights == [0.0, 100.0]  # empty fails everything, reference passes
     _legend_clear_of_axes(fig)
     tax = _drawn(taxonomy_figure(out.results))
     (ax,) = tax.axes
-    assert _whole(_visible_ticks(ax.yaxis)) and min(_visible_ticks(ax.yaxis)) >= 0 and ax.get_ylabel() == "failed samples"
+    assert (
+        _whole(_visible_ticks(ax.yaxis)) and min(_visible_ticks(ax.yaxis)) >= 0 and ax.get_ylabel() == "failed samples"
+    )
     _legend_clear_of_axes(tax)
     paths = write_run_plots(out.results, tmp_path / "png")
     assert all(p.stat().st_size > 1000 for p in paths)

@@ -19,9 +19,15 @@ from pipeline.release.manifest import MANIFEST
 from pipeline.release.plus_release import write_plus_release
 from pipeline.release.verify import verify_release
 
-SUITE = PlusSuite(test="import unittest\n\n\nclass XTestMain(unittest.TestCase):\n    def test_main_1(self):\n"
-                       "        self.assertTrue(True)\n", test_classes=["XTestMain"], tests=1, generated=3,
-                  dropped={"plus-expects-crash": 2}, generator="pynguin==0.48.0")
+SUITE = PlusSuite(
+    test="import unittest\n\n\nclass XTestMain(unittest.TestCase):\n    def test_main_1(self):\n"
+    "        self.assertTrue(True)\n",
+    test_classes=["XTestMain"],
+    tests=1,
+    generated=3,
+    dropped={"plus-expects-crash": 2},
+    generator="pynguin==0.48.0",
+)
 
 
 def _canned_suites(monkeypatch) -> None:
@@ -38,8 +44,9 @@ def test_a_strengthened_release_is_a_new_version_verify_accepts(release, tmp_pat
     shutil.copytree(release, original)
     before = _hashes(original)
     out = tmp_path / "releases" / f"{release.name}-1"
-    summary = strengthen_dataset(original, out, SandboxConfig(), PlusConfig(),
-                                 write=lambda d, o, s: write_plus_release(d, o, s, PlusConfig()))
+    summary = strengthen_dataset(
+        original, out, SandboxConfig(), PlusConfig(), write=lambda d, o, s: write_plus_release(d, o, s, PlusConfig())
+    )
     assert summary.output == str(out)
     assert verify_release(out, cache_dir=tmp_path) == []
     manifest = json.loads((out / MANIFEST).read_text())
@@ -57,7 +64,9 @@ def test_cli_refuses_an_out_that_is_no_new_version_before_any_work(release, tmp_
     from pipeline.cli import app
 
     calls: list[str] = []
-    monkeypatch.setattr(dataset_module, "task_suite", lambda task, sandbox, plus: calls.append(task.task_id) or (SUITE, False))
+    monkeypatch.setattr(
+        dataset_module, "task_suite", lambda task, sandbox, plus: calls.append(task.task_id) or (SUITE, False)
+    )
     for out, says in ((tmp_path / "plus-copy", "named as one"), (tmp_path / release.name, "is the release it copies")):
         result = CliRunner().invoke(app, ["strengthen", "--dataset", str(release), "--out", str(out)])
         assert result.exit_code == 2, result.output

@@ -38,7 +38,9 @@ class FakeHfApi:
 
     def list_repo_refs(self, *args: Any, **kwargs: Any) -> Any:
         self._record("list_repo_refs", args, kwargs)
-        return SimpleNamespace(branches=[SimpleNamespace(name="main")], tags=[SimpleNamespace(name=t) for t in self.tags])
+        return SimpleNamespace(
+            branches=[SimpleNamespace(name="main")], tags=[SimpleNamespace(name=t) for t in self.tags]
+        )
 
     def upload_folder(self, *args: Any, **kwargs: Any) -> Any:
         self._record("upload_folder", args, kwargs)
@@ -63,8 +65,17 @@ def test_real_export_call_sequence(release: Path) -> None:
     assert api.calls == [
         ("create_repo", (REPO,), {"repo_type": "dataset", "exist_ok": True, "private": True}),
         ("list_repo_refs", (REPO,), {"repo_type": "dataset"}),
-        ("upload_folder", (), {"folder_path": staged, "repo_id": REPO, "repo_type": "dataset",
-                               "commit_message": "classforge release 2025.06.01", "delete_patterns": "*"}),
+        (
+            "upload_folder",
+            (),
+            {
+                "folder_path": staged,
+                "repo_id": REPO,
+                "repo_type": "dataset",
+                "commit_message": "classforge release 2025.06.01",
+                "delete_patterns": "*",
+            },
+        ),
         ("create_tag", (REPO,), {"tag": "2025.06.01", "revision": OID, "repo_type": "dataset"}),
     ]
     assert result.dry_run is False and result.commit_oid == OID
@@ -73,7 +84,7 @@ def test_real_export_call_sequence(release: Path) -> None:
     card = api.uploaded["README.md"].decode()
     assert f'load_dataset("{REPO}", revision="2025.06.01"' in card and f"hf:{REPO}@2025.06.01" in card
     assert "ORG/NAME" not in card and api.problems == []
-    assert "ORG/NAME" in (release / "README.md").read_text() and not Path(staged).exists()   # release untouched
+    assert "ORG/NAME" in (release / "README.md").read_text() and not Path(staged).exists()  # release untouched
     assert verify_release(release, load_with_datasets=False) == []
 
 
@@ -87,7 +98,9 @@ def test_card_naming_the_repository_is_uploaded_as_written(write: Any) -> None:
     export_release(release, REPO, token="hf_x", dry_run=False, api=api, offline=False, load_with_datasets=False)
     assert api.calls[2][2]["folder_path"] == str(release)
     other = FakeHfApi()
-    export_release(release, "acme/mirror", token="hf_x", dry_run=False, api=other, offline=False, load_with_datasets=False)
+    export_release(
+        release, "acme/mirror", token="hf_x", dry_run=False, api=other, offline=False, load_with_datasets=False
+    )
     card = other.uploaded["README.md"].decode()
     assert 'load_dataset("acme/mirror"' in card and REPO not in card and other.problems == []
 
@@ -102,9 +115,9 @@ def test_dry_run_calls_nothing_and_lists_every_file(release: Path) -> None:
     assert set(listed) == on_disk and "manifest.json" in listed
     manifest = json.loads((release / "manifest.json").read_text())
     for entry in manifest["files"]:
-        if entry["path"] != "README.md":   # the card is listed as uploaded: with --repo filled in
+        if entry["path"] != "README.md":  # the card is listed as uploaded: with --repo filled in
             assert listed[entry["path"]].sha256 == entry["sha256"] and listed[entry["path"]].bytes == entry["bytes"]
-    replaced = 5   # two load_dataset examples, two `classforge evaluate --dataset hf:` lines, the citation URL
+    replaced = 5  # two load_dataset examples, two `classforge evaluate --dataset hf:` lines, the citation URL
     assert listed["README.md"].bytes == entry_bytes(manifest, "README.md") + replaced * (len(REPO) - len("ORG/NAME"))
     assert result.plan.total_bytes == sum(f.bytes for f in result.plan.files)
 
@@ -135,7 +148,9 @@ def test_offline_mode_raised_by_the_hub_client_is_explained(release: Path) -> No
 
 def test_existing_tag_is_refused_before_upload(release: Path) -> None:
     api = FakeHfApi(tags=["2025.05.01", "2025.06.01"])
-    with pytest.raises(ExportError, match="tag '2025.06.01' already exists; a version is published once.*Nothing was uploaded"):
+    with pytest.raises(
+        ExportError, match="tag '2025.06.01' already exists; a version is published once.*Nothing was uploaded"
+    ):
         export_release(release, REPO, dry_run=False, api=api, offline=False)
     assert api.names == ["create_repo", "list_repo_refs"]
 
@@ -203,7 +218,7 @@ def test_cli_defaults_to_dry_run_without_token(release: Path, tmp_path: Path, mo
     plan = tmp_path / "plan.json"
     result = CliRunner().invoke(app, ["export", str(release), "--repo", REPO, "--plan-out", str(plan)])
     assert result.exit_code == 0, result.output
-    output = " ".join(result.output.split())   # rich wraps long lines
+    output = " ".join(result.output.split())  # rich wraps long lines
     assert "dry run (no Hugging Face token: set HF_TOKEN or run hf auth login): nothing was uploaded" in output
     assert "data/test-00000-of-00001.parquet" in output
     saved = json.loads(plan.read_text())
@@ -215,9 +230,9 @@ def test_cli_real_export_offline_fails_fast(release: Path, monkeypatch: pytest.M
 
     monkeypatch.setenv("HF_TOKEN", "hf_not_a_real_token")
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)
-    result = CliRunner().invoke(app, ["export", str(release), "--repo", REPO])   # token -> real export
+    result = CliRunner().invoke(app, ["export", str(release), "--repo", REPO])  # token -> real export
     assert result.exit_code == 1
-    output = " ".join(result.output.split())   # rich wraps long lines
+    output = " ".join(result.output.split())  # rich wraps long lines
     assert "cannot export release 2025.06.01 to classforge/bench: HF_HUB_OFFLINE is set" in output
     assert "hf_not_a_real_token" not in output
 
@@ -238,13 +253,15 @@ def test_cli_export_uses_the_token_hf_auth_login_saved(release: Path, tmp_path: 
     env = {k: v for k, v in os.environ.items() if not k.startswith("HF_")}
     env.update(HF_HOME=str(home), HF_HUB_OFFLINE="1")
     classforge = Path(sys.executable).with_name("classforge")
-    proc = subprocess.run([str(classforge), "export", str(release), "--repo", REPO], env=env,
-                          capture_output=True, text=True, timeout=600)
+    proc = subprocess.run(
+        [str(classforge), "export", str(release), "--repo", REPO], env=env, capture_output=True, text=True, timeout=600
+    )
     assert proc.returncode == 1, proc.stdout + proc.stderr
     (line,) = proc.stderr.splitlines()
     assert line.startswith(f"error: cannot export release 2025.06.01 to {REPO}: HF_HUB_OFFLINE is set")
     assert "hf_saved_by_login" not in proc.stdout + proc.stderr
     (home / "token").unlink()
-    dry = subprocess.run([str(classforge), "export", str(release), "--repo", REPO], env=env,
-                         capture_output=True, text=True, timeout=600)
+    dry = subprocess.run(
+        [str(classforge), "export", str(release), "--repo", REPO], env=env, capture_output=True, text=True, timeout=600
+    )
     assert dry.returncode == 0 and "dry run (no Hugging Face token" in dry.stdout

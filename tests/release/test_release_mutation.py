@@ -12,10 +12,29 @@ from pipeline.formats.release_rows import read_release_rows as read_release_task
 from pipeline.release.report import write_report
 from pipeline.release.writer import write_release
 
-REPORT = {"mutants": 20, "killed": 15, "survived": 4, "timed_out": 1, "equivalent": 0, "invalid": 0, "score": 0.8,
-          "timeouts_count_as": "killed", "max_mutants_per_method": 10, "seed": 0, "by_operator": {"arith": [5, 6]},
-          "surviving": [{"mutant_id": "m1", "method": "LinkedStack.pop", "operator": "return", "line": 12,
-                         "description": "return x -> return None", "diff": "--- original\n+++ mutant\n"}]}
+REPORT = {
+    "mutants": 20,
+    "killed": 15,
+    "survived": 4,
+    "timed_out": 1,
+    "equivalent": 0,
+    "invalid": 0,
+    "score": 0.8,
+    "timeouts_count_as": "killed",
+    "max_mutants_per_method": 10,
+    "seed": 0,
+    "by_operator": {"arith": [5, 6]},
+    "surviving": [
+        {
+            "mutant_id": "m1",
+            "method": "LinkedStack.pop",
+            "operator": "return",
+            "line": 12,
+            "description": "return x -> return None",
+            "diff": "--- original\n+++ mutant\n",
+        }
+    ],
+}
 
 
 def scored_tasks() -> list[dict]:

@@ -30,8 +30,9 @@ def test_a_release_row_is_not_repaired_like_classeval(write) -> None:
     classforge release is checked when written; reading it must not rewrite what was published."""
     tasks = make_tasks()
     method = tasks[0]["methods_info"][0]
-    tasks[0]["test_classes"] = [" " + method["test_class"] if tc == method["test_class"] else tc
-                                for tc in tasks[0]["test_classes"]]
+    tasks[0]["test_classes"] = [
+        " " + method["test_class"] if tc == method["test_class"] else tc for tc in tasks[0]["test_classes"]
+    ]
     method["test_class"] = " " + method["test_class"]
     folder = write(tasks)
     task = next(t for t in load_dataset(folder).tasks if t.task_id == tasks[0]["task_id"])

@@ -32,9 +32,9 @@ def test_stats_match_hand_counts() -> None:
     assert rows["Utils"] == (1, 1, 0, 1)
     assert rows["Database Operations"] == (1, 0, 1, 1)
     assert rows["File Handling"] == (1, 0, 1, 1)
-    assert rows["Game Development"] == (0, 0, 0, 1)          # only as domain2
+    assert rows["Game Development"] == (0, 0, 0, 1)  # only as domain2
     assert rows["Finance & E-commerce"] == (0, 0, 0, 1)
-    assert rows["Security & Crypto"] == (0, 0, 0, 0)          # all 11 domains listed, as in Table 2
+    assert rows["Security & Crypto"] == (0, 0, 0, 0)  # all 11 domains listed, as in Table 2
     assert len(rows) == 11 and sum(r[0] for r in rows.values()) == 3
 
 
@@ -54,14 +54,23 @@ def test_report_renders_numbers_and_plots(release: Path, tmp_path: Path) -> None
     result = write_report(release, tmp_path / "report")
     md = (tmp_path / "report" / "report.md").read_text()
     assert md == result.markdown
-    for needle in ("# classforge release 2025.06.01", "Tasks: **3** (1 intra-domain, 2 cross-domain)",
-                   "| Utils | 1 | 1 | 0 | 1 |", "| Game Development | 0 | 0 | 0 | 1 |",
-                   "| LOC | 23.33 | 23 | 19 | 28 |", "| Dependency depth | 2.33 | 2 | 2 | 3 |",
-                   "| Methods | 5.33 | 5 | 5 | 6 |", "| Methods to generate | 4.33 | 4 | 4 | 5 |",
-                   "| harvest.filters | items | 40 | 12 | 30.0% | too_few_methods x20, third_party_import x8 |",
-                   "| solution | candidate pairs | 4 | 3 | 75.0% | coverage_below_threshold x1 |",
-                   "3 of 6 candidate pairs (50.0%); 12 of 40 items (30.0%)", "![funnel](funnel.png)",
-                   "| MIT | 3 |", "| Apache-2.0 | 1 |", "![domain distribution](domains.png)"):
+    for needle in (
+        "# classforge release 2025.06.01",
+        "Tasks: **3** (1 intra-domain, 2 cross-domain)",
+        "| Utils | 1 | 1 | 0 | 1 |",
+        "| Game Development | 0 | 0 | 0 | 1 |",
+        "| LOC | 23.33 | 23 | 19 | 28 |",
+        "| Dependency depth | 2.33 | 2 | 2 | 3 |",
+        "| Methods | 5.33 | 5 | 5 | 6 |",
+        "| Methods to generate | 4.33 | 4 | 4 | 5 |",
+        "| harvest.filters | items | 40 | 12 | 30.0% | too_few_methods x20, third_party_import x8 |",
+        "| solution | candidate pairs | 4 | 3 | 75.0% | coverage_below_threshold x1 |",
+        "3 of 6 candidate pairs (50.0%); 12 of 40 items (30.0%)",
+        "![funnel](funnel.png)",
+        "| MIT | 3 |",
+        "| Apache-2.0 | 1 |",
+        "![domain distribution](domains.png)",
+    ):
         assert needle in md, needle
     assert set(result.plots) == {"funnel", "domains", "loc", "methods"}
     for path in result.plots.values():

@@ -14,7 +14,10 @@ from pipeline.release.report import write_report
 from pipeline.release.validity import compute_validity, validity_section
 from pipeline.release.writer import config_record
 
-DECON = {"checked": ["reference corpus classeval (100 classes)", "snapshot earlier-2025"], "not_checked": ["hf:org/other: not in the local cache"]}
+DECON = {
+    "checked": ["reference corpus classeval (100 classes)", "snapshot earlier-2025"],
+    "not_checked": ["hf:org/other: not in the local cache"],
+}
 
 
 def _tasks() -> list[dict]:
@@ -24,8 +27,13 @@ def _tasks() -> list[dict]:
     tasks[2]["sources"][0]["first_seen_date"] = None  # undated: unknown, never counted as fresh
     applied = ["hash-seed", "cwd", "tz:<+14>-14", "host-user", "network"]
     for t in tasks:
-        t["environment_checks"] = {"applied": applied, "skipped": {"clock+365d": "libfaketime not found"},
-                                   "errors": {}, "changed": {}, "isolation": "bwrap"}
+        t["environment_checks"] = {
+            "applied": applied,
+            "skipped": {"clock+365d": "libfaketime not found"},
+            "errors": {},
+            "changed": {},
+            "isolation": "bwrap",
+        }
     return tasks
 
 
@@ -80,7 +88,10 @@ def test_card_and_report_state_the_measured_numbers(write, tmp_path: Path) -> No
         assert "checked reference corpus classeval (100 classes); snapshot earlier-2025" in text
         assert "**not checked**: hf:org/other: not in the local cache" in text
         assert "earlier releases (task ids, source-class pairs, solutions): 2025.05.01" in text
-        assert "(2025-02-15), from each source's first-seen date: 1 of 3 tasks (33%); 1 with an earlier source; 1 undated" in text
+        assert (
+            "(2025-02-15), from each source's first-seen date: 1 of 3 tasks (33%); 1 with an earlier source; 1 undated"
+            in text
+        )
 
 
 def test_a_release_without_the_records_says_so(write, tmp_path: Path) -> None:
@@ -95,11 +106,21 @@ def test_a_release_without_the_records_says_so(write, tmp_path: Path) -> None:
 def test_publish_records_the_decontamination_and_the_config_it_is_given(tmp_path: Path) -> None:
     config = _config()
     kwargs = dict(config_record=config_record(config), decontamination=DECON)
-    first = publish(as_tasks(make_tasks()), ReleaseConfig(output_root=tmp_path / "releases"), sample_funnel(),
-                    {"composer": "m"}, **kwargs)
+    first = publish(
+        as_tasks(make_tasks()),
+        ReleaseConfig(output_root=tmp_path / "releases"),
+        sample_funnel(),
+        {"composer": "m"},
+        **kwargs,
+    )
     manifest = json.loads((first.path / "manifest.json").read_text(encoding="utf-8"))
     assert first.published == 3 and manifest["decontamination"] == DECON and manifest["cutoff"] == "2025-02-15"
     assert manifest["config"]["harvest"]["cutoff"] == "2025-02-15" and manifest["earlier_releases"] == []
-    again = publish(as_tasks(make_tasks()), ReleaseConfig(output_root=tmp_path / "releases"), sample_funnel(),
-                    {"composer": "m"}, **kwargs)
+    again = publish(
+        as_tasks(make_tasks()),
+        ReleaseConfig(output_root=tmp_path / "releases"),
+        sample_funnel(),
+        {"composer": "m"},
+        **kwargs,
+    )
     assert again.path is None and again.already_released == 3 and again.note.startswith("nothing new to release")

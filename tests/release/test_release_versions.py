@@ -16,11 +16,21 @@ def test_valid_versions(good: str) -> None:
     assert validate_version(good) == good
 
 
-@pytest.mark.parametrize("bad, reason", [
-    ("latest", "not valid"), ("1.0", "not valid"), ("01.2.3", "not valid"), ("1.0.0/../x", "not valid"),
-    ("2025.13.01", "not a real date"), ("2025.02.30", "not a real date"), ("2025.6.1", "YYYY.MM.DD"),
-    ("2025.06.01-0", "YYYY.MM.DD"), ("", "not valid"), (".hidden", "not valid"),
-])
+@pytest.mark.parametrize(
+    "bad, reason",
+    [
+        ("latest", "not valid"),
+        ("1.0", "not valid"),
+        ("01.2.3", "not valid"),
+        ("1.0.0/../x", "not valid"),
+        ("2025.13.01", "not a real date"),
+        ("2025.02.30", "not a real date"),
+        ("2025.6.1", "YYYY.MM.DD"),
+        ("2025.06.01-0", "YYYY.MM.DD"),
+        ("", "not valid"),
+        (".hidden", "not valid"),
+    ],
+)
 def test_invalid_versions_name_the_version(bad: str, reason: str) -> None:
     with pytest.raises(ReleaseError, match=reason) as err:
         validate_version(bad)
@@ -33,7 +43,7 @@ def test_next_version_date_scheme(tmp_path: Path) -> None:
     (tmp_path / "2025.06.01").mkdir()
     assert next_version(tmp_path, today=today) == "2025.06.01-2"
     (tmp_path / "2025.06.01-2").mkdir()
-    (tmp_path / ".2025.06.01-3.partial-x").mkdir()       # an interrupted build is not a version
+    (tmp_path / ".2025.06.01-3.partial-x").mkdir()  # an interrupted build is not a version
     assert next_version(tmp_path, today=today) == "2025.06.01-3"
     assert next_version(tmp_path, today=date(2025, 6, 8)) == "2025.06.08"
 

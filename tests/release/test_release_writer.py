@@ -25,8 +25,16 @@ from pipeline.release.verify import read_front_matter, verify_release
 from pipeline.release.writer import write_release
 
 EXPECTED_FILES = {
-    "README.md", "manifest.json", "tasks.jsonl", "funnel.json", "stats.json",
-    "data/test-00000-of-00001.parquet", "plots/funnel.png", "plots/domains.png", "plots/loc.png", "plots/methods.png",
+    "README.md",
+    "manifest.json",
+    "tasks.jsonl",
+    "funnel.json",
+    "stats.json",
+    "data/test-00000-of-00001.parquet",
+    "plots/funnel.png",
+    "plots/domains.png",
+    "plots/loc.png",
+    "plots/methods.png",
 }
 
 
@@ -63,11 +71,22 @@ def test_card_front_matter(release: Path) -> None:
     assert meta["size_categories"] == ["n<1K"]
     assert meta["pretty_name"] == f"classforge {VERSION}"
     assert "code-generation" in meta["tags"]
-    assert meta["configs"] == [{"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*.parquet"}]}]
+    assert meta["configs"] == [
+        {"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*.parquet"}]}
+    ]
     body = text.split("\n---\n", 1)[1]
-    for needle in ("2025-01-01", "3 tasks", "1 intra-domain and 2 cross-domain", "too_few_methods x20",
-                   "load_dataset(", "4 public repositories", "MIT (3), Apache-2.0 (1)", "manifest.json",
-                   "| LOC | 23.33 | 23 | 19 | 28 |", "3 of 6 candidate pairs (50.0%); 12 of 40 items (30.0%)"):
+    for needle in (
+        "2025-01-01",
+        "3 tasks",
+        "1 intra-domain and 2 cross-domain",
+        "too_few_methods x20",
+        "load_dataset(",
+        "4 public repositories",
+        "MIT (3), Apache-2.0 (1)",
+        "manifest.json",
+        "| LOC | 23.33 | 23 | 19 | 28 |",
+        "3 of 6 candidate pairs (50.0%); 12 of 40 items (30.0%)",
+    ):
         assert needle in body, needle
 
 
@@ -81,18 +100,27 @@ def test_parquet_round_trip_equals_input(release: Path) -> None:
 
 def test_plain_pyarrow_reader_sees_native_nested_columns(release: Path) -> None:
     table = pq.read_table(release / "data/test-00000-of-00001.parquet")
-    assert table.column_names[:len(CORE_COLUMNS)] == list(CORE_COLUMNS)
+    assert table.column_names[: len(CORE_COLUMNS)] == list(CORE_COLUMNS)
     row = table.to_pylist()[1]
     method = row["methods_info"][3]
     assert method["method_name"] == "report"
-    assert method["dependencies"] == {"Standalone": False, "lib_dependencies": ["json"],
-                                      "field_dependencies": ["self.items"], "method_dependencies": ["total_value"]}
-    assert row["judge_scores"] == [10, 10, None]          # list<int64>, nulls kept
+    assert method["dependencies"] == {
+        "Standalone": False,
+        "lib_dependencies": ["json"],
+        "field_dependencies": ["self.items"],
+        "method_dependencies": ["total_value"],
+    }
+    assert row["judge_scores"] == [10, 10, None]  # list<int64>, nulls kept
     assert row["source_class_ids"] == ["cls-2a", "cls-2b"]
     assert row["coverage"] == 98.0
-    assert json.loads(row["sources"])[0]["license_spdx"] == "MIT"   # irregular: JSON text
-    assert json.loads(table.schema.metadata[JSON_COLUMNS_KEY]) == ["judge_votes", "metrics", "models",
-                                                                   "prompt_versions", "sources"]
+    assert json.loads(row["sources"])[0]["license_spdx"] == "MIT"  # irregular: JSON text
+    assert json.loads(table.schema.metadata[JSON_COLUMNS_KEY]) == [
+        "judge_votes",
+        "metrics",
+        "models",
+        "prompt_versions",
+        "sources",
+    ]
 
 
 def test_datasets_load_dataset_reads_the_folder(release: Path, tmp_path: Path) -> None:
@@ -126,14 +154,15 @@ def test_only_task_records_are_written(tmp_path: Path) -> None:
     with pytest.raises(ReleaseFormatError, match="task #0: a release is written from Task records, got dict"):
         write_release(rows, output_root=tmp_path / "releases", **release_kwargs())
     with pytest.raises(ReleaseFormatError, match="task #1: .* got SimpleNamespace"):
-        write_release([Task.from_row(rows[0]), SimpleNamespace(**rows[1])], output_root=tmp_path / "releases",
-                      **release_kwargs())
+        write_release(
+            [Task.from_row(rows[0]), SimpleNamespace(**rows[1])], output_root=tmp_path / "releases", **release_kwargs()
+        )
     assert not (tmp_path / "releases" / VERSION).exists()
 
 
 def test_core_tasks_publish_one_composition_spelling(write) -> None:
     tasks = make_tasks()
-    tasks[1]["composition_type"] += "-domain"         # either published spelling is read ...
+    tasks[1]["composition_type"] += "-domain"  # either published spelling is read ...
     folder = write([Task.from_row(t) for t in tasks])
     rows = read_release_tasks(folder)
     # ... and one is written
@@ -179,8 +208,9 @@ def test_second_write_of_a_version_is_refused_and_first_kept(write) -> None:
 
 
 @pytest.mark.parametrize("exc", [RuntimeError("disk full"), KeyboardInterrupt()])
-def test_interrupted_write_leaves_nothing(write, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
-                                          exc: BaseException) -> None:
+def test_interrupted_write_leaves_nothing(
+    write, monkeypatch: pytest.MonkeyPatch, tmp_path: Path, exc: BaseException
+) -> None:
     def boom(*args, **kwargs):
         raise exc
 
@@ -220,8 +250,12 @@ def test_task_errors_name_the_task(write) -> None:
 def test_explicit_sources_must_cover_task_provenance(write) -> None:
     with pytest.raises(ReleaseError, match="missing from `sources`.*bob/tools"):
         write(sources=[SourceRepo(repo=f"alice/repo{n}", commits=["x"], license_spdx="MIT") for n in (1, 2, 3)])
-    folder = write(sources=[SourceRepo(repo=r, commits=["abc"], license_spdx="MIT", clone_url="/home/me/src/x")
-                            for r in ("alice/repo1", "alice/repo2", "alice/repo3", "bob/tools")])
+    folder = write(
+        sources=[
+            SourceRepo(repo=r, commits=["abc"], license_spdx="MIT", clone_url="/home/me/src/x")
+            for r in ("alice/repo1", "alice/repo2", "alice/repo3", "bob/tools")
+        ]
+    )
     manifest = json.loads((folder / "manifest.json").read_text())
     assert manifest["sources"][0] == {"repo": "alice/repo1", "commits": ["abc"], "license": "MIT", "url": None}
 
@@ -232,8 +266,10 @@ def test_secrets_never_reach_the_manifest(write) -> None:
     config = Config()
     config.harvest.github.token = SecretStr("ghp_secret")
     folder = write(config=config)
-    folder2 = write(config={"harvest": {"cutoff": "2025-03-01"}, "hub": {"token": "hf_secret", "api_key_env": "X"}},
-                    version="2025.06.02")
+    folder2 = write(
+        config={"harvest": {"cutoff": "2025-03-01"}, "hub": {"token": "hf_secret", "api_key_env": "X"}},
+        version="2025.06.02",
+    )
     text = (folder / "manifest.json").read_text() + (folder2 / "manifest.json").read_text()
     assert "ghp_secret" not in text and "hf_secret" not in text
     manifest2 = json.loads((folder2 / "manifest.json").read_text())
@@ -295,13 +331,29 @@ def test_sources_merge_per_repository_and_keep_the_published_keys(release: Path)
     from pipeline.release.manifest import Manifest
 
     def ref(repo: str, commit: str, lic: str | None, url: str | None) -> SourceRef:
-        return SourceRef(class_id=f"{repo}-{commit}", class_name="C", domain="Utils", repo=repo, clone_url=url,
-                         path="c.py", commit=commit, license_spdx=lic)
+        return SourceRef(
+            class_id=f"{repo}-{commit}",
+            class_name="C",
+            domain="Utils",
+            repo=repo,
+            clone_url=url,
+            path="c.py",
+            commit=commit,
+            license_spdx=lic,
+        )
 
-    merged = SourceRepo.merged([ref("z/b", "c2", None, None), ref("a/a", "c1", "MIT", None),
-                                ref("z/b", "c1", "BSD-3-Clause", "https://github.com/z/b.git"), ref("z/b", "c2", None, None)])
+    merged = SourceRepo.merged(
+        [
+            ref("z/b", "c2", None, None),
+            ref("a/a", "c1", "MIT", None),
+            ref("z/b", "c1", "BSD-3-Clause", "https://github.com/z/b.git"),
+            ref("z/b", "c2", None, None),
+        ]
+    )
     assert [(s.repo, s.commits, s.license_spdx, s.clone_url) for s in merged] == [
-        ("a/a", ["c1"], "MIT", None), ("z/b", ["c2", "c1"], "BSD-3-Clause", "https://github.com/z/b.git")]
+        ("a/a", ["c1"], "MIT", None),
+        ("z/b", ["c2", "c1"], "BSD-3-Clause", "https://github.com/z/b.git"),
+    ]
     # A manifest as every release so far wrote it (keys license/url) reads back and dumps unchanged.
     published = json.loads((release / "manifest.json").read_text())
     assert set(published["sources"][0]) == {"repo", "commits", "license", "url"}

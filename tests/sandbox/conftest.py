@@ -45,11 +45,17 @@ def _real_docker() -> BackendCase:
     try:
         import docker
 
-        client = docker.DockerClient(base_url=config.docker_base_url) if config.docker_base_url else docker.from_env(timeout=3)
+        client = (
+            docker.DockerClient(base_url=config.docker_base_url)
+            if config.docker_base_url
+            else docker.from_env(timeout=3)
+        )
         client.ping()
         client.images.get(config.docker_image)
     except Exception as exc:  # any failure means: no usable engine here, which is a skip, not an error
-        _docker_skip.append(f"no Docker-API engine with image {config.docker_image} reachable ({exc.__class__.__name__})")
+        _docker_skip.append(
+            f"no Docker-API engine with image {config.docker_image} reachable ({exc.__class__.__name__})"
+        )
         pytest.skip(_docker_skip[0])
     return BackendCase("docker", DockerBackend(config, client=client), isolates_fs=True, isolates_net=True)
 

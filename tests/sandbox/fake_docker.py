@@ -22,8 +22,12 @@ class FakeContainer:
     def start(self) -> None:
         self.started = True
         self._proc = subprocess.Popen(
-            self.options["command"], cwd=self.workdir, env=dict(self.options["environment"]),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            self.options["command"],
+            cwd=self.workdir,
+            env=dict(self.options["environment"]),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
         )
 
     def wait(self, timeout: float | None = None) -> dict:

@@ -372,7 +372,9 @@ def config():
 @pytest.fixture(scope="module")
 def backend(local_backend):
     if local_backend.isolation != "bwrap":
-        pytest.skip(f"the adversarial suite needs full isolation (bubblewrap); this machine has {local_backend.isolation}")
+        pytest.skip(
+            f"the adversarial suite needs full isolation (bubblewrap); this machine has {local_backend.isolation}"
+        )
     return local_backend
 
 
@@ -392,8 +394,14 @@ def test_attack_never_passes(case: Attack, config, backend, monkeypatch):
     secret, listener = bait(monkeypatch)
     tests = case.tests.replace("PORT", str(listener.getsockname()[1]))
     result = run_suite(
-        case.solution, tests, case.classes, config=config, backend=backend, limit_s=case.limit_s,
-        mode=case.mode, module_name="target" if case.mode == "import" else "solution",
+        case.solution,
+        tests,
+        case.classes,
+        config=config,
+        backend=backend,
+        limit_s=case.limit_s,
+        mode=case.mode,
+        module_name="target" if case.mode == "import" else "solution",
     )
     listener.setblocking(False)
     with pytest.raises(BlockingIOError):

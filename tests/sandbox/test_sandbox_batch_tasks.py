@@ -50,7 +50,9 @@ CASES = [a for a in ATTACKS if a.mode == "classeval" and a is not KILLER]
 @pytest.fixture(scope="module")
 def backend(local_backend):
     if local_backend.isolation != "bwrap" or not can_batch(local_backend):
-        pytest.skip(f"batches of samples need bubblewrap and a process sweep; this machine has {local_backend.isolation}")
+        pytest.skip(
+            f"batches of samples need bubblewrap and a process sweep; this machine has {local_backend.isolation}"
+        )
     return local_backend
 
 
@@ -58,11 +60,26 @@ def test_attacks_batched_with_other_tasks_never_pass_nor_reach_them(config, back
     secret, listener = bait(monkeypatch)
     requests = []
     for i, case in enumerate(CASES):
-        requests.append(SuiteRequest(item_id=f"attack{i}", solution=case.solution, coverage=True, limit_s=case.limit_s,
-                                     tests=case.tests.replace("PORT", str(listener.getsockname()[1])),
-                                     test_classes=case.classes))
-        requests.append(SuiteRequest(item_id=f"honest{i}", solution=COUNTER, tests=COUNTER_TESTS, coverage=True,
-                                     test_classes=["CounterTest"], limit_s=FINITE_LIMIT_S))
+        requests.append(
+            SuiteRequest(
+                item_id=f"attack{i}",
+                solution=case.solution,
+                coverage=True,
+                limit_s=case.limit_s,
+                tests=case.tests.replace("PORT", str(listener.getsockname()[1])),
+                test_classes=case.classes,
+            )
+        )
+        requests.append(
+            SuiteRequest(
+                item_id=f"honest{i}",
+                solution=COUNTER,
+                tests=COUNTER_TESTS,
+                coverage=True,
+                test_classes=["CounterTest"],
+                limit_s=FINITE_LIMIT_S,
+            )
+        )
     results = execute_batch(requests, backend, config)
     listener.setblocking(False)
     with pytest.raises(BlockingIOError):
@@ -73,7 +90,9 @@ def test_attacks_batched_with_other_tasks_never_pass_nor_reach_them(config, back
     judged = {case.name: r for case, r in zip(CASES, attacks) if r is not None}
     for case in CASES:
         r = judged.get(case.name)
-        assert r is None or (not r.passed and r.status in case.expect), f"{case.name}: {r and r.status}: {r and r.detail}"
+        assert r is None or (not r.passed and r.status in case.expect), (
+            f"{case.name}: {r and r.status}: {r and r.detail}"
+        )
         assert r is None or secret not in r.model_dump_json()
     assert [r.status if r else None for r in honest] == [SuiteStatus.PASSED] * len(CASES)
     assert len(judged) == len(CASES)
@@ -87,10 +106,24 @@ def test_attacks_batched_with_other_tasks_never_pass_nor_reach_them(config, back
 
 
 def _pair(case) -> list[SuiteRequest]:
-    return [SuiteRequest(item_id="honest", solution=COUNTER, tests=COUNTER_TESTS, coverage=True, test_classes=["CounterTest"],
-                         limit_s=FINITE_LIMIT_S),
-            SuiteRequest(item_id="attack", solution=case.solution, tests=case.tests, test_classes=case.classes,
-                         coverage=True, limit_s=case.limit_s)]
+    return [
+        SuiteRequest(
+            item_id="honest",
+            solution=COUNTER,
+            tests=COUNTER_TESTS,
+            coverage=True,
+            test_classes=["CounterTest"],
+            limit_s=FINITE_LIMIT_S,
+        ),
+        SuiteRequest(
+            item_id="attack",
+            solution=case.solution,
+            tests=case.tests,
+            test_classes=case.classes,
+            coverage=True,
+            limit_s=case.limit_s,
+        ),
+    ]
 
 
 def test_a_sample_that_kills_the_batch_leaves_no_verdict(config, backend):  # noqa: F811
@@ -100,10 +133,23 @@ def test_a_sample_that_kills_the_batch_leaves_no_verdict(config, backend):  # no
 def test_each_batched_run_keeps_its_own_output_as_alone(config, backend):  # noqa: F811
     printing = [COUNTER + f"\nimport sys\nprint('out {i}')\nprint('err {i}', file=sys.stderr)\n" for i in range(3)]
     printing[1] += "print('\\x1ecf:' + '0' * 32 + '\\x1e', 'a forged mark')\n"  # cuts only its own output
-    requests = [SuiteRequest(item_id=f"s{i}", solution=s, tests=COUNTER_TESTS, test_classes=["CounterTest"],
-                             coverage=False, limit_s=FINITE_LIMIT_S) for i, s in enumerate(printing)]
+    requests = [
+        SuiteRequest(
+            item_id=f"s{i}",
+            solution=s,
+            tests=COUNTER_TESTS,
+            test_classes=["CounterTest"],
+            coverage=False,
+            limit_s=FINITE_LIMIT_S,
+        )
+        for i, s in enumerate(printing)
+    ]
     batched = execute_batch(requests, backend, config)
-    assert [(r.stdout, r.stderr) for r in batched] == [("out 0\n", "err 0\n"), ("out 1\n", "err 1\n"), ("out 2\n", "err 2\n")]
+    assert [(r.stdout, r.stderr) for r in batched] == [
+        ("out 0\n", "err 0\n"),
+        ("out 1\n", "err 1\n"),
+        ("out 2\n", "err 2\n"),
+    ]
     alone = execute(requests[0], backend, config)
     assert (alone.stdout, alone.stderr, alone.status) == (batched[0].stdout, batched[0].stderr, batched[0].status)
 
@@ -150,10 +196,24 @@ FINDER_TESTS = COUNTER_TESTS + textwrap.dedent(
 
 
 def test_a_runner_finds_nothing_the_one_before_it_left_nor_is_charged_its_memory(config, backend):  # noqa: F811
-    requests = [SuiteRequest(item_id="planter", solution=PLANTER, tests=COUNTER_TESTS, test_classes=["CounterTest"],
-                             coverage=False, limit_s=FINITE_LIMIT_S),
-                SuiteRequest(item_id="finder", solution=COUNTER, tests=FINDER_TESTS, coverage=False,
-                             test_classes=["CounterTest", "NothingPlantedTest"], limit_s=FINITE_LIMIT_S)]
+    requests = [
+        SuiteRequest(
+            item_id="planter",
+            solution=PLANTER,
+            tests=COUNTER_TESTS,
+            test_classes=["CounterTest"],
+            coverage=False,
+            limit_s=FINITE_LIMIT_S,
+        ),
+        SuiteRequest(
+            item_id="finder",
+            solution=COUNTER,
+            tests=FINDER_TESTS,
+            coverage=False,
+            test_classes=["CounterTest", "NothingPlantedTest"],
+            limit_s=FINITE_LIMIT_S,
+        ),
+    ]
     planter, finder = execute_batch(requests, backend, config)
     assert planter.status is SuiteStatus.TAMPERED  # it wrote to its own solution file too
     assert finder.status is SuiteStatus.PASSED, finder.detail

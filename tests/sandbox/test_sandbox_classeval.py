@@ -42,7 +42,11 @@ def _needs(module: str) -> bool:
 def test_every_reference_solution(local_backend):
     if not DATA.exists():
         pytest.skip(f"ClassEval data not found at {DATA}")
-    missing = [m for m in ("numpy", "pandas", "docx", "openpyxl", "bs4", "gensim", "PIL", "nltk", "PyPDF2", "reportlab") if _needs(m)]
+    missing = [
+        m
+        for m in ("numpy", "pandas", "docx", "openpyxl", "bs4", "gensim", "PIL", "nltk", "PyPDF2", "reportlab")
+        if _needs(m)
+    ]
     if missing:
         pytest.skip(f"ClassEval's third-party packages are not installed: {missing}")
     tasks = json.loads(DATA.read_text(encoding="utf-8"))
@@ -79,9 +83,13 @@ def test_every_reference_solution(local_backend):
 def _print_coverage(by_task) -> None:
     rows = sorted(by_task.items(), key=lambda kv: (kv[1].line_coverage, kv[0]))
     values = [r.line_coverage for _, r in rows]
-    print(f"\nClassEval line coverage: median {statistics.median(values):.1f}%, mean {statistics.mean(values):.1f}%, "
-          f"min {values[0]:.1f}% (task {rows[0][0]}); below 100%:")
+    print(
+        f"\nClassEval line coverage: median {statistics.median(values):.1f}%, mean {statistics.mean(values):.1f}%, "
+        f"min {values[0]:.1f}% (task {rows[0][0]}); below 100%:"
+    )
     for number, result in rows:
         if result.line_coverage < 100:
             branch = result.branch_coverage
-            print(f"  ClassEval_{number}: line {result.line_coverage:.1f}%  branch {branch:.1f}%  {result.status.value}")
+            print(
+                f"  ClassEval_{number}: line {result.line_coverage:.1f}%  branch {branch:.1f}%  {result.status.value}"
+            )

@@ -21,7 +21,9 @@ LIMITS = RunLimits(wall_s=10, memory_mb=1024, max_processes=32, output_cap_bytes
 
 def run_py(case, code: str, limits: RunLimits = LIMITS, files: dict | None = None, outputs=(), env=None):
     backend = case.backend
-    return backend.run({"main.py": code, **(files or {})}, [backend.python, "main.py"], limits, outputs=outputs, env=env)
+    return backend.run(
+        {"main.py": code, **(files or {})}, [backend.python, "main.py"], limits, outputs=outputs, env=env
+    )
 
 
 def test_files_in_outputs_out(backend_case):
@@ -32,7 +34,9 @@ def test_files_in_outputs_out(backend_case):
         "pathlib.Path('out/result.txt').write_text(data.upper())\n"
         "pathlib.Path('plain.bin').write_bytes(bytes(range(256)))\n"
     )
-    result = run_py(backend_case, code, files={"in/data.txt": "hello"}, outputs=["out/result.txt", "plain.bin", "absent.txt"])
+    result = run_py(
+        backend_case, code, files={"in/data.txt": "hello"}, outputs=["out/result.txt", "plain.bin", "absent.txt"]
+    )
     assert result.exit_code == 0, result.stderr
     assert result.outputs == {"out/result.txt": b"HELLO", "plain.bin": bytes(range(256))}
     assert result.isolation == backend_case.backend.isolation
@@ -63,7 +67,7 @@ def test_wall_limit_kills_the_whole_tree(backend_case):
     started = time.monotonic()
     result = run_py(backend_case, code, limits=LIMITS.model_copy(update={"wall_s": 1.0}))
     assert result.timed_out and result.exit_code is None
-    assert time.monotonic() - started < 150   # killed, not left to its 300 s sleep (promptness: benchmarks/)
+    assert time.monotonic() - started < 150  # killed, not left to its 300 s sleep (promptness: benchmarks/)
     time.sleep(0.2)
     assert leftover_processes(marker) == []
 
@@ -118,7 +122,9 @@ def test_resource_usage_is_reported(backend_case):
 def test_memory_limit_applies(backend_case):
     if not backend_case.enforces_limits:
         pytest.skip(f"{backend_case.name} leaves limits to an engine it does not have")
-    result = run_py(backend_case, "x = bytearray(600 * 1024 * 1024)", limits=LIMITS.model_copy(update={"memory_mb": 256}))
+    result = run_py(
+        backend_case, "x = bytearray(600 * 1024 * 1024)", limits=LIMITS.model_copy(update={"memory_mb": 256})
+    )
     assert result.exit_code != 0
     assert "MemoryError" in result.stderr or result.signal == 9
 

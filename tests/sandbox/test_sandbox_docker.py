@@ -25,7 +25,9 @@ def client():
 
 @pytest.fixture
 def backend(client):
-    backend = DockerBackend(make_config(backend="docker", docker_image="classforge-sandbox:test"), client=client, python=sys.executable)
+    backend = DockerBackend(
+        make_config(backend="docker", docker_image="classforge-sandbox:test"), client=client, python=sys.executable
+    )
     # The fake runs containers as plain host processes: nothing is contained, so nothing may be swept.
     backend.isolates_processes = False
     return backend
@@ -43,7 +45,14 @@ def test_container_is_locked_down(backend, client):
     assert opts["user"] == "10001:10001" and not opts["user"].startswith("0")
     assert opts["mem_limit"] == "300m" and opts["memswap_limit"] == "300m" and opts["pids_limit"] == 24
     ulimits = {u["Name"]: u["Soft"] for u in opts["ulimits"]}
-    assert ulimits == {"cpu": 6, "fsize": 8 * 1024 * 1024, "data": 300 * 1024 * 1024, "core": 0, "nofile": 1024, "nproc": 4096}
+    assert ulimits == {
+        "cpu": 6,
+        "fsize": 8 * 1024 * 1024,
+        "data": 300 * 1024 * 1024,
+        "core": 0,
+        "nofile": 1024,
+        "nproc": 4096,
+    }
     assert container.started and container.removed
 
 
@@ -58,15 +67,23 @@ def test_environment_carries_only_the_payload(backend, client, monkeypatch):
 
 def test_large_payloads_are_split_across_variables(backend, client):
     blob = os.urandom(400_000)  # incompressible: needs several 100 kB variables
-    result = backend.run({"blob.bin": blob, "main.py": "print(len(open('blob.bin','rb').read()))"}, [backend.python, "main.py"], LIMITS,
-                         outputs=["blob.bin"])
+    result = backend.run(
+        {"blob.bin": blob, "main.py": "print(len(open('blob.bin','rb').read()))"},
+        [backend.python, "main.py"],
+        LIMITS,
+        outputs=["blob.bin"],
+    )
     assert result.stdout.strip() == "400000" and result.outputs["blob.bin"] == blob
     assert int(client.containers.created[0].options["environment"]["CF_PAYLOAD_N"]) > 1
 
 
 def test_bootstrap_deadline_and_signal(backend):
-    slow = backend.run({"main.py": "import time; time.sleep(30)"}, [backend.python, "main.py"], LIMITS.model_copy(update={"wall_s": 0.5}))
-    assert slow.timed_out and slow.signal == 9 and slow.wall_s < 15   # killed, not left to its 30 s sleep
+    slow = backend.run(
+        {"main.py": "import time; time.sleep(30)"},
+        [backend.python, "main.py"],
+        LIMITS.model_copy(update={"wall_s": 0.5}),
+    )
+    assert slow.timed_out and slow.signal == 9 and slow.wall_s < 15  # killed, not left to its 30 s sleep
 
 
 class _HangingContainer(FakeContainer):
@@ -75,7 +92,11 @@ class _HangingContainer(FakeContainer):
 
 
 def test_host_side_timeout_kills_and_removes(backend, client, monkeypatch):
-    monkeypatch.setattr(client.containers, "create", lambda **o: client.containers.created.append(_HangingContainer(o)) or client.containers.created[-1])
+    monkeypatch.setattr(
+        client.containers,
+        "create",
+        lambda **o: client.containers.created.append(_HangingContainer(o)) or client.containers.created[-1],
+    )
     result = backend.run({"main.py": "import time; time.sleep(30)"}, [backend.python, "main.py"], LIMITS)
     (container,) = client.containers.created
     assert result.timed_out and container.killed and container.removed
@@ -129,18 +150,36 @@ def test_an_evaluation_in_the_declared_environment_runs_the_images_interpreter(c
     solution = "class Pair:\n    def swap(self, a, b):\n        return b, a\n"
     tests = "import unittest\nclass PairTestSwap(unittest.TestCase):\n    def test_swap(self):\n        self.assertEqual(Pair().swap(1, 2), (2, 1))\n"
     dataset = tmp_path / "pairs.jsonl"
-    dataset.write_text(json.dumps({"task_id": "P0", "class_name": "Pair", "test": tests, "test_classes": ["PairTestSwap"],
-                                   "skeleton": "class Pair:\n    def swap(self, a, b):\n        \"\"\"Swap.\"\"\"\n",
-                                   "solution_code": solution}) + "\n", encoding="utf-8")
+    dataset.write_text(
+        json.dumps(
+            {
+                "task_id": "P0",
+                "class_name": "Pair",
+                "test": tests,
+                "test_classes": ["PairTestSwap"],
+                "skeleton": 'class Pair:\n    def swap(self, a, b):\n        """Swap."""\n',
+                "solution_code": solution,
+            }
+        )
+        + "\n",
+        encoding="utf-8",
+    )
     cfg = Config()
     cfg.sandbox = make_config(backend="docker")
-    cfg.evaluate = EvaluateConfig(output_root=tmp_path / "results", environment="dataset", n_samples=1,
-                                  bootstrap_resamples=20, environment_root=tmp_path / "envs")
+    cfg.evaluate = EvaluateConfig(
+        output_root=tmp_path / "results",
+        environment="dataset",
+        n_samples=1,
+        bootstrap_resamples=20,
+        environment_root=tmp_path / "envs",
+    )
     out = evaluate(EvaluationRequest(dataset=dataset, models=["reference"]), cfg, env={})
     env = out.results.settings.environment
     assert env.kind == "image" and env.path == f"docker image {cfg.sandbox.docker_image}"
     assert env.declared_in == "benchmark/requirements/classeval.txt" and "numpy" in env.requirements
     assert out.results.samples[0].result.bucket == "completed" and out.results.broken_task_ids == []
-    assert client.containers.created and {c.options["command"][0] for c in client.containers.created} == {sys.executable}
+    assert client.containers.created and {c.options["command"][0] for c in client.containers.created} == {
+        sys.executable
+    }
     assert not (tmp_path / "envs").exists()  # no virtual environment on the host
     assert "docker image" in out.summary

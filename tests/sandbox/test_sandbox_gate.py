@@ -119,7 +119,9 @@ def test_low_coverage_and_its_threshold(config):
 
 def _set_order(seed: int) -> str:
     code = "print(''.join({'a', 'b', 'c', 'd', 'e', 'f'}))"
-    return subprocess.run([sys.executable, "-c", code], env={"PYTHONHASHSEED": str(seed)}, capture_output=True, text=True).stdout.strip()
+    return subprocess.run(
+        [sys.executable, "-c", code], env={"PYTHONHASHSEED": str(seed)}, capture_output=True, text=True
+    ).stdout.strip()
 
 
 def test_flaky_pair_is_rejected(config):

@@ -126,7 +126,9 @@ def test_failures_and_errors_are_told_apart(config):
     assert result.status is SuiteStatus.FAILED
     broken = {m.name: m for m in result.classes[2].methods}
     assert broken["test_wrong"].outcome is TestOutcome.FAILED
-    assert broken["test_wrong"].exc_type == "AssertionError" and "'triangle' != 'square'" in broken["test_wrong"].message
+    assert (
+        broken["test_wrong"].exc_type == "AssertionError" and "'triangle' != 'square'" in broken["test_wrong"].message
+    )
     assert broken["test_crash"].outcome is TestOutcome.ERRORED and broken["test_crash"].exc_type == "ValueError"
     assert "negative radius" in broken["test_crash"].traceback
     assert broken["test_skipped"].outcome is TestOutcome.SKIPPED
@@ -197,7 +199,11 @@ def test_class_fixture_error_is_reported_without_false_alarm(config):
         ("class Shapes:\n    def area(self:\n", TESTS, "the solution failed to import: SyntaxError"),
         ("import not_a_module_xyz\n", TESTS, "the solution failed to import: ModuleNotFoundError"),
         ("raise SystemExit(0)\n", TESTS, "the solution failed to import: SystemExit"),
-        (SOLUTION, "import unittest\nclass T(unittest.TestCase):\n    x = undefined_name\n", "the tests failed to load: NameError"),
+        (
+            SOLUTION,
+            "import unittest\nclass T(unittest.TestCase):\n    x = undefined_name\n",
+            "the tests failed to load: NameError",
+        ),
     ],
 )
 def test_import_problems_are_errors(config, solution, tests, phase):
@@ -216,7 +222,14 @@ def test_import_mode(config):
     tests = "import unittest\nfrom geometry import Shapes\nclass T(unittest.TestCase):\n    def test_a(self):\n        self.assertEqual(Shapes().kind(4), 'square')\n"
     result = run(SOLUTION, tests, ["T"], config, mode="import", module_name="geometry")
     assert result.status is SuiteStatus.PASSED and result.line_coverage is not None
-    in_scope_only = run(SOLUTION, tests.replace("from geometry import Shapes\n", ""), ["T"], config, mode="import", module_name="geometry")
+    in_scope_only = run(
+        SOLUTION,
+        tests.replace("from geometry import Shapes\n", ""),
+        ["T"],
+        config,
+        mode="import",
+        module_name="geometry",
+    )
     assert in_scope_only.status is SuiteStatus.FAILED  # import mode does not put the solution in scope
 
 
@@ -260,12 +273,14 @@ def test_pytest_style_functions_and_classes(config):
 
 
 def test_timeout_keeps_the_outcomes_reached(config):
-    tests = TESTS + "\nclass Slow(unittest.TestCase):\n    def test_forever(self):\n        while True:\n            pass\n"
+    tests = (
+        TESTS + "\nclass Slow(unittest.TestCase):\n    def test_forever(self):\n        while True:\n            pass\n"
+    )
     result = run(SOLUTION, tests, CLASSES + ["Slow"], config, limit_s=1.5)
     assert result.status is SuiteStatus.TIMEOUT
     assert "1.5s" in result.detail
     assert result.classes[0].passed and result.classes[1].passed
-    assert result.wall_s >= 1.5   # a lower bound holds at any speed; how soon it stops is benchmarks/' claim
+    assert result.wall_s >= 1.5  # a lower bound holds at any speed; how soon it stops is benchmarks/' claim
 
 
 def test_seed_pins_hashing_and_random_per_run(config):
@@ -316,8 +331,14 @@ def _shared(config, classes, limit_s, floors):
     from pipeline.sandbox import get_backend
     from pipeline.sandbox.suite import execute
 
-    request = SuiteRequest(solution=SOLUTION, tests=SHARED_TESTS, test_classes=classes, limit_s=limit_s, coverage=False,
-                           class_floors=floors)
+    request = SuiteRequest(
+        solution=SOLUTION,
+        tests=SHARED_TESTS,
+        test_classes=classes,
+        limit_s=limit_s,
+        coverage=False,
+        class_floors=floors,
+    )
     return execute(request, get_backend(config), config)
 
 
@@ -327,7 +348,7 @@ def test_a_shared_limit_stops_a_runaway_class_at_its_share(config):
     assert result.status is SuiteStatus.TIMEOUT
     assert result.detail.startswith("Loops ran past its share of the 4.0s limit")
     assert result.classes[0].passed and not result.classes[2].methods  # Last is left for the caller to run again
-    assert result.wall_s > 1.9, result.wall_s   # its share at least (the stop's promptness is a timing claim)
+    assert result.wall_s > 1.9, result.wall_s  # its share at least (the stop's promptness is a timing claim)
     # without sharing, the same run uses the whole limit
     whole = _shared(config, ["First", "Loops", "Last"], 3.0, None)
     assert whole.status is SuiteStatus.TIMEOUT and "exceeded the 3.0s limit" in whole.detail and whole.wall_s >= 3.0
@@ -346,10 +367,20 @@ def test_shares_ignore_malformed_events_from_the_runner():
     from pipeline.sandbox import harness_script
 
     shares = harness_script._Shares({"share": True, "class_floors": {}}, deadline=10.0)
-    events = [{"e": "collect", "classes": [{"kind": "unittest", "name": ["x"], "tests": []}, "junk",
-                                           {"kind": "unittest", "name": "A", "tests": ["t1", "t2"]},
-                                           {"kind": "unittest", "name": "B", "tests": ["t"]}]},
-              {"e": "test", "cls": {"not": "hashable"}}, {"e": "test", "cls": "Nope"}, {"e": "test", "cls": "A"}]
+    events = [
+        {
+            "e": "collect",
+            "classes": [
+                {"kind": "unittest", "name": ["x"], "tests": []},
+                "junk",
+                {"kind": "unittest", "name": "A", "tests": ["t1", "t2"]},
+                {"kind": "unittest", "name": "B", "tests": ["t"]},
+            ],
+        },
+        {"e": "test", "cls": {"not": "hashable"}},
+        {"e": "test", "cls": "Nope"},
+        {"e": "test", "cls": "A"},
+    ]
     shares.update(events, now=2.0)
     assert shares.order == ["A", "B"] and shares.limit() == (2.0 + 8.0 / 2, "A")
     shares.update(events + [{"e": "test", "cls": "B"}], now=3.0)  # B ran: A is over; B was the last class

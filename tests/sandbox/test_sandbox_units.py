@@ -120,7 +120,7 @@ def test_registry_builds_once_per_config_and_rejects_unknown_names():
 
 def test_worker_pool_runs_in_parallel_and_keeps_order():
     active, peak, lock = [0], [0], threading.Lock()
-    first_three = threading.Barrier(3)   # all three workers must be in at once: an order, not a race
+    first_three = threading.Barrier(3)  # all three workers must be in at once: an order, not a race
 
     def work(x):
         with lock:
@@ -128,7 +128,7 @@ def test_worker_pool_runs_in_parallel_and_keeps_order():
             peak[0] = max(peak[0], active[0])
         if x < 3:
             first_three.wait(timeout=600)
-        time.sleep(0.01 * (3 - x % 3))   # later items finish out of order
+        time.sleep(0.01 * (3 - x % 3))  # later items finish out of order
         with lock:
             active[0] -= 1
         return x * x
@@ -151,11 +151,23 @@ class _BrokenForOneBackend(_NullBackend):
 
 def test_one_failing_run_does_not_sink_the_batch():
     """Both pools once behaved differently: the sandbox's failed a whole batch on one error."""
-    requests = [SuiteRequest(item_id=f"r{i}", solution=f"x = {i}  # {'boom' if i == 1 else ''}\n",
-                             tests="import unittest\n", test_classes=["T"]) for i in range(3)]
+    requests = [
+        SuiteRequest(
+            item_id=f"r{i}",
+            solution=f"x = {i}  # {'boom' if i == 1 else ''}\n",
+            tests="import unittest\n",
+            test_classes=["T"],
+        )
+        for i in range(3)
+    ]
     done = []
-    results = run_suites(requests, SandboxConfig(), backend=_BrokenForOneBackend(SandboxConfig()), workers=2,
-                         on_done=lambda i, r: done.append((i, r.status)))
+    results = run_suites(
+        requests,
+        SandboxConfig(),
+        backend=_BrokenForOneBackend(SandboxConfig()),
+        workers=2,
+        on_done=lambda i, r: done.append((i, r.status)),
+    )
     assert [r.item_id for r in results] == ["r0", "r1", "r2"]
     assert results[1].status is SuiteStatus.SANDBOX_ERROR and "RuntimeError: backend bug" in results[1].detail
     assert results[0].status is not SuiteStatus.SANDBOX_ERROR and results[2].status is not SuiteStatus.SANDBOX_ERROR
@@ -220,9 +232,14 @@ def _events(outcomes=("passed", "passed"), extra=(), done=True):
         {"e": "start"},
         {"e": "import", "ok": True, "phase": "solution"},
         {"e": "import", "ok": True, "phase": "tests"},
-        {"e": "collect", "classes": [{"name": "A", "kind": "unittest", "tests": ["test_a"]},
-                                     {"name": "B", "kind": "unittest", "tests": ["test_b"]}],
-         "canaries": ["CP", "CF", "test_fp", "test_ff"]},
+        {
+            "e": "collect",
+            "classes": [
+                {"name": "A", "kind": "unittest", "tests": ["test_a"]},
+                {"name": "B", "kind": "unittest", "tests": ["test_b"]},
+            ],
+            "canaries": ["CP", "CF", "test_fp", "test_ff"],
+        },
         {"e": "test", "cls": "A", "name": "test_a", "o": outcomes[0]},
         {"e": "test", "cls": "B", "name": "test_b", "o": outcomes[1]},
         *_canary_events(),
@@ -234,9 +251,24 @@ def _events(outcomes=("passed", "passed"), extra=(), done=True):
 
 def _report(events=None, **facts):
     body = {
-        "protocol": 1, "run_id": "r", "events": _events() if events is None else events, "noise": 0, "noise_samples": [],
-        "overflow": False, "runner": {"timed_out": False, "wall_s": 0.4, "exit_code": 0, "signal": None, "cpu_s": 0.3, "max_rss_kb": 20000},
-        "canaries": CANARIES, "integrity": {"solution": True, "tests": True}, "undumpable": True, "escaped": 0,
+        "protocol": 1,
+        "run_id": "r",
+        "events": _events() if events is None else events,
+        "noise": 0,
+        "noise_samples": [],
+        "overflow": False,
+        "runner": {
+            "timed_out": False,
+            "wall_s": 0.4,
+            "exit_code": 0,
+            "signal": None,
+            "cpu_s": 0.3,
+            "max_rss_kb": 20000,
+        },
+        "canaries": CANARIES,
+        "integrity": {"solution": True, "tests": True},
+        "undumpable": True,
+        "escaped": 0,
     }
     body.update(facts)
     return parse(body)
@@ -269,9 +301,21 @@ def test_honest_failure_names_the_test():
         ([e if e.get("cls") != "CF" else {**e, "o": "passed"} for e in _events()], {}, "canary CF"),
         ([e for e in _events() if e.get("cls") != "CF"], {}, "canary CF has no outcome"),
         ([e for e in _events() if e.get("name") != "test_b"], {}, "has no outcome"),
-        (_events() + [{"e": "test", "cls": "B", "name": "test_b", "o": "passed"}], {}, "after the runner reported it was done"),
-        ([{**e, "classes": e["classes"][1:]} if e["e"] == "collect" else e for e in _events()], {}, "were not collected"),
-        (_events(extra=[{"e": "tamper", "where": "after_import", "changed": ["unittest.case.TestCase.run"]}]), {}, "TestCase.run"),
+        (
+            _events() + [{"e": "test", "cls": "B", "name": "test_b", "o": "passed"}],
+            {},
+            "after the runner reported it was done",
+        ),
+        (
+            [{**e, "classes": e["classes"][1:]} if e["e"] == "collect" else e for e in _events()],
+            {},
+            "were not collected",
+        ),
+        (
+            _events(extra=[{"e": "tamper", "where": "after_import", "changed": ["unittest.case.TestCase.run"]}]),
+            {},
+            "TestCase.run",
+        ),
         (_events(), {"noise": 2, "noise_samples": ["OK"]}, "unparseable"),
         (_events(extra=[{"e": "test", "cls": 3}]), {}, "malformed"),
         (_events(), {"integrity": {"solution": True, "tests": False}}, "tests file was changed"),
@@ -309,11 +353,19 @@ def test_resource_limits_are_named(change, status, words):
 
 
 def test_crash_and_import_errors():
-    crashed = _interpret(_report(_events(done=False), runner={"timed_out": False, "wall_s": 1, "exit_code": 0, "signal": None}))
+    crashed = _interpret(
+        _report(_events(done=False), runner={"timed_out": False, "wall_s": 1, "exit_code": 0, "signal": None})
+    )
     assert crashed.status is SuiteStatus.CRASHED and "before finishing" in crashed.detail
-    xcpu = _interpret(_report(_events(done=False), runner={"timed_out": False, "wall_s": 1, "exit_code": None, "signal": 24}))
+    xcpu = _interpret(
+        _report(_events(done=False), runner={"timed_out": False, "wall_s": 1, "exit_code": None, "signal": 24})
+    )
     assert xcpu.status is SuiteStatus.RESOURCE_EXCEEDED
-    events = [{"e": "start"}, {"e": "import", "ok": False, "phase": "solution", "exc": "SyntaxError", "msg": "bad"}, {"e": "done"}]
+    events = [
+        {"e": "start"},
+        {"e": "import", "ok": False, "phase": "solution", "exc": "SyntaxError", "msg": "bad"},
+        {"e": "done"},
+    ]
     error = _interpret(_report(events))
     assert error.status is SuiteStatus.ERROR and "SyntaxError: bad" in error.detail
     assert [c.status for c in error.classes] == [ClassStatus.ZERO_TESTS, ClassStatus.ZERO_TESTS]
@@ -329,9 +381,14 @@ def test_fixture_errors_excuse_unrun_tests():
 
 def test_zero_tests_and_missing_classes():
     events = [
-        {**e, "classes": [{"name": "A", "kind": "unittest", "tests": []}, {"name": "B", "kind": "missing", "tests": []}]}
-        if e["e"] == "collect" else e
-        for e in _events() if e.get("cls") not in ("A", "B")
+        {
+            **e,
+            "classes": [{"name": "A", "kind": "unittest", "tests": []}, {"name": "B", "kind": "missing", "tests": []}],
+        }
+        if e["e"] == "collect"
+        else e
+        for e in _events()
+        if e.get("cls") not in ("A", "B")
     ]
     result = _interpret(_report(events), expected={})
     assert result.status is SuiteStatus.ZERO_TESTS
@@ -341,11 +398,19 @@ def test_zero_tests_and_missing_classes():
 @pytest.mark.parametrize(
     "run, problem, status",
     [
-        (ExecResult(exit_code=None, signal=9, timed_out=True, wall_s=12, isolation="bwrap"), "missing", SuiteStatus.TIMEOUT),
+        (
+            ExecResult(exit_code=None, signal=9, timed_out=True, wall_s=12, isolation="bwrap"),
+            "missing",
+            SuiteStatus.TIMEOUT,
+        ),
         (ExecResult(exit_code=0, wall_s=1, isolation="bwrap"), "forged", SuiteStatus.TAMPERED),
         (ExecResult(exit_code=0, wall_s=1, isolation="bwrap"), "missing", SuiteStatus.TAMPERED),
         (ExecResult(exit_code=None, signal=9, wall_s=1, isolation="bwrap"), "missing", SuiteStatus.CRASHED),
-        (ExecResult(exit_code=1, wall_s=0, stderr="bwrap: Can't mount proc", isolation="bwrap"), "missing", SuiteStatus.SANDBOX_ERROR),
+        (
+            ExecResult(exit_code=1, wall_s=0, stderr="bwrap: Can't mount proc", isolation="bwrap"),
+            "missing",
+            SuiteStatus.SANDBOX_ERROR,
+        ),
     ],
 )
 def test_no_trustworthy_report(run, problem, status):
@@ -355,7 +420,9 @@ def test_no_trustworthy_report(run, problem, status):
 
 def test_gate_verdict_converts_to_a_funnel_verdict():
     kept = GateVerdict(passed=True, min_line_coverage=90, limit_s=60).to_verdict()
-    dropped = GateVerdict(passed=False, reason=GateReason.FLAKY, detail="x", min_line_coverage=90, limit_s=60).to_verdict()
+    dropped = GateVerdict(
+        passed=False, reason=GateReason.FLAKY, detail="x", min_line_coverage=90, limit_s=60
+    ).to_verdict()
     assert kept.keep and not dropped.keep and dropped.reason == "flaky" and dropped.detail == "x"
 
 
@@ -428,8 +495,16 @@ def test_a_batch_runner_counts_what_every_sweep_found_escaped(tmp_path, monkeypa
     found, bodies = iter([2, 1, 3]), []
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(harness, "_fork_runner", lambda key, context: (os.getpid(), os.open(os.devnull, os.O_RDONLY)))
-    monkeypatch.setattr(harness, "_await_runner", lambda pid, rfd, spec, deadline: (
-        harness._Channel(), None, True, (0, resource.getrusage(resource.RUSAGE_SELF))))
+    monkeypatch.setattr(
+        harness,
+        "_await_runner",
+        lambda pid, rfd, spec, deadline: (
+            harness._Channel(),
+            None,
+            True,
+            (0, resource.getrusage(resource.RUSAGE_SELF)),
+        ),
+    )
     monkeypatch.setattr(harness, "_sweep_escapees", lambda pgid: next(found))
     monkeypatch.setattr(harness, "_body", lambda *args: bodies.append(args[-1]))
     spec = {"solution_file": "m.py", "tests_file": "test_m.py", "timeout_s": 5}

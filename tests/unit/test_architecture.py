@@ -16,8 +16,24 @@ import pipeline.core
 from pipeline.core.ast_helpers import span
 
 ROOT = Path(__file__).resolve().parents[2]
-HEAVY = ("prefect", "openai", "pyarrow", "matplotlib", "datasets", "huggingface_hub", "github", "git",
-         "docker", "libcst", "numpy", "pandas", "coverage", "typer", "rich", "sqlalchemy")
+HEAVY = (
+    "prefect",
+    "openai",
+    "pyarrow",
+    "matplotlib",
+    "datasets",
+    "huggingface_hub",
+    "github",
+    "git",
+    "docker",
+    "libcst",
+    "numpy",
+    "pandas",
+    "coverage",
+    "typer",
+    "rich",
+    "sqlalchemy",
+)
 
 
 def test_import_contracts_hold() -> None:
@@ -46,8 +62,9 @@ def _loaded_after_import(modules: list[str]) -> dict[str, list[str]]:
     )
     found = {}
     for name in modules:
-        run = subprocess.run([sys.executable, "-c", script, name], cwd=ROOT, capture_output=True, text=True,
-                             timeout=600)
+        run = subprocess.run(
+            [sys.executable, "-c", script, name], cwd=ROOT, capture_output=True, text=True, timeout=600
+        )
         assert run.returncode == 0, f"importing {name} failed: {run.stderr[-1500:]}"
         found[name] = json.loads(run.stdout.strip().splitlines()[-1])
     return found
@@ -60,9 +77,18 @@ def test_every_core_module_imports_without_heavy_packages() -> None:
     assert heavy == {}, f"core modules pulling heavy packages at import: {heavy}"
 
 
-@pytest.mark.parametrize("leaf", ["pipeline.construct.pairing", "pipeline.harvest.filters", "pipeline.release.tables",
-                                  "benchmark.passk", "pipeline.sandbox.timing", "pipeline.llm.ledger",
-                                  "pipeline.llm.errors"])
+@pytest.mark.parametrize(
+    "leaf",
+    [
+        "pipeline.construct.pairing",
+        "pipeline.harvest.filters",
+        "pipeline.release.tables",
+        "benchmark.passk",
+        "pipeline.sandbox.timing",
+        "pipeline.llm.ledger",
+        "pipeline.llm.errors",
+    ],
+)
 def test_stage_leaf_modules_do_not_drag_in_the_flow_layer(leaf: str) -> None:
     pulled = _loaded_after_import([leaf])[leaf]
     assert "prefect" not in pulled and "openai" not in pulled, f"{leaf} pulls {pulled}"
@@ -76,8 +102,11 @@ def test_one_task_model() -> None:
             tree = ast.parse(file.read_text(encoding="utf-8"))
             for node in ast.walk(tree):
                 if isinstance(node, ast.ClassDef):
-                    fields = {t.target.id for t in node.body
-                              if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name)}
+                    fields = {
+                        t.target.id
+                        for t in node.body
+                        if isinstance(t, ast.AnnAssign) and isinstance(t.target, ast.Name)
+                    }
                     if "methods_info" in fields:
                         owners.append(f"{file.relative_to(ROOT)}:{node.name}")
     assert owners == ["pipeline/core/task.py:Task"]
@@ -95,8 +124,12 @@ def test_every_deliberate_error_derives_from_the_one_base() -> None:
         for name in [package] + _modules(pkg):
             module = importlib.import_module(name)
             for attr, value in vars(module).items():
-                if (isinstance(value, type) and issubclass(value, BaseException)
-                        and value.__module__ == name and not issubclass(value, ClassforgeError)):
+                if (
+                    isinstance(value, type)
+                    and issubclass(value, BaseException)
+                    and value.__module__ == name
+                    and not issubclass(value, ClassforgeError)
+                ):
                     strays.append(f"{name}.{attr}")
     assert strays == []
 
@@ -108,11 +141,17 @@ def _own_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
     """A function's lines, decorators included, without the functions and classes nested in it
     (each of those is measured on its own)."""
     start, end = span(node)
-    nested = sum(span(n)[1] - span(n)[0] + 1
-                 for n in ast.walk(node)
-                 if n is not node and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                 and not any(n in ast.walk(m) for m in ast.walk(node)
-                             if m is not node and m is not n and isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))))
+    nested = sum(
+        span(n)[1] - span(n)[0] + 1
+        for n in ast.walk(node)
+        if n is not node
+        and isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        and not any(
+            n in ast.walk(m)
+            for m in ast.walk(node)
+            if m is not node and m is not n and isinstance(m, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+        )
+    )
     return end - start + 1 - nested
 
 
@@ -141,7 +180,10 @@ ALLOWED_BARE_RAISES = {
     ("pipeline/core/funnel.py", "Verdict.drop"): "a stage dropped with an unregistered reason code",
     ("pipeline/core/reasons.py", "_code"): "a reason code registered twice with two meanings, at import",
     ("pipeline/harvest/resolver.py", "ModuleAnalysis.class_index"): "asked for a class the module scan did not find",
-    ("pipeline/harvest/github_source.py", "keyword_groups"): "a domain outside DOMAINS; the harvest always searches DOMAINS",
+    (
+        "pipeline/harvest/github_source.py",
+        "keyword_groups",
+    ): "a domain outside DOMAINS; the harvest always searches DOMAINS",
     ("pipeline/llm/fake_server.py", "FakeOpenAIServer.base_url"): "the test fake used before start()",
     ("pipeline/llm/ledger.py", "UsageLedger.absorb"): "entries from a ledger of another version of this code",
     ("pipeline/sandbox/timing.py", "scaled_limit"): "a negative reference time",
@@ -171,6 +213,7 @@ ALLOWED_BARE_RAISES = {
 
 def _bare_raises(tree: ast.Module):
     """(qualified name of the enclosing definition, line, whether it is a pydantic validator) of each bare raise."""
+
     def walk(node: ast.AST, stack: list):
         for child in ast.iter_child_nodes(node):
             if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -181,10 +224,12 @@ def _bare_raises(tree: ast.Module):
                 if isinstance(exc, ast.Name) and exc.id in BARE_ERRORS:
                     functions = [s for s in stack if not isinstance(s, ast.ClassDef)]
                     decorators = functions[-1].decorator_list if functions else []
-                    names = {getattr(d.func if isinstance(d, ast.Call) else d, "id", None) for d in decorators} | \
-                            {getattr(d.func if isinstance(d, ast.Call) else d, "attr", None) for d in decorators}
+                    names = {getattr(d.func if isinstance(d, ast.Call) else d, "id", None) for d in decorators} | {
+                        getattr(d.func if isinstance(d, ast.Call) else d, "attr", None) for d in decorators
+                    }
                     yield ".".join(s.name for s in stack), child.lineno, bool(names & PYDANTIC_VALIDATORS)
             yield from walk(child, stack)
+
     yield from walk(tree, [])
 
 
@@ -202,6 +247,8 @@ def test_errors_are_raised_as_the_projects_own_types() -> None:
 
 def test_the_raise_site_check_sees_what_it_must() -> None:
     """The check itself: a bare raise in a function is found, one in a pydantic validator is not a stray."""
-    tree = ast.parse("class C:\n    @field_validator('x')\n    def ok(cls, v):\n        raise ValueError('x')\n"
-                     "    def bad(self):\n        raise RuntimeError('y')\n\ndef f():\n    raise ValueError\n")
+    tree = ast.parse(
+        "class C:\n    @field_validator('x')\n    def ok(cls, v):\n        raise ValueError('x')\n"
+        "    def bad(self):\n        raise RuntimeError('y')\n\ndef f():\n    raise ValueError\n"
+    )
     assert list(_bare_raises(tree)) == [("C.ok", 4, True), ("C.bad", 6, False), ("f", 9, False)]

@@ -2,7 +2,7 @@ import ast
 
 from pipeline.core.class_analysis import analyse_class, dependency_depth, dependency_levels, import_aliases
 
-SOURCE = '''
+SOURCE = """
 import math
 from datetime import datetime as dt
 
@@ -38,7 +38,7 @@ class Account:
 
     def report(self):
         return self.summary
-'''
+"""
 
 
 def deps():
@@ -63,6 +63,8 @@ def test_levels_and_depth():
 
 
 def test_mutual_recursion_terminates():
-    module = ast.parse("class C:\n    def a(self):\n        return self.b()\n    def b(self):\n        return self.a()\n")
+    module = ast.parse(
+        "class C:\n    def a(self):\n        return self.b()\n    def b(self):\n        return self.a()\n"
+    )
     levels = dependency_levels(analyse_class(module.body[0]))
     assert set(levels) == {"a", "b"} and max(levels.values()) <= 2

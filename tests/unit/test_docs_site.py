@@ -27,14 +27,20 @@ def _generator():
 def test_the_site_builds_strictly_with_the_generated_references(tmp_path: Path) -> None:
     site = tmp_path / "site"
     env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
-    done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
-                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "--site-dir", str(site)],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     config = (site / "reference" / "config" / "index.html").read_text(encoding="utf-8")
     assert "--dataset" in cli and "classforge evaluate" in cli
     assert "harvest.github.enabled" in config and "construction.mutation.min_score" in config
-    assert not (ROOT / "docs" / "reference" / "cli.md").exists()   # generated into the build only
+    assert not (ROOT / "docs" / "reference" / "cli.md").exists()  # generated into the build only
 
 
 def test_every_command_and_option_of_the_cli_is_in_its_reference() -> None:
@@ -77,7 +83,7 @@ def _leaf_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
         if isinstance(annotation, type) and issubclass(annotation, BaseModel):
             keys += _leaf_keys(annotation, f"{prefix}{name}.")
         elif isinstance(annotation, str) or type(annotation).__name__ == "ForwardRef":
-            continue   # a section declared further down; its keys are checked through the real model below
+            continue  # a section declared further down; its keys are checked through the real model below
         else:
             keys.append(f"{prefix}{name}")
     return keys

@@ -47,7 +47,7 @@ def test_an_append_on_a_full_disk_leaves_no_torn_line(tmp_path, monkeypatch):
     before = cache.path.read_bytes()
     real_write = os.write
 
-    def half_then_full(fd: int, data) -> int:   # the disk fills in the middle of the line
+    def half_then_full(fd: int, data) -> int:  # the disk fills in the middle of the line
         if len(data) > 8:
             return real_write(fd, bytes(data[: len(data) // 2]))
         raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
@@ -57,6 +57,6 @@ def test_an_append_on_a_full_disk_leaves_no_torn_line(tmp_path, monkeypatch):
         cache.put(CachedOutcome(key="lost", outcome="survived", failing=["A.test_a"] * 20))
     monkeypatch.undo()
     assert str(err.value) == f"cannot write {cache.path}: No space left on device"
-    assert cache.path.read_bytes() == before   # cut back to the last whole line
+    assert cache.path.read_bytes() == before  # cut back to the last whole line
     reread = MutationCache(tmp_path, "ab" + "0" * 62)
-    assert reread.get("kept") is not None and reread.get("lost") is None   # "lost" is re-run, nothing is corrupt
+    assert reread.get("kept") is not None and reread.get("lost") is None  # "lost" is re-run, nothing is corrupt

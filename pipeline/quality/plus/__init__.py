@@ -14,5 +14,14 @@ from pipeline.quality.plus.convert import Conversion, PlusTest, convert
 from pipeline.quality.plus.generate import GENERATOR, GeneratedTests, GeneratorUnavailable, generate
 from pipeline.quality.plus.suite import make_plus_suite, suite_key
 
-__all__ = ["GENERATOR", "Conversion", "GeneratedTests", "GeneratorUnavailable", "PlusTest", "convert", "generate",
-           "make_plus_suite", "suite_key"]
+__all__ = [
+    "GENERATOR",
+    "Conversion",
+    "GeneratedTests",
+    "GeneratorUnavailable",
+    "PlusTest",
+    "convert",
+    "generate",
+    "make_plus_suite",
+    "suite_key",
+]

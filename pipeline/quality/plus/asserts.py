@@ -45,7 +45,8 @@ def _pure(node: cst.BaseExpression, *, mutable_ok: bool) -> bool:
     if isinstance(node, cst.Dict):
         return mutable_ok and all(
             isinstance(e, cst.DictElement) and _pure(e.key, mutable_ok=True) and _pure(e.value, mutable_ok=True)
-            for e in node.elements)
+            for e in node.elements
+        )
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "complex":
         return all(_pure(a.value, mutable_ok=mutable_ok) for a in node.args)
     if isinstance(node, cst.Lambda):
@@ -130,8 +131,13 @@ def _approx_delta(call: cst.Call) -> tuple[cst.BaseExpression, str]:
     return expected, repr(max(absolute, relative, *tolerance[:0]) or 1e-6)
 
 
-def _type_name_check(left: cst.BaseExpression, right: cst.BaseExpression, class_name: str,
-                     bound: dict[str, tuple[str, str]], used: set[str]) -> str | None:
+def _type_name_check(
+    left: cst.BaseExpression,
+    right: cst.BaseExpression,
+    class_name: str,
+    bound: dict[str, tuple[str, str]],
+    used: set[str],
+) -> str | None:
     """Pynguin's `f"{type(x).__module__}.{type(x).__qualname__}" == "builtins.list"` as assertIsInstance."""
     if not isinstance(left, cst.FormattedString) or not isinstance(right, cst.SimpleString):
         return None
@@ -146,12 +152,16 @@ def _type_name_check(left: cst.BaseExpression, right: cst.BaseExpression, class_
     if top is not None and "." not in name:
         alias, line = bound[top]
         used.add(line)
-        return f"self.assertIsInstance({match.group(1)}, {alias}{module[len(top):]}.{name})"
+        return f"self.assertIsInstance({match.group(1)}, {alias}{module[len(top) :]}.{name})"
     raise ConversionFailed(f"type check against {qualified}, which the task does not name")
 
 
-def assert_call(test: cst.BaseExpression, class_name: str, bound: dict[str, tuple[str, str]] | None = None,
-                used: set[str] | None = None) -> str:
+def assert_call(
+    test: cst.BaseExpression,
+    class_name: str,
+    bound: dict[str, tuple[str, str]] | None = None,
+    used: set[str] | None = None,
+) -> str:
     """The unittest call that checks what `assert <test>` checks."""
     if isinstance(test, cst.UnaryOperation) and isinstance(test.operator, cst.Not):
         return f"self.assertFalse({code(test.expression)})"
@@ -160,8 +170,11 @@ def assert_call(test: cst.BaseExpression, class_name: str, bound: dict[str, tupl
     left, (op, right) = test.left, (test.comparisons[0].operator, test.comparisons[0].comparator)
     shown = code(left)
     if isinstance(op, cst.Is) and isinstance(right, cst.Name) and right.value in ("True", "False", "None"):
-        return {"True": f"self.assertTrue({shown})", "False": f"self.assertFalse({shown})",
-                "None": f"self.assertIsNone({shown})"}[right.value]
+        return {
+            "True": f"self.assertTrue({shown})",
+            "False": f"self.assertFalse({shown})",
+            "None": f"self.assertIsNone({shown})",
+        }[right.value]
     if isinstance(op, cst.IsNot) and isinstance(right, cst.Name) and right.value == "None":
         return f"self.assertIsNotNone({shown})"
     if isinstance(op, cst.Equal):
@@ -172,8 +185,13 @@ def assert_call(test: cst.BaseExpression, class_name: str, bound: dict[str, tupl
             expected, delta = _approx_delta(right)
             return f"self.assertAlmostEqual({shown}, {code(expected)}, delta={delta})"
         return f"self.assertEqual({shown}, {code(right)})"
-    names = {cst.NotEqual: "assertNotEqual", cst.In: "assertIn", cst.NotIn: "assertNotIn",
-             cst.Is: "assertIs", cst.IsNot: "assertIsNot"}
+    names = {
+        cst.NotEqual: "assertNotEqual",
+        cst.In: "assertIn",
+        cst.NotIn: "assertNotIn",
+        cst.Is: "assertIs",
+        cst.IsNot: "assertIsNot",
+    }
     for kind, method in names.items():
         if isinstance(op, kind):
             return f"self.{method}({shown}, {code(right)})"
@@ -246,7 +264,7 @@ class AssertRewriter:
             nxt = _small(body[i + 1]) if i + 1 < len(body) else None
             if bound is not None and isinstance(nxt, cst.Assert):
                 name, value = bound
-                rest = body[:i] + body[i + 2:]
+                rest = body[:i] + body[i + 2 :]
                 if uses([nxt]).get(name, 0) == 1 and uses(rest).get(name, 0) == 0:
                     out.append(transformed(body[i + 1], _Substitute({name: value})))
                     i += 2

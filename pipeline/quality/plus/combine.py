@@ -17,15 +17,17 @@ from pipeline.core.task import PlusSuite
 
 _OWN_FIXTURES = (
     "    def setUp(self):\n"
-    "        if not self._testMethodName.startswith(\"test_plus_\"):\n"
+    '        if not self._testMethodName.startswith("test_plus_"):\n'
     "            super().setUp()\n\n"
     "    def tearDown(self):\n"
-    "        if not self._testMethodName.startswith(\"test_plus_\"):\n"
+    '        if not self._testMethodName.startswith("test_plus_"):\n'
     "            super().tearDown()\n\n"
 )
 
 
-def combined_suite(tests: str, test_classes: list[str], plus: PlusSuite | None) -> tuple[str, list[str], dict[str, str]]:
+def combined_suite(
+    tests: str, test_classes: list[str], plus: PlusSuite | None
+) -> tuple[str, list[str], dict[str, str]]:
     """(source, test classes, base class -> the class that now runs it); unchanged without plus tests."""
     if plus is None or not plus.tests or not plus.test:
         return tests, list(test_classes), {}

@@ -17,9 +17,20 @@ from pipeline.core import parsing
 from pipeline.core.ast_helpers import class_methods, find_class
 
 _TYPE_WORDS = {
-    "str": "str", "string": "str", "int": "int", "integer": "int", "float": "float", "number": "float",
-    "bool": "bool", "boolean": "bool", "list": "list", "dict": "dict", "dictionary": "dict",
-    "tuple": "tuple", "set": "set", "bytes": "bytes",
+    "str": "str",
+    "string": "str",
+    "int": "int",
+    "integer": "int",
+    "float": "float",
+    "number": "float",
+    "bool": "bool",
+    "boolean": "bool",
+    "list": "list",
+    "dict": "dict",
+    "dictionary": "dict",
+    "tuple": "tuple",
+    "set": "set",
+    "bytes": "bytes",
 }
 _PARAM = re.compile(r":param\s+(\w+)\s*:\s*([^\n]*)")
 _WORD = re.compile(r"\b(" + "|".join(_TYPE_WORDS) + r")\b", re.IGNORECASE)
@@ -34,7 +45,7 @@ def declared_types(described: str, class_name: str) -> Contract:
     except SyntaxError:
         return {}
     contract: Contract = {}
-    for fn in (cls.body if cls else []):
+    for fn in cls.body if cls else []:
         if not isinstance(fn, (ast.FunctionDef, ast.AsyncFunctionDef)):
             continue
         params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
@@ -73,7 +84,19 @@ def literal_type(node: ast.expr) -> str | None:
             return name
     if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "complex":
         return "complex"
-    if isinstance(node, ast.Name) and node.id in ("int", "float", "str", "bool", "list", "dict", "tuple", "set", "bytes", "type", "object"):
+    if isinstance(node, ast.Name) and node.id in (
+        "int",
+        "float",
+        "str",
+        "bool",
+        "list",
+        "dict",
+        "tuple",
+        "set",
+        "bytes",
+        "type",
+        "object",
+    ):
         return "type"
     return None
 
@@ -83,9 +106,16 @@ def fits(actual: str, declared: str) -> bool:
 
 
 def instances(tree: ast.AST, class_name: str) -> set[str]:
-    return {t.id for n in ast.walk(tree) if isinstance(n, ast.Assign) and isinstance(n.value, ast.Call)
-            and isinstance(n.value.func, ast.Name) and n.value.func.id == class_name
-            for t in n.targets if isinstance(t, ast.Name)}
+    return {
+        t.id
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Assign)
+        and isinstance(n.value, ast.Call)
+        and isinstance(n.value.func, ast.Name)
+        and n.value.func.id == class_name
+        for t in n.targets
+        if isinstance(t, ast.Name)
+    }
 
 
 _ASSERTED = {"assertTrue": "bool", "assertFalse": "bool", "assertIsNone": "NoneType"}
@@ -121,8 +151,11 @@ def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
     variables = variable_types(tree, class_name)
     for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call)):
         func = call.func
-        method = "__init__" if isinstance(func, ast.Name) and func.id == class_name else (
-            func.attr if isinstance(func, ast.Attribute) else None)
+        method = (
+            "__init__"
+            if isinstance(func, ast.Name) and func.id == class_name
+            else (func.attr if isinstance(func, ast.Attribute) else None)
+        )
         wanted = contract.get(method or "", {})
         for kw in call.keywords:
             # No ClassEval-style description promises complex numbers; Pynguin tries them everywhere
@@ -131,7 +164,11 @@ def off_contract(body: str, class_name: str, contract: Contract) -> str | None:
                 return f"{method}({kw.arg}=<complex>), which the description never promises"
             if kw.arg not in wanted:
                 continue
-            actual = class_name if isinstance(kw.value, ast.Name) and kw.value.id == class_name else argument_type(kw.value, variables)
+            actual = (
+                class_name
+                if isinstance(kw.value, ast.Name) and kw.value.id == class_name
+                else argument_type(kw.value, variables)
+            )
             if actual is not None and not fits(actual, wanted[kw.arg]):
                 return f"{method}({kw.arg}=<{actual}>) where the description says {wanted[kw.arg]}"
     return None
@@ -146,11 +183,19 @@ def declared_fields(described: str, class_name: str) -> set[str] | None:
         return None
     if cls is None:
         return None
-    targets = [t for node in ast.walk(cls) if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
-               for t in (node.targets if isinstance(node, ast.Assign) else [node.target])]
+    targets = [
+        t
+        for node in ast.walk(cls)
+        if isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign))
+        for t in (node.targets if isinstance(node, ast.Assign) else [node.target])
+    ]
     # `self.a, self.b = a, b` binds two fields: look inside tuple and list targets too.
-    return {n.attr for t in targets for n in ast.walk(t)
-            if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"}
+    return {
+        n.attr
+        for t in targets
+        for n in ast.walk(t)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name) and n.value.id == "self"
+    }
 
 
 def undeclared_attribute(body: str, class_name: str, fields: set[str], methods: set[str]) -> str | None:
@@ -158,7 +203,12 @@ def undeclared_attribute(body: str, class_name: str, fields: set[str], methods: 
     tree = parsing.parse(body)
     bound = instances(tree, class_name)
     for node in ast.walk(tree):
-        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in bound
-                and node.attr not in fields and node.attr not in methods):
+        if (
+            isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name)
+            and node.value.id in bound
+            and node.attr not in fields
+            and node.attr not in methods
+        ):
             return f".{node.attr} is not a field the task's description declares"
     return None

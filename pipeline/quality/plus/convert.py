@@ -111,8 +111,9 @@ def _is_xfail(fn: cst.FunctionDef) -> bool:
     return any("xfail" in cst.Module([]).code_for_node(d.decorator) for d in fn.decorators)
 
 
-def convert_function(fn: cst.FunctionDef, aliases: dict[str, str], bound: dict[str, tuple[str, str]],
-                     methods: set[str], class_name: str) -> PlusTest | PlusDrop:
+def convert_function(
+    fn: cst.FunctionDef, aliases: dict[str, str], bound: dict[str, tuple[str, str]], methods: set[str], class_name: str
+) -> PlusTest | PlusDrop:
     """One generated test function -> a unittest body, or why it cannot be one."""
     origin = fn.name.value
     if _is_xfail(fn):
@@ -132,8 +133,9 @@ def convert_function(fn: cst.FunctionDef, aliases: dict[str, str], bound: dict[s
     body = rename_variables(statements, class_name)
     if "self.assert" not in body:
         return PlusDrop(origin=origin, reason=reasons.PLUS_NO_ASSERTION)
-    return PlusTest(origin=origin, methods=_called_methods(body, methods), body=body,
-                    imports=sorted(dealias.used | rewriter.used))
+    return PlusTest(
+        origin=origin, methods=_called_methods(body, methods), body=body, imports=sorted(dealias.used | rewriter.used)
+    )
 
 
 def convert(generated: str, *, solution: str, class_name: str, import_statement: list[str]) -> Conversion:

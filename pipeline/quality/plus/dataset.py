@@ -42,8 +42,15 @@ def task_suite(task: Task, sandbox: SandboxConfig, plus: PlusConfig) -> tuple[Pl
     cached = cached_suite(plus, key)
     if cached is not None:
         return cached.model_copy(update={"generation_s": 0.0}), True
-    suite = make_plus_suite(task.solution_code, task.class_name, import_statement=task.import_statement,
-                            sandbox=sandbox, plus=plus, item_id=task.task_id, described=task.skeleton)
+    suite = make_plus_suite(
+        task.solution_code,
+        task.class_name,
+        import_statement=task.import_statement,
+        sandbox=sandbox,
+        plus=plus,
+        item_id=task.task_id,
+        described=task.skeleton,
+    )
     return suite, False
 
 
@@ -94,10 +101,16 @@ def write_strengthened(dataset: Path, out: Path, suites: dict[str, dict[str, Any
     return dest
 
 
-def strengthen_dataset(dataset: Path, out: Path, sandbox: SandboxConfig, plus: PlusConfig, *,
-                       task_ids: Collection[str] | None = None,
-                       on_task: Callable[[Task, PlusSuite, bool], None] | None = None,
-                       write: Callable[[Path, Path, dict[str, dict[str, Any]]], Path] = write_strengthened) -> StrengthenSummary:
+def strengthen_dataset(
+    dataset: Path,
+    out: Path,
+    sandbox: SandboxConfig,
+    plus: PlusConfig,
+    *,
+    task_ids: Collection[str] | None = None,
+    on_task: Callable[[Task, PlusSuite, bool], None] | None = None,
+    write: Callable[[Path, Path, dict[str, dict[str, Any]]], Path] = write_strengthened,
+) -> StrengthenSummary:
     """Make (or reuse) every task's plus suite, then write the strengthened dataset under `out`
     (`write`: how; a release folder is written as a new version by pipeline.release.plus_release)."""
     dataset, out = Path(dataset), Path(out)
@@ -105,7 +118,9 @@ def strengthen_dataset(dataset: Path, out: Path, sandbox: SandboxConfig, plus: P
         raise InputError(f"--out {out} would overwrite the dataset it reads ({dataset}); choose another folder")
     loaded = load_dataset(dataset, task_ids)
     suites: dict[str, dict[str, Any]] = {}
-    summary = StrengthenSummary(dataset=str(dataset), output="", tasks=len(loaded.tasks), reused=0, with_plus=0, plus_tests=0)
+    summary = StrengthenSummary(
+        dataset=str(dataset), output="", tasks=len(loaded.tasks), reused=0, with_plus=0, plus_tests=0
+    )
     for task in loaded.tasks:
         suite, reused = task_suite(task, sandbox, plus)
         suites[task.task_id] = suite.model_dump(mode="json")

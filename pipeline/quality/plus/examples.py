@@ -98,7 +98,7 @@ def shown_arguments(described: str, class_name: str) -> Evidence:
         for shown in evidence[name].values():
             shown.says_negative = "negative" in doc.lower()
         positional = fn.args.posonlyargs + fn.args.args
-        for arg, default in zip(positional[len(positional) - len(fn.args.defaults):], fn.args.defaults):
+        for arg, default in zip(positional[len(positional) - len(fn.args.defaults) :], fn.args.defaults):
             if arg.arg in evidence[name]:
                 _record(evidence[name][arg.arg], default)
     # Examples of one method often sit in another's docstring (the constructor's in every method's).
@@ -119,8 +119,11 @@ def _keyword_arguments(body: str, class_name: str) -> Iterator[tuple[str, ast.ke
     """(method, keyword argument) of every call of the class or of an attribute in a test body."""
     for call in (n for n in ast.walk(parsing.parse(body)) if isinstance(n, ast.Call)):
         func = call.func
-        method = "__init__" if isinstance(func, ast.Name) and func.id == class_name else (
-            func.attr if isinstance(func, ast.Attribute) else None)
+        method = (
+            "__init__"
+            if isinstance(func, ast.Name) and func.id == class_name
+            else (func.attr if isinstance(func, ast.Attribute) else None)
+        )
         if method is not None:
             yield from ((method, kw) for kw in call.keywords if kw.arg)
 
@@ -146,8 +149,14 @@ def off_domain(body: str, class_name: str, evidence: Evidence) -> str | None:
     for method, kw in _keyword_arguments(body, class_name):
         shown = evidence.get(method, {}).get(kw.arg or "")
         literal = literal_value(kw.value)
-        if (shown is not None and shown.only_non_negative() and literal is not None
-                and literal[0] in ("int", "float") and isinstance(literal[1], int | float) and literal[1] < 0):
+        if (
+            shown is not None
+            and shown.only_non_negative()
+            and literal is not None
+            and literal[0] in ("int", "float")
+            and isinstance(literal[1], int | float)
+            and literal[1] < 0
+        ):
             return f"{method}({kw.arg}={literal[1]}) where the description shows only values >= 0"
     return None
 
@@ -159,8 +168,11 @@ def method_docs(described: str, class_name: str) -> dict[str, str]:
     except SyntaxError:
         return {}
     cls = next((n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == class_name), None)
-    return {f.name: ast.get_docstring(f) or "" for f in (cls.body if cls else [])
-            if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    return {
+        f.name: ast.get_docstring(f) or ""
+        for f in (cls.body if cls else [])
+        if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))
+    }
 
 
 def _names_field(doc: str, field_name: str) -> bool:
@@ -196,7 +208,11 @@ def undescribed_effect(body: str, docs: dict[str, str]) -> str | None:
         if check is not None:
             var, name, expected = check
             before, between = seen.get((var, name)), since.get((var, name), [])
-            if before is not None and before != expected and not any(_names_field(docs.get(m, ""), name) for m in between):
+            if (
+                before is not None
+                and before != expected
+                and not any(_names_field(docs.get(m, ""), name) for m in between)
+            ):
                 return f".{name} changes across {', '.join(dict.fromkeys(between)) or 'no call'}(), whose description never names it"
             seen[(var, name)], since[(var, name)] = expected, []
             continue

@@ -69,7 +69,11 @@ def _search_stats(raw: bytes | None, max_iterations: int) -> dict[str, Any]:
     except (KeyError, ValueError):
         return {}
     # Full coverage also ends a search early; fewer iterations without it means the time cap did.
-    return {"coverage": coverage, "iterations": iterations, "hit_time_cap": iterations < max_iterations and coverage < 1.0}
+    return {
+        "coverage": coverage,
+        "iterations": iterations,
+        "hit_time_cap": iterations < max_iterations and coverage < 1.0,
+    }
 
 
 # The checkout's own generator environment (scripts/setup.sh), found from the code, not the cwd.
@@ -91,27 +95,43 @@ def generator_python(config: PlusConfig, item_id: str = "") -> str:
 
 def pynguin_command(python: str, config: PlusConfig) -> list[str]:
     return [
-        python, "-m", "pynguin",
-        "--project-path", ".",
-        "--module-name", MODULE_NAME,
-        "--output-path", "out",
-        "--seed", str(config.seed),
-        "--maximum-iterations", str(config.max_iterations),
-        "--maximum-search-time", str(config.budget_s),
-        "--maximum-mutation-time", str(max(5, config.budget_s // 2)),
-        "--assertion-generation", config.assertions,
-        "--output-variables", "TargetModule", "Coverage", "AlgorithmIterations", "SearchTime",
+        python,
+        "-m",
+        "pynguin",
+        "--project-path",
+        ".",
+        "--module-name",
+        MODULE_NAME,
+        "--output-path",
+        "out",
+        "--seed",
+        str(config.seed),
+        "--maximum-iterations",
+        str(config.max_iterations),
+        "--maximum-search-time",
+        str(config.budget_s),
+        "--maximum-mutation-time",
+        str(max(5, config.budget_s // 2)),
+        "--assertion-generation",
+        config.assertions,
+        "--output-variables",
+        "TargetModule",
+        "Coverage",
+        "AlgorithmIterations",
+        "SearchTime",
     ]
 
 
 def generator_sandbox(sandbox: SandboxConfig, plus: PlusConfig, item_id: str = "") -> SandboxConfig:
     """The gate's sandbox settings with the generator's interpreter and its one required variable."""
-    return sandbox.model_copy(update={
-        "python": generator_python(plus, item_id),
-        "memory_mb": max(sandbox.memory_mb, plus.memory_mb),
-        # Pynguin refuses to start without it: it executes arbitrary code (here: inside the sandbox).
-        "env": {**sandbox.env, "PYNGUIN_DANGER_AWARE": "1"},
-    })
+    return sandbox.model_copy(
+        update={
+            "python": generator_python(plus, item_id),
+            "memory_mb": max(sandbox.memory_mb, plus.memory_mb),
+            # Pynguin refuses to start without it: it executes arbitrary code (here: inside the sandbox).
+            "env": {**sandbox.env, "PYNGUIN_DANGER_AWARE": "1"},
+        }
+    )
 
 
 def generate(source: str, sandbox: SandboxConfig, plus: PlusConfig, *, item_id: str = "") -> GeneratedTests:
@@ -136,5 +156,7 @@ def generate(source: str, sandbox: SandboxConfig, plus: PlusConfig, *, item_id: 
     if run.timed_out or not module.strip():
         why = "killed at the wall limit" if run.timed_out else f"exit {run.exit_code}, no test file"
         log.info("plus: %s: generation produced nothing (%s)", item_id or "<unnamed>", why)
-        return GeneratedTests(ok=False, detail=f"{why}: {run.stderr[-600:]}", wall_s=run.wall_s, isolation=run.isolation)
+        return GeneratedTests(
+            ok=False, detail=f"{why}: {run.stderr[-600:]}", wall_s=run.wall_s, isolation=run.isolation
+        )
     return GeneratedTests(module=module, ok=True, wall_s=run.wall_s, isolation=run.isolation, **stats)

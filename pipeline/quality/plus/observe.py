@@ -58,10 +58,20 @@ class Statement(BaseModel):
 
 def _touched(node: ast.stmt, bound: set[str], class_name: str) -> list[str]:
     """Instances the statement builds or calls a method of, in order of appearance."""
-    names = [n.func.value.id for n in ast.walk(node) if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute)
-             and isinstance(n.func.value, ast.Name) and n.func.value.id in bound]
-    if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and isinstance(node.value.func, ast.Name) \
-            and node.value.func.id == class_name:
+    names = [
+        n.func.value.id
+        for n in ast.walk(node)
+        if isinstance(n, ast.Call)
+        and isinstance(n.func, ast.Attribute)
+        and isinstance(n.func.value, ast.Name)
+        and n.func.value.id in bound
+    ]
+    if (
+        isinstance(node, ast.Assign)
+        and isinstance(node.value, ast.Call)
+        and isinstance(node.value.func, ast.Name)
+        and node.value.func.id == class_name
+    ):
         names += [t.id for t in node.targets if isinstance(t, ast.Name)]
     return list(dict.fromkeys(names))
 
@@ -72,10 +82,16 @@ def statements(body: str, class_name: str) -> list[Statement]:
     bound = instances(tree, class_name)
     out: list[Statement] = []
     for node in tree.body:
-        source = "\n".join(lines[node.lineno - 1:node.end_lineno])
+        source = "\n".join(lines[node.lineno - 1 : node.end_lineno])
         call = node.value if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call) else None
-        step = (source if call is not None and isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name)
-                and call.func.value.id in bound else None)
+        step = (
+            source
+            if call is not None
+            and isinstance(call.func, ast.Attribute)
+            and isinstance(call.func.value, ast.Name)
+            and call.func.value.id in bound
+            else None
+        )
         out.append(Statement(source=source, step=step, observe=_touched(node, bound, class_name)))
     return out
 
@@ -89,23 +105,34 @@ def program(parts: list[Statement]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def record(programs: dict[str, tuple[str, list[str]]], solution: str, sandbox: SandboxConfig, hash_seed: int,
-           item_id: str = "") -> dict[str, dict]:
+def record(
+    programs: dict[str, tuple[str, list[str]]], solution: str, sandbox: SandboxConfig, hash_seed: int, item_id: str = ""
+) -> dict[str, dict]:
     """Program id -> what its hooks saw, from one sandbox run of the recorder on the reference."""
-    script = importlib.resources.files("pipeline.quality.plus").joinpath("observe_script.py").read_text(encoding="utf-8")
+    script = (
+        importlib.resources.files("pipeline.quality.plus").joinpath("observe_script.py").read_text(encoding="utf-8")
+    )
     payload = [{"id": pid, "source": source, "imports": imports} for pid, (source, imports) in programs.items()]
     backend = get_backend(sandbox)
     try:
-        run = backend.run({"under_test.py": solution, _SCRIPT: script, _PROGRAMS: json.dumps(payload)},
-                          [backend.python, "-s", "-B", _SCRIPT, _PROGRAMS, _OUT], RunLimits.from_config(sandbox),
-                          outputs=[_OUT], env={"PYTHONHASHSEED": str(hash_seed)})
+        run = backend.run(
+            {"under_test.py": solution, _SCRIPT: script, _PROGRAMS: json.dumps(payload)},
+            [backend.python, "-s", "-B", _SCRIPT, _PROGRAMS, _OUT],
+            RunLimits.from_config(sandbox),
+            outputs=[_OUT],
+            env={"PYTHONHASHSEED": str(hash_seed)},
+        )
     except SandboxError as exc:
         raise GeneratorUnavailable(f"the sandbox could not run the state recorder: {exc}", item_id) from exc
     raw = run.outputs.get(_OUT)
     if run.timed_out or not raw:
         # Counted per test by observe_tests (plus-state-unrecorded, plus-walk-unrecorded).
-        log.warning("plus: %s: the state recorder produced nothing (exit %s): %s", item_id or "<unnamed>",
-                    run.exit_code, run.stderr[-400:])
+        log.warning(
+            "plus: %s: the state recorder produced nothing (exit %s): %s",
+            item_id or "<unnamed>",
+            run.exit_code,
+            run.stderr[-400:],
+        )
         return {}
     try:
         return json.loads(raw.decode("utf-8"))
@@ -130,10 +157,15 @@ def agreed(first: dict, second: dict) -> dict:
     """The two recordings of one program merged: observations and steps both runs agree on."""
     if not (first.get("ok") and second.get("ok")):
         return {}
-    observed = {k: {n: v for n, enc in state.items() if (v := _agree(enc, second["observed"].get(k, {}).get(n)))}
-                for k, state in first["observed"].items()}
-    steps = {k: s for k, s in first["steps"].items() if s == second["steps"].get(k)
-             or ("returns" in s and "returns" in second["steps"].get(k, {}))}
+    observed = {
+        k: {n: v for n, enc in state.items() if (v := _agree(enc, second["observed"].get(k, {}).get(n)))}
+        for k, state in first["observed"].items()
+    }
+    steps = {
+        k: s
+        for k, s in first["steps"].items()
+        if s == second["steps"].get(k) or ("returns" in s and "returns" in second["steps"].get(k, {}))
+    }
     for k, s in steps.items():
         if "returns" in s:
             steps[k] = {"returns": _agree(s["returns"], second["steps"][k]["returns"])}
@@ -217,8 +249,9 @@ def _checked_body(parts: list[Statement], rec: dict, class_name: str, allowed: s
     return body, ""
 
 
-def observe_tests(tests: list[PlusTest], solution: str, class_name: str, sandbox: SandboxConfig, plus: PlusConfig,
-                  item_id: str = "") -> Observed:
+def observe_tests(
+    tests: list[PlusTest], solution: str, class_name: str, sandbox: SandboxConfig, plus: PlusConfig, item_id: str = ""
+) -> Observed:
     """The tests with their state asserted, then the walks; a test the recorder could not run, or
     whose checks break a rule, stays as it was (a walk is left out): both counted with a reason."""
     made = walks(tests, solution, class_name, plus.observe_walks, plus.seed)

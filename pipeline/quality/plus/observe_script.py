@@ -44,7 +44,11 @@ def _literal(value, module, depth=0):
         return None
     if isinstance(value, dict):
         parts = [(_literal(k, module, depth + 1), _literal(v, module, depth + 1)) for k, v in value.items()]
-        return None if any(k is None or v is None for k, v in parts) else "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
+        return (
+            None
+            if any(k is None or v is None for k, v in parts)
+            else "{" + ", ".join(f"{k}: {v}" for k, v in parts) + "}"
+        )
     items = [_literal(v, module, depth + 1) for v in value]
     if any(i is None for i in items):
         return None
@@ -59,8 +63,16 @@ def encode(value, module):
         return {"kind": "none"}
     if isinstance(value, float) and not isinstance(value, bool):
         return {"kind": "float", "value": value} if math.isfinite(value) else None
-    if dataclasses.is_dataclass(value) and not isinstance(value, type) and getattr(module, type(value).__name__, None) is type(value):
-        fields = {f.name: encode(getattr(value, f.name), module) for f in dataclasses.fields(value) if not f.name.startswith("_")}
+    if (
+        dataclasses.is_dataclass(value)
+        and not isinstance(value, type)
+        and getattr(module, type(value).__name__, None) is type(value)
+    ):
+        fields = {
+            f.name: encode(getattr(value, f.name), module)
+            for f in dataclasses.fields(value)
+            if not f.name.startswith("_")
+        }
         fields = {k: v for k, v in fields.items() if v is not None and "fields" not in v}
         return {"kind": "fields", "fields": fields} if fields else None
     src = _literal(value, module)
@@ -74,7 +86,9 @@ def public_state(obj, module):
         enc = encode(obj.__dict__[name], module)
         if enc is not None:
             state[name] = enc
-    props = sorted({n for c in type(obj).__mro__ for n, v in vars(c).items() if isinstance(v, property) and not n.startswith("_")})
+    props = sorted(
+        {n for c in type(obj).__mro__ for n, v in vars(c).items() if isinstance(v, property) and not n.startswith("_")}
+    )
     for name in props:
         try:
             enc = encode(getattr(obj, name), module)

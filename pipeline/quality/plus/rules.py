@@ -15,7 +15,19 @@ from collections.abc import Callable
 from pipeline.core import parsing, reasons
 
 _ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]+|object at\b")
-_CLOCK = {"time", "time_ns", "monotonic", "perf_counter", "process_time", "now", "today", "utcnow", "localtime", "gmtime", "ctime"}
+_CLOCK = {
+    "time",
+    "time_ns",
+    "monotonic",
+    "perf_counter",
+    "process_time",
+    "now",
+    "today",
+    "utcnow",
+    "localtime",
+    "gmtime",
+    "ctime",
+}
 _MESSAGE_READS = {"args", "msg", "message", "strerror"}
 _TEMP_ROOTS = ("/tmp/", "/tmp")
 
@@ -36,8 +48,11 @@ def object_identity(tree: ast.AST) -> str | None:
     for call in _calls(tree):
         if _method(call) == "id":
             return "id()"
-        if (_method(call) in ("assertIs", "assertIsNot") and len(call.args) == 2
-                and not (isinstance(call.args[1], ast.Constant) and call.args[1].value in (True, False, None))):
+        if (
+            _method(call) in ("assertIs", "assertIsNot")
+            and len(call.args) == 2
+            and not (isinstance(call.args[1], ast.Constant) and call.args[1].value in (True, False, None))
+        ):
             return f"{_method(call)} between objects"
     found = next((s for s in _strings(tree) if _ADDRESS.search(s)), None)
     return f"a repr with an address: {found[:60]!r}" if found else None
@@ -47,7 +62,7 @@ def private_attribute(tree: ast.AST) -> str | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__"):
             return f".{node.attr}"
-        if isinstance(node, ast.Attribute) and node.attr in ("__dict__", "__slots__") :
+        if isinstance(node, ast.Attribute) and node.attr in ("__dict__", "__slots__"):
             return f".{node.attr}"
     return None
 
@@ -59,7 +74,12 @@ def exception_message(tree: ast.AST) -> str | None:
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute) and node.attr in _MESSAGE_READS and "exception" in ast.unparse(node.value):
             return ast.unparse(node)[:60]
-        if isinstance(node, ast.Call) and _method(node) in ("str", "repr") and node.args and "exception" in ast.unparse(node.args[0]):
+        if (
+            isinstance(node, ast.Call)
+            and _method(node) in ("str", "repr")
+            and node.args
+            and "exception" in ast.unparse(node.args[0])
+        ):
             return ast.unparse(node)[:60]
     return None
 
@@ -81,9 +101,18 @@ def unordered(tree: ast.AST) -> str | None:
     if found:
         return f"the text of a set: {found[:60]!r}"
     for call in _calls(tree):
-        if _method(call) in ("list", "tuple", "next") and call.args and isinstance(call.args[0], (ast.Set, ast.SetComp)):
+        if (
+            _method(call) in ("list", "tuple", "next")
+            and call.args
+            and isinstance(call.args[0], (ast.Set, ast.SetComp))
+        ):
             return f"the order of a set: {ast.unparse(call)[:60]}"
-        if _method(call) in ("list", "tuple") and call.args and isinstance(call.args[0], ast.Call) and _method(call.args[0]) in ("set", "frozenset"):
+        if (
+            _method(call) in ("list", "tuple")
+            and call.args
+            and isinstance(call.args[0], ast.Call)
+            and _method(call.args[0]) in ("set", "frozenset")
+        ):
             return f"the order of a set: {ast.unparse(call)[:60]}"
     return None
 
@@ -91,15 +120,39 @@ def unordered(tree: ast.AST) -> str | None:
 def clock(tree: ast.AST) -> str | None:
     for call in _calls(tree):
         func = call.func
-        if isinstance(func, ast.Attribute) and func.attr in _CLOCK and isinstance(func.value, (ast.Name, ast.Attribute)):
+        if (
+            isinstance(func, ast.Attribute)
+            and func.attr in _CLOCK
+            and isinstance(func.value, (ast.Name, ast.Attribute))
+        ):
             owner = ast.unparse(func.value)
             if owner.split(".")[-1] in ("time", "datetime", "date"):
                 return ast.unparse(func)
     return None
 
 
-_FILE_CALLS = {"open", "Path", "PurePath", "remove", "unlink", "rmtree", "mkdir", "makedirs", "rename", "copy",
-               "copyfile", "exists", "isfile", "isdir", "listdir", "walk", "chdir", "rmdir", "stat", "touch"}
+_FILE_CALLS = {
+    "open",
+    "Path",
+    "PurePath",
+    "remove",
+    "unlink",
+    "rmtree",
+    "mkdir",
+    "makedirs",
+    "rename",
+    "copy",
+    "copyfile",
+    "exists",
+    "isfile",
+    "isdir",
+    "listdir",
+    "walk",
+    "chdir",
+    "rmdir",
+    "stat",
+    "touch",
+}
 _PATHISH = re.compile(r"path|file|dir|folder|filename", re.IGNORECASE)
 
 

@@ -46,13 +46,33 @@ log = logging.getLogger(__name__)
 PLUS_VERSION = 8  # bump when conversion, rules or validation change what a suite holds
 
 
-def suite_key(solution: str, class_name: str, import_statement: list[str], sandbox: SandboxConfig, plus: PlusConfig,
-              described: str = "") -> str:
-    settings = plus.model_dump(mode="json", include={"seed", "hash_seed", "max_iterations", "assertions", "max_tests", "validation_runs"})
+def suite_key(
+    solution: str,
+    class_name: str,
+    import_statement: list[str],
+    sandbox: SandboxConfig,
+    plus: PlusConfig,
+    described: str = "",
+) -> str:
+    settings = plus.model_dump(
+        mode="json", include={"seed", "hash_seed", "max_iterations", "assertions", "max_tests", "validation_runs"}
+    )
     if plus.observe_state:  # only then: suites made without it keep their keys
-        settings |= plus.model_dump(mode="json", include={"observe_state", "observe_walks"}) | {"observe": OBSERVE_VERSION}
+        settings |= plus.model_dump(mode="json", include={"observe_state", "observe_walks"}) | {
+            "observe": OBSERVE_VERSION
+        }
     checks = sandbox.environment_checks.model_dump(mode="json")
-    return content_key(PLUS_VERSION, GENERATOR, settings, sandbox.hash_seed, checks, class_name, solution, list(import_statement), described)
+    return content_key(
+        PLUS_VERSION,
+        GENERATOR,
+        settings,
+        sandbox.hash_seed,
+        checks,
+        class_name,
+        solution,
+        list(import_statement),
+        described,
+    )
 
 
 def _cache_path(plus: PlusConfig, key: str, kind: str = "suites") -> Path | None:
@@ -65,7 +85,9 @@ def generation_path(source: str, plus: PlusConfig) -> Path | None:
     return _cache_path(plus, content_key(GENERATOR, settings, source), "generated")
 
 
-def generated_tests(source: str, sandbox: SandboxConfig, plus: PlusConfig, item_id: str = "") -> tuple[GeneratedTests, bool]:
+def generated_tests(
+    source: str, sandbox: SandboxConfig, plus: PlusConfig, item_id: str = ""
+) -> tuple[GeneratedTests, bool]:
     """Pynguin's module for `source`, from the cache when this exact run was made before: the search
     is the costly part, so a change of conversion or validation never repeats it."""
     path = generation_path(source, plus)
@@ -92,8 +114,13 @@ def cached_suite(plus: PlusConfig, key: str) -> PlusSuite | None:
         return None
 
 
-def screen(tests: list[PlusTest], max_tests: int, class_name: str = "", contract: Contract | None = None,
-           described: str | None = None) -> tuple[list[PlusTest], list[PlusDrop]]:
+def screen(
+    tests: list[PlusTest],
+    max_tests: int,
+    class_name: str = "",
+    contract: Contract | None = None,
+    described: str | None = None,
+) -> tuple[list[PlusTest], list[PlusDrop]]:
     """The static rules, the description's fields and argument types, duplicates and the per-task
     cap, in that order."""
     kept: list[PlusTest] = []
@@ -121,14 +148,17 @@ def screen(tests: list[PlusTest], max_tests: int, class_name: str = "", contract
     return kept, drops
 
 
-def _off_description(body: str, class_name: str, contract: Contract, evidence: Evidence,
-                     docs: dict[str, str]) -> tuple[str, str] | None:
+def _off_description(
+    body: str, class_name: str, contract: Contract, evidence: Evidence, docs: dict[str, str]
+) -> tuple[str, str] | None:
     """(reason, detail) when the test passes what the description neither types, shows nor allows,
     or checks an effect it does not state."""
     effect = undescribed_effect(body, docs) if docs else None
     if effect is not None:
         return reasons.PLUS_UNDESCRIBED_EFFECT, effect
-    off = (off_contract(body, class_name, contract) if contract else None) or unshown_type(body, class_name, evidence, contract)
+    off = (off_contract(body, class_name, contract) if contract else None) or unshown_type(
+        body, class_name, evidence, contract
+    )
     if off is not None:
         return reasons.PLUS_OFF_CONTRACT, off
     negative = off_domain(body, class_name, evidence)
@@ -142,8 +172,16 @@ def _counts(drops: list[PlusDrop]) -> dict[str, int]:
     return dict(sorted(counts.items()))
 
 
-def make_plus_suite(solution: str, class_name: str, *, import_statement: list[str], sandbox: SandboxConfig,
-                    plus: PlusConfig, item_id: str = "", described: str | None = None) -> PlusSuite:
+def make_plus_suite(
+    solution: str,
+    class_name: str,
+    *,
+    import_statement: list[str],
+    sandbox: SandboxConfig,
+    plus: PlusConfig,
+    item_id: str = "",
+    described: str | None = None,
+) -> PlusSuite:
     """The validated plus suite of one class (cached by content under plus.cache_dir).
 
     `described`: where the argument types are stated (a task's skeleton); default: the solution.
@@ -154,25 +192,40 @@ def make_plus_suite(solution: str, class_name: str, *, import_statement: list[st
         return cached.model_copy(update={"generation_s": 0.0})
     contract = declared_types(described or solution, class_name)
     generated, reused = generated_tests(annotated_source(solution, class_name, contract), sandbox, plus, item_id)
-    suite = PlusSuite(generator=GENERATOR, seed=plus.seed, generation_s=0.0 if reused else round(generated.wall_s, 2),
-                      hit_time_cap=generated.hit_time_cap, key=key)
+    suite = PlusSuite(
+        generator=GENERATOR,
+        seed=plus.seed,
+        generation_s=0.0 if reused else round(generated.wall_s, 2),
+        hit_time_cap=generated.hit_time_cap,
+        key=key,
+    )
     if not generated.ok:
         # Not cached: a generator that died may well succeed on a machine with more room.
         return suite.model_copy(update={"failure": generated.detail[:2000]})
     conversion = convert(generated.module, solution=solution, class_name=class_name, import_statement=import_statement)
     drops = list(conversion.dropped)
     screened, screen_drops = screen(conversion.tests, plus.max_tests, class_name, contract, described or solution)
-    observed = observe_tests(screened, solution, class_name, sandbox, plus, item_id) if plus.observe_state and screened \
+    observed = (
+        observe_tests(screened, solution, class_name, sandbox, plus, item_id)
+        if plus.observe_state and screened
         else Observed(tests=screened)
+    )
     checked = validate(name_tests(observed.tests, class_name), solution, import_statement, sandbox, plus, item_id)
     drops += screen_drops + observed.dropped + checked.drops
     kept = name_tests([t.test for t in checked.kept], class_name)
     code, classes = render(kept, import_statement) if kept else ("", [])
-    suite = suite.model_copy(update={
-        "test": code, "test_classes": classes, "tests": len(kept), "dropped": _counts(drops), "drops": drops,
-        "generated": len(conversion.tests) + len(conversion.dropped) + observed.walks,
-        "observed": len(screened) if plus.observe_state else 0, "unchecked": _counts(observed.unchecked),
-    })
+    suite = suite.model_copy(
+        update={
+            "test": code,
+            "test_classes": classes,
+            "tests": len(kept),
+            "dropped": _counts(drops),
+            "drops": drops,
+            "generated": len(conversion.tests) + len(conversion.dropped) + observed.walks,
+            "observed": len(screened) if plus.observe_state else 0,
+            "unchecked": _counts(observed.unchecked),
+        }
+    )
     path = _cache_path(plus, key)
     if path is not None:
         write_text(path, suite.model_dump_json(indent=1))

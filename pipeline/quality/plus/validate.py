@@ -26,14 +26,29 @@ class Validated(BaseModel):
     drops: list[PlusDrop] = Field(default_factory=list)
 
 
-def _request(named: list[NamedTest], solution: str, import_statement: list[str], item_id: str, seed: int | None) -> SuiteRequest:
+def _request(
+    named: list[NamedTest], solution: str, import_statement: list[str], item_id: str, seed: int | None
+) -> SuiteRequest:
     code, classes = render(named, import_statement)
-    return SuiteRequest(item_id=item_id, solution=solution, tests=code, test_classes=classes,
-                        mode="classeval", coverage=False, hash_seed=seed)
+    return SuiteRequest(
+        item_id=item_id,
+        solution=solution,
+        tests=code,
+        test_classes=classes,
+        mode="classeval",
+        coverage=False,
+        hash_seed=seed,
+    )
 
 
-def failing_on_reference(named: list[NamedTest], solution: str, import_statement: list[str], sandbox: SandboxConfig,
-                         runs: int, item_id: str = "") -> dict[str, str]:
+def failing_on_reference(
+    named: list[NamedTest],
+    solution: str,
+    import_statement: list[str],
+    sandbox: SandboxConfig,
+    runs: int,
+    item_id: str = "",
+) -> dict[str, str]:
     """test id -> what went wrong, over `runs` runs (in parallel) with hash seeds hash_seed, hash_seed + 1, ..."""
     seeds = [(sandbox.hash_seed + run) % 4294967296 for run in range(runs)]
     requests = [_request(named, solution, import_statement, item_id, seed) for seed in seeds]
@@ -49,8 +64,9 @@ def failing_on_reference(named: list[NamedTest], solution: str, import_statement
     return bad
 
 
-def environment_dependent(named: list[NamedTest], solution: str, import_statement: list[str],
-                          sandbox: SandboxConfig, item_id: str = "") -> dict[str, str]:
+def environment_dependent(
+    named: list[NamedTest], solution: str, import_statement: list[str], sandbox: SandboxConfig, item_id: str = ""
+) -> dict[str, str]:
     """test id -> the perturbation under which its verdict changed."""
     if not named or not sandbox.environment_checks.enabled:
         return {}
@@ -63,17 +79,29 @@ def environment_dependent(named: list[NamedTest], solution: str, import_statemen
     return moved
 
 
-def validate(named: list[NamedTest], solution: str, import_statement: list[str], sandbox: SandboxConfig,
-             plus: PlusConfig, item_id: str = "") -> Validated:
+def validate(
+    named: list[NamedTest],
+    solution: str,
+    import_statement: list[str],
+    sandbox: SandboxConfig,
+    plus: PlusConfig,
+    item_id: str = "",
+) -> Validated:
     if not named:
         return Validated()
     out = Validated()
     failing = failing_on_reference(named, solution, import_statement, sandbox, plus.validation_runs, item_id)
     passing = [t for t in named if t.test_id not in failing]
-    out.drops += [PlusDrop(origin=t.test.origin, reason=reasons.PLUS_FAILS_REFERENCE, detail=failing[t.test_id])
-                  for t in named if t.test_id in failing]
+    out.drops += [
+        PlusDrop(origin=t.test.origin, reason=reasons.PLUS_FAILS_REFERENCE, detail=failing[t.test_id])
+        for t in named
+        if t.test_id in failing
+    ]
     moved = environment_dependent(passing, solution, import_statement, sandbox, item_id)
-    out.drops += [PlusDrop(origin=t.test.origin, reason=reasons.PLUS_ENVIRONMENT, detail=moved[t.test_id])
-                  for t in passing if t.test_id in moved]
+    out.drops += [
+        PlusDrop(origin=t.test.origin, reason=reasons.PLUS_ENVIRONMENT, detail=moved[t.test_id])
+        for t in passing
+        if t.test_id in moved
+    ]
     out.kept = [t for t in passing if t.test_id not in moved]
     return out

@@ -52,10 +52,14 @@ def _parameters(fn: ast.FunctionDef, static: bool) -> list[Parameter]:
     positional = fn.args.posonlyargs + fn.args.args
     positional = positional if static else positional[1:]
     first_default = len(positional) - len(fn.args.defaults)
-    params = [Parameter(name=a.arg, required=i < first_default, annotation=ast.unparse(a.annotation) if a.annotation else "")
-              for i, a in enumerate(positional)]
-    params += [Parameter(name=a.arg, required=d is None, annotation=ast.unparse(a.annotation) if a.annotation else "")
-               for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults)]
+    params = [
+        Parameter(name=a.arg, required=i < first_default, annotation=ast.unparse(a.annotation) if a.annotation else "")
+        for i, a in enumerate(positional)
+    ]
+    params += [
+        Parameter(name=a.arg, required=d is None, annotation=ast.unparse(a.annotation) if a.annotation else "")
+        for a, d in zip(fn.args.kwonlyargs, fn.args.kw_defaults)
+    ]
     return params
 
 
@@ -91,8 +95,10 @@ def _self_contained(node: ast.AST, known: set[str]) -> bool:
 
 
 def _arguments(call: ast.Call) -> str:
-    return ", ".join([ast.unparse(a) for a in call.args] + [f"{k.arg}={ast.unparse(k.value)}" if k.arg else
-                                                            f"**{ast.unparse(k.value)}" for k in call.keywords])
+    return ", ".join(
+        [ast.unparse(a) for a in call.args]
+        + [f"{k.arg}={ast.unparse(k.value)}" if k.arg else f"**{ast.unparse(k.value)}" for k in call.keywords]
+    )
 
 
 def fits(source: str, annotation: str) -> bool:
@@ -125,10 +131,14 @@ def _collect(call: ast.Call, callee: str, pool: Pool) -> None:
     parameter's annotation (a walk asserts behaviour on inputs the signature promises to take)."""
     params = {p.name: p for p in pool.signatures.get(callee, [])}
     order = list(params)
-    named = [(order[i], ast.unparse(a)) for i, a in enumerate(call.args) if i < len(order) and not isinstance(a, ast.Starred)]
+    named = [
+        (order[i], ast.unparse(a)) for i, a in enumerate(call.args) if i < len(order) and not isinstance(a, ast.Starred)
+    ]
     named += [(k.arg, ast.unparse(k.value)) for k in call.keywords if k.arg]
-    if any(len(source) > _MAX_ARGUMENT or (name in params and not fits(source, params[name].annotation))
-           for name, source in named):
+    if any(
+        len(source) > _MAX_ARGUMENT or (name in params and not fits(source, params[name].annotation))
+        for name, source in named
+    ):
         return
     pool.calls.setdefault(callee, []).append(_arguments(call))
     for name, source in named:
@@ -147,9 +157,13 @@ def call_pool(tests: list[PlusTest], solution: str, class_name: str) -> Pool:
         for call in (n for n in ast.walk(tree) if isinstance(n, ast.Call) and _self_contained(n, known | bound)):
             if isinstance(call.func, ast.Name) and call.func.id == class_name and _self_contained(call, known):
                 _collect(call, "__init__", pool)
-            elif isinstance(call.func, ast.Attribute) and isinstance(call.func.value, ast.Name) \
-                    and call.func.value.id in bound and call.func.attr in pool.signatures \
-                    and all(_self_contained(a, known) for a in [*call.args, *call.keywords]):
+            elif (
+                isinstance(call.func, ast.Attribute)
+                and isinstance(call.func.value, ast.Name)
+                and call.func.value.id in bound
+                and call.func.attr in pool.signatures
+                and all(_self_contained(a, known) for a in [*call.args, *call.keywords])
+            ):
                 _collect(call, call.func.attr, pool)
     pool.calls = {k: list(dict.fromkeys(v)) for k, v in pool.calls.items()}
     pool.values = {k: list(dict.fromkeys(v)) for k, v in pool.values.items()}
@@ -201,8 +215,13 @@ def constructor_rows(pool: Pool, rng: random.Random, limit: int) -> list[str]:
         return pool.calls.get("__init__", [])[:limit]
     choices = {p.name: _options(p, pool) + ([] if p.required else [""]) for p in params}
     names = list(choices)
-    uncovered = {((a, va), (b, vb)) for i, a in enumerate(names) for b in names[i + 1:]
-                 for va in choices[a] for vb in choices[b]}
+    uncovered = {
+        ((a, va), (b, vb))
+        for i, a in enumerate(names)
+        for b in names[i + 1 :]
+        for va in choices[a]
+        for vb in choices[b]
+    }
     rows: list[str] = []
     while uncovered and len(rows) < limit:
         (a, va), (b, vb) = min(uncovered)  # every row covers at least one pair still missing
@@ -211,7 +230,7 @@ def constructor_rows(pool: Pool, rng: random.Random, limit: int) -> list[str]:
             gain = {v: sum(((n, row[n]), (name, v)) in uncovered for n in row) for v in choices[name]}
             best = max(gain.values())
             row[name] = rng.choice([v for v in choices[name] if gain[v] == best])
-        uncovered -= {((a, row[a]), (b, row[b])) for i, a in enumerate(names) for b in names[i + 1:]}
+        uncovered -= {((a, row[a]), (b, row[b])) for i, a in enumerate(names) for b in names[i + 1 :]}
         rows.append(", ".join(f"{n}={row[n]}" for n in names if row[n] != ""))
     return list(dict.fromkeys(rows + pool.calls.get("__init__", [])))[:limit]
 
@@ -236,8 +255,11 @@ def walks(tests: list[PlusTest], solution: str, class_name: str, count: int, see
     """Up to `count` walks: each constructor row (`constructor_rows`) with the first call script,
     then with the next, and so on; distinct bodies only."""
     pool = call_pool(tests, solution, class_name)
-    methods = sorted(m for m in pool.signatures if m != "__init__" and (m in pool.calls or
-                     all(_options(p, pool) or not p.required for p in pool.signatures[m])))
+    methods = sorted(
+        m
+        for m in pool.signatures
+        if m != "__init__" and (m in pool.calls or all(_options(p, pool) or not p.required for p in pool.signatures[m]))
+    )
     if count <= 0 or not methods:
         return []
     rng = random.Random(f"{seed}:{class_name}")
