@@ -345,10 +345,10 @@ def harvest(
         )
     except ConfigError as exc:
         fail(exc)
-    if not (hcfg.local_sources or hcfg.spec_corpora or hcfg.github.enabled):
+    if not hcfg.names_a_source:
         fail(
-            "nothing to harvest: give --source PATH, set harvest.local_sources or "
-            "harvest.spec_corpora in --config, or use --github"
+            "nothing to harvest: give --source PATH, set harvest.local_sources, harvest.spec_corpora "
+            "or harvest.bundle_sources in --config, or use --github"
         )
     _require_sources(hcfg)
     summary = _harvest_with_progress(hcfg, _github_search(hcfg), cfg.release.output_root)

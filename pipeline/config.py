@@ -113,6 +113,11 @@ class HarvestConfig(Section):
         None, ge=1, description="repositories analysed in parallel (processes); default: the machine's cores"
     )
 
+    @property
+    def names_a_source(self) -> bool:
+        """Whether anything is configured to harvest from: a folder, a corpus, a bundle or GitHub."""
+        return bool(self.local_sources or self.spec_corpora or self.bundle_sources or self.github.enabled)
+
     @field_validator("snapshot")
     @classmethod
     def _safe_snapshot(cls, v: str) -> str:

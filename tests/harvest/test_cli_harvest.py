@@ -109,6 +109,20 @@ def test_nothing_to_harvest_exits_non_zero_and_says_so(tmp_path):
     assert result.exit_code == 2 and "neither a git repository nor a folder of them" in text
 
 
+def test_a_config_naming_only_bundles_harvests_them(tmp_path):
+    # The real-source example's config names nothing but `bundle_sources`; the command once refused it
+    # as "nothing to harvest".
+    bundle = Path(__file__).resolve().parents[2] / "examples" / "real-repos" / "liminma__rate-limiter.bundle"
+    cfg = tmp_path / "bundles.toml"
+    cfg.write_text(
+        f'[harvest]\ncutoff = "2025-01-01"\noutput_root = "{tmp_path / "out"}"\nbundle_sources = ["{bundle}"]\n'
+        f'[harvest.clone]\nworkdir = "{tmp_path / "clones"}"\n'
+    )
+    result, text = invoke("harvest", "-c", str(cfg))
+    assert result.exit_code == 0, text
+    assert "ModelRateLimiter" in kept(tmp_path / "out") and "1 repositories" in text
+
+
 def test_github_search_that_finds_no_repository_exits_non_zero(tmp_path):
     with FakeGitHub([fake_repo("octo/old", "2023-01-01", 300, "banking ledger")], token="good") as api:
         cfg = github_config(tmp_path, api.base_url, 'star_tiers = [">1000"]\n')
