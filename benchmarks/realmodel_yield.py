@@ -7,8 +7,9 @@
 Runs `classforge build` (the installed console script, as a user does) over the bundled example
 corpus with every role pointed at the local model, `--candidates` pairs (up to 3: the example's
 pinned pairs; more: all drawn by the seeded pairing), then prints per stage: candidates in,
-kept, first-attempt successes and successes after a repair (the local model's answers per
-candidate and stage, from the build's response cache), all answers paid for at the stage, drop reasons, and the tokens
+kept, first-attempt successes, successes after the client's retry with more room for a cut answer,
+and successes after a repair or re-ask (the local model's answers per candidate and stage, from the
+build's response cache), all answers paid for at the stage, drop reasons, and the tokens
 spent per surviving candidate. `--handwritten composer[,test_writer]` takes those roles' answers
 from the example's handwritten ones, so that the later stages meet the local model on valid
 skeletons (and suites). The
@@ -45,19 +46,37 @@ PROMPT_STAGE = {
 }
 
 
-def paid_answers(cache: Path, model: str) -> tuple[dict[tuple[str, str], int], int, int]:
+def request_kind(request: dict, smaller_asked: bool) -> str:
+    """What a request was for: "repair" (a repair or re-ask: its prompt version chains a second
+    prompt, "compose@v1+compose_repair@v2"), "room" (the client's retry of a cut answer: the same
+    request with a larger max_tokens than one already asked) or "first"."""
+    if "+" in request["prompt_version"]:
+        return "repair"
+    return "room" if smaller_asked else "first"
+
+
+def paid_answers(cache: Path, model: str) -> tuple[dict[tuple[str, str], collections.Counter[str]], int, int]:
     """From the build's response cache, what `model` answered over every run: ((candidate id,
-    stage) -> answers, prompt tokens, completion tokens). Imported answers of other models (the
-    example's handwritten skeletons) are not counted."""
-    counts: collections.Counter[tuple[str, str]] = collections.Counter()
+    stage) -> answers by `request_kind`, prompt tokens, completion tokens). Imported answers of
+    other models (the example's handwritten skeletons) are not counted."""
+    counts: dict[tuple[str, str], collections.Counter[str]] = collections.defaultdict(collections.Counter)
     prompt = completion = 0
     with sqlite3.connect(cache) as db:
-        for (entry,) in db.execute("SELECT entry FROM responses WHERE model = ?", (model,)):
-            doc = json.loads(entry)
-            prompt_name = doc["request"]["prompt_version"].split("@")[0]
-            counts[(doc.get("task_id") or "?", PROMPT_STAGE.get(prompt_name, prompt_name))] += 1
-            prompt += doc.get("prompt_tokens", 0)
-            completion += doc.get("completion_tokens", 0)
+        docs = [json.loads(entry) for (entry,) in db.execute("SELECT entry FROM responses WHERE model = ?", (model,))]
+    # The same request but for max_tokens: the smallest one asked first, the others are retries for room.
+    smallest: dict[str, int] = {}
+    for doc in docs:
+        request = doc["request"]
+        same = json.dumps({k: v for k, v in request.items() if k != "max_tokens"}, sort_keys=True)
+        smallest[same] = min(smallest.get(same, request["max_tokens"]), request["max_tokens"])
+        doc["_same"] = same
+    for doc in docs:
+        request = doc["request"]
+        prompt_name = request["prompt_version"].split("@")[0]
+        kind = request_kind(request, request["max_tokens"] > smallest[doc["_same"]])
+        counts[(doc.get("task_id") or "?", PROMPT_STAGE.get(prompt_name, prompt_name))][kind] += 1
+        prompt += doc.get("prompt_tokens", 0)
+        completion += doc.get("completion_tokens", 0)
     return counts, prompt, completion
 
 
@@ -135,30 +154,37 @@ def main() -> int:
         f"model {state['model']} at {state['base_url']}{by_hand}; {args.candidates} candidates; build exit "
         f"{done.returncode} after {seconds:.0f} s (a re-run replays what was paid for from the cache)"
     )
-    print(f"{'stage':<12}{'in':>4}{'kept':>6}{'1st try':>9}{'repaired':>10}{'answers':>9}  drop reasons")
+    print(
+        f"{'stage':<12}{'in':>4}{'kept':>6}{'1st try':>9}{'more room':>11}{'repaired':>10}{'answers':>9}  drop reasons"
+    )
     stages = list(STAGES)  # funnel.json's keys are sorted by name, not in pipeline order
     candidates = {c for c, _ in per_cand} | set(rejected_at)
     for name in stages:
         counts = funnel["stages"].get(name, {"seen": 0, "kept": 0, "dropped": {}})
-        first = repaired = answers = "-"
+        columns: tuple[object, ...] = ("-",) * 4
         if name in {HANDWRITTEN_STAGE[role] for role in args.handwritten}:
-            first = repaired = answers = "example"
+            columns = ("example",) * 4
         elif name in PROMPT_STAGE.values():
-            answers = sum(v for (_, stage), v in per_cand.items() if stage == name)
             # Kept here = not dropped at this stage or an earlier one.
             kept_ids = [
                 c for c in candidates if c not in rejected_at or stages.index(rejected_at[c][0]) > stages.index(name)
             ]
-            calls = [per_cand.get((c, name), 0) for c in kept_ids]
+            kinds = [per_cand.get((c, name), collections.Counter()) for c in kept_ids]
             expected = 3 if name == "judges" else 1  # three judges answer once each on a first try
-            first = sum(n == expected for n in calls)
-            repaired = sum(n > expected for n in calls)
+            columns = (
+                sum(k == collections.Counter(first=expected) for k in kinds),
+                sum(k["room"] > 0 and k["repair"] == 0 for k in kinds),
+                sum(k["repair"] > 0 for k in kinds),
+                sum(sum(k.values()) for (_, stage), k in per_cand.items() if stage == name),
+            )
+        first, room, repaired, answers = columns
         print(
-            f"{name:<12}{counts['seen']:>4}{counts['kept']:>6}{first:>9}{repaired:>10}{answers:>9}  {json.dumps(counts['dropped'])}"
+            f"{name:<12}{counts['seen']:>4}{counts['kept']:>6}{first:>9}{room:>11}{repaired:>10}{answers:>9}  "
+            f"{json.dumps(counts['dropped'])}"
         )
     tokens = prompt + completion
     print(
-        f"{sum(per_cand.values())} answers paid for, {prompt} prompt + {completion} completion tokens; "
+        f"{sum(sum(k.values()) for k in per_cand.values())} answers paid for, {prompt} prompt + {completion} completion tokens; "
         f"{len(tasks)} surviving task(s); tokens per surviving candidate: "
         + (f"{tokens / len(tasks):.0f}" if tasks else f"- ({tokens} tokens spent for none)")
     )

@@ -31,6 +31,8 @@ DOMAINS: tuple[str, ...] = (
     "Utils",
     "Data Formatting",
 )
+# The label of a class no keyword places (ClassEval-Pro's catch-all).
+FALLBACK_DOMAIN = "Utils"
 
 
 class Section(BaseModel):

@@ -19,7 +19,7 @@ from typing import Literal, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from pipeline.config import Config
+from pipeline.config import FALLBACK_DOMAIN, Config
 from pipeline.construct.common import StageContext, StageOutcome
 from pipeline.construct.gate import Gate, GateOutcome
 from pipeline.construct.real_docs import DocstringsResult, write_docstrings, writer_endpoint
@@ -219,7 +219,7 @@ def _mutation(result: RealCandidateResult, mutator: Mutator, config: Config) -> 
 def _record(result: RealCandidateResult, hc: HarvestedClass, config: Config) -> RealCandidateResult:
     derived, suite, verdict = result.derived, result.suite, result.gate
     assert derived is not None and suite is not None and verdict is not None and result.skeleton is not None
-    domain = hc.domains[0] if hc.domains else "Utilities"
+    domain = hc.domains[0] if hc.domains else FALLBACK_DOMAIN
     versions = dict(result.docstrings.versions) if result.docstrings else {}
     try:
         columns = code_columns(

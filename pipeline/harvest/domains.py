@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from pipeline.config import DOMAINS
+from pipeline.config import DOMAINS, FALLBACK_DOMAIN
 
 DOMAIN_KEYWORDS: dict[str, tuple[str, ...]] = {
     "Finance & E-commerce": (
@@ -159,24 +159,32 @@ def _words(text: str) -> list[str]:
     return _WORD.findall(spaced.lower())
 
 
-def label_domains(class_name: str, docstrings: Iterable[str], query_domains: Iterable[str]) -> list[str]:
-    """A first domain label: keyword hits in the class name (weighted) and docstrings, with the
-    domains of the queries that found the repository as tie-breakers. Best first, at most two."""
-    name_words = " ".join(_words(class_name))
-    doc_words = " ".join(_words(" ".join(d for d in docstrings if d)))
+def label_domains(
+    class_name: str, docstrings: Iterable[str], query_domains: Iterable[str], where: str = ""
+) -> list[str]:
+    """A first domain label: keyword hits in the class name (weighted most), in `where` (the
+    repository and module path: `security-use/security-use/src/security_use/sensor/circuit_breaker.py`)
+    and in the docstrings, with the domains of the queries that found the repository as tie-breakers.
+    Best first, at most two. The path outweighs a docstring because a method's passing word
+    ("statistics" in "Get the breaker's statistics") said Mathematical Operations for a circuit
+    breaker in a security package, while the package names what the class is part of."""
+    evidence = (
+        (3, " ".join(_words(class_name))),
+        (2, " ".join(_words(where.removesuffix(".py").replace("/", " ").replace("-", " ").replace("_", " ")))),
+        (1, " ".join(_words(" ".join(d for d in docstrings if d)))),
+    )
     query_domains = list(query_domains)
     scores: dict[str, float] = {}
     for domain, keywords in DOMAIN_KEYWORDS.items():
         score = 0.0
         for kw in keywords:
-            kw_words = " ".join(_words(kw))
-            pattern = rf"\b{re.escape(kw_words)}\b"
-            score += 3 * len(re.findall(pattern, name_words)) + len(re.findall(pattern, doc_words))
+            pattern = rf"\b{re.escape(' '.join(_words(kw)))}\b"
+            score += sum(weight * len(re.findall(pattern, words)) for weight, words in evidence)
         if domain in query_domains:
             score += 0.5
         if score > 0:
             scores[domain] = score
     if not scores:
-        return ["Utils"]
+        return [FALLBACK_DOMAIN]
     ranked = sorted(scores, key=lambda d: (-scores[d], DOMAINS.index(d)))
     return ranked[:2]

@@ -211,7 +211,10 @@ def assemble_snapshot(
                     counts["rejects"] += 1
                     continue
                 cls.domains = label_domains(
-                    cls.class_name, [cls.docstring or ""] + [m.docstring or "" for m in cls.methods], shard.repo.domains
+                    cls.class_name,
+                    [cls.docstring or ""] + [m.docstring or "" for m in cls.methods],
+                    shard.repo.domains,
+                    where=f"{cls.repo}/{cls.path}",
                 )
                 classes_fh.write(cls.model_dump_json() + "\n")
                 counts["classes"] += 1

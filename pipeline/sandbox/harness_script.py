@@ -427,10 +427,15 @@ def _fork_runner(key: bytearray, context: dict) -> tuple[int, int]:
     return pid, rfd
 
 
-def _cpu_so_far() -> float:
+def _usage_so_far() -> tuple:
+    """This process's and its reaped children's resource use, read together."""
     import resource
 
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+
+
+def _cpu_so_far(usage: tuple | None = None) -> float:
+    own, children = usage or _usage_so_far()
     return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
@@ -440,12 +445,10 @@ def _runner_summary(
     """How the runner ended (and, stopped early, for which class), and what it and its children cost
     (in a batch, given `cpu_before`: since then, and its peak memory from its own rusage, since the
     children's is the maximum over every runner so far)."""
-    import resource
-
     reaped_status, usage = reaped
-    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    own, children = both = _usage_so_far()
     return {
-        "cpu_s": round(_cpu_so_far() - (cpu_before or 0.0), 4),
+        "cpu_s": round(_cpu_so_far(both) - (cpu_before or 0.0), 4),
         "max_rss_kb": max(own.ru_maxrss, (children if cpu_before is None else usage).ru_maxrss),
         "timed_out": not exited,
         "timed_out_class": None if exited else shares.limit()[1],

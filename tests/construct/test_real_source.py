@@ -60,7 +60,7 @@ def breaker(breaker_source) -> HarvestedClass:
         for c in list_candidates(ref, BREAKER_PATH, breaker_source, ast.parse(breaker_source))
         if c.node.name == "CircuitBreaker"
     ]
-    return to_record(found[0]).model_copy(update={"domains": ["Utilities"]})
+    return to_record(found[0]).model_copy(update={"domains": ["Utils"]})
 
 
 def _class(code: str, name: str) -> ast.ClassDef:
@@ -120,7 +120,7 @@ def test_skeleton_round_trips_through_the_task_model(breaker):
         method_test_classes={"allow_request": "CircuitBreakerTestAllowRequest"},
         solution=derived.solution,
     )
-    task = Task(**columns, domain1="Utilities", extras={"track": "real-source"})
+    task = Task(**columns, domain1="Utils", extras={"track": "real-source"})
     back = Task.from_row(json.loads(json.dumps(task.to_row())))
     assert back.model_dump() == task.model_dump() and back.extras["track"] == "real-source"
     # the records are the methods the model writes: not the constructor, not the shipped helper
@@ -430,7 +430,7 @@ def test_built_task_records_provenance_examples_and_the_mutation_gate(breaker, t
     (task,) = result.tasks
     assert gate.calls[0][0] == breaker.module_source()  # the reference the gate ran is the real class
     assert task.solution_code == breaker.module_source() and task.mutation_score == 0.9
-    assert task.composition_type is None and task.domain1 == "Utilities"
+    assert task.composition_type is None and task.domain1 == "Utils"
     src = task.sources[0]
     assert (src.repo, src.path, src.commit, src.license_spdx) == (breaker.repo, BREAKER_PATH, breaker.commit, "MIT")
     assert ">>> b.reset()" in task.method("reset").method_description

@@ -94,6 +94,8 @@ def test_real_source_build_on_the_shipped_repositories(prefect_harness, real_rep
     )
     breaker = next(r for r in rows if r["class_name"] == "CircuitBreaker")
     assert ">>> " in breaker["skeleton"] and breaker["methods_given"] == ["_get_state"]
+    # its package (security_use/sensor) names the domain, not the "statistics" in one method's docstring
+    assert (breaker["domain1"], breaker["sources"][0]["domain"]) == ("Security & Crypto", "Security & Crypto")
     assert "def _get_state(self) -> CircuitState:" in breaker["skeleton"]
     # a cache of its own: the datasets cache is keyed by the folder's name (the version), so a
     # release of an earlier run under the same version would be served instead of this one
