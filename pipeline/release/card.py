@@ -11,7 +11,7 @@ from pipeline.core.task import CORE_COLUMNS, column_meaning, column_origin
 from pipeline.formats.release_rows import DATA_GLOB, SPLIT
 from pipeline.release.manifest import SourceRepo
 from pipeline.release.stats import DatasetStats
-from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
+from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table, task_kinds
 from pipeline.release.validity import ValidityFacts, validity_section
 
 TAGS = ["code", "code-generation", "python", "class-level", "benchmark", "classeval", "post-cutoff"]
@@ -205,7 +205,7 @@ Every LLM call is cached by content, so the build can be replayed exactly. The f
 def _contents_section(stats: DatasetStats, validity: ValidityFacts | None) -> str:
     return f"""## Contents
 
-{stats.total} tasks in one split, `{SPLIT}`: {stats.intra} intra-domain and {stats.cross} cross-domain compositions.
+{stats.total} tasks in one split, `{SPLIT}`: {task_kinds(stats)}.
 
 Domain distribution (each task counted under its primary domain, `domain1`; *Involved* also
 counts cross-domain tasks whose `domain2` is the domain):

@@ -54,40 +54,38 @@ def funnel_figure(funnel: FunnelReport):
 
 
 def domain_figure(stats: DatasetStats):
-    """Tasks per domain: intra and cross as primary domain, plus cross tasks where it is the second domain."""
+    """Tasks per domain: intra, cross and real-source tasks under their primary domain, plus cross
+    tasks where it is the second domain."""
     rows = [r for r in stats.domains if r.involved]
     fig = new_figure(8.0, max(2.6, 0.4 * len(rows) + 1.6))
     ax = fig.add_subplot()
     if not rows:
         return _empty_panel(fig, ax, "Domain distribution", "no tasks")
     names = [r.domain for r in rows][::-1]
-    intra = [r.intra for r in rows][::-1]
-    cross = [r.cross for r in rows][::-1]
-    second = [r.involved - r.tasks for r in rows][::-1]
-    ax.barh(names, intra, label="intra-domain", color="#4C72B0")
-    ax.barh(names, cross, left=intra, label="cross-domain (primary)", color="#DD8452")
-    ax.barh(
-        names,
-        second,
-        left=[a + b for a, b in zip(intra, cross)],
-        label="cross-domain (second domain)",
-        color="#DD8452",
-        alpha=0.45,
-        hatch="//",
-    )
-    for y, (a, b, c) in enumerate(zip(intra, cross, second)):
-        parts = ", ".join(f"{n} {what}" for n, what in ((a, "intra"), (b, "cross"), (c, "second")) if n)
+    segments = [  # (label, counts per row, bar style), stacked left to right
+        ("intra-domain", [r.intra for r in rows][::-1], {"color": "#4C72B0"}),
+        ("cross-domain (primary)", [r.cross for r in rows][::-1], {"color": "#DD8452"}),
+        ("real-source", [r.real for r in rows][::-1], {"color": "#55A868"}),
+        (
+            "cross-domain (second domain)",
+            [r.involved - r.tasks for r in rows][::-1],
+            {"color": "#DD8452", "alpha": 0.45, "hatch": "//"},
+        ),
+    ]
+    shown = [(label, counts, style) for label, counts, style in segments if any(counts)]
+    left = [0] * len(rows)
+    for label, counts, style in shown:
+        ax.barh(names, counts, left=left, label=label, **style)
+        left = [a + b for a, b in zip(left, counts)]
+    short = {"intra-domain": "intra", "cross-domain (primary)": "cross", "real-source": "real"}
+    for y, total in enumerate(left):
+        parts = ", ".join(f"{c[y]} {short.get(label, 'second')}" for label, c, _ in shown if c[y])
         ax.annotate(
-            f"{a + b + c} ({parts})",
-            (a + b + c, y),
-            xytext=(4, 0),
-            textcoords="offset points",
-            va="center",
-            fontsize="small",
+            f"{total} ({parts})", (total, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize="small"
         )
     integer_axis(ax.xaxis)
     ax.set_xlabel("tasks")
-    ax.set_xlim(0, max(a + b + c for a, b, c in zip(intra, cross, second)) * 1.45)
+    ax.set_xlim(0, max(left) * 1.45)
     ax.set_title(f"Tasks per domain ({stats.total} tasks; a cross-domain task counts under both)")
     legend_outside(fig, ax.get_legend_handles_labels()[0])
     return fig

@@ -19,7 +19,7 @@ from pipeline.release.errors import ReleaseError
 from pipeline.release.manifest import MANIFEST, Manifest
 from pipeline.release.plots import write_plots
 from pipeline.release.stats import DatasetStats, compute_stats
-from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table
+from pipeline.release.tables import domain_table, funnel_table, md_table, overall_yield, size_table, task_kinds
 from pipeline.release.validity import ValidityFacts, compute_validity, validity_section
 
 
@@ -96,7 +96,7 @@ def render_markdown(
     prompt_rows = [(p, f"`{v}`") for p, v in sorted(manifest.prompt_versions.items())] or [("-", "-")]
     return f"""# classforge release {manifest.version}
 
-- Tasks: **{stats.total}** ({stats.intra} intra-domain, {stats.cross} cross-domain)
+- Tasks: **{stats.total}** ({task_kinds(stats)})
 - Cutoff: {manifest.cutoff or "n/a"}
 - classforge version: `{manifest.pipeline_version}`; written {manifest.created_at.isoformat()}
 - Source repositories: {len(manifest.sources)}

@@ -54,6 +54,7 @@ class DomainRow(BaseModel):
     tasks: int = Field(description="tasks whose primary domain (domain1) is this one")
     intra: int
     cross: int
+    real: int = Field(0, description="real-source tasks (a harvested class as it is, no composition)")
     involved: int = Field(description="tasks with this domain as domain1 or domain2")
 
 
@@ -161,6 +162,7 @@ def domain_rows(metrics: list[TaskStats]) -> list[DomainRow]:
                 tasks=len(primary),
                 intra=sum(m.composition_type == "intra" for m in primary),
                 cross=sum(m.composition_type == "cross" for m in primary),
+                real=sum(m.composition_type == "real" for m in primary),
                 involved=sum(name in (m.domain1, m.domain2) for m in metrics),
             )
         )

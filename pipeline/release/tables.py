@@ -23,12 +23,27 @@ def _fmt(x: float) -> str:
     return f"{x:g}" if float(x).is_integer() else f"{x:.2f}"
 
 
+def task_kinds(stats: DatasetStats) -> str:
+    """What the tasks are, in words: compositions by kind, and real-source tasks when there are any."""
+    parts = []
+    if stats.intra or stats.cross or not stats.real:
+        parts.append(f"{stats.intra} intra-domain and {stats.cross} cross-domain compositions")
+    if stats.real:
+        parts.append(f"{stats.real} real-source task{'s' if stats.real != 1 else ''} (a harvested class as it is)")
+    return "; ".join(parts)
+
+
 def domain_table(stats: DatasetStats, *, include_empty: bool = False) -> str:
-    rows: list[tuple[str, int, int, int, int | str]] = [
-        (r.domain, r.tasks, r.intra, r.cross, r.involved) for r in stats.domains if include_empty or r.involved
+    """ClassEval-Pro's Table 2 (tasks per domain, intra and cross), with a Real column when the release
+    has real-source tasks, which are neither."""
+    real = bool(stats.real)
+    rows: list[tuple[str | int, ...]] = [
+        (r.domain, r.tasks, r.intra, r.cross, *((r.real,) if real else ()), r.involved)
+        for r in stats.domains
+        if include_empty or r.involved
     ]
-    rows.append(("**Total**", stats.total, stats.intra, stats.cross, "-"))
-    return md_table(("Domain", "Tasks", "Intra", "Cross", "Involved"), rows)
+    rows.append(("**Total**", stats.total, stats.intra, stats.cross, *((stats.real,) if real else ()), "-"))
+    return md_table(("Domain", "Tasks", "Intra", "Cross", *(("Real",) if real else ()), "Involved"), rows)
 
 
 def size_table(stats: DatasetStats) -> str:

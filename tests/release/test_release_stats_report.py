@@ -38,6 +38,41 @@ def test_stats_match_hand_counts() -> None:
     assert len(rows) == 11 and sum(r[0] for r in rows.values()) == 3
 
 
+def test_real_source_tasks_are_counted_drawn_and_named() -> None:
+    """A real-source task is neither intra nor cross: its own column, bar segment and words."""
+    import warnings
+
+    from pipeline.release.card import _contents_section
+    from pipeline.release.plots import domain_figure
+    from pipeline.release.tables import domain_table, task_kinds
+
+    rows = make_tasks()
+    for row in rows[1:]:
+        row.update(composition_type=None, domain1="Security & Crypto", domain2=None)
+    stats = compute_stats(normalize_tasks(as_tasks(rows)))
+    assert (stats.intra, stats.cross, stats.real) == (1, 0, 2)
+    security = next(r for r in stats.domains if r.domain == "Security & Crypto")
+    assert (security.tasks, security.intra, security.cross, security.real, security.involved) == (2, 0, 0, 2, 2)
+    table = domain_table(stats)
+    assert "| Domain | Tasks | Intra | Cross | Real | Involved |" in table
+    assert "| Security & Crypto | 2 | 0 | 0 | 2 | 2 |" in table and "| **Total** | 3 | 1 | 0 | 2 | - |" in table
+    assert task_kinds(stats) == (
+        "1 intra-domain and 0 cross-domain compositions; 2 real-source tasks (a harvested class as it is)"
+    )
+    for row in rows[:1]:
+        row.update(composition_type=None, domain1="Utils", domain2=None)
+    only_real = compute_stats(normalize_tasks(as_tasks(rows)))
+    assert task_kinds(only_real) == "3 real-source tasks (a harvested class as it is)"
+    assert "3 tasks in one split, `test`: 3 real-source tasks" in _contents_section(only_real, None)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # an empty bar chart warned of identical x limits
+        figure = domain_figure(only_real)
+    labels = figure.axes[0].get_legend_handles_labels()[1]
+    assert labels == ["real-source"]
+    # compositions only: the table keeps ClassEval-Pro's columns
+    assert "| Domain | Tasks | Intra | Cross | Involved |" in domain_table(compute_stats(normalize_tasks(as_tasks(make_tasks()))))
+
+
 def test_stats_json_in_release(release: Path) -> None:
     stats = json.loads((release / "stats.json").read_text())
     assert stats["total"] == 3 and stats["loc"]["mean"] == 23.33
@@ -56,7 +91,7 @@ def test_report_renders_numbers_and_plots(release: Path, tmp_path: Path) -> None
     assert md == result.markdown
     for needle in (
         "# classforge release 2025.06.01",
-        "Tasks: **3** (1 intra-domain, 2 cross-domain)",
+        "Tasks: **3** (1 intra-domain and 2 cross-domain compositions)",
         "| Utils | 1 | 1 | 0 | 1 |",
         "| Game Development | 0 | 0 | 0 | 1 |",
         "| LOC | 23.33 | 23 | 19 | 28 |",
