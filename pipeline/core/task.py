@@ -351,9 +351,11 @@ COLUMN_MEANINGS: dict[str, str] = {
     "fields": "instance fields the constructor sets",
     "methods_info": "per method: name, description (signature and docstring), its test class, test code, "
     "solution and dependencies (standard library, fields and methods it uses)",
-    "composition_type": "intra (both source classes from one domain) or cross (two domains)",
+    "composition_type": "intra (both source classes from one domain) or cross (two domains); "
+    "null for a real-source task (a harvested class as it is)",
     "domain1": "primary domain of the task",
-    "domain2": "second domain of the composition (for an intra-domain task, the domain of both source classes)",
+    "domain2": "second domain of the composition (for an intra-domain task, the domain of both source classes); "
+    "null for a real-source task",
     "coverage": "line coverage of the solution by the tests, percent",
     "branch_coverage": "branch coverage of the solution by the tests, percent",
     "mutation_score": "share of the solution's non-equivalent mutants the tests kill (0-1)",
