@@ -79,6 +79,9 @@ def test_a_real_source_card_says_no_llm_composed_tested_judged_or_solved(write: 
     assert "no LLM took part" in built and "below that the class is dropped" in built
     for claim in ("compose pairs", "LLM judges", "write the solution", "test writer", "prepared ahead"):
         assert claim not in built, claim
+    limits = (write(config=cfg, output_root=tmp_path / "limits") / "README.md").read_text().split("## Limitations")[1]
+    assert "a harvested class as its authors wrote it" in limits
+    assert "written by LLMs" not in limits and "replayed from prepared files" not in limits
     cfg.construction.real_source.docstring_role = "composer"
     with_docstrings = (write(config=cfg, output_root=tmp_path / "with-docstrings") / "README.md").read_text()
     assert "an LLM wrote those too thin to specify a method" in with_docstrings
