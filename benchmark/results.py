@@ -194,7 +194,8 @@ class SampleResult(Record):
 class SampleRecord(Record):
     """One evaluated sample: its request and its result, the whole content of its file in `samples/`.
 
-    Files written before schema 4 (one flat record, the run under `execution`) are read too."""
+    Files written before schema 4 (one flat record, the run under `execution`) and before schema 5
+    (the outcome naming its sample again) are read too."""
 
     request: SampleRequest
     result: SampleResult
@@ -202,7 +203,19 @@ class SampleRecord(Record):
     @model_validator(mode="before")
     @classmethod
     def _older_shapes(cls, data: Any) -> Any:
-        return _identity_once(_split_flat(data))
+        """Records before schema 5 name their sample in the outcome too: that copy must be the
+        request's (a record that says two things is refused, never resolved by picking one), then goes."""
+        data = _split_flat(data)
+        outcome = _stored_outcome(data)
+        if outcome is None:
+            return data
+        for field in _IDENTITY:
+            if field in outcome and outcome[field] != data["request"].get(field):
+                raise ValueError(
+                    f"the request's {field} is {data['request'].get(field)!r} but its outcome's is {outcome[field]!r}"
+                )
+        kept = {k: v for k, v in outcome.items() if k not in _IDENTITY}
+        return data | {"result": data["result"] | {"outcome": kept}}
 
     @property
     def scored(self) -> bool:
@@ -232,20 +245,13 @@ def _split_flat(data: Any) -> Any:
     return {"request": request, "result": flat | {k: v for k, v in run.items() if k not in ("key", "limit_s")}}
 
 
-def _identity_once(data: Any) -> Any:
-    """A record written before schema 5 names its sample in the outcome too: that copy must be the
-    request's (a record that says two things is refused, never resolved by picking one), then goes."""
-    if not isinstance(data, dict):
-        return data
-    request, result = data.get("request"), data.get("result")
-    if not isinstance(request, dict) or not isinstance(result, dict) or not isinstance(result.get("outcome"), dict):
-        return data
-    outcome = result["outcome"]
-    for field in _IDENTITY:
-        if field in outcome and outcome[field] != request.get(field):
-            raise ValueError(f"the request's {field} is {request.get(field)!r} but its outcome's is {outcome[field]!r}")
-    kept = {k: v for k, v in outcome.items() if k not in _IDENTITY}
-    return data | {"result": result | {"outcome": kept}}
+def _stored_outcome(data: Any) -> dict[str, Any] | None:
+    """The outcome of a record read from a file (request and result still plain data), else None."""
+    if not isinstance(data, dict) or not isinstance(data.get("request"), dict):
+        return None
+    result = data.get("result")
+    outcome = result.get("outcome") if isinstance(result, dict) else None
+    return outcome if isinstance(outcome, dict) else None
 
 
 class ReferenceRecord(Record):

@@ -14,6 +14,7 @@ from benchmark.outcomes import SampleOutcome
 from benchmark.passk import bootstrap_ratio_ci
 from benchmark.results import BUCKETS, DepScores, GroupScores, RunSettings, SampleRecord
 from benchmark.taxonomy import classify, summarise
+from pipeline.core.errors import IntegrityError
 from pipeline.core.task import Task
 
 
@@ -73,7 +74,7 @@ def _scored_by_task(tasks: Sequence[Task], records: Sequence[SampleRecord]) -> d
     for task_id, task_records in by_task.items():
         indices = [r.request.sample_index for r in task_records]
         if len(set(indices)) != len(indices):
-            raise ValueError(f"task {task_id}: duplicate sample indices {sorted(indices)}")
+            raise IntegrityError(f"task {task_id}: duplicate sample indices {sorted(indices)}")
     return by_task
 
 

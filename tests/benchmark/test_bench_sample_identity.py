@@ -25,6 +25,7 @@ from benchmark.results import (
 )
 from benchmark.runner import EvaluationRequest, evaluate
 from benchmark.scoring import score_group
+from pipeline.core.errors import IntegrityError
 from pipeline.sandbox import get_backend
 
 # one sample file exactly as schema 4 wrote it (a timeout: the outcome repeats task, index and bucket)
@@ -195,5 +196,5 @@ def test_scoring_groups_samples_by_their_requests_and_refuses_an_index_twice():
     records = [record("A", 0, "compile_error"), record("B", 0, "compile_error"), record("A", 1, "no_code")]
     scores = score_group("m", "external", [_task("A"), _task("B")], set(), records, settings)
     assert scores.metrics is not None and [(t.task_id, t.n) for t in scores.metrics.per_task] == [("A", 2), ("B", 1)]
-    with pytest.raises(ValueError, match=r"task A: duplicate sample indices \[0, 0\]"):
+    with pytest.raises(IntegrityError, match=r"task A: duplicate sample indices \[0, 0\]"):
         score_group("m", "external", [_task("A")], set(), [record("A", 0, "no_code"), records[0]], settings)
