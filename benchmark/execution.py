@@ -364,7 +364,8 @@ def _apart_outcome(stored: StoredExecution, test_classes: Sequence[str]) -> Samp
 
 def to_outcome(task_id: str, stored: StoredExecution, test_classes: Sequence[str] = ()) -> SampleOutcome:
     """The sample's outcome from its stored execution (see the module docstring for the rules).
-    `test_classes`: the task's listed classes, so that classes no run reached are counted."""
+    `test_classes`: the task's listed classes, so that classes no run reached are counted;
+    `task_id` only names the task when its sandbox status cannot be scored."""
     whole = stored.whole
     status = whole.status
     if status in _NORMAL:

@@ -175,8 +175,8 @@ class SampleResult(Record):
     @model_validator(mode="before")
     @classmethod
     def _status_from_bucket(cls, data: Any) -> Any:
-        """The outcome's status is the bucket, written once: filled in here, and checked against
-        the copy files before schema 5 also hold."""
+        """The outcome's status is the bucket, written once and filled in here; files before
+        schema 5 hold a copy too, which must agree."""
         if not isinstance(data, dict) or not isinstance(data.get("outcome"), dict):
             return data
         outcome, bucket = data["outcome"], data.get("bucket")
