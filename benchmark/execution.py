@@ -335,20 +335,13 @@ def classes_left(test_classes: Sequence[str], runs: Sequence[SuiteResult], expec
     return [c for c in test_classes if c not in decided]
 
 
-def _apart_outcome(
-    task_id: str, sample_index: int, stored: StoredExecution, test_classes: Sequence[str]
-) -> SampleOutcome:
+def _apart_outcome(stored: StoredExecution, test_classes: Sequence[str]) -> SampleOutcome:
     """Per class: the first run that finished it or ended in it decides; classes no run reached
     count as timed out (the limit was spent before they could run)."""
     classes: dict[str, TestClassOutcome] = {}
     for run in stored.runs:
         if run.status is SuiteStatus.TAMPERED:
-            return SampleOutcome(
-                task_id=task_id,
-                sample_index=sample_index,
-                status="tampered",
-                error=ExceptionInfo(type="Tampered", message=run.detail),
-            )
+            return SampleOutcome(status="tampered", error=ExceptionInfo(type="Tampered", message=run.detail))
         finished = finished_classes(run, stored.expected)
         by_name = {c.name: c for c in run.classes}
         for name in finished:
@@ -366,34 +359,23 @@ def _apart_outcome(
                 ),
             )
             classes[name] = TestClassOutcome(tests_run=0, timed_out=True, problems=[problem])
-    return SampleOutcome(task_id=task_id, sample_index=sample_index, test_classes=classes)
+    return SampleOutcome(status="completed", test_classes=classes)
 
 
-def to_outcome(
-    task_id: str, sample_index: int, stored: StoredExecution, test_classes: Sequence[str] = ()
-) -> SampleOutcome:
+def to_outcome(task_id: str, stored: StoredExecution, test_classes: Sequence[str] = ()) -> SampleOutcome:
     """The sample's outcome from its stored execution (see the module docstring for the rules).
-    `test_classes`: the task's listed classes, so that classes no run reached are counted."""
+    `test_classes`: the task's listed classes, so that classes no run reached are counted;
+    `task_id` only names the task when its sandbox status cannot be scored."""
     whole = stored.whole
     status = whole.status
     if status in _NORMAL:
-        return SampleOutcome(task_id=task_id, sample_index=sample_index, test_classes=_completed_classes(whole))
+        return SampleOutcome(status="completed", test_classes=_completed_classes(whole))
     if status is SuiteStatus.ERROR:
-        return SampleOutcome(
-            task_id=task_id,
-            sample_index=sample_index,
-            status="load_error",
-            error=_exception(whole.detail.split(": ", 1)[-1], "LoadError"),
-        )
+        return SampleOutcome(status="load_error", error=_exception(whole.detail.split(": ", 1)[-1], "LoadError"))
     if status is SuiteStatus.TAMPERED:
-        return SampleOutcome(
-            task_id=task_id,
-            sample_index=sample_index,
-            status="tampered",
-            error=ExceptionInfo(type="Tampered", message=whole.detail),
-        )
+        return SampleOutcome(status="tampered", error=ExceptionInfo(type="Tampered", message=whole.detail))
     if status in _ABNORMAL and stored.apart:
-        return _apart_outcome(task_id, sample_index, stored, test_classes or [c.name for c in whole.classes])
+        return _apart_outcome(stored, test_classes or [c.name for c in whole.classes])
     bucket = {
         SuiteStatus.TIMEOUT: "timeout",
         SuiteStatus.RESOURCE_EXCEEDED: "resource_limit",
@@ -405,8 +387,6 @@ def to_outcome(
     if exc_type is None:
         exc_type = "MemoryError" if whole.detail.startswith("memory") else "ResourceLimit"
     return SampleOutcome(
-        task_id=task_id,
-        sample_index=sample_index,
         status=bucket,
         error=ExceptionInfo(type=exc_type, message=whole.detail),
         test_classes={c.name: class_outcome(c, timed_out=bucket == "timeout") for c in whole.classes if c.methods},

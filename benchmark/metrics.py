@@ -97,11 +97,7 @@ class TaskCounts(BaseModel):
 
 
 def count_task(task: Task, samples: Sequence[SampleOutcome]) -> TaskCounts:
-    indices = [s.sample_index for s in samples]
-    if len(set(indices)) != len(indices):
-        raise ValueError(f"task {task.task_id}: duplicate sample indices {sorted(indices)}")
-    if any(s.task_id != task.task_id for s in samples):
-        raise ValueError(f"task {task.task_id}: given a sample of another task")
+    """`samples`: the task's samples, each once (the caller groups them by their requests)."""
     cls = Counts()
     methods = {m: Counts() for m in task.method_test_classes}
     for sample in samples:

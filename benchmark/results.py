@@ -9,9 +9,11 @@ environment and content hash) and its `SampleResult` (what happened: bucket, per
 outcomes, error category, timings, resource use, tokens, which stored execution it reused).
 Scores are derived from those records and nothing else. Each sample's file is written as soon as
 the sample is final, so it is also the unit a killed run resumes from (`SampleFiles`);
-`results.json` is written once, at the end. Schema version 4 splits each sample file into request
-and result; versions 1 (everything in `results.json`), 2 and 3 (one flat record per sample) are
-still read.
+`results.json` is written once, at the end. Schema version 4 split each sample file into request
+and result; version 5 holds a sample's identity once (the request's task and index; the bucket,
+not also the outcome's status). Versions 1 (everything in `results.json`), 2 and 3 (one flat
+record per sample) and 4 are still read: their outcome's copies must agree with the request and
+the bucket, else the file is refused by name.
 
 Buckets: every sample lands in exactly one. The scored buckets are `SampleOutcome.status`'s
 values; the unscored ones say why a sample could not be judged (`generation_error`: the model
@@ -46,8 +48,8 @@ from pipeline.llm.ledger import UsageSummary
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 4
-READABLE_VERSIONS = (1, 2, 3, 4)
+SCHEMA_VERSION: Final = 5
+READABLE_VERSIONS = (1, 2, 3, 4, 5)
 RESULTS_FILE = "results.json"
 SAMPLES_DIR = "samples"
 
@@ -170,25 +172,50 @@ class SampleResult(Record):
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
+    @model_validator(mode="before")
+    @classmethod
+    def _status_from_bucket(cls, data: Any) -> Any:
+        """The outcome's status is the bucket, written once and filled in here; files before
+        schema 5 hold a copy too, which must agree."""
+        if not isinstance(data, dict) or not isinstance(data.get("outcome"), dict):
+            return data
+        outcome, bucket = data["outcome"], data.get("bucket")
+        if "status" in outcome and outcome["status"] != bucket:
+            raise ValueError(f"the outcome's status {outcome['status']!r} is not the bucket {bucket!r}")
+        return data | {"outcome": outcome | {"status": bucket}}
+
+    @model_validator(mode="after")
+    def _one_status(self) -> SampleResult:
+        if self.outcome is not None and self.outcome.status != self.bucket:
+            raise ValueError(f"the outcome's status {self.outcome.status!r} is not the bucket {self.bucket!r}")
+        return self
+
 
 class SampleRecord(Record):
     """One evaluated sample: its request and its result, the whole content of its file in `samples/`.
 
-    Files written before schema 4 (one flat record, the run under `execution`) are read too."""
+    Files written before schema 4 (one flat record, the run under `execution`) and before schema 5
+    (the outcome naming its sample again) are read too."""
 
     request: SampleRequest
     result: SampleResult
 
     @model_validator(mode="before")
     @classmethod
-    def _split_flat(cls, data: Any) -> Any:
-        if not isinstance(data, dict) or "request" in data:
+    def _older_shapes(cls, data: Any) -> Any:
+        """Records before schema 5 name their sample in the outcome too: that copy must be the
+        request's (a record that says two things is refused, never resolved by picking one), then goes."""
+        data = _split_flat(data)
+        outcome = _stored_outcome(data)
+        if outcome is None:
             return data
-        flat = dict(data)
-        run = flat.pop("execution", None) or {}
-        request = {k: flat.pop(k) for k in _FLAT_REQUEST if k in flat}
-        request |= {"limit_s": run.get("limit_s"), "execution_key": run.get("key")}
-        return {"request": request, "result": flat | {k: v for k, v in run.items() if k not in ("key", "limit_s")}}
+        for field in _IDENTITY:
+            if field in outcome and outcome[field] != data["request"].get(field):
+                raise ValueError(
+                    f"the request's {field} is {data['request'].get(field)!r} but its outcome's is {outcome[field]!r}"
+                )
+        kept = {k: v for k, v in outcome.items() if k not in _IDENTITY}
+        return data | {"result": data["result"] | {"outcome": kept}}
 
     @property
     def scored(self) -> bool:
@@ -204,6 +231,27 @@ class SampleRecord(Record):
 
 
 _FLAT_REQUEST = ("model", "strategy", "task_id", "sample_index", "source", "levels", "steps", "program")
+_IDENTITY = ("task_id", "sample_index")
+
+
+def _split_flat(data: Any) -> Any:
+    """A record written before schema 4 (one flat record, the run under `execution`) as request and result."""
+    if not isinstance(data, dict) or "request" in data:
+        return data
+    flat = dict(data)
+    run = flat.pop("execution", None) or {}
+    request = {k: flat.pop(k) for k in _FLAT_REQUEST if k in flat}
+    request |= {"limit_s": run.get("limit_s"), "execution_key": run.get("key")}
+    return {"request": request, "result": flat | {k: v for k, v in run.items() if k not in ("key", "limit_s")}}
+
+
+def _stored_outcome(data: Any) -> dict[str, Any] | None:
+    """The outcome of a record read from a file (request and result still plain data), else None."""
+    if not isinstance(data, dict) or not isinstance(data.get("request"), dict):
+        return None
+    result = data.get("result")
+    outcome = result.get("outcome") if isinstance(result, dict) else None
+    return outcome if isinstance(outcome, dict) else None
 
 
 class ReferenceRecord(Record):
@@ -298,7 +346,7 @@ class RunStats(Record):
 
 
 class RunResults(Record):
-    schema_version: Literal[1, 2, 3, 4] = SCHEMA_VERSION
+    schema_version: Literal[1, 2, 3, 4, 5] = SCHEMA_VERSION
     run_id: str
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     classforge_version: str
@@ -437,7 +485,7 @@ def load_results(run_dir_or_file: Path) -> RunResults:
             f"{path}: results schema version {version!r}; this classforge reads versions "
             f"{', '.join(map(str, READABLE_VERSIONS))}"
         )
-    if version in (2, 3, 4):
+    if version in (2, 3, 4, 5):
         names = data.pop("sample_files", None)
         if not isinstance(names, list):
             raise ResultsError(f"{path}: no list of sample files")

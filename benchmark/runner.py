@@ -381,20 +381,10 @@ def _outcome_reason(outcome: SampleOutcome) -> str:
 def _unexecuted(request: SampleRequest, early: SampleResult) -> SampleRecord:
     """A sample generation already decided: nothing to run."""
     if early.bucket == "no_code":
-        early = early.model_copy(
-            update={
-                "outcome": SampleOutcome(task_id=request.task_id, sample_index=request.sample_index, status="no_code")
-            }
-        )
+        early = early.model_copy(update={"outcome": SampleOutcome(status="no_code")})
     elif early.bucket == "compile_error":  # found before assembly could give a program to compile
         error = ExceptionInfo(type="UnicodeEncodeError", message=early.reason)
-        early = early.model_copy(
-            update={
-                "outcome": SampleOutcome(
-                    task_id=request.task_id, sample_index=request.sample_index, status="compile_error", error=error
-                )
-            }
-        )
+        early = early.model_copy(update={"outcome": SampleOutcome(status="compile_error", error=error)})
     return _final(request, early)
 
 
@@ -433,7 +423,7 @@ def _executed(
                 }
             ),
         )
-    outcome = to_outcome(request.task_id, request.sample_index, stored, task.test_classes)
+    outcome = to_outcome(request.task_id, stored, task.test_classes)
     return _final(
         request,
         run.model_copy(update={"bucket": outcome.status, "outcome": outcome, "reason": _outcome_reason(outcome)}),
@@ -487,9 +477,7 @@ def execute_samples(
             continue
         syntax = syntax_error_of(req.program)
         if syntax is not None:
-            outcome = SampleOutcome(
-                task_id=req.task_id, sample_index=req.sample_index, status="compile_error", error=syntax
-            )
+            outcome = SampleOutcome(status="compile_error", error=syntax)
             final(
                 i,
                 _final(

@@ -14,6 +14,7 @@ from benchmark.outcomes import SampleOutcome
 from benchmark.passk import bootstrap_ratio_ci
 from benchmark.results import BUCKETS, DepScores, GroupScores, RunSettings, SampleRecord
 from benchmark.taxonomy import classify, summarise
+from pipeline.core.errors import IntegrityError
 from pipeline.core.task import Task
 
 
@@ -64,6 +65,19 @@ def _outcome(record: SampleRecord) -> SampleOutcome:
     return record.result.outcome
 
 
+def _scored_by_task(tasks: Sequence[Task], records: Sequence[SampleRecord]) -> dict[str, list[SampleRecord]]:
+    """Each task's scored samples, grouped by the task their requests name; a sample index twice is an error."""
+    by_task: dict[str, list[SampleRecord]] = {t.task_id: [] for t in tasks}
+    for r in records:
+        if r.scored and r.request.task_id in by_task:
+            by_task[r.request.task_id].append(r)
+    for task_id, task_records in by_task.items():
+        indices = [r.request.sample_index for r in task_records]
+        if len(set(indices)) != len(indices):
+            raise IntegrityError(f"task {task_id}: duplicate sample indices {sorted(indices)}")
+    return by_task
+
+
 def score_group(
     model: str,
     strategy: str,
@@ -75,10 +89,7 @@ def score_group(
     """One (model, strategy); `tasks` are the selected tasks, `broken` those excluded."""
     buckets: Counter[str] = Counter(r.result.bucket for r in records)
     scorable = [t for t in tasks if t.task_id not in broken]
-    by_task: dict[str, list[SampleRecord]] = {t.task_id: [] for t in scorable}
-    for r in records:
-        if r.scored and r.request.task_id in by_task:
-            by_task[r.request.task_id].append(r)
+    by_task = _scored_by_task(scorable, records)
     scored_tasks = [t for t in scorable if by_task[t.task_id]]
     unscored = [t.task_id for t in scorable if not by_task[t.task_id]]
     metrics = None

@@ -308,7 +308,7 @@ def test_results_json_round_trips_and_carries_what_regrading_needs(classeval_pat
         out = evaluate(request(classeval_path, tasks=["ClassEval_8"]), cfg, env={})
     loaded = load_results(out.run_dir)
     assert loaded.model_dump(mode="json") == out.results.model_dump(mode="json")
-    assert loaded.schema_version == 4 and [t.task_id for t in loaded.tasks] == ["ClassEval_8"]
+    assert loaded.schema_version == 5 and [t.task_id for t in loaded.tasks] == ["ClassEval_8"]
     s = sample(loaded, "compositional", "ClassEval_8")
     assert s.request.program and ast.parse(s.request.program)
     assert set(s.result.outcome.test_classes) == set(tasks[0].test_classes)

@@ -274,8 +274,18 @@ def test_results_and_plots_are_written_once_per_run(classeval_path, tmp_path, mo
 _V3_EXECUTION = ("suite_status", "detail", "wall_s", "isolation", "per_class", "reruns", "runs_wall_s")
 
 
+def as_schema_4(record: dict) -> dict:
+    """A schema-5 sample file as schema 4 wrote it: the outcome named its sample and status again."""
+    request, result = record["request"], record["result"]
+    if result["outcome"] is None:
+        return record
+    identity = {"task_id": request["task_id"], "sample_index": request["sample_index"], "status": result["bucket"]}
+    return record | {"result": result | {"outcome": identity | result["outcome"]}}
+
+
 def flat_v3(record: dict) -> dict:
-    """A schema-4 sample file as schema 3 wrote it: one flat record, the run under `execution`."""
+    """A schema-5 sample file as schema 3 wrote it: one flat record, the run under `execution`."""
+    record = as_schema_4(record)
     request, result = dict(record["request"]), dict(record["result"])
     run = {k: result.pop(k) for k in _V3_EXECUTION}
     execution = run | {"key": request.pop("execution_key"), "limit_s": request.pop("limit_s")}
@@ -292,7 +302,7 @@ def test_one_file_per_sample_a_small_summary_and_old_results_still_regrade(class
         EvaluationRequest(dataset=classeval_path, samples_file=samples, task_ids=[BANK]), config(tmp_path), env={}
     )
     summary = json.loads((out.run_dir / "results.json").read_text(encoding="utf-8"))
-    assert summary["schema_version"] == 4 and "samples" not in summary and len(summary["sample_files"]) == 3
+    assert summary["schema_version"] == 5 and "samples" not in summary and len(summary["sample_files"]) == 3
     files = sorted((out.run_dir / "samples").rglob("*.json"))
     assert [str(f.relative_to(out.run_dir)) for f in files] == sorted(summary["sample_files"])
     first = json.loads((out.run_dir / summary["sample_files"][0]).read_text(encoding="utf-8"))
@@ -307,7 +317,7 @@ def test_one_file_per_sample_a_small_summary_and_old_results_still_regrade(class
     (old / "results.json").write_text(json.dumps(v1), encoding="utf-8")
     again = regrade(old)
     assert [g.metrics for g in again.results.scores] == [g.metrics for g in out.results.scores]
-    assert json.loads((old / "results.json").read_text(encoding="utf-8"))["schema_version"] == 4
+    assert json.loads((old / "results.json").read_text(encoding="utf-8"))["schema_version"] == 5
 
     # so is one written by schema version 2 (sample files without `cause`, `repeats`, `reruns`)
     v2 = tmp_path / "v2"

@@ -114,34 +114,32 @@ def passed(name: str) -> ClassResult:
 
 
 def test_sandbox_statuses_map_to_sample_buckets():
-    ok = to_outcome("T", 0, stored(suite(SuiteStatus.PASSED, [passed("A"), passed("B")])))
+    ok = to_outcome("T", stored(suite(SuiteStatus.PASSED, [passed("A"), passed("B")])))
     assert ok.status == "completed" and set(ok.test_classes) == {"A", "B"}
     zero = to_outcome(
-        "T", 0, stored(suite(SuiteStatus.ZERO_TESTS, [ClassResult(name="A", status=ClassStatus.ZERO_TESTS)]))
+        "T", stored(suite(SuiteStatus.ZERO_TESTS, [ClassResult(name="A", status=ClassStatus.ZERO_TESTS)]))
     )
     assert zero.status == "completed" and zero.test_class_status("A") == "error"
     load = to_outcome(
         "T",
-        1,
         stored(
             suite(SuiteStatus.ERROR, [], "the solution failed to import: ModuleNotFoundError: No module named 'numpyy'")
         ),
     )
-    assert load.status == "load_error" and load.error.type == "ModuleNotFoundError" and load.sample_index == 1
-    tampered = to_outcome("T", 0, stored(suite(SuiteStatus.TAMPERED, [passed("A")], "canary reported passed")))
+    assert load.status == "load_error" and load.error.type == "ModuleNotFoundError"
+    tampered = to_outcome("T", stored(suite(SuiteStatus.TAMPERED, [passed("A")], "canary reported passed")))
     assert tampered.status == "tampered" and tampered.test_class_status("A") == "error"
     crashed = to_outcome(
         "T",
-        0,
         stored(suite(SuiteStatus.CRASHED, [ClassResult(name="A", status=ClassStatus.ZERO_TESTS, error="not run")])),
     )
     assert crashed.status == "crashed"
     memory = to_outcome(
-        "T", 0, stored(suite(SuiteStatus.RESOURCE_EXCEEDED, [], "memory limit exceeded (MemoryError in A)"))
+        "T", stored(suite(SuiteStatus.RESOURCE_EXCEEDED, [], "memory limit exceeded (MemoryError in A)"))
     )
     assert memory.status == "resource_limit" and memory.error.type == "MemoryError"
     with pytest.raises(ValueError, match="task T: sandbox status sandbox_error cannot be scored"):
-        to_outcome("T", 0, stored(suite(SuiteStatus.SANDBOX_ERROR, [], "bwrap: cannot start")))
+        to_outcome("T", stored(suite(SuiteStatus.SANDBOX_ERROR, [], "bwrap: cannot start")))
 
 
 def test_an_abnormal_run_is_accounted_per_class_within_the_limit():
@@ -171,7 +169,7 @@ def test_an_abnormal_run_is_accounted_per_class_within_the_limit():
         "exceeded the 1.0s limit",
     )
     assert classes_left("ABCDE", [whole, rerun], expected) == ["D", "E"]  # C ended in the timeout: decided
-    out = to_outcome("T", 0, stored(whole, [rerun], expected), list("ABCDE"))
+    out = to_outcome("T", stored(whole, [rerun], expected), list("ABCDE"))
     assert out.status == "completed"
     assert out.test_class_status("A") == "success"
     assert out.test_classes["B"].problems[-1].exception.type == "Crashed" and not out.test_classes["B"].timed_out
@@ -180,7 +178,7 @@ def test_an_abnormal_run_is_accounted_per_class_within_the_limit():
         assert out.test_classes[name].timed_out and out.test_class_status(name) == "error"
         assert out.test_classes[name].problems[0].exception.type == "NotRun"
     # the same whole run without accounting apart (one test class, or reruns off) keeps its bucket
-    assert to_outcome("T", 0, stored(whole)).status == "crashed"
+    assert to_outcome("T", stored(whole)).status == "crashed"
 
 
 def test_class_floors_scale_the_references_own_time_in_each_class(tmp_path):

@@ -56,8 +56,6 @@ def _failing(*problems: tuple[str, str, str]) -> TestClassOutcome:
 
 def _sample(a=OK, b=OK, whole=OK, status="completed", error=None) -> SampleOutcome:
     return SampleOutcome(
-        task_id="T",
-        sample_index=0,
         status=status,
         error=error,
         test_classes={"BoxTestA": a, "BoxTestB": b, "BoxTest": whole} if status == "completed" else {},
@@ -144,10 +142,10 @@ def test_method_level_pass_but_class_level_fail_is_integration():
 
 
 def test_unreported_test_class_is_other_not_a_pass():
-    sample = SampleOutcome(task_id="T", sample_index=0, test_classes={"BoxTestA": OK, "BoxTestB": OK})
+    sample = SampleOutcome(status="completed", test_classes={"BoxTestA": OK, "BoxTestB": OK})
     result = classify(_task(), sample)
     assert result.category == "integration"  # method tests pass; the class-level one never ran
-    sample = SampleOutcome(task_id="T", sample_index=0, test_classes={"BoxTestB": OK, "BoxTest": OK})
+    sample = SampleOutcome(status="completed", test_classes={"BoxTestB": OK, "BoxTest": OK})
     result = classify(_task(), sample)
     assert result.category == "other" and "not reported: BoxTestA" in result.reason
 
