@@ -70,7 +70,9 @@ def test_real_source_tasks_are_counted_drawn_and_named() -> None:
     labels = figure.axes[0].get_legend_handles_labels()[1]
     assert labels == ["real-source"]
     # compositions only: the table keeps ClassEval-Pro's columns
-    assert "| Domain | Tasks | Intra | Cross | Involved |" in domain_table(compute_stats(normalize_tasks(as_tasks(make_tasks()))))
+    assert "| Domain | Tasks | Intra | Cross | Involved |" in domain_table(
+        compute_stats(normalize_tasks(as_tasks(make_tasks())))
+    )
 
 
 def test_stats_json_in_release(release: Path) -> None:
