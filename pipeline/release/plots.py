@@ -8,6 +8,7 @@ axes so they never cover data.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from pipeline.core.funnel import FunnelReport
 from pipeline.core.plotting import integer_axis, legend_outside, new_figure, save_png
@@ -62,7 +63,7 @@ def domain_figure(stats: DatasetStats):
     if not rows:
         return _empty_panel(fig, ax, "Domain distribution", "no tasks")
     names = [r.domain for r in rows][::-1]
-    segments = [  # (label, counts per row, bar style), stacked left to right
+    segments: list[tuple[str, list[int], dict[str, Any]]] = [  # (label, counts per row, bar style), left to right
         ("intra-domain", [r.intra for r in rows][::-1], {"color": "#4C72B0"}),
         ("cross-domain (primary)", [r.cross for r in rows][::-1], {"color": "#DD8452"}),
         ("real-source", [r.real for r in rows][::-1], {"color": "#55A868"}),
