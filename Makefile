@@ -23,13 +23,17 @@ run: setup
 	wait $$real; status=$$?; cat .cache/real-source-build.log; \
 	[ $$example -eq 0 ] && [ $$status -eq 0 ]
 
+# PREFECT_HOME (above) is under .cache, and Prefect makes only the last folder of it: without .cache,
+# a fresh clone's first `make test` warned "Failed to create the Prefect home directory".
 test: setup
+	@mkdir -p .cache
 	.venv/bin/python -m pytest -q
 
 # The development loop: tests/unit and the other quick folders, in under 2 minutes on a quiet machine
 # (docs/development.md has the measured count and time); `make test` (what CI runs) is the whole suite.
 .PHONY: test-fast lint typecheck format
 test-fast: setup
+	@mkdir -p .cache
 	.venv/bin/python -m pytest -q -m "not slow" tests/unit tests/core
 
 # What tests/unit/test_tooling.py checks with the suite, one at a time.
