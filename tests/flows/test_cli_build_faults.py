@@ -12,6 +12,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pipeline.cli import app
+from pipeline.config import CostConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -209,8 +210,7 @@ def test_the_probes_count_against_the_runs_budget(example_config, monkeypatch):
     )
 
     cfg = load_config(example_config)
-    cfg.llm.costs = {MODELS[0]: {"prompt_per_mtok": 1000.0, "completion_per_mtok": 1000.0}}
-    cfg = type(cfg).model_validate(cfg.model_dump())
+    cfg.llm.costs = {MODELS[0]: CostConfig(prompt_per_mtok=1000.0, completion_per_mtok=1000.0)}
     probes = [
         LedgerEntry(
             role="preflight",
