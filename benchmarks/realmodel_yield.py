@@ -64,16 +64,17 @@ def paid_answers(cache: Path, model: str) -> tuple[dict[tuple[str, str], collect
     with sqlite3.connect(cache) as db:
         docs = [json.loads(entry) for (entry,) in db.execute("SELECT entry FROM responses WHERE model = ?", (model,))]
     # The same request but for max_tokens: the smallest one asked first, the others are retries for room.
+    asked = [
+        (doc, json.dumps({k: v for k, v in doc["request"].items() if k != "max_tokens"}, sort_keys=True))
+        for doc in docs
+    ]
     smallest: dict[str, int] = {}
-    for doc in docs:
-        request = doc["request"]
-        same = json.dumps({k: v for k, v in request.items() if k != "max_tokens"}, sort_keys=True)
-        smallest[same] = min(smallest.get(same, request["max_tokens"]), request["max_tokens"])
-        doc["_same"] = same
-    for doc in docs:
+    for doc, same in asked:
+        smallest[same] = min(smallest.get(same, doc["request"]["max_tokens"]), doc["request"]["max_tokens"])
+    for doc, same in asked:
         request = doc["request"]
         prompt_name = request["prompt_version"].split("@")[0]
-        kind = request_kind(request, request["max_tokens"] > smallest[doc["_same"]])
+        kind = request_kind(request, request["max_tokens"] > smallest[same])
         counts[(doc.get("task_id") or "?", PROMPT_STAGE.get(prompt_name, prompt_name))][kind] += 1
         prompt += doc.get("prompt_tokens", 0)
         completion += doc.get("completion_tokens", 0)

@@ -170,7 +170,7 @@ def label_domains(
     breaker in a security package, while the package names what the class is part of."""
     evidence = (
         (3, " ".join(_words(class_name))),
-        (2, " ".join(_words(where.removesuffix(".py").replace("/", " ").replace("-", " ").replace("_", " ")))),
+        (2, " ".join(_words(where.removesuffix(".py")))),
         (1, " ".join(_words(" ".join(d for d in docstrings if d)))),
     )
     query_domains = list(query_domains)

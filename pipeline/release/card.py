@@ -96,9 +96,18 @@ def build_facts(config: dict[str, Any]) -> dict[str, Any]:
         "wall": _dig(config, "sandbox.wall_limit_s", 60),
         "mutation": _dig(config, "construction.mutation.enabled", False),
         "min_score": _dig(config, "construction.mutation.min_score", None),
-        "track": _dig(config, "construction.track", "composition"),
-        "docstring_role": _dig(config, "construction.real_source.docstring_role", "none"),
+        "real_source": _real_source(config),
+        "llm_docstrings": _llm_docstrings(config),
     }
+
+
+def _real_source(config: dict[str, Any]) -> bool:
+    return _dig(config, "construction.track", "composition") == "real-source"
+
+
+def _llm_docstrings(config: dict[str, Any]) -> bool:
+    """A real-source build configured to have an LLM write docstrings too thin to ship."""
+    return _dig(config, "construction.real_source.docstring_role", "none") != "none"
 
 
 def _mutation_note(f: dict[str, Any]) -> str:
@@ -107,7 +116,7 @@ def _mutation_note(f: dict[str, Any]) -> str:
         return ""
     second_chance = (
         "below that the class is dropped"
-        if f["track"] == "real-source"
+        if f["real_source"]
         else "below that the test writer gets the surviving mutants once, and the strengthened suite must pass "
         "the same sandbox gate and reach the threshold"
     )
@@ -120,14 +129,14 @@ def _mutation_note(f: dict[str, Any]) -> str:
 def _construction_steps(f: dict[str, Any]) -> str:
     """What the build did after the harvest, by track: the card must not say an LLM composed, tested,
     judged or solved a task that is a harvested class with generated tests."""
-    if f["track"] != "real-source":
+    if not f["real_source"]:
         return f"""compose pairs of them (intra-domain and cross-domain)
 into one class skeleton with an LLM; have an LLM write tests; keep a task only if at least
 {f["judge_min"]} of {f["judges"]} LLM judges give the tests full marks; have a separate LLM write the solution and keep
 the task only if it passes every test"""
     docstrings = (
         "the class's own docstrings (an LLM wrote those too thin to specify a method, and the first judge checked them)"
-        if f["docstring_role"] != "none"
+        if f["llm_docstrings"]
         else "the class's own docstrings (a class whose docstrings are too thin to specify it was dropped; no LLM took part)"
     )
     return f"""keep those under an allowed licence.
@@ -208,11 +217,11 @@ def _built_section(
     prompt_rows = [(name, f"`{v}`") for name, v in sorted(prompt_versions.items())] or [("-", "-")]
     return f"""## How it was built
 
-Following [ClassEval-Pro](https://arxiv.org/abs/2604.26923)'s {"pipeline up to its composition step" if f["track"] == "real-source" else "pipeline"}: harvest self-contained, standard-library-only classes
+Following [ClassEval-Pro](https://arxiv.org/abs/2604.26923)'s {"pipeline up to its composition step" if f["real_source"] else "pipeline"}: harvest self-contained, standard-library-only classes
 ({f["min_methods"]}+ methods, {f["min_lines"]}-{f["max_lines"]} lines) whose first commit is on or after the cutoff, with
 repository, path, commit, first-seen date and licence kept for each; deduplicate them against each
 other, public benchmarks and earlier releases; {_construction_steps(f)} with at least {f["coverage"]}% line coverage within {f["wall"]} s in a sandbox.{_mutation_note(f)}
-Every {"generated test suite and any LLM call" if f["track"] == "real-source" else "LLM call"} is cached by content, so the build can be replayed exactly. The full configuration
+Every {"generated test suite and any LLM call" if f["real_source"] else "LLM call"} is cached by content, so the build can be replayed exactly. The full configuration
 (secrets removed) is in `manifest.json`.
 
 - classforge version: `{pipeline_version}`
@@ -451,18 +460,16 @@ def _replayed_llm_answers(config: dict[str, Any]) -> bool:
     has no LLM role at all: there, replay mode only guaranteed that no request could be sent."""
     if _dig(config, "llm.mode", "live") != "replay":
         return False
-    real_source = _dig(config, "construction.track", "composition") == "real-source"
-    return not (real_source and _dig(config, "construction.real_source.docstring_role", "none") == "none")
+    return not _real_source(config) or _llm_docstrings(config)
 
 
 def _replay_note(config: dict[str, Any]) -> str:
     """A build whose LLM answers were replayed from prepared files must say so: its model names label answers no model gave."""
     if not _replayed_llm_answers(config):
         return ""
-    real_source = _dig(config, "construction.track", "composition") == "real-source"
     imports = _dig(config, "llm.cache_imports", []) or []
     files = ", ".join(f"`{p}`" for p in imports) or "a prepared cache"
-    roles = "docstring-writer and judge" if real_source else "composer, test-writer, judge and solver"
+    roles = "docstring-writer and judge" if _real_source(config) else "composer, test-writer, judge and solver"
     return (
         f"- **LLM answers prepared ahead, not generated during this build**: the build ran in replay mode, so every "
         f"{roles} answer came from {files}. For classforge's bundled example "
@@ -501,7 +508,7 @@ print(task["task_id"], "pass" if result.wasSuccessful() and result.testsRun else
 
 
 def _who_wrote_it(config: dict[str, Any]) -> str:
-    if _dig(config, "construction.track", "composition") == "real-source":
+    if _real_source(config):
         return (
             "- Each task is a harvested class as its authors wrote it, bugs included. Its tests are generated by "
             "search and assert what the class was observed to do, so a test can hold a model to a detail the "

@@ -63,24 +63,25 @@ def domain_figure(stats: DatasetStats):
     if not rows:
         return _empty_panel(fig, ax, "Domain distribution", "no tasks")
     names = [r.domain for r in rows][::-1]
-    segments: list[tuple[str, list[int], dict[str, Any]]] = [  # (label, counts per row, bar style), left to right
-        ("intra-domain", [r.intra for r in rows][::-1], {"color": "#4C72B0"}),
-        ("cross-domain (primary)", [r.cross for r in rows][::-1], {"color": "#DD8452"}),
-        ("real-source", [r.real for r in rows][::-1], {"color": "#55A868"}),
+    # (legend label, annotation word, counts per row, bar style), stacked left to right
+    segments: list[tuple[str, str, list[int], dict[str, Any]]] = [
+        ("intra-domain", "intra", [r.intra for r in rows][::-1], {"color": "#4C72B0"}),
+        ("cross-domain (primary)", "cross", [r.cross for r in rows][::-1], {"color": "#DD8452"}),
+        ("real-source", "real", [r.real for r in rows][::-1], {"color": "#55A868"}),
         (
             "cross-domain (second domain)",
+            "second",
             [r.involved - r.tasks for r in rows][::-1],
             {"color": "#DD8452", "alpha": 0.45, "hatch": "//"},
         ),
     ]
-    shown = [(label, counts, style) for label, counts, style in segments if any(counts)]
+    shown = [segment for segment in segments if any(segment[2])]
     left = [0] * len(rows)
-    for label, counts, style in shown:
+    for label, _, counts, style in shown:
         ax.barh(names, counts, left=left, label=label, **style)
         left = [a + b for a, b in zip(left, counts)]
-    short = {"intra-domain": "intra", "cross-domain (primary)": "cross", "real-source": "real"}
     for y, total in enumerate(left):
-        parts = ", ".join(f"{c[y]} {short.get(label, 'second')}" for label, c, _ in shown if c[y])
+        parts = ", ".join(f"{counts[y]} {word}" for _, word, counts, _ in shown if counts[y])
         ax.annotate(
             f"{total} ({parts})", (total, y), xytext=(4, 0), textcoords="offset points", va="center", fontsize="small"
         )
