@@ -3,10 +3,10 @@
 #   docker build --target sandbox -t classforge-sandbox:latest .   # what untrusted code runs in
 #   docker build --target app     -t classforge:latest .           # the classforge CLI / a Prefect worker
 # The sandbox image holds Python, coverage, the declared environment below and the harness; the docker backend
-# (pipeline/sandbox/docker_backend.py) starts one throw-away container per run with no network,
+# (classforge_bench/pipeline/sandbox/docker_backend.py) starts one throw-away container per run with no network,
 # a read-only root, tmpfs work dir, all capabilities dropped and the non-root user below.
 # The sandbox image carries the declared environment of ClassEval evaluations: the list in
-# benchmark/requirements/classeval.txt, the same file benchmark/environment.py builds the local
+# classforge_bench/benchmark/requirements/classeval.txt, the same file classforge_bench/benchmark/environment.py builds the local
 # backend's environment from (another list: --build-arg SANDBOX_REQUIREMENTS=path/in/the/repo.txt;
 # more packages: --build-arg SANDBOX_EXTRAS="pkg1 pkg2"). The results name it.
 
@@ -21,7 +21,7 @@ ENV PYTHONDONTWRITEBYTECODE=1 \
 
 
 FROM base AS sandbox
-ARG SANDBOX_REQUIREMENTS=benchmark/requirements/classeval.txt
+ARG SANDBOX_REQUIREMENTS=classforge_bench/benchmark/requirements/classeval.txt
 ARG SANDBOX_EXTRAS=""
 COPY ${SANDBOX_REQUIREMENTS} /opt/classforge/requirements.txt
 # A Debian-packaged base (how images are made where none can be pulled) has only `python3`.
@@ -43,11 +43,11 @@ RUN apt-get update \
  && useradd --uid 10001 --gid 10001 --no-create-home --home-dir /work --shell /usr/sbin/nologin sandbox
 # The backend sends the harness with every run (so it always matches the host's version); the
 # copies here document the image's purpose and let it be used by hand.
-COPY pipeline/sandbox/harness_script.py /opt/classforge/cf_harness.py
-COPY pipeline/sandbox/docker_bootstrap.py /opt/classforge/docker_bootstrap.py
+COPY classforge_bench/pipeline/sandbox/harness_script.py /opt/classforge/cf_harness.py
+COPY classforge_bench/pipeline/sandbox/docker_bootstrap.py /opt/classforge/docker_bootstrap.py
 WORKDIR /work
 USER 10001:10001
-CMD ["python", "-c", "print('classforge sandbox image: started per run by pipeline.sandbox.docker_backend')"]
+CMD ["python", "-c", "print('classforge sandbox image: started per run by classforge_bench.pipeline.sandbox.docker_backend')"]
 
 
 FROM base AS app
@@ -55,7 +55,7 @@ FROM base AS app
 # container it needs user namespaces; otherwise set sandbox.backend = "docker" and mount the
 # engine's socket).
 # libfaketime for the environment checks' clock shifts (without it they are skipped, and the card
-# says so); ClassEval's declared environment (benchmark/requirements/classeval.txt, the list the
+# says so); ClassEval's declared environment (classforge_bench/benchmark/requirements/classeval.txt, the list the
 # sandbox image carries), so the local backend scores references that import numpy, pandas, bs4...
 # instead of counting them broken. netifaces ships no wheels: a compiler is there for the install only.
 # The code is installed read-only under /app (owned by root); everything a run writes (harvested/,
@@ -82,9 +82,9 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev \
  && (python -c "import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_paths()['include'] + '/Python.h'))" \
      || apt-get install -y --no-install-recommends python3-dev) \
- && pip install -e . -r benchmark/requirements/classeval.txt \
+ && pip install -e . -r classforge_bench/benchmark/requirements/classeval.txt \
  && python -m venv /app/.venv-plus \
- && /app/.venv-plus/bin/pip install -r pipeline/quality/plus/requirements.txt \
+ && /app/.venv-plus/bin/pip install -r classforge_bench/pipeline/quality/plus/requirements.txt \
  && apt-get purge -y --auto-remove gcc libc6-dev python3-dev \
  && rm -rf /var/lib/apt/lists/* \
  && chmod 0755 /usr/local/bin/classforge-entrypoint

@@ -7,7 +7,7 @@ export PREFECT_HOME ?= $(CURDIR)/.cache/prefect
 setup:
 	bash scripts/setup.sh
 
-# `python -m pipeline.cli` is the `classforge` console script; it also works in a .venv set up
+# `python -m classforge_bench.pipeline.cli` is the `classforge` console script; it also works in a .venv set up
 # with CLASSFORGE_REUSE_PYTHON (scripts/setup.sh), which has no console scripts.
 # Two builds side by side: the composition track's replayed example, and the real-source track on
 # the real repositories shipped in examples/real-repos (no LLM call; its own Prefect home and release
@@ -16,10 +16,10 @@ setup:
 REAL_SOURCE ?= 1
 run: setup
 	@mkdir -p .cache
-	@if [ "$(REAL_SOURCE)" = 0 ]; then exec .venv/bin/python -m pipeline.cli build --config examples/classforge.toml; fi; \
-	PREFECT_HOME=$(CURDIR)/.cache/prefect-real-source .venv/bin/python -m pipeline.cli build \
+	@if [ "$(REAL_SOURCE)" = 0 ]; then exec .venv/bin/python -m classforge_bench.pipeline.cli build --config examples/classforge.toml; fi; \
+	PREFECT_HOME=$(CURDIR)/.cache/prefect-real-source .venv/bin/python -m classforge_bench.pipeline.cli build \
 	  --config examples/real-source.toml > .cache/real-source-build.log 2>&1 & real=$$!; \
-	.venv/bin/python -m pipeline.cli build --config examples/classforge.toml; example=$$?; \
+	.venv/bin/python -m classforge_bench.pipeline.cli build --config examples/classforge.toml; example=$$?; \
 	wait $$real; status=$$?; cat .cache/real-source-build.log; \
 	[ $$example -eq 0 ] && [ $$status -eq 0 ]
 

@@ -26,9 +26,9 @@ def main() -> int:
     parser.add_argument("--concurrency", type=int, default=4)
     args = parser.parse_args()
 
-    from pipeline.config import load_config
-    from pipeline.construct.run import run_build
-    from pipeline.harvest.run import run_harvest
+    from classforge_bench.pipeline.config import load_config
+    from classforge_bench.pipeline.construct.run import run_build
+    from classforge_bench.pipeline.harvest.run import run_harvest
 
     work = Path(tempfile.mkdtemp(prefix="classforge-stress-"))
     config = load_config(ROOT / "examples" / "classforge.toml", env={})

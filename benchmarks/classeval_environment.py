@@ -4,11 +4,11 @@ Usage:
     nice -n 10 python benchmarks/classeval_environment.py [--dataset PATH] [--workers N]
         [--clock-shift DAYS ...] [--cache DIR] [--json OUT]
 
-Each task's reference program (`benchmark.strategies.reference_program`) and tests run in the
+Each task's reference program (`classforge_bench.benchmark.strategies.reference_program`) and tests run in the
 sandbox once as usual and once per configured perturbation
-(`pipeline.quality.environment_checks`); a task is flagged when a test's verdict changes. Tasks
+(`classforge_bench.pipeline.quality.environment_checks`); a task is flagged when a test's verdict changes. Tasks
 whose reference fails even in the baseline are listed separately: a verdict comparison cannot tell
-whether a test that fails in every environment depends on it. `pipeline/formats/quirks.py` and
+whether a test that fails in every environment depends on it. `classforge_bench/pipeline/formats/quirks.py` and
 `tests/benchmark/test_bench_runner_classeval.py` document why ClassEval's known broken tasks fail;
 the script prints its findings beside that list.
 """
@@ -46,10 +46,10 @@ def _args() -> argparse.Namespace:
 
 def main() -> int:
     args = _args()
-    from benchmark.strategies import reference_program
-    from pipeline.config import SandboxConfig
-    from pipeline.formats.loader import load_dataset
-    from pipeline.quality.environment_checks import check_environment
+    from classforge_bench.benchmark.strategies import reference_program
+    from classforge_bench.pipeline.config import SandboxConfig
+    from classforge_bench.pipeline.formats.loader import load_dataset
+    from classforge_bench.pipeline.quality.environment_checks import check_environment
 
     if not args.dataset.is_file():
         print(f"no ClassEval data at {args.dataset}", file=sys.stderr)

@@ -3,7 +3,7 @@
     nice -n 10 .venv/bin/python benchmarks/classeval_mutation.py [--dataset PATH] [--max-per-method 10]
         [--limit N] [--task ClassEval_0 ...] [--workers N] [--cache DIR] [--json OUT]
 
-The same engine the build gates with (`pipeline.quality.measure_mutation`, the default
+The same engine the build gates with (`classforge_bench.pipeline.quality.measure_mutation`, the default
 `MutationConfig` unless overridden): each task's reference program (its import statements and
 canonical solution, as the evaluator runs it) is mutated and its own tests run against every
 mutant in the sandbox. Tasks are measured one after the other, each task's mutants in parallel;
@@ -38,8 +38,8 @@ def quartiles(values: list[float]) -> tuple[float, float, float]:
 
 
 def measure(tasks, config, sandbox, cache: Path) -> tuple[list[dict], list[dict]]:
-    from benchmark.strategies import reference_program
-    from pipeline.quality.mutation import MutationError, measure_mutation
+    from classforge_bench.benchmark.strategies import reference_program
+    from classforge_bench.pipeline.quality.mutation import MutationError, measure_mutation
 
     rows, skipped = [], []
     for task in tasks:
@@ -123,8 +123,8 @@ def summarise(rows: list[dict], skipped: list[dict], total_s: float) -> dict:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipeline.config import MutationConfig, SandboxConfig
-    from pipeline.formats.loader import load_dataset
+    from classforge_bench.pipeline.config import MutationConfig, SandboxConfig
+    from classforge_bench.pipeline.formats.loader import load_dataset
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)

@@ -14,7 +14,7 @@
    folder): base vs plus class-level pass@1 through `classforge evaluate --samples`, and every
    sample that passes base and fails plus, with the plus tests it fails (for inspection by hand).
 4. Mutation score of each task with plus tests, base tests alone vs base + plus (the build's
-   engine, pipeline.quality.measure_mutation); a task without plus tests scores the same.
+   engine, classforge_bench.pipeline.quality.measure_mutation); a task without plus tests scores the same.
 """
 
 from __future__ import annotations
@@ -34,7 +34,7 @@ DEFAULT_MODELS = ["GPT-4_100_c_t0", "GPT-3.5-Turbo_class_H_greedy"]
 
 
 def strengthen(dataset: Path, out: Path, cfg) -> tuple[Path, list[dict]]:
-    from pipeline.quality.plus.dataset import strengthen_dataset
+    from classforge_bench.pipeline.quality.plus.dataset import strengthen_dataset
 
     rows: list[dict] = []
 
@@ -63,7 +63,7 @@ def strengthen(dataset: Path, out: Path, cfg) -> tuple[Path, list[dict]]:
 
 
 def _rows_of(strengthened: Path) -> list[dict]:
-    from pipeline.formats.loader import load_dataset
+    from classforge_bench.pipeline.formats.loader import load_dataset
 
     return [
         {
@@ -84,10 +84,10 @@ def _rows_of(strengthened: Path) -> list[dict]:
 def search_runs(strengthened: Path, cfg) -> dict[str, dict]:
     """Per task, the generator's run as cached (a suite read from the cache says 0 s; the search's
     own wall time, iterations and coverage are in the generation cache)."""
-    from pipeline.formats.loader import load_dataset
-    from pipeline.quality.plus.contract import annotated_source, declared_types
-    from pipeline.quality.plus.generate import GeneratedTests
-    from pipeline.quality.plus.suite import generation_path
+    from classforge_bench.pipeline.formats.loader import load_dataset
+    from classforge_bench.pipeline.quality.plus.contract import annotated_source, declared_types
+    from classforge_bench.pipeline.quality.plus.generate import GeneratedTests
+    from classforge_bench.pipeline.quality.plus.suite import generation_path
 
     runs = {}
     for task in load_dataset(strengthened).tasks:
@@ -116,8 +116,8 @@ def samples_file(outputs: Path, model: str, dest: Path) -> Path:
 
 
 def evaluate(dataset: Path, cfg, out: Path, *, samples: Path | None = None):
-    from benchmark.runner import EvaluationRequest
-    from benchmark.runner import evaluate as run_evaluation
+    from classforge_bench.benchmark.runner import EvaluationRequest
+    from classforge_bench.benchmark.runner import evaluate as run_evaluation
 
     cfg = cfg.model_copy(deep=True)
     cfg.evaluate.output_root = out
@@ -134,8 +134,8 @@ def class_pass(results, which: str) -> float | None:
 
 def base_pass_plus_fail(results, tasks: dict, cfg) -> list[dict]:
     """Samples passing every base class, run on their plus suite alone: which plus tests fail, how."""
-    from benchmark.metrics import class_level_status
-    from pipeline.sandbox import run_suite
+    from classforge_bench.benchmark.metrics import class_level_status
+    from classforge_bench.pipeline.sandbox import run_suite
 
     found = []
     for record in results.samples:
@@ -165,9 +165,9 @@ def base_pass_plus_fail(results, tasks: dict, cfg) -> list[dict]:
 
 
 def mutation(tasks: list, cfg, cache: Path) -> list[dict]:
-    from benchmark.plus import plus_task
-    from benchmark.strategies import reference_program
-    from pipeline.quality.mutation import MutationError, measure_mutation
+    from classforge_bench.benchmark.plus import plus_task
+    from classforge_bench.benchmark.strategies import reference_program
+    from classforge_bench.pipeline.quality.mutation import MutationError, measure_mutation
 
     rows = []
     for task in tasks:
@@ -219,8 +219,8 @@ def _pct(value: float | None) -> str:
 
 
 def main() -> None:
-    from pipeline.config import load_config
-    from pipeline.formats.loader import load_dataset
+    from classforge_bench.pipeline.config import load_config
+    from classforge_bench.pipeline.formats.loader import load_dataset
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--dataset", type=Path, default=DEFAULT_DATASET)

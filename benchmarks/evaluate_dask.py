@@ -77,8 +77,8 @@ def stop(procs: list[subprocess.Popen]) -> None:
 
 
 def run(dataset: Path, samples: Path, out: Path, dask: str | None, workers: int | None) -> tuple[float, object]:
-    from benchmark.runner import EvaluationRequest, evaluate
-    from pipeline.config import Config, EvaluateConfig
+    from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+    from classforge_bench.pipeline.config import Config, EvaluateConfig
 
     cfg = Config()
     cfg.evaluate = EvaluateConfig(output_root=out / "results", dask=dask, workers=workers)

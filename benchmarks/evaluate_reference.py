@@ -6,10 +6,10 @@ Usage:
 Three measurements in one run, on the same 100 suites, with the same number of parallel workers
 (default: the evaluator's default pool, one per core):
 
-1. end to end: `benchmark.runner.evaluate` with model `reference`, 1 sample, into a fresh results
+1. end to end: `classforge_bench.benchmark.runner.evaluate` with model `reference`, 1 sample, into a fresh results
    folder (nothing to resume): dataset loading, the reference pre-run, the scoring run, metrics
    with bootstrap intervals, results.json, summary.md and plots;
-2. sandbox alone: `pipeline.sandbox.run_suites` on the 100 reference programs (one pass);
+2. sandbox alone: `classforge_bench.pipeline.sandbox.run_suites` on the 100 reference programs (one pass);
 3. bare: `python -m unittest <module>.<Class> ...` in a subprocess per task (solution + tests in one
    file, as ClassEval runs them), with no isolation beyond a private network namespace
    (`unshare -rn`, when available) so that no test reaches the network.
@@ -43,8 +43,8 @@ DEFAULT_DATASET = ROOT.parent / "shared" / "data" / "classeval" / "ClassEval_dat
 
 
 def end_to_end(dataset: Path, workers: int | None, out_root: Path) -> dict:
-    from benchmark.runner import EvaluationRequest, evaluate
-    from pipeline.config import Config, EvaluateConfig
+    from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+    from classforge_bench.pipeline.config import Config, EvaluateConfig
 
     cfg = Config()
     cfg.evaluate = EvaluateConfig(n_samples=1, output_root=out_root, workers=workers)
@@ -64,9 +64,9 @@ def end_to_end(dataset: Path, workers: int | None, out_root: Path) -> dict:
 
 
 def sandbox_alone(tasks: list, workers: int | None) -> dict:
-    from benchmark.strategies import reference_program
-    from pipeline.config import SandboxConfig
-    from pipeline.sandbox import SuiteRequest, run_suites
+    from classforge_bench.benchmark.strategies import reference_program
+    from classforge_bench.pipeline.config import SandboxConfig
+    from classforge_bench.pipeline.sandbox import SuiteRequest, run_suites
 
     requests = [
         SuiteRequest(
@@ -94,7 +94,7 @@ _SEED = "import random as _seed_random; _seed_random.seed(0)\n"
 
 
 def bare_unittest(tasks: list, workers: int, scratch: Path) -> dict:
-    from benchmark.strategies import reference_program
+    from classforge_bench.benchmark.strategies import reference_program
 
     prefix = ["unshare", "-rn"] if shutil.which("unshare") and _unshare_works() else []
 
@@ -141,9 +141,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=1, help="measure N times, interleaved")
     args = parser.parse_args()
 
-    from pipeline.config import SandboxConfig
-    from pipeline.formats.loader import load_dataset
-    from pipeline.sandbox import pool_size
+    from classforge_bench.pipeline.config import SandboxConfig
+    from classforge_bench.pipeline.formats.loader import load_dataset
+    from classforge_bench.pipeline.sandbox import pool_size
 
     workers = pool_size(SandboxConfig(), args.workers)
     tasks = load_dataset(args.dataset).tasks

@@ -97,8 +97,8 @@ def completion_for(index: int, solution: str) -> tuple[str, str]:
 def run_classforge(
     dataset: Path, out_root: Path, workers: int | None, *, samples: Path | None = None, model: str | None = None
 ) -> tuple[float, object]:
-    from benchmark.runner import EvaluationRequest, evaluate
-    from pipeline.config import Config, EvaluateConfig
+    from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+    from classforge_bench.pipeline.config import Config, EvaluateConfig
 
     cfg = Config()
     cfg.evaluate = EvaluateConfig(n_samples=1, output_root=out_root, workers=workers)
@@ -128,7 +128,7 @@ def run_inprocess(programs: list[dict], scratch: Path) -> tuple[float, dict]:
 
 
 def run_bare_per_class(tasks: list, scratch: Path, workers: int = 2) -> tuple[float, int, int]:
-    from benchmark.strategies import reference_program
+    from classforge_bench.benchmark.strategies import reference_program
 
     jobs = []
     for task in tasks:
@@ -166,9 +166,9 @@ def main() -> None:
     parser.add_argument("--only", choices=("samples", "reference"), default=None, help="measure one of the two targets")
     args = parser.parse_args()
 
-    from pipeline.config import Config
-    from pipeline.formats.loader import load_dataset
-    from pipeline.sandbox import pool_size
+    from classforge_bench.pipeline.config import Config
+    from classforge_bench.pipeline.formats.loader import load_dataset
+    from classforge_bench.pipeline.sandbox import pool_size
 
     tasks = load_dataset(args.dataset).tasks
     workers = args.workers or Config().evaluate.workers or pool_size(Config().sandbox)

@@ -82,8 +82,8 @@ def samples_file(outputs: Path, into: Path) -> Path:
 
 
 def run_classforge(dataset: Path, samples: Path, out_root: Path, workers: int | None) -> tuple[float, object]:
-    from benchmark.runner import EvaluationRequest, evaluate
-    from pipeline.config import Config, EvaluateConfig
+    from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+    from classforge_bench.pipeline.config import Config, EvaluateConfig
 
     cfg = Config()
     cfg.evaluate = EvaluateConfig(output_root=out_root, workers=workers)

@@ -3,7 +3,7 @@
 Usage:
     python benchmarks/fixed_cost.py --dataset ClassEval_data.json [--repeat 3] [--compare OTHER_CHECKOUT]
 
-Measured, each as its own `python -m pipeline.cli ...` process (median of --repeat, wall and CPU
+Measured, each as its own `python -m classforge_bench.pipeline.cli ...` process (median of --repeat, wall and CPU
 time of the process and its children, with the load average): `python -c pass` (the interpreter's own
 start, the floor), `classforge --help`, and `classforge evaluate --samples` on 1 sample of 1 task
 (the canonical solution of ClassEval_0), without and with `--task`, each into an empty results folder
@@ -62,7 +62,7 @@ def main() -> None:
     parser.add_argument("--compare", type=Path, default=None, help="another checkout, measured the same way")
     args = parser.parse_args()
     task = next(t for t in json.loads(args.dataset.read_text(encoding="utf-8")) if t["task_id"] == "ClassEval_0")
-    cli = [sys.executable, "-m", "pipeline.cli"]
+    cli = [sys.executable, "-m", "classforge_bench.pipeline.cli"]
     with tempfile.TemporaryDirectory(prefix="cf-bench-fixed-") as tmp:
         tmp_path = Path(tmp)
         samples = tmp_path / "one.jsonl"

@@ -29,7 +29,7 @@ sys.path.insert(0, str(ROOT / "tests" / "harvest"))
 def build_synthetic(root: Path, repos: int, files_per_repo: int) -> None:
     from classgen import make_class
 
-    from pipeline.harvest.repo_builder import CommitSpec, build_repo
+    from classforge_bench.pipeline.harvest.repo_builder import CommitSpec, build_repo
 
     for r in range(repos):
         files: dict[str, str | bytes] = {}
@@ -50,8 +50,8 @@ def build_synthetic(root: Path, repos: int, files_per_repo: int) -> None:
 
 
 def measure(corpus: Path, work: Path) -> dict:
-    from pipeline.config import CloneConfig, HarvestConfig
-    from pipeline.harvest.run import run_harvest
+    from classforge_bench.pipeline.config import CloneConfig, HarvestConfig
+    from classforge_bench.pipeline.harvest.run import run_harvest
 
     cfg = HarvestConfig(
         cutoff=date(2025, 1, 1),

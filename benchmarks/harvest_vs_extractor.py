@@ -202,7 +202,7 @@ def repo_files(r: int) -> tuple[dict[str, str], dict[str, str], dict[str, str]]:
 
 
 def build_corpus(root: Path, repos: int) -> None:
-    from pipeline.harvest.repo_builder import CommitSpec, build_repo
+    from classforge_bench.pipeline.harvest.repo_builder import CommitSpec, build_repo
 
     for r in range(repos):
         first, second, third = repo_files(r)
@@ -221,8 +221,8 @@ def build_corpus(root: Path, repos: int) -> None:
 
 
 def _scan(job: tuple[object, Path]) -> int:
-    from pipeline.config import FilterConfig
-    from pipeline.harvest.scan import scan_checkout
+    from classforge_bench.pipeline.config import FilterConfig
+    from classforge_bench.pipeline.harvest.scan import scan_checkout
 
     ref, checkout = job
     return len(scan_checkout(ref, checkout, FilterConfig(), CUTOFF).classes)  # type: ignore[arg-type]
@@ -230,9 +230,9 @@ def _scan(job: tuple[object, Path]) -> int:
 
 def clone_all(corpus: Path, work: Path) -> list[tuple[object, Path]]:
     """classforge's clones (history back to the cutoff); a repository git cannot clone is skipped."""
-    from pipeline.config import CloneConfig
-    from pipeline.harvest.clone import CloneFailure, clone_for_scan
-    from pipeline.harvest.local_source import expand_local_sources, local_repo_ref
+    from classforge_bench.pipeline.config import CloneConfig
+    from classforge_bench.pipeline.harvest.clone import CloneFailure, clone_for_scan
+    from classforge_bench.pipeline.harvest.local_source import expand_local_sources, local_repo_ref
 
     jobs = []
     for path in expand_local_sources([str(corpus)]):
@@ -260,8 +260,8 @@ def extractor_with_clones(urls: list[str], work: Path) -> int:
 
 def classforge_with_clones(sources: list[str], work: Path, workers: int) -> int:
     """classforge's whole harvest: clone, scan, provenance, dedup, snapshot files."""
-    from pipeline.config import CloneConfig, HarvestConfig
-    from pipeline.harvest.run import run_harvest
+    from classforge_bench.pipeline.config import CloneConfig, HarvestConfig
+    from classforge_bench.pipeline.harvest.run import run_harvest
 
     cfg = HarvestConfig(
         local_sources=sources, output_root=work / "out", clone=CloneConfig(workdir=work / "clones"), workers=workers

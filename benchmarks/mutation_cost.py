@@ -5,9 +5,9 @@
 
 For every task (the example build's tasks when --tasks is given, and the first N ClassEval tasks
 whose reference passes), one after the other, with the same sandbox settings the build uses:
-  gate      the verification gate as the build runs it (`pipeline.sandbox.verify`: a run with
+  gate      the verification gate as the build runs it (`classforge_bench.pipeline.sandbox.verify`: a run with
             line+branch coverage and a repeat), the cost every task already pays;
-  alone     `pipeline.quality.measure_mutation` with an empty cache, one sandbox run per mutant
+  alone     `classforge_bench.pipeline.quality.measure_mutation` with an empty cache, one sandbox run per mutant
             (`batch_size = 0`; its mutants in parallel, `--workers` at a time, default one per
             core), given the gate's wall time as the reference time: the cost before batching;
   batched   the same with an empty cache of its own and `--batch-size` mutants per sandbox run
@@ -50,8 +50,8 @@ def built_tasks(path: Path) -> list[tuple[str, str, str, list[str]]]:
 
 
 def classeval_tasks(dataset: Path, n: int) -> list[tuple[str, str, str, list[str]]]:
-    from benchmark.strategies import reference_program
-    from pipeline.formats.loader import load_dataset
+    from classforge_bench.benchmark.strategies import reference_program
+    from classforge_bench.pipeline.formats.loader import load_dataset
 
     # Known to fail here for reasons outside the code (README: 17, 48, 51, 52, 69); skipped.
     broken = {"ClassEval_17", "ClassEval_48", "ClassEval_51", "ClassEval_52", "ClassEval_69"}
@@ -60,7 +60,7 @@ def classeval_tasks(dataset: Path, n: int) -> list[tuple[str, str, str, list[str
 
 
 def fixed_cost(sandbox, runs: int = 10) -> float:
-    from pipeline.sandbox import run_suite
+    from classforge_bench.pipeline.sandbox import run_suite
 
     walls = []
     for _ in range(runs):
@@ -72,7 +72,7 @@ def fixed_cost(sandbox, runs: int = 10) -> float:
 
 
 def _mutation(task, config, sandbox, reference_s: float, cache_root: Path):
-    from pipeline.quality.mutation import measure_mutation
+    from classforge_bench.pipeline.quality.mutation import measure_mutation
 
     task_id, solution, tests, classes = task
     t0 = time.perf_counter()
@@ -90,7 +90,7 @@ def _mutation(task, config, sandbox, reference_s: float, cache_root: Path):
 
 
 def measure_one(task, config, sandbox, cache_root: Path, batch_first: bool) -> dict:
-    from pipeline.sandbox import verify
+    from classforge_bench.pipeline.sandbox import verify
 
     task_id, solution, tests, classes = task
     t0 = time.perf_counter()
@@ -150,7 +150,7 @@ def _print_row(row: dict) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    from pipeline.config import MutationConfig, SandboxConfig
+    from classforge_bench.pipeline.config import MutationConfig, SandboxConfig
 
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--tasks", type=Path, action="append", default=[], help="a build's tasks.jsonl (repeatable)")

@@ -31,7 +31,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from pipeline.core.reasons import STAGES  # noqa: E402 - the pipeline's stage order
+from classforge_bench.pipeline.core.reasons import STAGES  # noqa: E402 - the pipeline's stage order
 from tests.realmodel.realmodel_config import EXAMPLE_MODELS, EXAMPLE_PAIRS, build_config  # noqa: E402
 
 # Which stage a request served, by the first prompt of its version ("compose@v1+compose_repair@v2"):

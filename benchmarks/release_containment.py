@@ -18,8 +18,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from pipeline.config import DedupConfig  # noqa: E402
-from pipeline.harvest.dedup import DedupIndex, classes_in, without_docstrings  # noqa: E402
+from classforge_bench.pipeline.config import DedupConfig  # noqa: E402
+from classforge_bench.pipeline.harvest.dedup import DedupIndex, classes_in, without_docstrings  # noqa: E402
 
 
 def main() -> int:

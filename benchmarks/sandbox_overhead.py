@@ -28,10 +28,10 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from pipeline.config import SandboxConfig
-from pipeline.sandbox import SuiteRequest, get_backend, pool_size, run_suites
-from pipeline.sandbox.base import RunLimits
-from pipeline.sandbox.suite import execute
+from classforge_bench.pipeline.config import SandboxConfig
+from classforge_bench.pipeline.sandbox import SuiteRequest, get_backend, pool_size, run_suites
+from classforge_bench.pipeline.sandbox.base import RunLimits
+from classforge_bench.pipeline.sandbox.suite import execute
 
 DEFAULT_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "classeval" / "ClassEval_data.json"
 

@@ -19,8 +19,8 @@ import os
 import statistics
 import time
 
-from pipeline.config import SandboxConfig
-from pipeline.sandbox import run_suite
+from classforge_bench.pipeline.config import SandboxConfig
+from classforge_bench.pipeline.sandbox import run_suite
 
 SOLUTION = "class Counter:\n    def __init__(self):\n        self.n = 0\n"
 PASSING = "import unittest\nclass CounterTest(unittest.TestCase):\n    def test_n(self):\n        self.assertEqual(Counter().n, 0)\n"

@@ -10,9 +10,9 @@ endpoint" below).
 What the script does:
 1. reads the harvested example classes (running the harvest first if the snapshot is missing);
 2. checks that every pair the pairing stage chooses has a hand-written fusion;
-3. starts the project's loopback OpenAI-compatible fake server (`pipeline.llm.fake_server`) with a
+3. starts the project's loopback OpenAI-compatible fake server (`classforge_bench.pipeline.llm.fake_server`) with a
    responder that answers each role from `examples/llm_responses/<task>/`;
-4. runs the real build (`pipeline.construct.run.run_build`, live mode, real sandbox gate) against it
+4. runs the real build (`classforge_bench.pipeline.construct.run.run_build`, live mode, real sandbox gate) against it
    with a fresh response cache, and requires every candidate to become a task;
 5. exports that cache as JSONL to `examples/llm_cache.jsonl`;
 6. stops the server and replays the build from the exported file alone, requiring the same
@@ -84,7 +84,7 @@ class Responder:
     """
 
     def __init__(self, tasks: list[HandWritten], judge_models: list[str]) -> None:
-        from pipeline.llm.prompts import load_prompt
+        from classforge_bench.pipeline.llm.prompts import load_prompt
 
         self.tasks = tasks
         self.judge_models = judge_models
@@ -110,7 +110,7 @@ class Responder:
         raise LookupError(f"no hand-written {stage} reply for this prompt")
 
     def __call__(self, body: dict[str, Any]) -> str:
-        from pipeline.llm.fake_server import messages_text
+        from classforge_bench.pipeline.llm.fake_server import messages_text
 
         stage = self._stage(body)
         task = self._task(messages_text(body["messages"]), stage)
@@ -128,14 +128,14 @@ class Responder:
 
 
 def _blank(name: str) -> dict[str, str]:
-    from pipeline.llm.prompts import load_prompt
+    from classforge_bench.pipeline.llm.prompts import load_prompt
 
     return dict.fromkeys(load_prompt(name).fields, "")
 
 
 def load_example_config(path: Path):
     """The example's configuration (its [llm] and [construction] tables hold the example's settings)."""
-    from pipeline.config import load_config
+    from classforge_bench.pipeline.config import load_config
 
     return load_config(path, env={})
 
@@ -146,12 +146,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=Path("examples/llm_cache.jsonl"))
     args = parser.parse_args(argv)
 
-    from pipeline.construct.pairing import make_pairs
-    from pipeline.construct.run import run_build, snapshot_classes_path
-    from pipeline.core.records import HarvestedClass
-    from pipeline.core.store import read_jsonl
-    from pipeline.harvest.run import run_harvest
-    from pipeline.llm.fake_server import FakeOpenAIServer
+    from classforge_bench.pipeline.construct.pairing import make_pairs
+    from classforge_bench.pipeline.construct.run import run_build, snapshot_classes_path
+    from classforge_bench.pipeline.core.records import HarvestedClass
+    from classforge_bench.pipeline.core.store import read_jsonl
+    from classforge_bench.pipeline.harvest.run import run_harvest
+    from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer
 
     config = load_example_config(args.config)
     classes_path = snapshot_classes_path(config)
@@ -196,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  {item.model_dump_json()}", file=sys.stderr)
             return 1
 
-        from pipeline.llm.cache import ResponseCache
+        from classforge_bench.pipeline.llm.cache import ResponseCache
 
         with ResponseCache(live.llm.cache_path) as cache:
             entries = cache.export_jsonl(args.out)

@@ -1,8 +1,8 @@
 """The documentation's reference pages, generated from the code so they cannot drift.
 
-`reference/cli.md` comes from the typer app (`pipeline/cli.py`): every command, argument and option
+`reference/cli.md` comes from the typer app (`classforge_bench/pipeline/cli.py`): every command, argument and option
 with its type, default and help. `reference/config.md` comes from the pydantic configuration
-(`pipeline/config.py`): every key with its type, default and description.
+(`classforge_bench/pipeline/config.py`): every key with its type, default and description.
 
 Used as an MkDocs hook (`hooks:` in mkdocs.yml): the pages are added to the site at build time and
 never written into docs/. `python scripts/docs_reference.py OUT_DIR` writes them to a folder instead.
@@ -63,7 +63,7 @@ def cli_markdown(app: Any, prog: str = "classforge") -> str:
     lines = [
         "# Command reference",
         "",
-        "Generated from the code (`pipeline/cli.py`) when the site is built. Conventions shared by every",
+        "Generated from the code (`classforge_bench/pipeline/cli.py`) when the site is built. Conventions shared by every",
         "command (errors, exit codes, output in a pipe) are in [The command line](command-line.md).",
         "",
         f"`{prog} [--version] [-h] COMMAND [OPTIONS]`",
@@ -179,7 +179,7 @@ def config_markdown(model: Any) -> str:
     lines = [
         "# Configuration reference",
         "",
-        "Generated from the code (`pipeline/config.py`) when the site is built: every key of the TOML file,",
+        "Generated from the code (`classforge_bench/pipeline/config.py`) when the site is built: every key of the TOML file,",
         "its type, its default and what it does. How the file is read (relative paths, secrets, overrides)",
         "is in [Configuration](../configuration.md).",
         "",
@@ -214,8 +214,8 @@ def _section_doc(model: Any, dotted: str) -> str:
 
 
 def pages() -> dict[str, str]:
-    from pipeline.cli import app
-    from pipeline.config import Config
+    from classforge_bench.pipeline.cli import app
+    from classforge_bench.pipeline.config import Config
 
     return {CLI_PAGE: cli_markdown(app), CONFIG_PAGE: config_markdown(Config)}
 

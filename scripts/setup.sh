@@ -24,7 +24,7 @@ fi
 # (libcst, pytest, black) must not move classforge's, and it only ever runs inside the sandbox.
 # CLASSFORGE_SKIP_PLUS=1 skips it (a machine that never generates plus tests), and so does a quick
 # CLASSFORGE_REUSE_PYTHON setup (no download, no install: plus tests need scripts/setup.sh proper).
-plus_reqs=pipeline/quality/plus/requirements.txt
+plus_reqs=classforge_bench/pipeline/quality/plus/requirements.txt
 if [ -z "${CLASSFORGE_SKIP_PLUS:-}" ] && [ -z "${CLASSFORGE_REUSE_PYTHON:-}" ]; then
   if [ ! -x .venv-plus/bin/python ]; then
     echo "setup: creating .venv-plus (the plus tier's test generator) with $("${PYTHON:-python3}" --version 2>&1)"
@@ -64,7 +64,7 @@ if [ -n "${CLASSFORGE_REUSE_PYTHON:-}" ]; then
     site=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
     printf '%s\n%s\n' "$PWD" "$base_sites" > "$site/classforge-reuse.pth"
   fi
-  .venv/bin/python -c 'import pipeline.cli' || {
+  .venv/bin/python -c 'import classforge_bench.pipeline.cli' || {
     echo "setup: error: .venv cannot import classforge with the packages of $CLASSFORGE_REUSE_PYTHON" >&2; exit 1; }
   exit 0
 fi

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.harvest.repo_builder import CommitSpec, build_repo
+from classforge_bench.pipeline.harvest.repo_builder import CommitSpec, build_repo
 
 PREFECT_STARTUP_S = 600
 
@@ -23,7 +23,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # busy machine needs: at load 15-23 one took over 60 s to answer. A healthy one answers in seconds.
     os.environ["PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS"] = str(PREFECT_STARTUP_S)
     # Tests run threads (pools, Prefect runners) like the product's entry points do: same guard.
-    from pipeline.core.parsing import guard_interpreter
+    from classforge_bench.pipeline.core.parsing import guard_interpreter
 
     guard_interpreter()
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.formats.loader import LoadedDataset, load_dataset
+from classforge_bench.pipeline.formats.loader import LoadedDataset, load_dataset
 
 _RELATIVE = Path("shared") / "data" / "classeval" / "ClassEval_data.json"
 # beside the checkout (/work/main -> /work/shared) or beside a worktree's parent (/work/wt/x)

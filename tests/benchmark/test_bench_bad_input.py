@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.results import load_results
-from benchmark.runner import EvaluationRequest, evaluate, regrade
-from pipeline.config import Config, EvaluateConfig
-from pipeline.formats.loader import DatasetError, load_dataset
-from pipeline.formats.textfiles import TextFileError, utf8_lines
+from classforge_bench.benchmark.results import load_results
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate, regrade
+from classforge_bench.pipeline.config import Config, EvaluateConfig
+from classforge_bench.pipeline.formats.loader import DatasetError, load_dataset
+from classforge_bench.pipeline.formats.textfiles import TextFileError, utf8_lines
 
 BANK = "ClassEval_8"
 
@@ -95,7 +95,7 @@ def test_bad_samples_get_their_own_outcome_and_the_rest_are_scored(classeval_pat
 
 
 def test_extraction_of_a_live_answer_with_a_lone_surrogate_does_not_raise():
-    from pipeline.llm.extraction import extract_code, extract_method
+    from classforge_bench.pipeline.llm.extraction import extract_code, extract_method
 
     unfenced = "class A:\n    def f(self):\n        return '\ud800'\n\nThat is all."
     assert "return '\ud800'" in extract_code(unfenced, class_name="A").code

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.runner import EvaluationError, EvaluationRequest, evaluate
-from pipeline.config import Config, EvaluateConfig
-from pipeline.sandbox import SandboxError
+from classforge_bench.benchmark.runner import EvaluationError, EvaluationRequest, evaluate
+from classforge_bench.pipeline.config import Config, EvaluateConfig
+from classforge_bench.pipeline.sandbox import SandboxError
 
 ROOT = Path(__file__).resolve().parents[2]
 BANK = "ClassEval_8"

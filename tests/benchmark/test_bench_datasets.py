@@ -9,9 +9,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from pipeline.core.ast_helpers import find_class
-from pipeline.core.source import parse
-from pipeline.formats.loader import DatasetError, load_dataset
+from classforge_bench.pipeline.core.ast_helpers import find_class
+from classforge_bench.pipeline.core.source import parse
+from classforge_bench.pipeline.formats.loader import DatasetError, load_dataset
 
 # -- the real ClassEval release ---------------------------------------------------------------------
 

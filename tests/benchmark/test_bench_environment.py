@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.environment import (
+from classforge_bench.benchmark.environment import (
     HARNESS_REQUIREMENTS,
     IMAGE_PYTHON,
     IMAGE_REQUIREMENTS,
@@ -27,8 +27,8 @@ from benchmark.environment import (
     read_requirements,
     requirements_file,
 )
-from benchmark.runner import EvaluationRequest, evaluate
-from pipeline.config import Config, EvaluateConfig
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+from classforge_bench.pipeline.config import Config, EvaluateConfig
 
 SOLUTION = "class Token:\n    def encode(self, payload):\n        import jwt\n        return jwt.encode(payload, 'k', algorithm='HS256')\n"
 GITHUB = "class Token:\n    def encode(self, payload):\n        import github\n        return str(payload)\n"
@@ -140,7 +140,7 @@ def test_code_under_test_runs_in_the_dataset_environment_named_in_the_results(jw
 
 
 def test_the_docker_backend_needs_an_image_that_carries_the_requirements(tmp_path):
-    from benchmark.runner import EvaluationError
+    from classforge_bench.benchmark.runner import EvaluationError
 
     cfg = Config()
     cfg.sandbox.backend = "docker"
@@ -151,7 +151,7 @@ def test_the_docker_backend_needs_an_image_that_carries_the_requirements(tmp_pat
     with pytest.raises(
         EvaluationError,
         match=r"the docker image classforge-sandbox:latest carries "
-        r"benchmark/requirements/classeval.txt only, not PyJWT: build it with "
+        r"classforge_bench/benchmark/requirements/classeval.txt only, not PyJWT: build it with "
         r"--build-arg SANDBOX_EXTRAS=\"PyJWT\"",
     ):
         evaluate(EvaluationRequest(dataset=_dataset(tmp_path, SOLUTION), models=["reference"]), cfg, env={})
@@ -165,12 +165,12 @@ REPO = Path(__file__).resolve().parents[2]
 
 def test_classeval_declares_its_requirements_in_the_one_file(classeval):
     path = requirements_file("classeval.txt")
-    assert path.resolve() == (REPO / "benchmark" / "requirements" / "classeval.txt").resolve()
+    assert path.resolve() == (REPO / "classforge_bench" / "benchmark" / "requirements" / "classeval.txt").resolve()
     # the file holds exactly what ClassEval's tasks import (cross-checked against the data)
     assert read_requirements(path) == dataset_requirements(classeval.tasks)
     assert declared_requirements("classeval", classeval.tasks[:2]) == (
         read_requirements(path),
-        "benchmark/requirements/classeval.txt",
+        "classforge_bench/benchmark/requirements/classeval.txt",
     )
     # a dataset of another format declares nothing: its tasks' imports are its requirements
     assert declared_requirements("classforge-release", classeval.tasks[:2]) == (
@@ -197,6 +197,8 @@ def test_the_image_environment_is_named_from_the_file():
         and image.path == "docker image classforge-sandbox:latest"
     )
     assert image.requirements == sorted([*carried, "coverage"], key=str.lower)
-    assert image.declared_in == "benchmark/requirements/classeval.txt" and image.name.startswith("image-")
+    assert image.declared_in == "classforge_bench/benchmark/requirements/classeval.txt" and image.name.startswith(
+        "image-"
+    )
     with pytest.raises(EnvironmentBuildError, match="not PyYAML, torch"):
         image_environment(["numpy", "PyYAML", "torch"], "img")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.core.source import parse
-from pipeline.llm.extraction import extract_code, extract_method, fenced_blocks, strip_reasoning
+from classforge_bench.pipeline.core.source import parse
+from classforge_bench.pipeline.llm.extraction import extract_code, extract_method, fenced_blocks, strip_reasoning
 
 CLASS_CODE = '''import math
 

@@ -13,12 +13,12 @@ import json
 
 import pytest
 
-from benchmark.runner import EvaluationRequest, evaluate
-from benchmark.strategies import assemble, plan, read_step_output
-from pipeline.config import Config, EvaluateConfig
-from pipeline.core.ast_helpers import find_class, methods_of
-from pipeline.core.source import dedent_code, parse, reindent_def
-from pipeline.llm.extraction import extract_code, extract_method
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+from classforge_bench.benchmark.strategies import assemble, plan, read_step_output
+from classforge_bench.pipeline.config import Config, EvaluateConfig
+from classforge_bench.pipeline.core.ast_helpers import find_class, methods_of
+from classforge_bench.pipeline.core.source import dedent_code, parse, reindent_def
+from classforge_bench.pipeline.llm.extraction import extract_code, extract_method
 
 BANK = "ClassEval_8"  # BankAccount: deposit, withdraw, view_balance, transfer (+ a class-level test)
 INTERP = "ClassEval_46"  # Interpolation: two @staticmethod methods, called on an instance by the tests
@@ -372,7 +372,7 @@ def test_fidelity_suite_per_method_samples_of_every_strategy(classeval_path, tmp
 
 
 def test_per_method_sample_errors_name_the_line(tmp_path):
-    from benchmark.samples_file import SamplesFileError, read_samples_file
+    from classforge_bench.benchmark.samples_file import SamplesFileError, read_samples_file
 
     path = tmp_path / "s.jsonl"
     cases = [

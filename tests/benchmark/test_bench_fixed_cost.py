@@ -13,7 +13,7 @@ from pathlib import Path
 _PROBE = """
 import json, sys
 from typer.testing import CliRunner
-from pipeline.cli import app
+from classforge_bench.pipeline.cli import app
 result = CliRunner().invoke(app, json.loads(sys.argv[1]))
 loaded = sorted({m.split(".")[0] for m in sys.modules} & {"pydantic", "matplotlib", "openai"})
 print(json.dumps({"exit": result.exit_code, "output": result.output, "loaded": loaded}))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.metrics import (
+from classforge_bench.benchmark.metrics import (
     DepCounts,
     canonical_dependencies,
     class_level_status,
@@ -12,8 +12,8 @@ from benchmark.metrics import (
     dep_counts,
     method_level_status,
 )
-from benchmark.outcomes import ExceptionInfo, SampleOutcome, TestClassOutcome
-from pipeline.core.task import Dependencies, Method, Task
+from classforge_bench.benchmark.outcomes import ExceptionInfo, SampleOutcome, TestClassOutcome
+from classforge_bench.pipeline.core.task import Dependencies, Method, Task
 
 
 def _method(

@@ -7,7 +7,7 @@ from math import comb
 
 import pytest
 
-from benchmark.passk import bootstrap_ci, pass_at_k
+from classforge_bench.benchmark.passk import bootstrap_ci, pass_at_k
 
 
 @pytest.mark.parametrize(
@@ -104,7 +104,7 @@ def test_bootstrap_rejects_bad_arguments():
 def test_the_vectorised_ratio_bootstrap_draws_the_resamples_of_the_generic_one():
     import random
 
-    from benchmark.passk import bootstrap_ratio_ci
+    from classforge_bench.benchmark.passk import bootstrap_ratio_ci
 
     rng = random.Random(3)
     groups = [[rng.random() for _ in range(rng.randint(1, 6))] for _ in range(40)]

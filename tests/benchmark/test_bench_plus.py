@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import json
 
-from benchmark.plus import plus_task
-from benchmark.runner import EvaluationRequest, evaluate
-from pipeline.config import Config, EvaluateConfig
-from pipeline.core.task import PlusSuite
+from classforge_bench.benchmark.plus import plus_task
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+from classforge_bench.pipeline.config import Config, EvaluateConfig
+from classforge_bench.pipeline.core.task import PlusSuite
 
 BANK = "ClassEval_8"
 PLUS = PlusSuite(

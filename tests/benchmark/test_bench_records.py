@@ -11,10 +11,10 @@ import logging
 import pytest
 from test_bench_resume import Counting, config, dataset, sample_files, samples
 
-from benchmark.execution import environment_tag
-from benchmark.results import ResultsError, SampleRecord, load_results, read_sample, sample_file
-from benchmark.runner import EvaluationRequest, evaluate, regrade
-from pipeline.sandbox import get_backend
+from classforge_bench.benchmark.execution import environment_tag
+from classforge_bench.benchmark.results import ResultsError, SampleRecord, load_results, read_sample, sample_file
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate, regrade
+from classforge_bench.pipeline.sandbox import get_backend
 
 
 def test_each_sample_has_one_file_holding_its_request_and_result(tmp_path):
@@ -82,9 +82,9 @@ def test_a_damaged_record_is_named_in_one_line_and_nothing_done_is_lost(tmp_path
     )
 
     backend = Counting(get_backend(cfg.sandbox))
-    with caplog.at_level(logging.WARNING, logger="benchmark.results"):
+    with caplog.at_level(logging.WARNING, logger="classforge_bench.benchmark.results"):
         again = evaluate(request, cfg, env={}, backend=backend)
-    warnings = [r.getMessage() for r in caplog.records if r.name == "benchmark.results"]
+    warnings = [r.getMessage() for r in caplog.records if r.name == "classforge_bench.benchmark.results"]
     assert len(warnings) == 2 and all("\n" not in w for w in warnings)
     assert warnings[0].startswith(f"{cut}: not valid JSON") and warnings[1].startswith(f"{wrong}: not a sample record")
     # the two damaged samples are done again from the execution store, nothing runs, nothing else is touched

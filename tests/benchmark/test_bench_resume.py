@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.results import load_results
-from benchmark.runner import EvaluationError, EvaluationRequest, evaluate
-from pipeline.config import Config, EvaluateConfig
-from pipeline.sandbox import get_backend
-from pipeline.sandbox.timing import evaluation_limit
+from classforge_bench.benchmark.results import load_results
+from classforge_bench.benchmark.runner import EvaluationError, EvaluationRequest, evaluate
+from classforge_bench.pipeline.config import Config, EvaluateConfig
+from classforge_bench.pipeline.sandbox import get_backend
+from classforge_bench.pipeline.sandbox.timing import evaluation_limit
 
 REPO = Path(__file__).resolve().parents[2]
 SOLUTION = (
@@ -144,7 +144,7 @@ def test_an_interrupted_run_resumes_from_its_finished_samples(tmp_path, caplog):
     broken_path.write_text(broken_path.read_text()[:100])
 
     backend = Counting(get_backend(config(tmp_path).sandbox))
-    with caplog.at_level(logging.WARNING, logger="benchmark.results"):
+    with caplog.at_level(logging.WARNING, logger="classforge_bench.benchmark.results"):
         resumed = evaluate(request, config(tmp_path / "cut"), env={}, backend=backend)
     assert f"{broken_path}: not valid JSON" in caplog.text
     finished = {marker(json.loads(p.read_text())["request"]["program"] or "-") for p in kept if p != broken_path}
@@ -188,7 +188,7 @@ _KILLABLE = textwrap.dedent("""
     from pathlib import Path
     sys.path.insert(0, sys.argv[1])
     from tests.benchmark.test_bench_resume import config
-    from benchmark.runner import EvaluationRequest, evaluate
+    from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
     evaluate(EvaluationRequest(dataset=Path(sys.argv[2]), samples_file=Path(sys.argv[3])), config(Path(sys.argv[4]), workers=1), env={})
 """)
 
@@ -270,9 +270,9 @@ def test_a_crash_reruns_the_classes_it_did_not_reach_within_what_is_left(tmp_pat
 def test_an_interrupted_generation_keeps_what_it_paid_for_in_the_folders_usage(tmp_path):
     """Ctrl-C mid-generation: the answers already paid for are in the results folder's usage files,
     and after the resumed run `usage.json` equals everything the server answered (issue 14)."""
-    from pipeline.config import EndpointConfig
-    from pipeline.llm.fake_server import FakeOpenAIServer
-    from pipeline.llm.usage_history import USAGE_DIR
+    from classforge_bench.pipeline.config import EndpointConfig
+    from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer
+    from classforge_bench.pipeline.llm.usage_history import USAGE_DIR
 
     data = dataset(tmp_path)
     with FakeOpenAIServer(api_key="sk-test", default=f"```python\n{SOLUTION}```") as srv:

@@ -6,12 +6,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from benchmark.metrics import DepCounts
-from benchmark.results import load_results
-from benchmark.runner import EvaluationRequest, evaluate
-from benchmark.scoring import _dep_scores
-from benchmark.summary import render_summary
-from pipeline.config import Config, EvaluateConfig
+from classforge_bench.benchmark.metrics import DepCounts
+from classforge_bench.benchmark.results import load_results
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+from classforge_bench.benchmark.scoring import _dep_scores
+from classforge_bench.benchmark.summary import render_summary
+from classforge_bench.pipeline.config import Config, EvaluateConfig
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -45,7 +45,7 @@ def test_summary_of_one_sample_per_task_has_no_pass_at_3_or_5_columns(classeval_
 
 def test_an_evaluate_error_is_the_only_output_with_no_blank_line(tmp_path):
     proc = subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", "evaluate", "--regrade", str(tmp_path)],
+        [sys.executable, "-m", "classforge_bench.pipeline.cli", "evaluate", "--regrade", str(tmp_path)],
         capture_output=True,
         text=True,
         cwd=REPO,

@@ -14,14 +14,14 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.results import RunResults, load_results
-from benchmark.runner import EvaluationRequest, evaluate
-from benchmark.strategies import STRATEGIES
-from pipeline.config import Config, EndpointConfig, EvalStrategy, EvaluateConfig, LLMConfig
-from pipeline.core.ast_helpers import find_class, methods_of, span
-from pipeline.core.source import parse, slice_lines
-from pipeline.core.task import Task
-from pipeline.llm.fake_server import Delay, FakeOpenAIServer, HTTPError, Truncated, messages_text
+from classforge_bench.benchmark.results import RunResults, load_results
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+from classforge_bench.benchmark.strategies import STRATEGIES
+from classforge_bench.pipeline.config import Config, EndpointConfig, EvalStrategy, EvaluateConfig, LLMConfig
+from classforge_bench.pipeline.core.ast_helpers import find_class, methods_of, span
+from classforge_bench.pipeline.core.source import parse, slice_lines
+from classforge_bench.pipeline.core.task import Task
+from classforge_bench.pipeline.llm.fake_server import Delay, FakeOpenAIServer, HTTPError, Truncated, messages_text
 
 TASKS = [
     "ClassEval_8",

@@ -1,5 +1,5 @@
 """Samples run in batches (`evaluate.batch_size`: one sandbox start, one isolated runner forked per
-sample, `pipeline.sandbox.batch`) score exactly as one sandbox run per sample does, in fewer
+sample, `classforge_bench.pipeline.sandbox.batch`) score exactly as one sandbox run per sample does, in fewer
 sandbox starts, samples of several tasks in one batch."""
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from test_bench_runner_samples import BANK, fence, lines, write_samples  # noqa: F401 - a fixture
 
-from benchmark.runner import EvaluationRequest, evaluate
-from pipeline.config import Config, EvaluateConfig
-from pipeline.sandbox import get_backend
-from pipeline.sandbox.batch import can_batch
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+from classforge_bench.pipeline.config import Config, EvaluateConfig
+from classforge_bench.pipeline.sandbox import get_backend
+from classforge_bench.pipeline.sandbox.batch import can_batch
 
 OTHER = "ClassEval_0"
 

@@ -27,8 +27,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.runner import EvaluationRequest, evaluate
-from pipeline.config import Config, EvaluateConfig
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+from classforge_bench.pipeline.config import Config, EvaluateConfig
 
 BROKEN_HERE = {
     "ClassEval_17": "CalendarTestGetUpcomingEvents",

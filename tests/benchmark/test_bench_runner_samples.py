@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.execution import ExecutionStore
-from benchmark.results import ResultsError, load_results
-from benchmark.runner import EvaluationRequest, evaluate, regrade
-from pipeline.config import Config, EvaluateConfig
+from classforge_bench.benchmark.execution import ExecutionStore
+from classforge_bench.benchmark.results import ResultsError, load_results
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate, regrade
+from classforge_bench.pipeline.config import Config, EvaluateConfig
 
 BANK = "ClassEval_8"
 BROKEN = "ClassEval_48"  # its tests expect the dataset authors' host name: broken on every other machine
@@ -203,7 +203,7 @@ def test_limits_have_a_floor_and_a_cap_and_references_are_timed_once(classeval_p
 def test_cli_evaluates_then_regrades(classeval_path, tmp_path):
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from classforge_bench.pipeline.cli import app
 
     runner = CliRunner()
     args = [
@@ -257,7 +257,7 @@ def test_cli_evaluates_then_regrades(classeval_path, tmp_path):
 
 
 def test_results_and_plots_are_written_once_per_run(classeval_path, tmp_path, monkeypatch):
-    import benchmark.runner as runner
+    import classforge_bench.benchmark.runner as runner
 
     calls: list[str] = []
     real_save, real_plots = runner.save_results, runner.write_plots

@@ -9,7 +9,7 @@ from typing import get_args
 
 import pytest
 
-from benchmark.execution import (
+from classforge_bench.benchmark.execution import (
     StoredExecution,
     class_outcome,
     classes_left,
@@ -17,12 +17,19 @@ from benchmark.execution import (
     finished_classes,
     to_outcome,
 )
-from benchmark.levels import levels_schema, parse_levels
-from benchmark.results import run_id_for
-from benchmark.samples_file import SamplesFileError, read_samples_file
-from benchmark.strategies import STRATEGIES
-from pipeline.config import Config, ConfigError, EvalStrategy, load_config
-from pipeline.sandbox import ClassResult, ClassStatus, MethodResult, SuiteResult, SuiteStatus, TestOutcome
+from classforge_bench.benchmark.levels import levels_schema, parse_levels
+from classforge_bench.benchmark.results import run_id_for
+from classforge_bench.benchmark.samples_file import SamplesFileError, read_samples_file
+from classforge_bench.benchmark.strategies import STRATEGIES
+from classforge_bench.pipeline.config import Config, ConfigError, EvalStrategy, load_config
+from classforge_bench.pipeline.sandbox import (
+    ClassResult,
+    ClassStatus,
+    MethodResult,
+    SuiteResult,
+    SuiteStatus,
+    TestOutcome,
+)
 
 
 def method(name: str, outcome: TestOutcome, exc: str | None = None, msg: str | None = None) -> MethodResult:
@@ -182,9 +189,9 @@ def test_an_abnormal_run_is_accounted_per_class_within_the_limit():
 
 
 def test_class_floors_scale_the_references_own_time_in_each_class(tmp_path):
-    from benchmark.execution import ExecutionJob, ExecutionStore, Executor
-    from benchmark.results import ReferenceRecord
-    from benchmark.runner import _class_floors
+    from classforge_bench.benchmark.execution import ExecutionJob, ExecutionStore, Executor
+    from classforge_bench.benchmark.results import ReferenceRecord
+    from classforge_bench.benchmark.runner import _class_floors
 
     timed = [
         MethodResult(name="t1", outcome=TestOutcome.PASSED, duration_s=0.2),

@@ -13,8 +13,8 @@ from test_bench_metrics import _task
 from test_bench_resume import Counting, config, dataset, sample_files, samples
 from test_bench_runner_samples import as_schema_4
 
-from benchmark.outcomes import SampleOutcome
-from benchmark.results import (
+from classforge_bench.benchmark.outcomes import SampleOutcome
+from classforge_bench.benchmark.results import (
     ResultsError,
     RunSettings,
     SampleRecord,
@@ -23,10 +23,10 @@ from benchmark.results import (
     load_results,
     read_sample,
 )
-from benchmark.runner import EvaluationRequest, evaluate
-from benchmark.scoring import score_group
-from pipeline.core.errors import IntegrityError
-from pipeline.sandbox import get_backend
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+from classforge_bench.benchmark.scoring import score_group
+from classforge_bench.pipeline.core.errors import IntegrityError
+from classforge_bench.pipeline.sandbox import get_backend
 
 # one sample file exactly as schema 4 wrote it (a timeout: the outcome repeats task, index and bucket)
 SCHEMA_4_SAMPLE = {

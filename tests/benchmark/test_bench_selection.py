@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.execution import environment_tag
-from benchmark.results import load_results
-from benchmark.runner import EvaluationRequest, evaluate
-from pipeline.config import Config, EvaluateConfig, SandboxConfig
-from pipeline.sandbox import evaluation_limit
+from classforge_bench.benchmark.execution import environment_tag
+from classforge_bench.benchmark.results import load_results
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+from classforge_bench.pipeline.config import Config, EvaluateConfig, SandboxConfig
+from classforge_bench.pipeline.sandbox import evaluation_limit
 
 BANK = "ClassEval_8"
 OTHER = "ClassEval_1"
@@ -36,7 +36,7 @@ def _samples(path: Path, classeval, task_ids: list[str]) -> Path:
 def _cli(args: list[str]):
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from classforge_bench.pipeline.cli import app
 
     return CliRunner().invoke(app, args)
 

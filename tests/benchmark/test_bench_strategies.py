@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from benchmark.strategies import (
+from classforge_bench.benchmark.strategies import (
     STRATEGIES,
     GenerationStep,
     assemble,
@@ -20,10 +20,10 @@ from benchmark.strategies import (
     render_step,
     step_variables,
 )
-from pipeline.core.ast_helpers import find_class, methods_of
-from pipeline.core.source import parse
-from pipeline.llm.errors import PromptError
-from pipeline.llm.prompts import USER_SEPARATOR, load_prompt
+from classforge_bench.pipeline.core.ast_helpers import find_class, methods_of
+from classforge_bench.pipeline.core.source import parse
+from classforge_bench.pipeline.llm.errors import PromptError
+from classforge_bench.pipeline.llm.prompts import USER_SEPARATOR, load_prompt
 
 # compile() of dataset code warns about its invalid escape sequences; they are ClassEval's, not ours
 QUIET_COMPILE = pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmark.outcomes import (
+from classforge_bench.benchmark.outcomes import (
     ExceptionInfo,
     SampleOutcome,
     TestClassOutcome,
@@ -12,8 +12,8 @@ from benchmark.outcomes import (
     exception_from_traceback,
     syntax_error_of,
 )
-from benchmark.taxonomy import CATEGORIES, classify, dependency_reason, summarise
-from pipeline.core.task import Dependencies, Method, Task
+from classforge_bench.benchmark.taxonomy import CATEGORIES, classify, dependency_reason, summarise
+from classforge_bench.pipeline.core.task import Dependencies, Method, Task
 
 
 def _task() -> Task:

@@ -14,12 +14,12 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from benchmark.results import load_results
-from benchmark.runner import EvaluationRequest, evaluate
-from benchmark.summary import unscored_advice
-from pipeline.cli import app
-from pipeline.config import Config, EndpointConfig, EvaluateConfig, LLMConfig
-from pipeline.llm.fake_server import FakeOpenAIServer, HTTPError, messages_text
+from classforge_bench.benchmark.results import load_results
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+from classforge_bench.benchmark.summary import unscored_advice
+from classforge_bench.pipeline.cli import app
+from classforge_bench.pipeline.config import Config, EndpointConfig, EvaluateConfig, LLMConfig
+from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, HTTPError, messages_text
 
 TASKS = ["ClassEval_8", "ClassEval_11", "ClassEval_47"]  # BankAccount, BitStatusUtil, IPAddress
 TOO_LONG = HTTPError(

@@ -13,12 +13,12 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.leaderboard import BASE, board_of, load_board, suites_of
-from benchmark.metrics import Estimate, MetricsReport
-from benchmark.results import GroupScores, load_results
-from benchmark.results_page import PAGE_FILE, render_page, write_leaderboard
-from benchmark.runner import EvaluationRequest, evaluate
-from pipeline.config import Config, EvaluateConfig
+from classforge_bench.benchmark.leaderboard import BASE, board_of, load_board, suites_of
+from classforge_bench.benchmark.metrics import Estimate, MetricsReport
+from classforge_bench.benchmark.results import GroupScores, load_results
+from classforge_bench.benchmark.results_page import PAGE_FILE, render_page, write_leaderboard
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+from classforge_bench.pipeline.config import Config, EvaluateConfig
 
 TASKS = ["ClassEval_8", "ClassEval_11", "ClassEval_47"]
 REPO = Path(__file__).resolve().parents[2]
@@ -73,7 +73,7 @@ def test_evaluate_writes_its_page_and_the_page_needs_no_matplotlib(runs, tmp_pat
     assert table.count("<tr><td>") == 2 and "<svg" in page  # reference and empty
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), "the page must fetch nothing"
     code = (
-        "import sys; from pathlib import Path; from benchmark.results_page import write_leaderboard; "
+        "import sys; from pathlib import Path; from classforge_bench.benchmark.results_page import write_leaderboard; "
         f"write_leaderboard([Path({str(runs[0])!r})], Path({str(tmp_path / 'p.html')!r})); "
         "print(sorted(m for m in sys.modules if m.split('.')[0] == 'matplotlib'))"
     )
@@ -166,7 +166,7 @@ def test_the_page_in_a_headless_browser(runs, browser, tmp_path):
 
 
 def test_the_command_writes_the_page_and_names_a_folder_without_results(runs, tmp_path):
-    cli = [sys.executable, "-m", "pipeline.cli", "leaderboard"]
+    cli = [sys.executable, "-m", "classforge_bench.pipeline.cli", "leaderboard"]
     done = subprocess.run(
         cli + [str(runs[0]), str(runs[1]), "-o", str(tmp_path / "lb.html")], capture_output=True, text=True, cwd=REPO
     )
@@ -181,7 +181,7 @@ def test_the_command_writes_the_page_and_names_a_folder_without_results(runs, tm
 def test_charts_are_svg_with_every_value_written_beside_its_bar():
     import xml.etree.ElementTree as ET
 
-    from benchmark.svg import PALETTE, Bar, bar_chart, stacked_chart
+    from classforge_bench.benchmark.svg import PALETTE, Bar, bar_chart, stacked_chart
 
     ns = {"s": "http://www.w3.org/2000/svg"}
     chart = ET.fromstring(

@@ -13,16 +13,16 @@ from typing import Any
 
 import construct_fixtures as fx
 
-from pipeline.config import Config, CostConfig, EndpointConfig
-from pipeline.construct.build import BuildResult, BuildSettings, build_tasks
-from pipeline.construct.gate import GateOutcome
-from pipeline.core.records import HarvestedClass, RepoRef
-from pipeline.core.task import MutationReport, SurvivingMutant
-from pipeline.harvest.candidates import list_candidates, to_record
-from pipeline.llm.cache import ResponseCache
-from pipeline.llm.client import LLMClient
-from pipeline.llm.fake_server import FakeOpenAIServer, Text, messages_text
-from pipeline.llm.ledger import UsageLedger
+from classforge_bench.pipeline.config import Config, CostConfig, EndpointConfig
+from classforge_bench.pipeline.construct.build import BuildResult, BuildSettings, build_tasks
+from classforge_bench.pipeline.construct.gate import GateOutcome
+from classforge_bench.pipeline.core.records import HarvestedClass, RepoRef
+from classforge_bench.pipeline.core.task import MutationReport, SurvivingMutant
+from classforge_bench.pipeline.harvest.candidates import list_candidates, to_record
+from classforge_bench.pipeline.llm.cache import ResponseCache
+from classforge_bench.pipeline.llm.client import LLMClient
+from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, Text, messages_text
+from classforge_bench.pipeline.llm.ledger import UsageLedger
 
 MODELS = {
     "composer": "composer-m",

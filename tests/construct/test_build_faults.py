@@ -10,11 +10,11 @@ import threading
 import pytest
 from construct_kit import MODELS, Run, ScriptedGate, intra_pair, make_config, scripted_server, three_pairs
 
-from pipeline.construct.build import BuildResult, CandidateResult
-from pipeline.construct.gate import GateUnavailable
-from pipeline.core import reasons as R
-from pipeline.core.folder_lock import FolderBusy, FolderLock
-from pipeline.llm.fake_server import Delay, HTTPError
+from classforge_bench.pipeline.construct.build import BuildResult, CandidateResult
+from classforge_bench.pipeline.construct.gate import GateUnavailable
+from classforge_bench.pipeline.core import reasons as R
+from classforge_bench.pipeline.core.folder_lock import FolderBusy, FolderLock
+from classforge_bench.pipeline.llm.fake_server import Delay, HTTPError
 
 
 @pytest.fixture

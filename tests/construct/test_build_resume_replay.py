@@ -8,10 +8,10 @@ from pathlib import Path
 import pytest
 from construct_kit import MODELS, Run, judge_json, make_config, scripted_server, three_pairs
 
-from pipeline.config import ConfigError
-from pipeline.core import reasons as R
-from pipeline.llm.cache import ResponseCache
-from pipeline.llm.fake_server import HTTPError
+from classforge_bench.pipeline.config import ConfigError
+from classforge_bench.pipeline.core import reasons as R
+from classforge_bench.pipeline.llm.cache import ResponseCache
+from classforge_bench.pipeline.llm.fake_server import HTTPError
 
 OUTPUT_FILES = ("tasks.jsonl", "rejects.jsonl", "funnel.json")
 

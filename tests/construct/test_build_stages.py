@@ -22,10 +22,10 @@ from construct_kit import (
     scripted_server,
 )
 
-from pipeline.construct.build import BuildResult, CandidateResult
-from pipeline.construct.gate import GateOutcome
-from pipeline.core import reasons as R
-from pipeline.llm.fake_server import HTTPError, Malformed, Truncated
+from classforge_bench.pipeline.construct.build import BuildResult, CandidateResult
+from classforge_bench.pipeline.construct.gate import GateOutcome
+from classforge_bench.pipeline.core import reasons as R
+from classforge_bench.pipeline.llm.fake_server import HTTPError, Malformed, Truncated
 
 NAME = "FusedTallyCounterBoundedStack"  # what the scripted composer calls the fused class
 LATER = (R.COMPOSE, R.TESTS, R.JUDGES, R.SOLUTION, R.TASK)
@@ -123,7 +123,7 @@ def test_good_path_builds_a_complete_record(server, tmp_path):
 
 
 def test_record_loads_in_the_evaluator(server, tmp_path):
-    datasets = pytest.importorskip("pipeline.formats.loader")
+    datasets = pytest.importorskip("classforge_bench.pipeline.formats.loader")
     result = build(server, tmp_path)
     loaded = datasets.load_dataset(result.out_dir / "tasks.jsonl")
     (task,) = loaded.tasks

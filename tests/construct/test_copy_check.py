@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from pipeline.construct.copy_check import copied_source, reproduced_example
-from pipeline.construct.spec import ClassSpec, MethodSpec
-from pipeline.llm.prompts import load_prompt
+from classforge_bench.pipeline.construct.copy_check import copied_source, reproduced_example
+from classforge_bench.pipeline.construct.spec import ClassSpec, MethodSpec
+from classforge_bench.pipeline.llm.prompts import load_prompt
 
 
 def _spec(name: str, methods: list[str]) -> ClassSpec:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.construct.run import run_build
-from pipeline.core import reasons as R
+from classforge_bench.pipeline.construct.run import run_build
+from classforge_bench.pipeline.core import reasons as R
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "examples" / "record_example_cache.py"
@@ -37,7 +37,7 @@ def test_example_build_replays_offline(tmp_path, monkeypatch):
     if not CACHE.exists():
         pytest.skip("examples/llm_cache.jsonl not recorded yet (run examples/record_example_cache.py)")
     monkeypatch.chdir(tmp_path)  # paths resolve against the configuration file, not the working directory
-    from pipeline.harvest.run import run_harvest
+    from classforge_bench.pipeline.harvest.run import run_harvest
 
     config = _script().load_example_config(ROOT / "examples" / "classforge.toml")
     config.harvest.output_root = tmp_path / "harvested"
@@ -70,6 +70,6 @@ def test_example_build_replays_offline(tmp_path, monkeypatch):
     assert (names["CachingRouter"].domain1, names["CachingRouter"].domain2) == ("Network & Web", "Database Operations")
     assert names["CachingRouter"].judge_scores == [10, 10, 9]
 
-    datasets = pytest.importorskip("pipeline.formats.loader")
+    datasets = pytest.importorskip("classforge_bench.pipeline.formats.loader")
     loaded = datasets.load_dataset(result.out_dir / "tasks.jsonl")
     assert sorted(t.class_name for t in loaded.tasks) == sorted(names)

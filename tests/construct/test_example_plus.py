@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.construct.run import run_build
-from pipeline.quality.plus.generate import DEFAULT_PYTHON
-from pipeline.release.stats import compute_stats
-from pipeline.release.tables import size_table
+from classforge_bench.pipeline.construct.run import run_build
+from classforge_bench.pipeline.quality.plus.generate import DEFAULT_PYTHON
+from classforge_bench.pipeline.release.stats import compute_stats
+from classforge_bench.pipeline.release.tables import size_table
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "examples" / "llm_cache.jsonl"
@@ -35,7 +35,7 @@ def test_example_build_with_the_plus_tier(tmp_path, monkeypatch):
     if not CACHE.exists():
         pytest.skip("examples/llm_cache.jsonl not recorded")
     monkeypatch.chdir(tmp_path)
-    from pipeline.harvest.run import run_harvest
+    from classforge_bench.pipeline.harvest.run import run_harvest
 
     config = _load_example_config()
     config.harvest.output_root = tmp_path / "harvested"

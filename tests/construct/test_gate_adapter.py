@@ -1,16 +1,16 @@
-"""The solution stage's view of the real verification gate (pipeline.sandbox.verify)."""
+"""The solution stage's view of the real verification gate (classforge_bench.pipeline.sandbox.verify)."""
 
 from __future__ import annotations
 
 import construct_fixtures as fx
 import pytest
 
-from pipeline.config import SandboxConfig
-from pipeline.construct.gate import GateUnavailable, SandboxGate
-from pipeline.construct.interface import interface_from_source
-from pipeline.construct.suite_checks import check_tests
+from classforge_bench.pipeline.config import SandboxConfig
+from classforge_bench.pipeline.construct.gate import GateUnavailable, SandboxGate
+from classforge_bench.pipeline.construct.interface import interface_from_source
+from classforge_bench.pipeline.construct.suite_checks import check_tests
 
-sandbox = pytest.importorskip("pipeline.sandbox")
+sandbox = pytest.importorskip("classforge_bench.pipeline.sandbox")
 CLASSES = check_tests(fx.TESTS, interface_from_source(fx.SKELETON, "TallyStack")).test_classes
 
 
@@ -71,7 +71,7 @@ def test_sandbox_failure_is_not_a_verdict(monkeypatch):
 def test_build_with_the_real_gate_rejects_bad_solutions(tmp_path, mutate, reason):
     from construct_kit import MODELS, Run, as_class, intra_pair, make_config, scripted_server
 
-    from pipeline.core import reasons as R
+    from classforge_bench.pipeline.core import reasons as R
 
     with scripted_server() as server:
         bad = mutate(as_class(fx.SOLUTION, "FusedTallyCounterBoundedStack"))
@@ -94,7 +94,7 @@ def _host_dependent(code: str) -> str:
 
 
 def _bwrap_or_skip(config: SandboxConfig) -> None:
-    from pipeline.sandbox.local import LocalBackend
+    from classforge_bench.pipeline.sandbox.local import LocalBackend
 
     if LocalBackend(config).isolation != "bwrap":
         pytest.skip("the host-name perturbation needs bubblewrap's UTS namespace")
@@ -126,7 +126,7 @@ def test_checks_can_be_turned_off():
 def test_build_drops_an_environment_dependent_task_and_stores_the_checks_on_kept_ones(tmp_path):
     from construct_kit import MODELS, Run, as_class, intra_pair, make_config, scripted_server
 
-    from pipeline.core import reasons as R
+    from classforge_bench.pipeline.core import reasons as R
 
     _bwrap_or_skip(SandboxConfig())
     with scripted_server() as server:

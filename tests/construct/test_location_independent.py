@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import load_config
-from pipeline.construct.run import run_build
-from pipeline.formats.release_rows import DATA_FILE
-from pipeline.release.writer import write_release
+from classforge_bench.pipeline.config import load_config
+from classforge_bench.pipeline.construct.run import run_build
+from classforge_bench.pipeline.formats.release_rows import DATA_FILE
+from classforge_bench.pipeline.release.writer import write_release
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -30,7 +30,7 @@ def build_release_from(checkout: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # as the full one, at a fraction of the sandbox runs.
     config_path.write_text("\n".join(lines) + "\n\n[construction.mutation]\nmax_mutants_per_method = 2\n")
     monkeypatch.chdir(checkout)
-    from pipeline.harvest.run import run_harvest
+    from classforge_bench.pipeline.harvest.run import run_harvest
 
     config = load_config(config_path, env={})
     run_harvest(config.harvest)

@@ -20,10 +20,10 @@ from construct_kit import (
     scripted_server,
 )
 
-from pipeline.config import MutationConfig
-from pipeline.construct.build import CandidateResult
-from pipeline.construct.gate import GateOutcome, SandboxGate
-from pipeline.core import reasons as R
+from classforge_bench.pipeline.config import MutationConfig
+from classforge_bench.pipeline.construct.build import CandidateResult
+from classforge_bench.pipeline.construct.gate import GateOutcome, SandboxGate
+from classforge_bench.pipeline.core import reasons as R
 
 NAME = "FusedTallyCounterBoundedStack"
 EXTRA = """

@@ -11,10 +11,16 @@ import construct_fixtures as fx
 import pytest
 from construct_kit import harvested, renamed
 
-from pipeline.config import DOMAINS, PairingConfig
-from pipeline.construct.pairing import COMPOSABLE, PairingError, candidate_id, composition_theme, make_pairs
-from pipeline.core import reasons as R
-from pipeline.core.funnel import Funnel
+from classforge_bench.pipeline.config import DOMAINS, PairingConfig
+from classforge_bench.pipeline.construct.pairing import (
+    COMPOSABLE,
+    PairingError,
+    candidate_id,
+    composition_theme,
+    make_pairs,
+)
+from classforge_bench.pipeline.core import reasons as R
+from classforge_bench.pipeline.core.funnel import Funnel
 
 
 def classes(spec: list[tuple[str, str]]):

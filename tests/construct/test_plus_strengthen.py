@@ -22,13 +22,13 @@ from construct_kit import (
     scripted_server,
 )
 
-from pipeline.config import MutationConfig
-from pipeline.construct.build import BuildSettings, build_tasks
-from pipeline.core import reasons as R
-from pipeline.core.task import PlusSuite
-from pipeline.llm.cache import ResponseCache
-from pipeline.llm.client import LLMClient
-from pipeline.llm.ledger import UsageLedger
+from classforge_bench.pipeline.config import MutationConfig
+from classforge_bench.pipeline.construct.build import BuildSettings, build_tasks
+from classforge_bench.pipeline.core import reasons as R
+from classforge_bench.pipeline.core.task import PlusSuite
+from classforge_bench.pipeline.llm.cache import ResponseCache
+from classforge_bench.pipeline.llm.client import LLMClient
+from classforge_bench.pipeline.llm.ledger import UsageLedger
 
 STRENGTHEN = r"You strengthen unittest test suites"
 

@@ -7,11 +7,11 @@ import construct_fixtures as fx
 import pytest
 from construct_kit import MODELS, Run, intra_pair, make_config, scripted_server
 
-from pipeline.construct.build import CandidateResult
-from pipeline.construct.compose import problem_feedback
-from pipeline.construct.skeleton_checks import check_skeleton
-from pipeline.core import reasons as R
-from pipeline.llm.fake_server import HTTPError, ServerProfile, Truncated
+from classforge_bench.pipeline.construct.build import CandidateResult
+from classforge_bench.pipeline.construct.compose import problem_feedback
+from classforge_bench.pipeline.construct.skeleton_checks import check_skeleton
+from classforge_bench.pipeline.core import reasons as R
+from classforge_bench.pipeline.llm.fake_server import HTTPError, ServerProfile, Truncated
 
 
 @pytest.fixture
@@ -142,7 +142,7 @@ def test_a_candidate_that_raises_keeps_its_paid_calls_in_usage_json(server, tmp_
 
 def _prompt_example() -> str:
     """The compose prompt's own format example, as a small model copies it back."""
-    from pipeline.llm.prompts import load_prompt
+    from classforge_bench.pipeline.llm.prompts import load_prompt
 
     text = load_prompt("compose", 1).text
     return text[text.index("```python\n") + len("```python\n") : text.index("```\n\nRules:")]

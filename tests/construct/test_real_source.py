@@ -12,24 +12,24 @@ from pathlib import Path
 import pytest
 from construct_kit import ENV, ScriptedGate, ScriptedMutator, endpoint, harvested, make_config, mutation_report
 
-from pipeline.construct.common import Prompts, StageContext
-from pipeline.construct.real_build import build_real_tasks
-from pipeline.construct.real_candidate import GeneratedSuite
-from pipeline.construct.real_docs import write_docstrings
-from pipeline.construct.real_examples import observed_examples
-from pipeline.construct.real_skeleton import check_real_skeleton, derive_skeleton, with_docstrings
-from pipeline.construct.task import code_columns
-from pipeline.core import reasons as R
-from pipeline.core.records import HarvestedClass, RepoRef
-from pipeline.core.source import is_placeholder_body
-from pipeline.core.task import Task
-from pipeline.harvest.candidates import list_candidates, to_record
-from pipeline.llm.cache import ResponseCache
-from pipeline.llm.client import LLMClient
-from pipeline.llm.fake_server import FakeOpenAIServer, Text
-from pipeline.llm.ledger import UsageLedger
-from pipeline.release.real_card import real_source_section
-from pipeline.release.stats import compute_stats
+from classforge_bench.pipeline.construct.common import Prompts, StageContext
+from classforge_bench.pipeline.construct.real_build import build_real_tasks
+from classforge_bench.pipeline.construct.real_candidate import GeneratedSuite
+from classforge_bench.pipeline.construct.real_docs import write_docstrings
+from classforge_bench.pipeline.construct.real_examples import observed_examples
+from classforge_bench.pipeline.construct.real_skeleton import check_real_skeleton, derive_skeleton, with_docstrings
+from classforge_bench.pipeline.construct.task import code_columns
+from classforge_bench.pipeline.core import reasons as R
+from classforge_bench.pipeline.core.records import HarvestedClass, RepoRef
+from classforge_bench.pipeline.core.source import is_placeholder_body
+from classforge_bench.pipeline.core.task import Task
+from classforge_bench.pipeline.harvest.candidates import list_candidates, to_record
+from classforge_bench.pipeline.llm.cache import ResponseCache
+from classforge_bench.pipeline.llm.client import LLMClient
+from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, Text
+from classforge_bench.pipeline.llm.ledger import UsageLedger
+from classforge_bench.pipeline.release.real_card import real_source_section
+from classforge_bench.pipeline.release.stats import compute_stats
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "examples" / "real-repos" / "security-use__security-use.bundle"
@@ -475,8 +475,12 @@ def test_a_suite_that_observes_no_public_method_drops_the_class(breaker, tmp_pat
 
 
 def test_the_generator_is_the_plus_tier_when_installed_else_none(tmp_path):
-    from pipeline.config import Config
-    from pipeline.construct.real_generators import PlusGenerator, configured_generator, method_test_classes
+    from classforge_bench.pipeline.config import Config
+    from classforge_bench.pipeline.construct.real_generators import (
+        PlusGenerator,
+        configured_generator,
+        method_test_classes,
+    )
 
     cfg = Config()
     cfg.plus.python = tmp_path / "missing" / "python"
@@ -491,10 +495,10 @@ def test_the_generator_is_the_plus_tier_when_installed_else_none(tmp_path):
 
 
 def test_the_generated_tests_own_funnel_joins_the_builds(breaker, tmp_path):
-    from pipeline.construct.real_generators import suite_funnel
-    from pipeline.core.funnel import StageCounts
-    from pipeline.core.task import PlusSuite
-    from pipeline.release.tables import stage_unit
+    from classforge_bench.pipeline.construct.real_generators import suite_funnel
+    from classforge_bench.pipeline.core.funnel import StageCounts
+    from classforge_bench.pipeline.core.task import PlusSuite
+    from classforge_bench.pipeline.release.tables import stage_unit
 
     suite = PlusSuite(
         generated=12,

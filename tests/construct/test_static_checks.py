@@ -5,13 +5,13 @@ from __future__ import annotations
 import construct_fixtures as fx
 import pytest
 
-from pipeline.construct.interface import interface_from_source
-from pipeline.construct.judges import parse_answer
-from pipeline.construct.outlines import case_outlines
-from pipeline.construct.skeleton_checks import check_skeleton
-from pipeline.construct.suite_checks import check_tests
-from pipeline.core import reasons as R
-from pipeline.llm.extraction import extract_code
+from classforge_bench.pipeline.construct.interface import interface_from_source
+from classforge_bench.pipeline.construct.judges import parse_answer
+from classforge_bench.pipeline.construct.outlines import case_outlines
+from classforge_bench.pipeline.construct.skeleton_checks import check_skeleton
+from classforge_bench.pipeline.construct.suite_checks import check_tests
+from classforge_bench.pipeline.core import reasons as R
+from classforge_bench.pipeline.llm.extraction import extract_code
 
 IFACE = interface_from_source(fx.SKELETON, "TallyStack")
 

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from pipeline.core import store
-from pipeline.core.store import StoreWriteError, append_line
+from classforge_bench.pipeline.core import store
+from classforge_bench.pipeline.core.store import StoreWriteError, append_line
 
 
 def _disk_fills_after_half(monkeypatch, meanwhile=None):

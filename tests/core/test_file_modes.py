@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core.store import write_json, write_jsonl, write_text
+from classforge_bench.pipeline.core.store import write_json, write_jsonl, write_text
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "release"))
 from release_taskgen import as_tasks, make_tasks, release_kwargs  # noqa: E402
@@ -42,7 +42,7 @@ def test_atomic_writes_follow_the_umask(tmp_path: Path, mask: int, expected: int
 
 
 def test_a_release_follows_the_umask_too(tmp_path: Path) -> None:
-    from pipeline.release.writer import write_release
+    from classforge_bench.pipeline.release.writer import write_release
 
     with umask(0o027):
         release = write_release(as_tasks(make_tasks()), **release_kwargs(output_root=tmp_path / "releases"))
@@ -54,8 +54,8 @@ def test_a_release_follows_the_umask_too(tmp_path: Path) -> None:
 
 
 def test_a_report_is_readable_by_the_group_under_umask_022(tmp_path: Path) -> None:
-    from pipeline.release.report import write_report
-    from pipeline.release.writer import write_release
+    from classforge_bench.pipeline.release.report import write_report
+    from classforge_bench.pipeline.release.writer import write_release
 
     with umask(0o022):
         release = write_release(as_tasks(make_tasks()), **release_kwargs(output_root=tmp_path / "releases"))
@@ -65,7 +65,7 @@ def test_a_report_is_readable_by_the_group_under_umask_022(tmp_path: Path) -> No
 
 
 def test_the_umask_is_read_without_changing_it() -> None:
-    from pipeline.core.store import current_umask
+    from classforge_bench.pipeline.core.store import current_umask
 
     with umask(0o027):
         assert current_umask() == 0o027

@@ -8,13 +8,13 @@ import sys
 
 import pytest
 
-from pipeline.core.folder_lock import FolderBusy, FolderLock
-from pipeline.core.urls import public_clone_url
+from classforge_bench.pipeline.core.folder_lock import FolderBusy, FolderLock
+from classforge_bench.pipeline.core.urls import public_clone_url
 
 HOLDER = """
 import sys, time
 from pathlib import Path
-from pipeline.core.folder_lock import FolderLock
+from classforge_bench.pipeline.core.folder_lock import FolderLock
 FolderLock(Path(sys.argv[1]), "nightly build").acquire()
 print("held", flush=True)
 time.sleep(600)
@@ -42,7 +42,7 @@ def test_reentrant_in_one_thread_released_by_the_outermost(tmp_path):
             [
                 sys.executable,
                 "-c",
-                "import sys; from pathlib import Path; from pipeline.core.folder_lock import FolderLock;"
+                "import sys; from pathlib import Path; from classforge_bench.pipeline.core.folder_lock import FolderLock;"
                 "FolderLock(Path(sys.argv[1]), 'probe').acquire()",
                 str(tmp_path),
             ],
@@ -57,7 +57,7 @@ def test_a_lent_lock_is_a_nested_hold_in_another_thread_and_an_unlent_one_is_ref
     """The CLI holds the build folder from its first check and runs the flow in a worker thread."""
     import threading
 
-    from pipeline.core.folder_lock import FolderBusy
+    from classforge_bench.pipeline.core.folder_lock import FolderBusy
 
     def in_a_thread(purpose: str) -> list[BaseException]:
         errors: list[BaseException] = []
@@ -82,7 +82,7 @@ def test_a_lent_lock_is_a_nested_hold_in_another_thread_and_an_unlent_one_is_ref
         [
             sys.executable,
             "-c",
-            "import sys; from pathlib import Path; from pipeline.core.folder_lock import FolderLock;"
+            "import sys; from pathlib import Path; from classforge_bench.pipeline.core.folder_lock import FolderLock;"
             "FolderLock(Path(sys.argv[1]), 'probe').acquire()",
             str(tmp_path),
         ],
@@ -118,8 +118,8 @@ def test_public_clone_url(url, public):
 def test_a_full_disk_while_naming_the_holder_is_a_store_error_and_leaves_the_lock_free(tmp_path, monkeypatch):
     import errno
 
-    from pipeline.core import folder_lock
-    from pipeline.core.store import StoreWriteError
+    from classforge_bench.pipeline.core import folder_lock
+    from classforge_bench.pipeline.core.store import StoreWriteError
 
     def full(fd, data):
         raise OSError(errno.ENOSPC, "No space left on device")

@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core.orphan_guard import children_of
+from classforge_bench.pipeline.core.orphan_guard import children_of
 
 ROOT = Path(__file__).resolve().parents[2]
 PARENT = """
 import subprocess, sys, time
-from pipeline.core.orphan_guard import start_guard
+from classforge_bench.pipeline.core.orphan_guard import start_guard
 start_guard()
 child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(600)"])
 print(child.pid, flush=True)

@@ -16,8 +16,8 @@ from collections.abc import Callable
 
 import pytest
 
-from pipeline.core import parsing
-from pipeline.sandbox.expectations import static_expectations
+from classforge_bench.pipeline.core import parsing
+from classforge_bench.pipeline.sandbox.expectations import static_expectations
 
 AFFECTED = sys.version_info[:3] < (3, 11, 8) and sys.version_info[:2] == (3, 11)
 
@@ -198,7 +198,7 @@ def test_no_host_module_calls_ast_parse_directly() -> None:
 
     root = Path(__file__).resolve().parents[2]
     offenders = []
-    for package in ("pipeline", "benchmark", "flows"):
+    for package in ("classforge_bench",):
         for path in (root / package).rglob("*.py"):
             if path.name == "parsing.py" or path.name == "harness_script.py":
                 continue

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.core.stop_hooks import at_stop, run_stop_hooks
+from classforge_bench.pipeline.core.stop_hooks import at_stop, run_stop_hooks
 
 ROOT = Path(__file__).resolve().parents[2]
 SANDBOX_TESTS = ROOT / "tests" / "sandbox"
@@ -44,9 +44,9 @@ import os, sys, threading, time
 from pathlib import Path
 sys.path.insert(0, {sandbox_tests!r})
 from sandbox_support import make_config
-from pipeline.core.stop_hooks import run_stop_hooks
-from pipeline.sandbox.base import RunLimits
-from pipeline.sandbox.local import LocalBackend
+from classforge_bench.pipeline.core.stop_hooks import run_stop_hooks
+from classforge_bench.pipeline.sandbox.base import RunLimits
+from classforge_bench.pipeline.sandbox.local import LocalBackend
 
 work = Path({work!r})
 backend = LocalBackend(make_config(work_root=work, isolation={isolation!r}))

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from classforge_bench.pipeline.cli import app
 
 
 @pytest.mark.slow

@@ -13,8 +13,8 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.mark.slow
 def test_flow_runs_end_to_end_and_resumes(prefect_harness, example_config, tmp_path):
-    from flows.build_benchmark import build_benchmark
-    from pipeline.release.verify import verify_release
+    from classforge_bench.flows.build_benchmark import build_benchmark
+    from classforge_bench.pipeline.release.verify import verify_release
 
     first = build_benchmark(config_path=str(example_config))
     snap = first.snapshot
@@ -57,7 +57,7 @@ def test_the_run_shows_its_funnel_and_summary_as_artifacts(prefect_harness, exam
     from prefect.client.orchestration import get_client
     from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
 
-    from flows.build_benchmark import build_benchmark
+    from classforge_bench.flows.build_benchmark import build_benchmark
 
     state = build_benchmark(config_path=str(example_config), return_state=True)
     assert state.is_completed()

@@ -20,8 +20,8 @@ from pathlib import Path
 import pytest
 from test_flow_faults import live_config
 
-from pipeline.core.orphan_guard import children_of
-from pipeline.llm.fake_server import Delay, FakeOpenAIServer, ServerProfile, Text
+from classforge_bench.pipeline.core.orphan_guard import children_of
+from classforge_bench.pipeline.llm.fake_server import Delay, FakeOpenAIServer, ServerProfile, Text
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERED = 2  # the server answers this many requests, then never again (or at a crawl)
@@ -56,7 +56,7 @@ def _start(tmp_path: Path, example_config: Path, srv: FakeOpenAIServer, stream: 
         PYTHONPATH=str(ROOT),
     )
     return subprocess.Popen(
-        [sys.executable, "-m", "pipeline.cli", "build", "--config", str(cfg)],
+        [sys.executable, "-m", "classforge_bench.pipeline.cli", "build", "--config", str(cfg)],
         cwd=tmp_path,
         env=env,
         stdout=subprocess.PIPE,

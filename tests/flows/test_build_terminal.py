@@ -92,7 +92,9 @@ def terminal(tmp_path_factory) -> list[str]:
         # a busy machine can take minutes to start Prefect's embedded server
         "PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS": "900",
     }
-    code, data = run_on_a_terminal([sys.executable, "-m", "pipeline.cli", "build", "--config", str(config)], env, ROOT)
+    code, data = run_on_a_terminal(
+        [sys.executable, "-m", "classforge_bench.pipeline.cli", "build", "--config", str(config)], env, ROOT
+    )
     (tmp / "terminal.bytes").write_bytes(data)  # kept for a look when an assertion fails
     lines = replay(data)
     assert code == 0, "\n".join(lines[-40:])

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from classforge_bench.pipeline.cli import app
 
 
 def run(*args: str):
@@ -53,7 +53,7 @@ def test_a_build_folder_another_run_holds_is_refused_in_one_line_before_anything
         [
             sys.executable,
             "-c",
-            "import sys, time\nfrom pipeline.core.folder_lock import FolderLock\n"
+            "import sys, time\nfrom classforge_bench.pipeline.core.folder_lock import FolderLock\n"
             f"FolderLock({str(folder)!r}, 'another build').acquire()\nprint('held', flush=True)\ntime.sleep(120)",
         ],
         stdout=subprocess.PIPE,

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app
-from pipeline.config import CostConfig
+from classforge_bench.pipeline.cli import app
+from classforge_bench.pipeline.config import CostConfig
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -23,7 +23,7 @@ def run(*args: str):
 
 def _no_prefect(monkeypatch) -> None:
     """The order "before any work": reaching Prefect's set-up fails the test."""
-    monkeypatch.setattr("pipeline.cli._prefect_defaults", lambda: pytest.fail("Prefect was started"))
+    monkeypatch.setattr("classforge_bench.pipeline.cli._prefect_defaults", lambda: pytest.fail("Prefect was started"))
 
 
 @pytest.mark.parametrize("key", ["spec_corpora", "local_sources"])
@@ -46,8 +46,8 @@ def test_a_configured_source_that_does_not_exist_is_named_before_any_work(exampl
 
 
 def test_a_deployment_run_refuses_a_missing_source_too(example_config, tmp_path):
-    from flows.build_benchmark import configure
-    from pipeline.config import ConfigError
+    from classforge_bench.flows.build_benchmark import configure
+    from classforge_bench.pipeline.config import ConfigError
 
     missing = tmp_path / "nowhere"
     example_config.write_text(
@@ -69,7 +69,12 @@ def _cli(args: list[str], cwd: Path, tmp_path: Path) -> subprocess.CompletedProc
         COLUMNS="60",
     )
     return subprocess.run(
-        [sys.executable, "-m", "pipeline.cli", *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=1800
+        [sys.executable, "-m", "classforge_bench.pipeline.cli", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=1800,
     )
 
 
@@ -102,7 +107,7 @@ def test_the_build_folder_stays_held_through_the_endpoint_probes(example_config,
                 [
                     sys.executable,
                     "-c",
-                    "import sys\nfrom pipeline.core.folder_lock import FolderLock, FolderBusy\n"
+                    "import sys\nfrom classforge_bench.pipeline.core.folder_lock import FolderLock, FolderBusy\n"
                     f"try:\n    FolderLock({str(folder)!r}, 'second build').acquire()\nexcept FolderBusy as e:\n"
                     "    print(e)\n    sys.exit(3)\n",
                 ],
@@ -115,13 +120,13 @@ def test_the_build_folder_stays_held_through_the_endpoint_probes(example_config,
         )
         raise SystemExit(9)  # stop the first build here; the probes are what matters
 
-    monkeypatch.setattr("pipeline.cli._preflight", second_build_tries_the_folder)
+    monkeypatch.setattr("classforge_bench.pipeline.cli._preflight", second_build_tries_the_folder)
     done = run("build", "--config", str(example_config))
     (other,) = seen or [done.output]
     assert other.returncode == 3, other.stdout + other.stderr
     assert f"{folder} is in use by classforge build (pid {os.getpid()}" in other.stdout
     # released when the command ended: the next build may take it
-    from pipeline.core.folder_lock import FolderLock
+    from classforge_bench.pipeline.core.folder_lock import FolderLock
 
     FolderLock(folder, "after").acquire().release()
 
@@ -149,7 +154,7 @@ def _priced_live_config(example_config: Path, base_url: str, tmp_path: Path, bud
 @pytest.mark.parametrize("budget", [0, 0.001])
 def test_a_budget_that_cannot_pay_the_probes_stops_before_the_first(example_config, tmp_path, monkeypatch, budget):
     """`llm.budget_usd = 0` sent every endpoint probe (24 paid requests) before stopping."""
-    from pipeline.llm.fake_server import FakeOpenAIServer
+    from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     _no_prefect(monkeypatch)
@@ -167,10 +172,10 @@ def test_a_budget_that_cannot_pay_the_probes_stops_before_the_first(example_conf
 
 def test_the_probe_bound_covers_what_the_probes_cost(example_config, tmp_path):
     """The bound is what decides; it must not be below what the probes really cost."""
-    from pipeline.config import load_config
-    from pipeline.llm.fake_server import FakeOpenAIServer
-    from pipeline.llm.ledger import UsageLedger
-    from pipeline.llm.preflight import (
+    from classforge_bench.pipeline.config import load_config
+    from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer
+    from classforge_bench.pipeline.llm.ledger import UsageLedger
+    from classforge_bench.pipeline.llm.preflight import (
         ProbeBudgetTooSmall,
         check_endpoints,
         endpoints_of_build,
@@ -197,9 +202,9 @@ def test_the_probes_count_against_the_runs_budget(example_config, monkeypatch):
     """In the flow the probes' usage is in the client's ledger before the first candidate's call."""
     from types import SimpleNamespace
 
-    from flows import build_benchmark as fb
-    from pipeline.config import load_config
-    from pipeline.llm.ledger import LedgerEntry, UsageLedger
+    from classforge_bench.flows import build_benchmark as fb
+    from classforge_bench.pipeline.config import load_config
+    from classforge_bench.pipeline.llm.ledger import LedgerEntry, UsageLedger
 
     monkeypatch.setattr(
         fb,
@@ -250,7 +255,9 @@ def test_an_unwritable_output_folder_is_refused_before_any_paid_call(example_con
     example_config.write_text(
         example_config.read_text().replace(f'output_root = "{releases}"', f'output_root = "{target}"')
     )
-    monkeypatch.setattr("pipeline.cli._preflight", lambda *a, **k: pytest.fail("an endpoint was probed"))
+    monkeypatch.setattr(
+        "classforge_bench.pipeline.cli._preflight", lambda *a, **k: pytest.fail("an endpoint was probed")
+    )
     _no_prefect(monkeypatch)
     done = run("build", "--config", str(example_config))
     assert done.exit_code == 2, done.output
@@ -263,7 +270,7 @@ def test_the_terminal_gets_one_line_per_record_and_the_log_file_the_tracebacks(t
     import io
     import logging
 
-    from pipeline.cli_flowlog import flow_log
+    from classforge_bench.pipeline.cli_flowlog import flow_log
 
     terminal = io.StringIO()
     handler = logging.StreamHandler(terminal)
@@ -306,7 +313,7 @@ def test_a_traceback_on_a_logger_that_keeps_its_records_from_the_root_is_cut_too
     import io
     import logging
 
-    from pipeline.cli_flowlog import flow_log
+    from classforge_bench.pipeline.cli_flowlog import flow_log
 
     terminal = io.StringIO()
     handler = logging.StreamHandler(terminal)
@@ -339,7 +346,7 @@ def test_the_embedded_servers_stderr_goes_to_the_build_log(tmp_path, monkeypatch
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from pipeline.cli_flowlog import flow_log
+    from classforge_bench.pipeline.cli_flowlog import flow_log
 
     # Another flow test in the session may have entered Prefect's harness, which points
     # PREFECT_API_URL at its own server; this test is about a build that starts the embedded one.
@@ -366,7 +373,7 @@ def test_with_the_users_own_prefect_server_nothing_is_patched(tmp_path, monkeypa
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from pipeline.cli_flowlog import flow_log
+    from classforge_bench.pipeline.cli_flowlog import flow_log
 
     with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:4200/api"}), flow_log(tmp_path / "built"):
         assert "_run_uvicorn_command" not in SubprocessASGIServer().__dict__

@@ -10,8 +10,8 @@ import pytest
 def test_flow_runs_on_a_local_dask_cluster(prefect_harness, example_config, tmp_path):
     from prefect_dask import DaskTaskRunner
 
-    from flows.build_benchmark import build_benchmark
-    from pipeline.release.verify import verify_release
+    from classforge_bench.flows.build_benchmark import build_benchmark
+    from classforge_bench.pipeline.release.verify import verify_release
 
     runner = DaskTaskRunner(
         cluster_kwargs={"n_workers": 2, "threads_per_worker": 1, "processes": True, "dashboard_address": None}

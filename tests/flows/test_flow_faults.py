@@ -9,13 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import ConfigError
-from pipeline.llm.fake_server import FakeOpenAIServer, HTTPError, Text
+from classforge_bench.pipeline.config import ConfigError
+from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, HTTPError, Text
 
 HOLD_LOCK = """
 import sys, time
 from pathlib import Path
-from pipeline.core.folder_lock import FolderLock
+from classforge_bench.pipeline.core.folder_lock import FolderLock
 FolderLock(Path(sys.argv[1]), "another build-benchmark run").acquire()
 print("held", flush=True)
 time.sleep(600)
@@ -41,7 +41,7 @@ def live_config(example_config: Path, base_url: str, tmp_path: Path, *, prefligh
 def test_an_outage_ends_the_run_failed_after_retrying_each_candidate(
     prefect_harness, example_config, tmp_path, monkeypatch
 ):
-    from flows.build_benchmark import build_benchmark
+    from classforge_bench.flows.build_benchmark import build_benchmark
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(default=HTTPError(status=503)) as server:
@@ -61,7 +61,7 @@ def test_an_outage_ends_the_run_failed_after_retrying_each_candidate(
 
 @pytest.mark.slow
 def test_a_run_that_builds_nothing_ends_failed(prefect_harness, example_config, tmp_path, monkeypatch):
-    from flows.build_benchmark import build_benchmark
+    from classforge_bench.flows.build_benchmark import build_benchmark
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(default=Text(text="I cannot help with that.")) as server:
@@ -78,7 +78,7 @@ def test_a_run_that_builds_nothing_ends_failed(prefect_harness, example_config, 
 
 @pytest.mark.slow
 def test_a_second_run_on_a_busy_build_folder_fails_naming_the_holder(prefect_harness, example_config, tmp_path):
-    from flows.build_benchmark import build_benchmark
+    from classforge_bench.flows.build_benchmark import build_benchmark
 
     holder = subprocess.Popen(
         [sys.executable, "-c", HOLD_LOCK, str(tmp_path / "built" / "example")], stdout=subprocess.PIPE, text=True
@@ -104,14 +104,14 @@ def test_a_second_run_on_a_busy_build_folder_fails_naming_the_holder(prefect_har
     ],
 )
 def test_parameters_are_validated_like_the_file(example_config, cutoff, snapshot, key):
-    from flows.build_benchmark import configure
+    from classforge_bench.flows.build_benchmark import configure
 
     with pytest.raises(ConfigError, match=key.replace(".", r"\.")):
         configure(str(example_config), cutoff, snapshot)
 
 
 def test_a_missing_configuration_says_how_to_create_it(tmp_path):
-    from flows.build_benchmark import configure
+    from classforge_bench.flows.build_benchmark import configure
 
     with pytest.raises(ConfigError, match="cp classforge.example.toml classforge.toml"):
         configure(str(tmp_path / "classforge.toml"), None, "auto")
@@ -120,7 +120,7 @@ def test_a_missing_configuration_says_how_to_create_it(tmp_path):
 @pytest.mark.slow
 def test_a_cutoff_that_drops_a_pinned_class_fails_naming_it(prefect_harness, example_config):
     """`--param cutoff=...` on the example: the pinned pairs' classes may no longer be harvested."""
-    from flows.build_benchmark import build_benchmark
+    from classforge_bench.flows.build_benchmark import build_benchmark
 
     state = build_benchmark(config_path=str(example_config), cutoff="2026-01-01", return_state=True)
     assert state.is_failed()
@@ -131,7 +131,7 @@ def test_a_cutoff_that_drops_a_pinned_class_fails_naming_it(prefect_harness, exa
 
 @pytest.mark.slow
 def test_github_without_a_token_fails_the_run_before_any_work(prefect_harness, example_config, monkeypatch):
-    from flows.build_benchmark import build_benchmark
+    from classforge_bench.flows.build_benchmark import build_benchmark
 
     monkeypatch.delenv("GITHUB_TOKEN", raising=False)
     config = example_config.read_text().replace("[harvest.github]\nenabled = false", "[harvest.github]\nenabled = true")
@@ -150,7 +150,7 @@ def test_an_unreachable_model_fails_a_deployment_run_before_any_work(
     """A deployment run does not pass through the CLI's check: the flow checks the endpoints itself."""
     import socket
 
-    from flows.build_benchmark import build_benchmark
+    from classforge_bench.flows.build_benchmark import build_benchmark
 
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
@@ -171,7 +171,7 @@ def test_reports_passed_by_the_cli_are_applied_without_probing_again(
     """`classforge build` checks the endpoints before Prefect starts and hands the reports over."""
     import json
 
-    from flows.build_benchmark import build_benchmark
+    from classforge_bench.flows.build_benchmark import build_benchmark
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     with FakeOpenAIServer(default=HTTPError(status=503)) as server:

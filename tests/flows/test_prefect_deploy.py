@@ -35,7 +35,7 @@ def _free_port() -> int:
 def _project_copy(dest: Path) -> Path:
     """What a user's checkout holds of the deployment: prefect.yaml, the flow, the example."""
     ignore = shutil.ignore_patterns("__pycache__")
-    for folder in ("flows", "examples"):
+    for folder in ("classforge_bench", "examples"):
         shutil.copytree(ROOT / folder, dest / folder, ignore=ignore)
     shutil.copy(ROOT / "prefect.yaml", dest / "prefect.yaml")
     config = dest / "examples" / "classforge.toml"

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.cli import app, build_overrides
-from pipeline.config import load_config
+from classforge_bench.pipeline.cli import app, build_overrides
+from classforge_bench.pipeline.config import load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 REPOS = ROOT / "examples" / "real-repos"
@@ -48,8 +48,8 @@ def real_repos(tmp_path) -> Path:
 def test_real_source_build_on_the_shipped_repositories(prefect_harness, real_repos, tmp_path, monkeypatch):
     import datasets
 
-    from flows.build_benchmark import build_benchmark
-    from pipeline.release.verify import verify_release
+    from classforge_bench.flows.build_benchmark import build_benchmark
+    from classforge_bench.pipeline.release.verify import verify_release
 
     plus_python = ROOT / ".venv-plus" / "bin" / "python"
     if not plus_python.exists():
@@ -107,9 +107,9 @@ def test_real_source_build_on_the_shipped_repositories(prefect_harness, real_rep
 def test_a_real_source_build_that_drops_every_class_completes_and_says_so():
     from types import SimpleNamespace
 
-    from flows.build_benchmark import final_state
-    from pipeline.core.funnel import FunnelReport
-    from pipeline.release.publish import PublishResult
+    from classforge_bench.flows.build_benchmark import final_state
+    from classforge_bench.pipeline.core.funnel import FunnelReport
+    from classforge_bench.pipeline.release.publish import PublishResult
 
     empty = SimpleNamespace(incomplete=[], tasks=[])
     published = PublishResult(None, None, 0, 0, FunnelReport(), "nothing to release: the build produced no tasks")

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import HarvestConfig
-from pipeline.harvest.bundles import unpack_bundle
-from pipeline.harvest.local_source import SourceError
-from pipeline.harvest.run import gather_repos
+from classforge_bench.pipeline.config import HarvestConfig
+from classforge_bench.pipeline.harvest.bundles import unpack_bundle
+from classforge_bench.pipeline.harvest.local_source import SourceError
+from classforge_bench.pipeline.harvest.run import gather_repos
 
 REPOS = Path(__file__).resolve().parents[2] / "examples" / "real-repos"
 

@@ -11,7 +11,7 @@ from classgen import make_class
 from fakes.github_api import FakeGitHub, fake_repo
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from classforge_bench.pipeline.cli import app
 
 
 def invoke(*args: str, env: dict[str, str | None] | None = None):

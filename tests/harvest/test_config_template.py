@@ -12,8 +12,8 @@ from classgen import make_class
 from fakes.github_api import FakeGitHub, fake_repo
 from typer.testing import CliRunner
 
-from pipeline.cli import app
-from pipeline.config import MISSING_CONFIG_HINT, ConfigError, load_config
+from classforge_bench.pipeline.cli import app
+from classforge_bench.pipeline.config import MISSING_CONFIG_HINT, ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "classforge.example.toml"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pipeline.config import DOMAINS, FALLBACK_DOMAIN
-from pipeline.harvest.domains import label_domains
+from classforge_bench.pipeline.config import DOMAINS, FALLBACK_DOMAIN
+from classforge_bench.pipeline.harvest.domains import label_domains
 
 # What security-use's CircuitBreaker offers the labeller (examples/real-repos): a name no keyword
 # matches, and a method docstring with a passing "statistics".

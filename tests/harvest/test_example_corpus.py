@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import CloneConfig, DedupConfig, HarvestConfig
-from pipeline.core.records import HarvestedClass, Rejection
-from pipeline.core.store import read_jsonl
-from pipeline.harvest.run import run_harvest
+from classforge_bench.pipeline.config import CloneConfig, DedupConfig, HarvestConfig
+from classforge_bench.pipeline.core.records import HarvestedClass, Rejection
+from classforge_bench.pipeline.core.store import read_jsonl
+from classforge_bench.pipeline.harvest.run import run_harvest
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSEVAL = ROOT.parent / "shared" / "data" / "classeval" / "ClassEval_data.json"

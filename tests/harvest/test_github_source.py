@@ -19,9 +19,9 @@ import pytest
 from github import Github
 from pydantic import SecretStr
 
-from pipeline.config import DOMAINS, GitHubConfig
-from pipeline.harvest.domains import DOMAIN_KEYWORDS, search_query
-from pipeline.harvest.github_source import (
+from classforge_bench.pipeline.config import DOMAINS, GitHubConfig
+from classforge_bench.pipeline.harvest.domains import DOMAIN_KEYWORDS, search_query
+from classforge_bench.pipeline.harvest.github_source import (
     DateWindow,
     GitHubSearchResult,
     keyword_groups,

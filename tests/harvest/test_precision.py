@@ -11,8 +11,8 @@ import pytest
 from classgen import make_class
 from test_scan import reasons, scan
 
-from pipeline.harvest.repo_builder import CommitSpec
-from pipeline.harvest.runtime_imports import version_guard
+from classforge_bench.pipeline.harvest.repo_builder import CommitSpec
+from classforge_bench.pipeline.harvest.runtime_imports import version_guard
 
 
 def when(day: str) -> datetime:
@@ -467,7 +467,7 @@ def test_interactive_use_confined_to_some_methods_is_cut_out_when_the_rest_stand
 def test_a_harvested_class_id_is_its_exact_dedup_key(make_repo, tmp_path):
     # Dedup takes the exact key from the id instead of normalising the source again: they must agree,
     # decorators, comments and a cut-out method included.
-    from pipeline.harvest.dedup import DedupIndex
+    from classforge_bench.pipeline.harvest.dedup import DedupIndex
 
     src = (
         "import functools\n\n\n@functools.total_ordering\n"

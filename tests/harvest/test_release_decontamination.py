@@ -10,11 +10,11 @@ from pathlib import Path
 
 from classgen import make_class
 
-from pipeline.config import CloneConfig, DedupConfig, HarvestConfig
-from pipeline.core.records import HarvestedClass, Rejection
-from pipeline.core.store import read_jsonl
-from pipeline.harvest.run import run_harvest
-from pipeline.release.history import release_solutions
+from classforge_bench.pipeline.config import CloneConfig, DedupConfig, HarvestConfig
+from classforge_bench.pipeline.core.records import HarvestedClass, Rejection
+from classforge_bench.pipeline.core.store import read_jsonl
+from classforge_bench.pipeline.harvest.run import run_harvest
+from classforge_bench.pipeline.release.history import release_solutions
 
 VERSION = "2025.06.01"
 

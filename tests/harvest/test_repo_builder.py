@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.harvest.repo_builder import CorpusSpecError, load_spec, materialise_corpus
+from classforge_bench.pipeline.harvest.repo_builder import CorpusSpecError, load_spec, materialise_corpus
 
 
 def write_spec(root: Path, toml: str, trees: dict[str, dict[str, str]]) -> Path:

@@ -1,4 +1,4 @@
-"""Reference completeness (harvest filter 5): pipeline.harvest.resolver."""
+"""Reference completeness (harvest filter 5): classforge_bench.pipeline.harvest.resolver."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import pytest
 
-from pipeline.harvest.resolver import (
+from classforge_bench.pipeline.harvest.resolver import (
     Resolution,
     ResolutionError,
     UnresolvedName,

@@ -9,12 +9,12 @@ from pathlib import Path
 import pytest
 from classgen import make_class
 
-from pipeline.config import CloneConfig, DedupConfig, HarvestConfig
-from pipeline.core.records import HarvestedClass, Rejection, RepoRef
-from pipeline.core.store import read_jsonl
-from pipeline.harvest import run as run_mod
-from pipeline.harvest.local_source import SourceError
-from pipeline.harvest.run import run_harvest
+from classforge_bench.pipeline.config import CloneConfig, DedupConfig, HarvestConfig
+from classforge_bench.pipeline.core.records import HarvestedClass, Rejection, RepoRef
+from classforge_bench.pipeline.core.store import read_jsonl
+from classforge_bench.pipeline.harvest import run as run_mod
+from classforge_bench.pipeline.harvest.local_source import SourceError
+from classforge_bench.pipeline.harvest.run import run_harvest
 
 CLASSEVAL = Path(__file__).resolve().parents[3] / "shared" / "data" / "classeval" / "ClassEval_data.json"
 
@@ -200,9 +200,9 @@ def test_github_search_feeds_the_harvest_end_to_end(make_repo, tmp_path):
     """Search a loopback GitHub, clone what it returns (local fixtures), record queries and domains."""
     from fakes.github_api import FakeGitHub, fake_repo
 
-    from pipeline.config import GitHubConfig
-    from pipeline.harvest.clone import clone_url_for
-    from pipeline.harvest.github_source import search_github
+    from classforge_bench.pipeline.config import GitHubConfig
+    from classforge_bench.pipeline.harvest.clone import clone_url_for
+    from classforge_bench.pipeline.harvest.github_source import search_github
 
     repo = make_repo("acme__cartkit", [("2025-03-01", {"cart.py": make_class("ShoppingCart", methods=6)})])
     catalogue = [

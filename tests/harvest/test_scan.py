@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from classgen import first_method, make_class
 
-from pipeline.config import CloneConfig, FilterConfig
-from pipeline.harvest.clone import clone_for_scan
-from pipeline.harvest.local_source import local_repo_ref
-from pipeline.harvest.scan import scan_checkout
+from classforge_bench.pipeline.config import CloneConfig, FilterConfig
+from classforge_bench.pipeline.harvest.clone import clone_for_scan
+from classforge_bench.pipeline.harvest.local_source import local_repo_ref
+from classforge_bench.pipeline.harvest.scan import scan_checkout
 
 CUTOFF = date(2025, 1, 1)
 
@@ -277,7 +277,7 @@ def _history_of_edits_moves_and_renames(make_repo):
     def when(day: str) -> datetime:  # not imported from tests/conftest: another folder's conftest may own that name
         return datetime.fromisoformat(day).replace(tzinfo=UTC)
 
-    from pipeline.harvest.repo_builder import CommitSpec
+    from classforge_bench.pipeline.harvest.repo_builder import CommitSpec
 
     cart, item = make_class("Cart", methods=6), make_class("CartItem", methods=6, imports="")
     other = make_class("Cart", methods=5, imports="import re\n").replace("Start empty.", "Unrelated.")
@@ -306,7 +306,7 @@ def _history_of_edits_moves_and_renames(make_repo):
 
 
 def test_history_limited_to_the_asked_names_answers_as_the_full_walk(make_repo, tmp_path):
-    from pipeline.harvest.provenance import History
+    from classforge_bench.pipeline.harvest.provenance import History
 
     repo = _history_of_edits_moves_and_renames(make_repo)
     ref = local_repo_ref(repo)

@@ -6,10 +6,10 @@ import random
 import socket
 from pathlib import Path
 
-from pipeline.config import CostConfig, EndpointConfig, LLMConfig
-from pipeline.llm.cache import ResponseCache
-from pipeline.llm.client import LLMClient
-from pipeline.llm.ledger import UsageLedger
+from classforge_bench.pipeline.config import CostConfig, EndpointConfig, LLMConfig
+from classforge_bench.pipeline.llm.cache import ResponseCache
+from classforge_bench.pipeline.llm.client import LLMClient
+from classforge_bench.pipeline.llm.ledger import UsageLedger
 
 API_KEY = "sk-test-key"
 ENV = {"OPENAI_API_KEY": API_KEY}

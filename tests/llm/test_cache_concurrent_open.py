@@ -7,7 +7,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 
-from pipeline.llm.cache import ResponseCache
+from classforge_bench.pipeline.llm.cache import ResponseCache
 
 
 def test_six_openers_of_one_new_cache_file_all_succeed(tmp_path):

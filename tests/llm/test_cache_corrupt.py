@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache
+from classforge_bench.pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache
 
 PAGE = 4096
 
@@ -46,7 +46,7 @@ def test_a_cache_truncated_to_half_is_moved_aside_named_and_replaced(tmp_path, c
     _filled(path)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) // 2])
-    with caplog.at_level(logging.WARNING, logger="pipeline.llm.cache"):
+    with caplog.at_level(logging.WARNING, logger="classforge_bench.pipeline.llm.cache"):
         cache = ResponseCache(path)
     try:
         (aside,) = _aside(path)
@@ -70,7 +70,7 @@ def test_a_cache_with_one_damaged_page_keeps_every_readable_answer(tmp_path, cap
     middle = (len(data) // PAGE // 2) * PAGE
     data[middle : middle + PAGE] = b"\xff" * PAGE
     path.write_bytes(bytes(data))
-    with caplog.at_level(logging.WARNING, logger="pipeline.llm.cache"), ResponseCache(path) as cache:
+    with caplog.at_level(logging.WARNING, logger="classforge_bench.pipeline.llm.cache"), ResponseCache(path) as cache:
         kept = [e for e in entries if cache.get(e.key) == e]
     assert 0 < len(kept) < len(entries)
     assert f"{len(kept)} answer(s) recovered" in caplog.text
@@ -79,6 +79,6 @@ def test_a_cache_with_one_damaged_page_keeps_every_readable_answer(tmp_path, cap
 def test_a_file_that_is_not_a_cache_is_set_aside_too(tmp_path, caplog):
     path = tmp_path / "llm.sqlite"
     path.write_bytes(b"not a database at all" * 100)
-    with caplog.at_level(logging.WARNING, logger="pipeline.llm.cache"), ResponseCache(path) as cache:
+    with caplog.at_level(logging.WARNING, logger="classforge_bench.pipeline.llm.cache"), ResponseCache(path) as cache:
         assert len(cache) == 0
     assert _aside(path) and "damaged" in caplog.text

@@ -10,11 +10,11 @@ from pathlib import Path
 import pytest
 from llmkit import ENV, endpoint
 
-from pipeline.config import LLMConfig
-from pipeline.llm.cache import ResponseCache
-from pipeline.llm.client import LLMClient
-from pipeline.llm.errors import CacheWriteError
-from pipeline.llm.ledger import UsageLedger
+from classforge_bench.pipeline.config import LLMConfig
+from classforge_bench.pipeline.llm.cache import ResponseCache
+from classforge_bench.pipeline.llm.client import LLMClient
+from classforge_bench.pipeline.llm.errors import CacheWriteError
+from classforge_bench.pipeline.llm.ledger import UsageLedger
 
 MSGS = [{"role": "user", "content": "Write class Stack."}]
 
@@ -113,7 +113,7 @@ def test_a_spill_that_still_cannot_be_stored_stays_where_it_is(server, tmp_path,
 def test_a_stop_stores_the_answers_kept_in_memory_or_says_where_they_went(server, tmp_path, monkeypatch):
     """A stop signal ends the process with os._exit, which skips close(): the stop handler asks the
     caches (paid.store_kept) to store what they kept in memory, and says what it could not."""
-    from pipeline.llm import paid
+    from classforge_bench.pipeline.llm import paid
 
     monkeypatch.setattr("tempfile.tempdir", str(tmp_path / "tmp"))
     (tmp_path / "tmp").mkdir()
@@ -185,6 +185,6 @@ def test_a_spill_the_disk_cannot_hold_whole_is_not_left_half_written(server, tmp
         raise OSError(28, "No space left on device")
 
     _path, spill = _spilled(
-        server, tmp_path, lambda: monkeypatch.setattr("pipeline.llm.cache.canonical_json", disk_full)
+        server, tmp_path, lambda: monkeypatch.setattr("classforge_bench.pipeline.llm.cache.canonical_json", disk_full)
     )
     assert spill is None and list((tmp_path / "tmp").glob("*/*")) == []

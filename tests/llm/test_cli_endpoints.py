@@ -9,8 +9,8 @@ import pytest
 from llmkit import API_KEY, dead_url
 from typer.testing import CliRunner
 
-from pipeline.cli import app
-from pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
+from classforge_bench.pipeline.cli import app
+from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
 
 # The ClassEval release beside the checkout (../shared), looked up from a checkout or a worktree.
 DATASET = next(
@@ -132,19 +132,19 @@ def test_build_fails_fast_before_prefect_on_an_unreachable_endpoint(tmp_path, mo
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     cfg = _config(tmp_path, dead_url())
     # "before Prefect" as an order, not a time: reaching Prefect's set-up fails the test
-    monkeypatch.setattr("pipeline.cli._prefect_defaults", lambda: pytest.fail("Prefect was started"))
+    monkeypatch.setattr("classforge_bench.pipeline.cli._prefect_defaults", lambda: pytest.fail("Prefect was started"))
     out = CliRunner().invoke(app, ["build", "--config", str(cfg)], terminal_width=200)
     assert out.exit_code == 2, out.output
     assert out.output.count("endpoint check failed") == 1 and "unreachable" in out.output
 
 
 def test_ctrl_c_during_evaluate_says_how_to_resume(tmp_path, monkeypatch):
-    import benchmark.runner
+    import classforge_bench.benchmark.runner
 
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(benchmark.runner, "evaluate", interrupted)
+    monkeypatch.setattr(classforge_bench.benchmark.runner, "evaluate", interrupted)
     out = CliRunner().invoke(
         app,
         ["evaluate", "--dataset", str(tmp_path / "any.json"), "--model", "reference", "--out", str(tmp_path / "r")],

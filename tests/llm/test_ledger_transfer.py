@@ -2,8 +2,8 @@
 
 import pickle
 
-from pipeline.config import CostConfig
-from pipeline.llm.ledger import UsageLedger
+from classforge_bench.pipeline.config import CostConfig
+from classforge_bench.pipeline.llm.ledger import UsageLedger
 
 
 def test_entries_of_a_task_absorb_into_another_ledger_exactly():

@@ -9,8 +9,8 @@ import threading
 
 import pytest
 
-from pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache, canonical_json
-from pipeline.llm.errors import CacheCorrupt, CacheImportError
+from classforge_bench.pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache, canonical_json
+from classforge_bench.pipeline.llm.errors import CacheCorrupt, CacheImportError
 
 
 def material(**kw) -> CacheKeyMaterial:

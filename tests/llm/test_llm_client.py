@@ -10,9 +10,9 @@ import time
 import pytest
 from llmkit import API_KEY, endpoint
 
-from pipeline.config import CostConfig, MissingAPIKey
-from pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, UnpricedModel
-from pipeline.llm.fake_server import (
+from classforge_bench.pipeline.config import CostConfig, MissingAPIKey
+from classforge_bench.pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, UnpricedModel
+from classforge_bench.pipeline.llm.fake_server import (
     Delay,
     Disconnect,
     FakeOpenAIServer,
@@ -400,7 +400,7 @@ def test_errors_survive_pickling():
 def test_retry_after_forms_and_cap(server, harness):
     from email.utils import formatdate
 
-    from pipeline.llm.client import _retry_after
+    from classforge_bench.pipeline.llm.client import _retry_after
 
     assert _retry_after({"retry-after-ms": "250"}) == 0.25
     assert _retry_after({"retry-after": "3"}) == 3.0
@@ -434,8 +434,8 @@ def test_refusal_is_not_retried(server, harness):
 
 
 def test_from_config_builds_its_own_cache_and_ledger(server, tmp_path):
-    from pipeline.config import LLMConfig
-    from pipeline.llm.client import LLMClient
+    from classforge_bench.pipeline.config import LLMConfig
+    from classforge_bench.pipeline.llm.client import LLMClient
 
     server.default = "hi"
     config = LLMConfig(cache_path=tmp_path / "deep" / "cache.sqlite", solver=endpoint(server.base_url))
@@ -447,7 +447,7 @@ def test_from_config_builds_its_own_cache_and_ledger(server, tmp_path):
 
 
 def test_an_interrupt_cancels_queued_items_instead_of_waiting_for_them():
-    from pipeline.core.pool import map_concurrently
+    from classforge_bench.pipeline.core.pool import map_concurrently
 
     started: list[int] = []
     finished: list[int] = []

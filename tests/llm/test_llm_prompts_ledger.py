@@ -8,10 +8,10 @@ import threading
 import pytest
 from llmkit import PROMPTS
 
-from pipeline.config import CostConfig
-from pipeline.llm.errors import PromptError
-from pipeline.llm.ledger import UsageLedger
-from pipeline.llm.prompts import default_prompt_dir, list_prompts, load_prompt
+from classforge_bench.pipeline.config import CostConfig
+from classforge_bench.pipeline.llm.errors import PromptError
+from classforge_bench.pipeline.llm.ledger import UsageLedger
+from classforge_bench.pipeline.llm.prompts import default_prompt_dir, list_prompts, load_prompt
 
 
 def test_lists_templates_and_loads_the_latest_version():
@@ -72,7 +72,7 @@ def test_load_errors_are_clear(tmp_path):
 
 
 def test_default_directory_is_the_package_prompts_folder():
-    assert default_prompt_dir().parts[-2:] == ("pipeline", "prompts")
+    assert default_prompt_dir().parts[-2:] == ("pipeline", "prompts")  # classforge_bench/pipeline/prompts
 
 
 def test_ledger_cost_arithmetic_and_unpriced_models():

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from llmkit import API_KEY, ENV, dead_url, endpoint
 
-from pipeline.config import Config, EndpointConfig
-from pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
-from pipeline.llm.preflight import (
+from classforge_bench.pipeline.config import Config, EndpointConfig
+from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
+from classforge_bench.pipeline.llm.preflight import (
     EndpointUnusable,
     apply_reports,
     check_endpoint,
@@ -123,7 +123,7 @@ def _hold_the_slot(srv: FakeOpenAIServer) -> None:
 
 @pytest.mark.parametrize("busy", [True, False])
 def test_a_timed_out_probe_tells_a_busy_server_from_one_that_does_not_answer(busy):
-    from pipeline.llm.fake_server import Delay
+    from classforge_bench.pipeline.llm.fake_server import Delay
 
     # Busy: llama.cpp's /slots says its one slot computes another client's request. Not busy: a
     # server that takes the request and never answers, and has nothing to say about itself.
@@ -140,7 +140,7 @@ def test_a_timed_out_probe_tells_a_busy_server_from_one_that_does_not_answer(bus
 def test_a_busy_server_is_told_whatever_the_sdk_calls_its_timeout(monkeypatch):
     import openai
 
-    from pipeline.llm.fake_server import Delay
+    from classforge_bench.pipeline.llm.fake_server import Delay
 
     def reworded(self, request):  # a later openai release's wording
         openai.APIConnectionError.__init__(self, message="The read deadline passed.", request=request)

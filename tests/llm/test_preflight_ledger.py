@@ -13,10 +13,10 @@ import pytest
 from llmkit import API_KEY
 from typer.testing import CliRunner
 
-from pipeline.config import EndpointConfig
-from pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
-from pipeline.llm.ledger import UsageLedger
-from pipeline.llm.preflight import PROBE_ROLE, check_endpoints, probe_ledger_entries
+from classforge_bench.pipeline.config import EndpointConfig
+from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
+from classforge_bench.pipeline.llm.ledger import UsageLedger
+from classforge_bench.pipeline.llm.preflight import PROBE_ROLE, check_endpoints, probe_ledger_entries
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSFORGE = Path(sys.executable).with_name("classforge")
@@ -94,7 +94,7 @@ def _eval_config(tmp_path: Path, base_url: str) -> Path:
 
 @pytest.mark.skipif(not DATASET.is_file(), reason="ClassEval data not found")
 def test_evaluate_ledgers_the_probes_and_equals_the_server_count(tmp_path, monkeypatch):
-    from pipeline.cli import app
+    from classforge_bench.pipeline.cli import app
 
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     args = [

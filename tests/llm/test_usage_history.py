@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 
-from pipeline.config import CostConfig
-from pipeline.llm.ledger import UsageLedger
-from pipeline.llm.usage_history import (
+from classforge_bench.pipeline.config import CostConfig
+from classforge_bench.pipeline.llm.ledger import UsageLedger
+from classforge_bench.pipeline.llm.usage_history import (
     ALL_RUNS_FILE,
     LAST_RUN_FILE,
     USAGE_DIR,

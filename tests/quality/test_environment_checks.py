@@ -12,12 +12,12 @@ import threading
 
 import pytest
 
-from pipeline.config import EnvironmentChecksConfig, SandboxConfig
-from pipeline.quality.environment_checks import check_environment
-from pipeline.sandbox.base import Perturbation, RunLimits, SandboxError
-from pipeline.sandbox.docker_backend import container_options, perturbed_options
-from pipeline.sandbox.local import LocalBackend
-from pipeline.sandbox.perturb import find_libfaketime
+from classforge_bench.pipeline.config import EnvironmentChecksConfig, SandboxConfig
+from classforge_bench.pipeline.quality.environment_checks import check_environment
+from classforge_bench.pipeline.sandbox.base import Perturbation, RunLimits, SandboxError
+from classforge_bench.pipeline.sandbox.docker_backend import container_options, perturbed_options
+from classforge_bench.pipeline.sandbox.local import LocalBackend
+from classforge_bench.pipeline.sandbox.perturb import find_libfaketime
 
 CLASS = """
 import datetime, os, socket, time

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from pipeline.quality.mutants import MutantError, bytecode_fingerprint, generate_mutants
+from classforge_bench.pipeline.quality.mutants import MutantError, bytecode_fingerprint, generate_mutants
 
 SOURCE = textwrap.dedent(
     '''

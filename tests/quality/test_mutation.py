@@ -8,9 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import MutationConfig, SandboxConfig
-from pipeline.quality.mutants import generate_mutants
-from pipeline.quality.mutation import (
+from classforge_bench.pipeline.config import MutationConfig, SandboxConfig
+from classforge_bench.pipeline.quality.mutants import generate_mutants
+from classforge_bench.pipeline.quality.mutation import (
     MutantOutcome,
     MutationError,
     MutationReport,
@@ -18,7 +18,7 @@ from pipeline.quality.mutation import (
     measure_mutation,
     score_of,
 )
-from pipeline.sandbox import get_backend
+from classforge_bench.pipeline.sandbox import get_backend
 
 SOLUTION = textwrap.dedent(
     """

@@ -1,4 +1,4 @@
-"""Batched mutants (`pipeline.sandbox.batch`, `MutationConfig.batch_size`) through the real sandbox:
+"""Batched mutants (`classforge_bench.pipeline.sandbox.batch`, `MutationConfig.batch_size`) through the real sandbox:
 the same verdicts as one sandbox run per mutant, a mutant that loops, crashes, litters or tampers
 cannot change another's verdict, a batch that gives no trustworthy report falls back to runs of
 their own (and says so), and the content cache is the same one."""
@@ -10,10 +10,10 @@ import textwrap
 import pytest
 from test_mutation import CLASSES, SOLUTION, TESTS, CountingBackend
 
-from pipeline.config import MutationConfig, SandboxConfig
-from pipeline.quality.mutation import measure_mutation
-from pipeline.sandbox import SandboxError, SuiteRequest, SuiteStatus, execute, get_backend
-from pipeline.sandbox.batch import can_batch, execute_batch
+from classforge_bench.pipeline.config import MutationConfig, SandboxConfig
+from classforge_bench.pipeline.quality.mutation import measure_mutation
+from classforge_bench.pipeline.sandbox import SandboxError, SuiteRequest, SuiteStatus, execute, get_backend
+from classforge_bench.pipeline.sandbox.batch import can_batch, execute_batch
 
 
 @pytest.fixture(scope="module")

@@ -8,10 +8,10 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from pipeline.core import reasons
-from pipeline.quality.plus.contract import annotated_source, declared_types, off_contract
-from pipeline.quality.plus.convert import convert
-from pipeline.quality.plus.render import name_tests, render
+from classforge_bench.pipeline.core import reasons
+from classforge_bench.pipeline.quality.plus.contract import annotated_source, declared_types, off_contract
+from classforge_bench.pipeline.quality.plus.convert import convert
+from classforge_bench.pipeline.quality.plus.render import name_tests, render
 
 SOLUTION = textwrap.dedent('''
     import datetime

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.config import PlusConfig
-from pipeline.quality.plus.generate import GeneratorUnavailable, generate
+from classforge_bench.pipeline.config import PlusConfig
+from classforge_bench.pipeline.quality.plus.generate import GeneratorUnavailable, generate
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "sandbox"))
 from sandbox_support import leftover_processes, make_config  # noqa: E402

@@ -7,12 +7,19 @@ from __future__ import annotations
 import random
 import textwrap
 
-from pipeline.config import EnvironmentChecksConfig, PlusConfig, SandboxConfig
-from pipeline.quality.plus.convert import PlusTest
-from pipeline.quality.plus.observe import agreed, check, observe_tests, program, statements, with_state_checks
-from pipeline.quality.plus.render import name_tests
-from pipeline.quality.plus.validate import failing_on_reference
-from pipeline.quality.plus.walks import call_pool, constructor_rows, fits, walks
+from classforge_bench.pipeline.config import EnvironmentChecksConfig, PlusConfig, SandboxConfig
+from classforge_bench.pipeline.quality.plus.convert import PlusTest
+from classforge_bench.pipeline.quality.plus.observe import (
+    agreed,
+    check,
+    observe_tests,
+    program,
+    statements,
+    with_state_checks,
+)
+from classforge_bench.pipeline.quality.plus.render import name_tests
+from classforge_bench.pipeline.quality.plus.validate import failing_on_reference
+from classforge_bench.pipeline.quality.plus.walks import call_pool, constructor_rows, fits, walks
 
 SOLUTION = textwrap.dedent("""
     import time

@@ -7,11 +7,11 @@ from __future__ import annotations
 
 import pytest
 
-from pipeline.core import reasons
-from pipeline.quality.plus.contract import declared_types
-from pipeline.quality.plus.convert import PlusTest
-from pipeline.quality.plus.rules import violation
-from pipeline.quality.plus.suite import screen
+from classforge_bench.pipeline.core import reasons
+from classforge_bench.pipeline.quality.plus.contract import declared_types
+from classforge_bench.pipeline.quality.plus.convert import PlusTest
+from classforge_bench.pipeline.quality.plus.rules import violation
+from classforge_bench.pipeline.quality.plus.suite import screen
 
 CASES = [
     (

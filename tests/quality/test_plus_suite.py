@@ -12,15 +12,15 @@ import textwrap
 
 import pytest
 
-from pipeline.config import EnvironmentChecksConfig, PlusConfig, SandboxConfig
-from pipeline.core import reasons
-from pipeline.formats.loader import load_dataset
-from pipeline.quality.plus import suite as suite_module
-from pipeline.quality.plus.convert import PlusTest
-from pipeline.quality.plus.dataset import strengthen_dataset
-from pipeline.quality.plus.generate import GeneratedTests
-from pipeline.quality.plus.render import name_tests
-from pipeline.quality.plus.validate import validate
+from classforge_bench.pipeline.config import EnvironmentChecksConfig, PlusConfig, SandboxConfig
+from classforge_bench.pipeline.core import reasons
+from classforge_bench.pipeline.formats.loader import load_dataset
+from classforge_bench.pipeline.quality.plus import suite as suite_module
+from classforge_bench.pipeline.quality.plus.convert import PlusTest
+from classforge_bench.pipeline.quality.plus.dataset import strengthen_dataset
+from classforge_bench.pipeline.quality.plus.generate import GeneratedTests
+from classforge_bench.pipeline.quality.plus.render import name_tests
+from classforge_bench.pipeline.quality.plus.validate import validate
 
 SOLUTION = textwrap.dedent('''
     import time
@@ -195,7 +195,7 @@ def test_strengthen_writes_the_same_format_with_plus_and_a_rerun_reuses(tmp_path
 
 
 def test_strengthen_refuses_to_overwrite_its_input(tmp_path, canned_generator):
-    from pipeline.core.errors import InputError
+    from classforge_bench.pipeline.core.errors import InputError
 
     source = tmp_path / "data.json"
     source.write_text(json.dumps([_record("T_0")]))
@@ -225,7 +225,7 @@ def test_an_interrupted_strengthen_loses_no_finished_task(tmp_path, canned_gener
 def test_cli_strengthen_names_a_missing_dataset_in_one_line(tmp_path):
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from classforge_bench.pipeline.cli import app
 
     result = CliRunner().invoke(
         app, ["strengthen", "--dataset", str(tmp_path / "nope.json"), "--out", str(tmp_path / "o")]
@@ -235,9 +235,9 @@ def test_cli_strengthen_names_a_missing_dataset_in_one_line(tmp_path):
 
 
 def test_combined_suite_keeps_base_fixtures_off_plus_tests_and_names_apart():
-    from pipeline.core.task import PlusSuite
-    from pipeline.quality.plus.combine import combined_suite
-    from pipeline.sandbox import run_suite
+    from classforge_bench.pipeline.core.task import PlusSuite
+    from classforge_bench.pipeline.quality.plus.combine import combined_suite
+    from classforge_bench.pipeline.sandbox import run_suite
 
     base = (
         "import unittest\n\n\nclass CounterTestInc(unittest.TestCase):\n"

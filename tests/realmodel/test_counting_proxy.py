@@ -5,7 +5,7 @@ from __future__ import annotations
 import openai
 import pytest
 
-from pipeline.llm.fake_server import FakeOpenAIServer, HTTPError, Text, Truncated
+from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, HTTPError, Text, Truncated
 from tests.realmodel.proxy import CountingProxy, _usage_of
 
 

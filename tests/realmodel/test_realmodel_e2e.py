@@ -26,8 +26,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmark.results import BUCKETS
-from benchmark.strategies import STRATEGIES
+from classforge_bench.benchmark.results import BUCKETS
+from classforge_bench.benchmark.strategies import STRATEGIES
 from tests.realmodel.proxy import CountingProxy
 from tests.realmodel.realmodel_config import EXAMPLE_PAIRS, build_config
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 import openai
 import pytest
 
-from pipeline.config import EndpointConfig
-from pipeline.llm.preflight import EndpointReport, _list_models
-from pipeline.llm.server_info import slot_window
+from classforge_bench.pipeline.config import EndpointConfig
+from classforge_bench.pipeline.llm.preflight import EndpointReport, _list_models
+from classforge_bench.pipeline.llm.server_info import slot_window
 
 pytestmark = pytest.mark.realmodel
 

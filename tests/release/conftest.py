@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from release_taskgen import as_tasks, make_tasks, release_kwargs
 
-from pipeline.release.writer import write_release
+from classforge_bench.pipeline.release.writer import write_release
 
 
 @pytest.fixture(scope="module")

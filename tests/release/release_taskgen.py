@@ -18,9 +18,9 @@ import copy
 from datetime import UTC, datetime
 from typing import Any
 
-from pipeline.config import Config
-from pipeline.core.funnel import FunnelReport, StageCounts
-from pipeline.core.task import Task
+from classforge_bench.pipeline.config import Config
+from classforge_bench.pipeline.core.funnel import FunnelReport, StageCounts
+from classforge_bench.pipeline.core.task import Task
 
 LINKED_STACK = '''class LinkedStack:
     """A stack stored as a singly linked list of (value, next) pairs."""

@@ -7,11 +7,11 @@ import re
 from pathlib import Path
 from typing import Any
 
-from pipeline.config import Config
-from pipeline.core.funnel import FunnelReport, StageCounts
-from pipeline.core.task import SourceRef, task_license
-from pipeline.release.report import write_report
-from pipeline.release.tables import funnel_rows, overall_yield
+from classforge_bench.pipeline.config import Config
+from classforge_bench.pipeline.core.funnel import FunnelReport, StageCounts
+from classforge_bench.pipeline.core.task import SourceRef, task_license
+from classforge_bench.pipeline.release.report import write_report
+from classforge_bench.pipeline.release.tables import funnel_rows, overall_yield
 
 
 def _sections(card: str) -> list[str]:
@@ -141,9 +141,9 @@ def test_every_stage_the_pipeline_records_has_a_place_and_a_unit():
     """A stage missing from the order table would be listed last, after the release, counted in 'items'."""
     import inspect
 
-    from pipeline.core import reasons as R
-    from pipeline.harvest import filters, scan
-    from pipeline.release.tables import STAGE_UNITS
+    from classforge_bench.pipeline.core import reasons as R
+    from classforge_bench.pipeline.harvest import filters, scan
+    from classforge_bench.pipeline.release.tables import STAGE_UNITS
 
     harvest_stages = {"github-search", "clone", "select", "content", "compile", "provenance", "dedup"}
     class_filters = {

@@ -10,8 +10,8 @@ import logging
 import pytest
 from rich.console import Console
 
-from flows.build_benchmark import STAGE_TOTAL
-from pipeline.cli_progress import TASK_LOGGER, TaskRunCounter, task_progress
+from classforge_bench.flows.build_benchmark import STAGE_TOTAL
+from classforge_bench.pipeline.cli_progress import TASK_LOGGER, TaskRunCounter, task_progress
 
 pytestmark = pytest.mark.filterwarnings("ignore:Logger 'prefect:UserWarning")  # no flow run: the API handler warns
 

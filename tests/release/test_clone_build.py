@@ -75,7 +75,7 @@ def _hf_cache_with_classeval(home: Path) -> None:
 
 
 def test_example_config_names_nothing_outside_the_repository(clone: Path) -> None:
-    from pipeline.config import load_config, map_paths
+    from classforge_bench.pipeline.config import load_config, map_paths
 
     text = (clone / "examples" / "classforge.toml").read_text(encoding="utf-8")
     assert "/work/" not in text and "shared/data" not in text
@@ -135,7 +135,7 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
         [
             str(fresh / ".venv" / "bin" / "python"),
             "-m",
-            "pipeline.cli",
+            "classforge_bench.pipeline.cli",
             "report",
             str(release),
             "--out",
@@ -174,7 +174,7 @@ def test_make_run_on_a_fresh_clone_offline(tmp_path_factory: pytest.TempPathFact
 def test_the_example_builds_do_not_see_each_others_snapshots() -> None:
     """`make run` builds both examples at once; a harvest dedups against every finished snapshot
     under its root, so a shared root would make one build's result depend on the other's timing."""
-    from pipeline.config import load_config
+    from classforge_bench.pipeline.config import load_config
 
     configs = [load_config(REPO / "examples" / name, env={}) for name in ("classforge.toml", "real-source.toml")]
     snapshots = [Path(c.harvest.output_root).resolve() / c.harvest.snapshot for c in configs]

@@ -19,8 +19,8 @@ import pyarrow.parquet as pq
 import pytest
 from release_taskgen import VERSION, make_tasks
 
-from pipeline.formats.hub import CLASSEVAL_REPO, parse_spec, resolve_dataset
-from pipeline.formats.loader import DatasetError, load_dataset
+from classforge_bench.pipeline.formats.hub import CLASSEVAL_REPO, parse_spec, resolve_dataset
+from classforge_bench.pipeline.formats.loader import DatasetError, load_dataset
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 CLASSEVAL_JSON = Path("/work/shared/data/classeval/ClassEval_data.json")  # cross-check only, when present
@@ -162,10 +162,10 @@ def test_decontamination_uses_classeval_only_when_cached(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, offline: None
 ) -> None:
     """The build checks against ClassEval from the local cache when it is there, and says so when it is not."""
-    from pipeline.config import DedupConfig, HarvestConfig
-    from pipeline.core.funnel import KEEP
-    from pipeline.harvest.dedup import Origin
-    from pipeline.harvest.run import build_dedup_index
+    from classforge_bench.pipeline.config import DedupConfig, HarvestConfig
+    from classforge_bench.pipeline.core.funnel import KEEP
+    from classforge_bench.pipeline.harvest.dedup import Origin
+    from classforge_bench.pipeline.harvest.run import build_dedup_index
 
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hub"))
     cfg = HarvestConfig(output_root=tmp_path / "harvested", dedup=DedupConfig(reference_datasets=["classeval"]))

@@ -48,7 +48,7 @@ def test_first_start_seeds_the_volume_and_runs_classforge(tmp_path: Path) -> Non
     assert first.returncode == 0, first.stderr
     assert first.stdout.startswith("classforge ")
     assert (home / "examples" / "classforge.toml").is_file() and (home / "prefect.yaml").is_file()
-    assert (home / "flows").resolve() == REPO / "flows"
+    assert (home / "classforge_bench").resolve() == REPO / "classforge_bench"
     # A later start keeps what the volume holds (a user's edited configuration is never overwritten).
     (home / "examples" / "classforge.toml").write_text("# mine\n")
     again = _entry(home, "prefect", "--version")
@@ -101,24 +101,24 @@ def test_app_image_carries_classeval_packages_and_libfaketime() -> None:
     app = _app_stage()
     apt_installs = " ".join(re.findall(r"apt-get install[^&]*", app))
     assert "libfaketime" in apt_installs
-    assert re.search(r"pip install -e \. -r benchmark/requirements/classeval\.txt", app)
+    assert re.search(r"pip install -e \. -r classforge_bench/benchmark/requirements/classeval\.txt", app)
     assert re.search(r"apt-get purge -y --auto-remove gcc libc6-dev", app)
     sandbox = (REPO / "Dockerfile").read_text(encoding="utf-8").split("FROM base AS app")[0]
-    assert "ARG SANDBOX_REQUIREMENTS=benchmark/requirements/classeval.txt" in sandbox
+    assert "ARG SANDBOX_REQUIREMENTS=classforge_bench/benchmark/requirements/classeval.txt" in sandbox
 
 
 def test_app_image_has_the_plus_tiers_generator_where_the_code_looks_for_it() -> None:
     """The example builds with the plus tier on; the generator's interpreter is found beside the
     code (generate.DEFAULT_PYTHON), so the image installs the code in place at /app and makes
     /app/.venv-plus from the tier's own pins. (Read, not built: no Docker engine here.)"""
-    from pipeline.quality.plus.generate import DEFAULT_PYTHON
+    from classforge_bench.pipeline.quality.plus.generate import DEFAULT_PYTHON
 
     app = _app_stage()
     assert DEFAULT_PYTHON.relative_to(REPO) == Path(".venv-plus/bin/python")  # beside the code
     assert re.search(r"^WORKDIR /app$", app, flags=re.M) and "COPY pipeline ./pipeline" in app
     assert re.search(r"pip install -e \. ", app)  # the code stays at /app (a plain install moves it)
     assert "python -m venv /app/.venv-plus" in app
-    assert "/app/.venv-plus/bin/pip install -r pipeline/quality/plus/requirements.txt" in app
+    assert "/app/.venv-plus/bin/pip install -r classforge_bench/pipeline/quality/plus/requirements.txt" in app
 
 
 def test_the_volume_gets_the_configuration_template(tmp_path: Path) -> None:

@@ -14,13 +14,13 @@ from pathlib import Path
 import pytest
 from release_taskgen import make_tasks
 
-from benchmark.plots import passk_figure, taxonomy_figure
-from benchmark.plots import write_plots as write_run_plots
-from benchmark.runner import EvaluationRequest, evaluate
-from pipeline.config import Config, EvaluateConfig
-from pipeline.core.funnel import FunnelReport, StageCounts
-from pipeline.release.plots import PLOT_FILES, domain_figure, funnel_figure, histogram_figure
-from pipeline.release.stats import compute_stats
+from classforge_bench.benchmark.plots import passk_figure, taxonomy_figure
+from classforge_bench.benchmark.plots import write_plots as write_run_plots
+from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+from classforge_bench.pipeline.config import Config, EvaluateConfig
+from classforge_bench.pipeline.core.funnel import FunnelReport, StageCounts
+from classforge_bench.pipeline.release.plots import PLOT_FILES, domain_figure, funnel_figure, histogram_figure
+from classforge_bench.pipeline.release.stats import compute_stats
 
 
 def _drawn(fig):

@@ -1,7 +1,7 @@
 """`classforge strengthen` on a release folder writes a new version that `verify-release` accepts:
 every file hashed again, the `plus` column in the manifest, `derived_from` naming the original, the
 original untouched. A copy written in place of the original's manifest (the old behaviour) fails
-verify on the Parquet hash and the columns, so these tests fail without pipeline/release/plus_release.py."""
+verify on the Parquet hash and the columns, so these tests fail without classforge_bench/pipeline/release/plus_release.py."""
 
 from __future__ import annotations
 
@@ -10,14 +10,14 @@ import shutil
 
 from typer.testing import CliRunner
 
-from pipeline.config import PlusConfig, SandboxConfig
-from pipeline.core.task import PlusSuite
-from pipeline.formats.loader import load_dataset
-from pipeline.quality.plus import dataset as dataset_module
-from pipeline.quality.plus.dataset import strengthen_dataset
-from pipeline.release.manifest import MANIFEST
-from pipeline.release.plus_release import write_plus_release
-from pipeline.release.verify import verify_release
+from classforge_bench.pipeline.config import PlusConfig, SandboxConfig
+from classforge_bench.pipeline.core.task import PlusSuite
+from classforge_bench.pipeline.formats.loader import load_dataset
+from classforge_bench.pipeline.quality.plus import dataset as dataset_module
+from classforge_bench.pipeline.quality.plus.dataset import strengthen_dataset
+from classforge_bench.pipeline.release.manifest import MANIFEST
+from classforge_bench.pipeline.release.plus_release import write_plus_release
+from classforge_bench.pipeline.release.verify import verify_release
 
 SUITE = PlusSuite(
     test="import unittest\n\n\nclass XTestMain(unittest.TestCase):\n    def test_main_1(self):\n"
@@ -61,7 +61,7 @@ def test_a_strengthened_release_is_a_new_version_verify_accepts(release, tmp_pat
 
 
 def test_cli_refuses_an_out_that_is_no_new_version_before_any_work(release, tmp_path, monkeypatch):
-    from pipeline.cli import app
+    from classforge_bench.pipeline.cli import app
 
     calls: list[str] = []
     monkeypatch.setattr(

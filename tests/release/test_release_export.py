@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from pipeline.release import export as export_mod
-from pipeline.release.errors import ExportError
-from pipeline.release.export import export_release
-from pipeline.release.verify import verify_release
+from classforge_bench.pipeline.release import export as export_mod
+from classforge_bench.pipeline.release.errors import ExportError
+from classforge_bench.pipeline.release.export import export_release
+from classforge_bench.pipeline.release.verify import verify_release
 
 REPO = "classforge/bench"
 OID = "0123456789abcdef0123456789abcdef01234567"
@@ -89,7 +89,7 @@ def test_real_export_call_sequence(release: Path) -> None:
 
 
 def test_card_naming_the_repository_is_uploaded_as_written(write: Any) -> None:
-    from pipeline.config import Config
+    from classforge_bench.pipeline.config import Config
 
     cfg = Config()
     cfg.release.hub_repo_id = REPO
@@ -206,7 +206,7 @@ def test_bad_repo_id_and_folder_name(release: Path, tmp_path: Path) -> None:
 
 
 def test_cli_defaults_to_dry_run_without_token(release: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline.cli import app
+    from classforge_bench.pipeline.cli import app
 
     monkeypatch.delenv("HF_TOKEN", raising=False)
     monkeypatch.setattr("huggingface_hub.constants.HF_TOKEN_PATH", str(tmp_path / "no-saved-token"))
@@ -226,7 +226,7 @@ def test_cli_defaults_to_dry_run_without_token(release: Path, tmp_path: Path, mo
 
 
 def test_cli_real_export_offline_fails_fast(release: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from pipeline.cli import app
+    from classforge_bench.pipeline.cli import app
 
     monkeypatch.setenv("HF_TOKEN", "hf_not_a_real_token")
     monkeypatch.setattr("huggingface_hub.constants.HF_HUB_OFFLINE", True)

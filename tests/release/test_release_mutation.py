@@ -7,10 +7,10 @@ from pathlib import Path
 
 from release_taskgen import as_tasks, make_tasks, release_kwargs
 
-from pipeline.config import Config
-from pipeline.formats.release_rows import read_release_rows as read_release_tasks
-from pipeline.release.report import write_report
-from pipeline.release.writer import write_release
+from classforge_bench.pipeline.config import Config
+from classforge_bench.pipeline.formats.release_rows import read_release_rows as read_release_tasks
+from classforge_bench.pipeline.release.report import write_report
+from classforge_bench.pipeline.release.writer import write_release
 
 REPORT = {
     "mutants": 20,

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from pipeline.core.task import JudgeVote, SourceRef, Task
-from pipeline.formats.loader import load_dataset
-from pipeline.formats.release_rows import read_release_rows
+from classforge_bench.pipeline.core.task import JudgeVote, SourceRef, Task
+from classforge_bench.pipeline.formats.loader import load_dataset
+from classforge_bench.pipeline.formats.release_rows import read_release_rows
 from tests.release.release_taskgen import make_tasks
 
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from pipeline.cli import app
+from classforge_bench.pipeline.cli import app
 
 
 def test_the_run_id_keeps_the_release_day(release: Path, tmp_path: Path) -> None:

@@ -9,10 +9,10 @@ import pytest
 from release_taskgen import DEPTH, LOC, METHODS, as_tasks, make_tasks
 from typer.testing import CliRunner
 
-from pipeline.formats.release_rows import release_rows as normalize_tasks
-from pipeline.release.errors import ReleaseError
-from pipeline.release.report import write_report
-from pipeline.release.stats import compute_stats
+from classforge_bench.pipeline.formats.release_rows import release_rows as normalize_tasks
+from classforge_bench.pipeline.release.errors import ReleaseError
+from classforge_bench.pipeline.release.report import write_report
+from classforge_bench.pipeline.release.stats import compute_stats
 
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 
@@ -42,9 +42,9 @@ def test_real_source_tasks_are_counted_drawn_and_named() -> None:
     """A real-source task is neither intra nor cross: its own column, bar segment and words."""
     import warnings
 
-    from pipeline.release.card import _contents_section
-    from pipeline.release.plots import domain_figure
-    from pipeline.release.tables import domain_table, task_kinds
+    from classforge_bench.pipeline.release.card import _contents_section
+    from classforge_bench.pipeline.release.plots import domain_figure
+    from classforge_bench.pipeline.release.tables import domain_table, task_kinds
 
     rows = make_tasks()
     for row in rows[1:]:
@@ -126,7 +126,7 @@ def test_report_of_a_missing_release_names_it(tmp_path: Path) -> None:
 
 
 def test_report_cli(release: Path, tmp_path: Path) -> None:
-    from pipeline.cli import app
+    from classforge_bench.pipeline.cli import app
 
     out = tmp_path / "cli-report"
     result = CliRunner().invoke(app, ["report", str(release), "--out", str(out)])

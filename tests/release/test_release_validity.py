@@ -8,11 +8,11 @@ from pathlib import Path
 
 from release_taskgen import as_tasks, make_tasks, sample_funnel
 
-from pipeline.config import Config, ReleaseConfig
-from pipeline.release.publish import publish
-from pipeline.release.report import write_report
-from pipeline.release.validity import compute_validity, validity_section
-from pipeline.release.writer import config_record
+from classforge_bench.pipeline.config import Config, ReleaseConfig
+from classforge_bench.pipeline.release.publish import publish
+from classforge_bench.pipeline.release.report import write_report
+from classforge_bench.pipeline.release.validity import compute_validity, validity_section
+from classforge_bench.pipeline.release.writer import config_record
 
 DECON = {
     "checked": ["reference corpus classeval (100 classes)", "snapshot earlier-2025"],

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from pipeline.release.errors import ReleaseError
-from pipeline.release.versions import list_releases, next_version, validate_version
+from classforge_bench.pipeline.release.errors import ReleaseError
+from classforge_bench.pipeline.release.versions import list_releases, next_version, validate_version
 
 
 @pytest.mark.parametrize("good", ["1.0.0", "v0.3.12", "2.0.0-rc.1", "2025.06.01", "2025.06.01-2", "2024.02.29"])

@@ -10,19 +10,19 @@ import pyarrow.parquet as pq
 import pytest
 from release_taskgen import VERSION, as_tasks, make_tasks, release_kwargs
 
-from pipeline.config import Config
-from pipeline.core.errors import ReleaseFormatError
-from pipeline.core.folder_lock import LOCK_NAME
-from pipeline.core.funnel import FunnelReport
-from pipeline.core.task import CORE_COLUMNS, Task
-from pipeline.formats.release_rows import JSON_COLUMNS_KEY
-from pipeline.formats.release_rows import read_release_rows as read_release_tasks
-from pipeline.formats.release_rows import release_rows as normalize_tasks
-from pipeline.release import writer as writer_mod
-from pipeline.release.errors import ReleaseError, ReleaseExistsError
-from pipeline.release.manifest import SourceRepo
-from pipeline.release.verify import read_front_matter, verify_release
-from pipeline.release.writer import write_release
+from classforge_bench.pipeline.config import Config
+from classforge_bench.pipeline.core.errors import ReleaseFormatError
+from classforge_bench.pipeline.core.folder_lock import LOCK_NAME
+from classforge_bench.pipeline.core.funnel import FunnelReport
+from classforge_bench.pipeline.core.task import CORE_COLUMNS, Task
+from classforge_bench.pipeline.formats.release_rows import JSON_COLUMNS_KEY
+from classforge_bench.pipeline.formats.release_rows import read_release_rows as read_release_tasks
+from classforge_bench.pipeline.formats.release_rows import release_rows as normalize_tasks
+from classforge_bench.pipeline.release import writer as writer_mod
+from classforge_bench.pipeline.release.errors import ReleaseError, ReleaseExistsError
+from classforge_bench.pipeline.release.manifest import SourceRepo
+from classforge_bench.pipeline.release.verify import read_front_matter, verify_release
+from classforge_bench.pipeline.release.writer import write_release
 
 EXPECTED_FILES = {
     "README.md",
@@ -138,7 +138,7 @@ def test_datasets_load_dataset_reads_the_folder(release: Path, tmp_path: Path) -
 
 
 def test_evaluator_loads_the_release(release: Path) -> None:
-    from pipeline.formats.loader import load_dataset
+    from classforge_bench.pipeline.formats.loader import load_dataset
 
     loaded = load_dataset(release)
     assert loaded.format == "classforge-release"
@@ -298,7 +298,7 @@ def test_card_options_license_and_hub_repo(write) -> None:
 
 
 def test_release_index_for_refreshes(write, tmp_path: Path) -> None:
-    from pipeline.release.history import release_index, solution_digest
+    from classforge_bench.pipeline.release.history import release_index, solution_digest
 
     write(version="2025.06.01")
     newer = make_tasks()[:1]
@@ -317,7 +317,7 @@ def test_release_index_for_refreshes(write, tmp_path: Path) -> None:
 def test_verify_release_cli(release: Path, release_copy: Path) -> None:
     from typer.testing import CliRunner
 
-    from pipeline.cli import app
+    from classforge_bench.pipeline.cli import app
 
     ok = CliRunner().invoke(app, ["verify-release", str(release), "--no-load"])
     assert ok.exit_code == 0 and "release 2025.06.01: OK" in ok.output
@@ -327,8 +327,8 @@ def test_verify_release_cli(release: Path, release_copy: Path) -> None:
 
 
 def test_sources_merge_per_repository_and_keep_the_published_keys(release: Path) -> None:
-    from pipeline.core.task import SourceRef
-    from pipeline.release.manifest import Manifest
+    from classforge_bench.pipeline.core.task import SourceRef
+    from classforge_bench.pipeline.release.manifest import Manifest
 
     def ref(repo: str, commit: str, lic: str | None, url: str | None) -> SourceRef:
         return SourceRef(

@@ -8,9 +8,9 @@ from dataclasses import dataclass
 
 import pytest
 
-from pipeline.sandbox.base import SandboxBackend, SandboxError
-from pipeline.sandbox.docker_backend import DockerBackend
-from pipeline.sandbox.local import LocalBackend
+from classforge_bench.pipeline.sandbox.base import SandboxBackend, SandboxError
+from classforge_bench.pipeline.sandbox.docker_backend import DockerBackend
+from classforge_bench.pipeline.sandbox.local import LocalBackend
 
 sys.path.insert(0, os.path.dirname(__file__))
 from fake_docker import FakeDockerClient  # noqa: E402

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import secrets
 
-from pipeline.config import SandboxConfig
+from classforge_bench.pipeline.config import SandboxConfig
 
 # A uid range of our own, so "no process left behind" can be checked by uid.
 TEST_UID_BASE = 1_600_000_000 + secrets.randbelow(90_000_000)

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import pytest
 from sandbox_support import leftover_processes, make_config
 
-from pipeline.sandbox import SuiteStatus, run_suite
+from classforge_bench.pipeline.sandbox import SuiteStatus, run_suite
 
 LIMIT_S = 2.0
 # An attack that ends by itself (a bomb hits its resource limit within milliseconds of CPU) gets a

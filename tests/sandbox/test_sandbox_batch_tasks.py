@@ -1,4 +1,4 @@
-"""A batch of several tasks' samples (`pipeline.sandbox.batch`, as the evaluator runs them): every
+"""A batch of several tasks' samples (`classforge_bench.pipeline.sandbox.batch`, as the evaluator runs them): every
 attack of the adversarial suite, each followed by an honest sample of another task (its own tests,
 classes and limit), in one sandbox run (with coverage, as the adversarial suite runs them). No attack passes, none changes the next sample's verdict,
 and each is judged as it is alone; a sample its batch gave no trustworthy report for gets None
@@ -13,8 +13,8 @@ import pytest
 from sandbox_support import leftover_processes
 from test_sandbox_adversarial import ATTACKS, FINITE_LIMIT_S, HOST_TARGETS, MARK, bait, config  # noqa: F401 - a fixture
 
-from pipeline.sandbox import SuiteRequest, SuiteStatus, execute
-from pipeline.sandbox.batch import can_batch, execute_batch
+from classforge_bench.pipeline.sandbox import SuiteRequest, SuiteStatus, execute
+from classforge_bench.pipeline.sandbox.batch import can_batch, execute_batch
 
 COUNTER = textwrap.dedent(
     """

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from sandbox_support import make_config
 
-from pipeline.sandbox import ClassStatus, SuiteRequest, SuiteStatus, run_suites
+from classforge_bench.pipeline.sandbox import ClassStatus, SuiteRequest, SuiteStatus, run_suites
 
 DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "classeval" / "ClassEval_data.json"
 

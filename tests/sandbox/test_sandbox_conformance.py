@@ -13,8 +13,8 @@ import uuid
 import pytest
 from sandbox_support import leftover_processes
 
-from pipeline.sandbox.base import RunLimits, SandboxError
-from pipeline.sandbox.env import ALLOWED_NAMES
+from classforge_bench.pipeline.sandbox.base import RunLimits, SandboxError
+from classforge_bench.pipeline.sandbox.env import ALLOWED_NAMES
 
 LIMITS = RunLimits(wall_s=10, memory_mb=1024, max_processes=32, output_cap_bytes=4096)
 

@@ -11,9 +11,9 @@ import requests
 from fake_docker import FakeContainer, FakeDockerClient
 from sandbox_support import make_config
 
-from pipeline.sandbox import SandboxError, SuiteStatus, run_suite
-from pipeline.sandbox.base import RunLimits
-from pipeline.sandbox.docker_backend import DockerBackend
+from classforge_bench.pipeline.sandbox import SandboxError, SuiteStatus, run_suite
+from classforge_bench.pipeline.sandbox.base import RunLimits
+from classforge_bench.pipeline.sandbox.docker_backend import DockerBackend
 
 LIMITS = RunLimits(wall_s=5, memory_mb=300, max_processes=20, max_file_mb=8)
 
@@ -132,13 +132,13 @@ def test_an_evaluation_in_the_declared_environment_runs_the_images_interpreter(c
     results), and every container runs the environment's interpreter."""
     import json
 
-    import benchmark.environment
-    from benchmark.runner import EvaluationRequest, evaluate
-    from pipeline.config import Config, EvaluateConfig
-    from pipeline.sandbox import registry
+    import classforge_bench.benchmark.environment
+    from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
+    from classforge_bench.pipeline.config import Config, EvaluateConfig
+    from classforge_bench.pipeline.sandbox import registry
 
     # the fake engine runs containers as host processes: the image's interpreter is this one
-    monkeypatch.setattr(benchmark.environment, "IMAGE_PYTHON", sys.executable)
+    monkeypatch.setattr(classforge_bench.benchmark.environment, "IMAGE_PYTHON", sys.executable)
 
     def fake_docker(config):
         backend = DockerBackend(config, client=client)
@@ -176,7 +176,7 @@ def test_an_evaluation_in_the_declared_environment_runs_the_images_interpreter(c
     out = evaluate(EvaluationRequest(dataset=dataset, models=["reference"]), cfg, env={})
     env = out.results.settings.environment
     assert env.kind == "image" and env.path == f"docker image {cfg.sandbox.docker_image}"
-    assert env.declared_in == "benchmark/requirements/classeval.txt" and "numpy" in env.requirements
+    assert env.declared_in == "classforge_bench/benchmark/requirements/classeval.txt" and "numpy" in env.requirements
     assert out.results.samples[0].result.bucket == "completed" and out.results.broken_task_ids == []
     assert client.containers.created and {c.options["command"][0] for c in client.containers.created} == {
         sys.executable

@@ -9,7 +9,7 @@ import textwrap
 import pytest
 from sandbox_support import make_config
 
-from pipeline.sandbox import GateReason, SuiteStatus, verify
+from classforge_bench.pipeline.sandbox import GateReason, SuiteStatus, verify
 
 SOLUTION = textwrap.dedent(
     """

@@ -8,7 +8,7 @@ import textwrap
 import pytest
 from sandbox_support import make_config
 
-from pipeline.sandbox import (
+from classforge_bench.pipeline.sandbox import (
     ClassStatus,
     SuiteRequest,
     SuiteStatus,
@@ -328,8 +328,8 @@ SHARED_TESTS = textwrap.dedent(
 
 
 def _shared(config, classes, limit_s, floors):
-    from pipeline.sandbox import get_backend
-    from pipeline.sandbox.suite import execute
+    from classforge_bench.pipeline.sandbox import get_backend
+    from classforge_bench.pipeline.sandbox.suite import execute
 
     request = SuiteRequest(
         solution=SOLUTION,
@@ -364,7 +364,7 @@ def test_a_class_floor_keeps_a_slow_class_from_being_stopped(config):
 
 
 def test_shares_ignore_malformed_events_from_the_runner():
-    from pipeline.sandbox import harness_script
+    from classforge_bench.pipeline.sandbox import harness_script
 
     shares = harness_script._Shares({"share": True, "class_floors": {}}, deadline=10.0)
     events = [

@@ -10,9 +10,9 @@ import time
 
 import pytest
 
-from pipeline.config import SandboxConfig
-from pipeline.core.pool import map_concurrently
-from pipeline.sandbox import (
+from classforge_bench.pipeline.config import SandboxConfig
+from classforge_bench.pipeline.core.pool import map_concurrently
+from classforge_bench.pipeline.sandbox import (
     ClassStatus,
     GateReason,
     GateVerdict,
@@ -27,12 +27,12 @@ from pipeline.sandbox import (
     run_suites,
     scaled_limit,
 )
-from pipeline.sandbox.base import ExecResult, RunLimits, check_relative_path
-from pipeline.sandbox.env import build_env
-from pipeline.sandbox.expectations import Expectation, machinery_imports, static_expectations
-from pipeline.sandbox.interpret import interpret, without_report
-from pipeline.sandbox.report import ReportError, authenticate, parse, sign
-from pipeline.sandbox.rlimits import UidPool, nproc_allowance, rlimit_prefix
+from classforge_bench.pipeline.sandbox.base import ExecResult, RunLimits, check_relative_path
+from classforge_bench.pipeline.sandbox.env import build_env
+from classforge_bench.pipeline.sandbox.expectations import Expectation, machinery_imports, static_expectations
+from classforge_bench.pipeline.sandbox.interpret import interpret, without_report
+from classforge_bench.pipeline.sandbox.report import ReportError, authenticate, parse, sign
+from classforge_bench.pipeline.sandbox.rlimits import UidPool, nproc_allowance, rlimit_prefix
 
 # ---------------------------------------------------------------- environment, paths, limits
 
@@ -479,8 +479,8 @@ def test_escapee_sweep_never_signals_everything_as_root(monkeypatch):
 def test_installed_bubblewrap_is_the_isolation_used():
     """Where bubblewrap is installed (CI installs it), the sandbox must use it, not a weaker fallback;
     otherwise the adversarial suite would skip itself and hide the problem."""
-    from pipeline.config import SandboxConfig
-    from pipeline.sandbox import get_backend
+    from classforge_bench.pipeline.config import SandboxConfig
+    from classforge_bench.pipeline.sandbox import get_backend
 
     backend = get_backend(SandboxConfig(), name="local")
     assert backend.isolation == "bwrap"

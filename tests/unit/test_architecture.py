@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-import pipeline.core
-from pipeline.core.ast_helpers import span
+import classforge_bench.pipeline.core
+from classforge_bench.pipeline.core.ast_helpers import span
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = (
@@ -73,20 +73,24 @@ def _loaded_after_import(modules: list[str]) -> dict[str, list[str]]:
 def test_every_core_module_imports_without_heavy_packages() -> None:
     """The core is what everything stands on; importing any of it must stay cheap (the review measured
     2.3 s and 661 modules for the 75-line reasons module when it sat behind a package __init__)."""
-    heavy = {name: pulled for name, pulled in _loaded_after_import(_modules(pipeline.core)).items() if pulled}
+    heavy = {
+        name: pulled
+        for name, pulled in _loaded_after_import(_modules(classforge_bench.pipeline.core)).items()
+        if pulled
+    }
     assert heavy == {}, f"core modules pulling heavy packages at import: {heavy}"
 
 
 @pytest.mark.parametrize(
     "leaf",
     [
-        "pipeline.construct.pairing",
-        "pipeline.harvest.filters",
-        "pipeline.release.tables",
-        "benchmark.passk",
-        "pipeline.sandbox.timing",
-        "pipeline.llm.ledger",
-        "pipeline.llm.errors",
+        "classforge_bench.pipeline.construct.pairing",
+        "classforge_bench.pipeline.harvest.filters",
+        "classforge_bench.pipeline.release.tables",
+        "classforge_bench.benchmark.passk",
+        "classforge_bench.pipeline.sandbox.timing",
+        "classforge_bench.pipeline.llm.ledger",
+        "classforge_bench.pipeline.llm.errors",
     ],
 )
 def test_stage_leaf_modules_do_not_drag_in_the_flow_layer(leaf: str) -> None:
@@ -95,9 +99,9 @@ def test_stage_leaf_modules_do_not_drag_in_the_flow_layer(leaf: str) -> None:
 
 
 def test_one_task_model() -> None:
-    """Exactly one pydantic model has ClassEval's `methods_info` column: pipeline.core.task.Task."""
+    """Exactly one pydantic model has ClassEval's `methods_info` column: classforge_bench.pipeline.core.task.Task."""
     owners = []
-    for root in ("pipeline", "benchmark", "flows"):
+    for root in ("classforge_bench",):
         for file in (ROOT / root).rglob("*.py"):
             tree = ast.parse(file.read_text(encoding="utf-8"))
             for node in ast.walk(tree):
@@ -109,17 +113,17 @@ def test_one_task_model() -> None:
                     }
                     if "methods_info" in fields:
                         owners.append(f"{file.relative_to(ROOT)}:{node.name}")
-    assert owners == ["pipeline/core/task.py:Task"]
+    assert owners == ["classforge_bench/pipeline/core/task.py:Task"]
 
 
 def test_every_deliberate_error_derives_from_the_one_base() -> None:
     """Classes named *Error/*Failure/*Unavailable/... raised by classforge share `ClassforgeError`."""
     import importlib
 
-    from pipeline.core.errors import ClassforgeError
+    from classforge_bench.pipeline.core.errors import ClassforgeError
 
     strays = []
-    for package in ("pipeline", "benchmark", "flows"):
+    for package in ("classforge_bench.pipeline", "classforge_bench.benchmark", "classforge_bench.flows"):
         pkg = importlib.import_module(package)
         for name in [package] + _modules(pkg):
             module = importlib.import_module(name)
@@ -158,7 +162,7 @@ def _own_lines(node: ast.FunctionDef | ast.AsyncFunctionDef) -> int:
 def test_no_production_function_does_several_jobs_in_one_long_body() -> None:
     """A function longer than this does several jobs; split it (the review found 13 of 60+ lines)."""
     long = []
-    for root in ("pipeline", "benchmark", "flows"):
+    for root in ("classforge_bench",):
         for file in sorted((ROOT / root).rglob("*.py")):
             for node in ast.walk(ast.parse(file.read_text(encoding="utf-8"))):
                 if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _own_lines(node) > MAX_FUNCTION_LINES:
@@ -166,7 +170,7 @@ def test_no_production_function_does_several_jobs_in_one_long_body() -> None:
     assert long == []
 
 
-# The rule for raise sites. Production code raises the project's own error types (pipeline/core/errors.py),
+# The rule for raise sites. Production code raises the project's own error types (classforge_bench/pipeline/core/errors.py),
 # which name the item and the reason and which the CLI prints as one line. `raise ValueError(...)` or
 # `raise RuntimeError(...)` stands only
 # - in a pydantic validator (`field_validator`, `model_validator`): pydantic's protocol, it becomes a
@@ -177,36 +181,57 @@ BARE_ERRORS = {"ValueError", "RuntimeError"}
 PYDANTIC_VALIDATORS = {"field_validator", "model_validator", "validator", "root_validator"}
 ALLOWED_BARE_RAISES = {
     # programming-error guards
-    ("pipeline/core/funnel.py", "Verdict.drop"): "a stage dropped with an unregistered reason code",
-    ("pipeline/core/reasons.py", "_code"): "a reason code registered twice with two meanings, at import",
-    ("pipeline/harvest/resolver.py", "ModuleAnalysis.class_index"): "asked for a class the module scan did not find",
+    ("classforge_bench/pipeline/core/funnel.py", "Verdict.drop"): "a stage dropped with an unregistered reason code",
     (
-        "pipeline/harvest/github_source.py",
+        "classforge_bench/pipeline/core/reasons.py",
+        "_code",
+    ): "a reason code registered twice with two meanings, at import",
+    (
+        "classforge_bench/pipeline/harvest/resolver.py",
+        "ModuleAnalysis.class_index",
+    ): "asked for a class the module scan did not find",
+    (
+        "classforge_bench/pipeline/harvest/github_source.py",
         "keyword_groups",
     ): "a domain outside DOMAINS; the harvest always searches DOMAINS",
-    ("pipeline/llm/fake_server.py", "FakeOpenAIServer.base_url"): "the test fake used before start()",
-    ("pipeline/llm/ledger.py", "UsageLedger.absorb"): "entries from a ledger of another version of this code",
-    ("pipeline/sandbox/timing.py", "scaled_limit"): "a negative reference time",
-    ("benchmark/passk.py", "pass_at_k"): "n, c, k outside the estimator's domain",
-    ("benchmark/passk.py", "_resamples"): "bootstrap parameters outside their domain",
-    ("benchmark/passk.py", "bootstrap_ratio_ci"): "numerators and denominators of different lengths",
-    ("benchmark/strategies.py", "GenerationStep.target"): "a class-level step asked for its one method",
+    ("classforge_bench/pipeline/llm/fake_server.py", "FakeOpenAIServer.base_url"): "the test fake used before start()",
+    (
+        "classforge_bench/pipeline/llm/ledger.py",
+        "UsageLedger.absorb",
+    ): "entries from a ledger of another version of this code",
+    ("classforge_bench/pipeline/sandbox/timing.py", "scaled_limit"): "a negative reference time",
+    ("classforge_bench/benchmark/passk.py", "pass_at_k"): "n, c, k outside the estimator's domain",
+    ("classforge_bench/benchmark/passk.py", "_resamples"): "bootstrap parameters outside their domain",
+    ("classforge_bench/benchmark/passk.py", "bootstrap_ratio_ci"): "numerators and denominators of different lengths",
+    (
+        "classforge_bench/benchmark/strategies.py",
+        "GenerationStep.target",
+    ): "a class-level step asked for its one method",
     # value checks their callers convert
-    ("pipeline/core/task.py", "composition_type"): "Task's validator and the loader's DatasetError wrap it",
-    ("pipeline/core/store.py", "read_jsonl"): "callers name the file in their own error or treat the shard as corrupt",
-    ("pipeline/construct/judges.py", "parse_answer"): "the judge stage turns it into an invalid vote",
-    ("pipeline/construct/real_docs.py", "_json"): "the docstring stage turns it into a drop",
-    ("pipeline/release/verify.py", "read_front_matter"): "verify reports it as a finding on the card",
-    ("pipeline/config.py", "dask_address"): "EvaluateConfig's validator and the --dask option's callback wrap it",
+    (
+        "classforge_bench/pipeline/core/task.py",
+        "composition_type",
+    ): "Task's validator and the loader's DatasetError wrap it",
+    (
+        "classforge_bench/pipeline/core/store.py",
+        "read_jsonl",
+    ): "callers name the file in their own error or treat the shard as corrupt",
+    ("classforge_bench/pipeline/construct/judges.py", "parse_answer"): "the judge stage turns it into an invalid vote",
+    ("classforge_bench/pipeline/construct/real_docs.py", "_json"): "the docstring stage turns it into a drop",
+    ("classforge_bench/pipeline/release/verify.py", "read_front_matter"): "verify reports it as a finding on the card",
+    (
+        "classforge_bench/pipeline/config.py",
+        "dask_address",
+    ): "EvaluateConfig's validator and the --dask option's callback wrap it",
     # the evaluator's data checks, left to the evaluator-records work of issue 24 (point 1 rewrites these modules)
-    ("benchmark/execution.py", "to_outcome"): "evaluator: left as found",
-    ("benchmark/generation.py", "special_sample"): "evaluator: left as found",
-    ("benchmark/metrics.py", "compute_metrics"): "evaluator: left as found",
-    ("benchmark/metrics.py", "canonical_dependencies"): "evaluator: left as found",
-    ("benchmark/strategies.py", "levels_from_solution"): "evaluator: left as found",
-    ("benchmark/strategies.py", "plan"): "evaluator: left as found",
-    ("benchmark/strategies.py", "_Skeleton.__init__"): "evaluator: left as found",
-    ("benchmark/strategies.py", "assemble_holistic"): "evaluator: left as found",
+    ("classforge_bench/benchmark/execution.py", "to_outcome"): "evaluator: left as found",
+    ("classforge_bench/benchmark/generation.py", "special_sample"): "evaluator: left as found",
+    ("classforge_bench/benchmark/metrics.py", "compute_metrics"): "evaluator: left as found",
+    ("classforge_bench/benchmark/metrics.py", "canonical_dependencies"): "evaluator: left as found",
+    ("classforge_bench/benchmark/strategies.py", "levels_from_solution"): "evaluator: left as found",
+    ("classforge_bench/benchmark/strategies.py", "plan"): "evaluator: left as found",
+    ("classforge_bench/benchmark/strategies.py", "_Skeleton.__init__"): "evaluator: left as found",
+    ("classforge_bench/benchmark/strategies.py", "assemble_holistic"): "evaluator: left as found",
 }
 
 
@@ -235,7 +260,7 @@ def _bare_raises(tree: ast.Module):
 def test_errors_are_raised_as_the_projects_own_types() -> None:
     """A bare ValueError/RuntimeError outside a pydantic validator and the listed sites fails (see the rule above)."""
     strays = []
-    for root in ("pipeline", "benchmark", "flows"):
+    for root in ("classforge_bench",):
         for file in sorted((ROOT / root).rglob("*.py")):
             rel = file.relative_to(ROOT).as_posix()
             for where, line, in_validator in _bare_raises(ast.parse(file.read_text(encoding="utf-8"))):

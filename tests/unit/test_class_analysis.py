@@ -1,6 +1,11 @@
 import ast
 
-from pipeline.core.class_analysis import analyse_class, dependency_depth, dependency_levels, import_aliases
+from classforge_bench.pipeline.core.class_analysis import (
+    analyse_class,
+    dependency_depth,
+    dependency_levels,
+    import_aliases,
+)
 
 SOURCE = """
 import math

@@ -46,7 +46,7 @@ def test_the_site_builds_strictly_with_the_generated_references(tmp_path: Path) 
 def test_every_command_and_option_of_the_cli_is_in_its_reference() -> None:
     import typer.main
 
-    from pipeline.cli import app
+    from classforge_bench.pipeline.cli import app
 
     page = _generator().cli_markdown(app)
     group = typer.main.get_command(app)
@@ -90,7 +90,7 @@ def _leaf_keys(model: type[BaseModel], prefix: str = "") -> list[str]:
 
 
 def test_every_configuration_key_is_in_its_reference() -> None:
-    from pipeline.config import Config, EnvironmentChecksConfig
+    from classforge_bench.pipeline.config import Config, EnvironmentChecksConfig
 
     page = _generator().config_markdown(Config)
     keys = _leaf_keys(Config) + [f"sandbox.environment_checks.{k}" for k in _leaf_keys(EnvironmentChecksConfig)]
@@ -101,7 +101,7 @@ def test_every_configuration_key_is_in_its_reference() -> None:
 
 
 def test_a_new_configuration_key_appears_in_its_reference() -> None:
-    from pipeline.config import Config
+    from classforge_bench.pipeline.config import Config
 
     class Shiny(BaseModel):
         """A section added later."""

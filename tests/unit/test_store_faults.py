@@ -8,9 +8,9 @@ import os
 
 import pytest
 
-from pipeline.core import store
-from pipeline.core.folder_lock import FolderLock
-from pipeline.core.store import StoreWriteError, write_json
+from classforge_bench.pipeline.core import store
+from classforge_bench.pipeline.core.folder_lock import FolderLock
+from classforge_bench.pipeline.core.store import StoreWriteError, write_json
 
 
 def test_disk_full_names_the_file_and_keeps_the_old_content(tmp_path, monkeypatch):
@@ -40,7 +40,7 @@ def test_a_folder_that_cannot_exist_is_a_write_error(tmp_path):
 
 def test_an_append_on_a_full_disk_leaves_no_torn_line(tmp_path, monkeypatch):
     """The mutation cache's appends (issue 26: left a torn, unreadable line on a full disk)."""
-    from pipeline.quality.cache import CachedOutcome, MutationCache
+    from classforge_bench.pipeline.quality.cache import CachedOutcome, MutationCache
 
     cache = MutationCache(tmp_path, "ab" + "0" * 62)
     cache.put(CachedOutcome(key="kept", outcome="killed"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
-from pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache
+from classforge_bench.pipeline.llm.cache import CacheEntry, CacheKeyMaterial, ResponseCache
 
 SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "realmodel_yield.py"
 MODEL = "qwen2.5-coder-1.5b-instruct-q4"

@@ -1,0 +1,997 @@
+"""`classforge evaluate`: wire loading, the reference pre-run, generation, execution and scoring.
+
+    outcome = evaluate(EvaluationRequest(dataset=path, models=["gpt-4o-mini"]), config, env=os.environ)
+    outcome = regrade(run_dir)            # offline: scores again from the stored outcomes
+
+Phases (each resumable; see `results/<run-id>/`):
+1. Load the dataset (quirk fixes reported) and select tasks.
+1b. A samples file selects its own tasks (with --task/--max-tasks, those of them selected): only
+   they are loaded, pre-run and scored.
+2. Reference pre-run: every selected task's canonical solution runs once, or comes from the reference
+   cache shared by every results folder (`evaluate.reference_cache`, by content: task, interpreter,
+   harness, limits). A task whose reference does not pass is broken: reported with its cause, never
+   generated for, excluded from every score. The reference's CPU time scales the task's evaluation
+   time limit (never below its wall time: `classforge_bench.pipeline.sandbox.evaluation_limit`).
+3. Generation, per (model, strategy, sample index, task), through the one LLM client and its
+   cache (special models and pre-generated samples need none).
+4. Execution: syntax errors are found without running; everything else runs in the sandbox,
+   stored by content in `executions/`. Each sample's record goes to its own file under
+   `samples/` as soon as it is final.
+5. Scoring (pass@k, taxonomy, DEP with bootstrap intervals) and the outputs: `results.json`,
+   `summary.md`, `results.html` (the results page, `classforge_bench.benchmark.results_page`), and where asked
+   (`evaluate.plots`, `--plots`) `passk.png`, `taxonomy.png`.
+
+The run folder's name comes from the dataset's hash, the models and every setting that changes
+the samples, so running the same command again resumes in the same folder: a sample with a
+readable file is not done again (a killed run resumes from its finished samples; an unreadable
+file is named in a warning and its sample redone, as are samples that failed for want of the
+model or the sandbox), and what an unfinished sample had already paid for comes back from the LLM
+cache and the execution store.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from classforge_bench import __version__
+from classforge_bench.benchmark.environment import (
+    EnvironmentBuildError,
+    EnvironmentInfo,
+    declared_requirements,
+    ensure_environment,
+    image_environment,
+)
+from classforge_bench.benchmark.execution import (
+    ExecutionJob,
+    ExecutionStore,
+    Executor,
+    StoredExecution,
+    environment_tag,
+    job_for,
+    to_outcome,
+)
+from classforge_bench.benchmark.generation import (
+    LLMGenerator,
+    Sampled,
+    direct_unit,
+    pregenerated_sample,
+    special_sample,
+)
+from classforge_bench.benchmark.leaderboard import board_of
+from classforge_bench.benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
+from classforge_bench.benchmark.plots import write_plots
+from classforge_bench.benchmark.plus import plus_scores
+from classforge_bench.benchmark.results import (
+    DIRECT,
+    SPECIAL_MODELS,
+    UNSCORED_CAUSES,
+    DatasetInfo,
+    GroupScores,
+    ReferenceRecord,
+    RunResults,
+    RunSettings,
+    RunStats,
+    SampleFiles,
+    SampleRecord,
+    SampleRequest,
+    SampleResult,
+    cause_of,
+    dataset_label,
+    file_sha256,
+    load_results,
+    run_id_for,
+    save_results,
+)
+from classforge_bench.benchmark.results_page import PAGE_FILE, write_page
+from classforge_bench.benchmark.samples_file import Answer, read_samples_file, samples_task_ids
+from classforge_bench.benchmark.scoring import categorise, score_run
+from classforge_bench.benchmark.strategies import STRATEGIES, reference_program
+from classforge_bench.benchmark.summary import render_summary
+from classforge_bench.pipeline.core.task import Task
+from classforge_bench.pipeline.formats.loader import LoadedDataset, load_dataset
+
+if TYPE_CHECKING:  # the client (and the OpenAI SDK under it) is loaded only when a model is asked
+    from classforge_bench.pipeline.llm.client import LLMClient
+from classforge_bench.pipeline.config import Config, EvaluateConfig, LLMConfig, SandboxConfig
+from classforge_bench.pipeline.core.errors import InputError
+from classforge_bench.pipeline.core.store import write_text
+from classforge_bench.pipeline.llm.errors import LLMError
+from classforge_bench.pipeline.llm.ledger import LedgerEntry, UsageSummary
+from classforge_bench.pipeline.llm.usage_history import (
+    USAGE_DIR,
+    new_run_id,
+    recorded_usage,
+    save_usage,
+    write_usage_files,
+)
+from classforge_bench.pipeline.sandbox import SandboxBackend, SandboxError, SuiteResult, SuiteStatus, evaluation_limit
+from classforge_bench.pipeline.sandbox.cluster import DaskCluster
+
+log = logging.getLogger(__name__)
+
+SUMMARY_FILE = "summary.md"
+EXECUTIONS_DIR = "executions"
+
+Progress = Callable[[str, int, int], None]
+"""progress(phase, done, total): phases "reference", "generation", "execution", "scoring"."""
+
+
+class EvaluationError(InputError):
+    """The evaluation cannot start or go on; the message says why (and which task, if one)."""
+
+
+class EvaluationRequest(BaseModel):
+    """What to evaluate; everything else comes from `Config.evaluate`."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    dataset: Path
+    models: list[str] = Field(default_factory=list, description="model names; 'reference' and 'empty' are special")
+    samples_file: Path | None = Field(
+        None, description="pre-generated completions (JSONL) to score instead of generating"
+    )
+    task_ids: list[str] | None = Field(None, description="only these tasks (dataset order kept)")
+    max_tasks: int | None = Field(None, ge=1, description="only the first N (selected) tasks")
+
+
+class EvaluatorConfig(BaseModel):
+    """The parts of the configuration the evaluator reads; nothing else of the root `Config` reaches it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    evaluate: EvaluateConfig = Field(default_factory=EvaluateConfig)
+    sandbox: SandboxConfig = Field(default_factory=SandboxConfig)
+    llm: LLMConfig = Field(default_factory=LLMConfig)
+
+    @classmethod
+    def of(cls, config: Config | EvaluatorConfig) -> EvaluatorConfig:
+        if isinstance(config, EvaluatorConfig):
+            return config
+        return cls(evaluate=config.evaluate, sandbox=config.sandbox, llm=config.llm)
+
+
+class RunOutcome(BaseModel):
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
+
+    run_dir: Path
+    results: RunResults
+    summary: str
+
+
+# -- small steps -------------------------------------------------------------------------------------
+
+
+def select_tasks(dataset: LoadedDataset, task_ids: list[str] | None, max_tasks: int | None) -> list[Task]:
+    tasks = dataset.tasks
+    if task_ids:
+        known = dataset.by_id()
+        unknown = [t for t in task_ids if t not in known]
+        if unknown:
+            raise EvaluationError(f"{dataset.path}: no task(s) {', '.join(unknown)}")
+        wanted = set(task_ids)
+        tasks = [t for t in tasks if t.task_id in wanted]
+    return tasks[:max_tasks] if max_tasks else tasks
+
+
+def _identity(
+    dataset_sha: str,
+    request: EvaluationRequest,
+    cfg: EvaluateConfig,
+    sb: SandboxConfig,
+    tasks: list[Task],
+    samples_sha: str | None,
+    models: list[str],
+) -> dict:
+    """Everything that changes which samples exist or how they are run (not ks or the bootstrap,
+    which only change the scoring, so a different k re-scores the same run)."""
+    llm_models = [m for m in request.models if m not in SPECIAL_MODELS] and samples_sha is None
+    return {
+        "dataset": dataset_sha,
+        "models": models,
+        "samples": samples_sha,
+        "tasks": [t.task_id for t in tasks] if (request.task_ids or request.max_tasks) else "all",
+        "n": cfg.n_samples if samples_sha is None else None,
+        "strategies": cfg.strategies if llm_models else None,
+        "levels": cfg.levels_source if llm_models else None,
+        "endpoint": {
+            "base_url": cfg.endpoint.base_url,
+            "temperature": cfg.endpoint.temperature,
+            "max_tokens": cfg.endpoint.max_tokens,
+        }
+        if llm_models
+        else None,
+        "limits": {"floor": sb.scale_floor_s, "factor": sb.scale_factor, "cap": sb.scale_cap_s, "basis": "cpu"},
+    } | ({"environment": cfg.environment} if cfg.environment != "host" else {})
+
+
+def _settings(
+    request: EvaluationRequest,
+    config: EvaluatorConfig,
+    models: list[str],
+    strategies: list[str],
+    samples_sha: str | None,
+    tasks: list[Task],
+) -> RunSettings:
+    cfg = config.evaluate
+    return RunSettings(
+        models=models,
+        strategies=strategies,
+        n_samples=cfg.n_samples if samples_sha is None else None,
+        ks=cfg.ks,
+        levels_source=cfg.levels_source,
+        temperature=cfg.endpoint.temperature,
+        max_tokens=cfg.endpoint.max_tokens,
+        base_url=cfg.endpoint.base_url
+        if any(m not in SPECIAL_MODELS for m in models) and samples_sha is None
+        else None,
+        bootstrap_resamples=cfg.bootstrap_resamples,
+        bootstrap_seed=cfg.bootstrap_seed,
+        scale_floor_s=config.sandbox.scale_floor_s,
+        scale_factor=config.sandbox.scale_factor,
+        scale_cap_s=config.sandbox.scale_cap_s,
+        grace_s=config.sandbox.grace_s,
+        hash_seed=config.sandbox.hash_seed,
+        reference_limit_s=config.sandbox.wall_limit_s,
+        samples_file=str(request.samples_file) if request.samples_file else None,
+        samples_file_sha256=samples_sha,
+        task_ids=[t.task_id for t in tasks] if (request.task_ids or request.max_tasks) else None,
+    )
+
+
+# The reference is the dataset's own solution, timed once to set its task's limits: a wall limit a
+# busy machine stretches it past would mark a correct task broken (ClassEval_35 at load ~22), so
+# it gets several times a sample's. Its CPU limit scales with it and still ends a runaway reference.
+REFERENCE_LIMIT_FACTOR = 5
+
+
+def reference_prerun(
+    tasks: list[Task],
+    executor: Executor,
+    sandbox: SandboxConfig,
+    progress: Progress | None = None,
+    cache: ExecutionStore | None = None,
+) -> list[ReferenceRecord]:
+    """Run every task's reference once; broken = anything but a pass (see the module docstring).
+
+    `cache`: reference runs kept by content across results folders (`reference_cache`); a run found
+    there is copied into this run's store instead of running again. The limit scales from the
+    reference's CPU time, which load does not inflate (`evaluation_limit`), so one timing suffices."""
+    limit = sandbox.wall_limit_s * REFERENCE_LIMIT_FACTOR
+    jobs = {t.task_id: job_for(t, reference_program(t), limit) for t in tasks}
+    counter = _Counter("reference", len(jobs), progress)
+    done = _run_cached(executor, jobs, cache, counter.tick)
+    return [
+        _reference_record(t.task_id, done[t.task_id].whole, jobs[t.task_id].key(executor.config), sandbox)
+        for t in tasks
+    ]
+
+
+def _run_cached(
+    executor: Executor, jobs: dict[str, ExecutionJob], cache: ExecutionStore | None, tick: Callable[[], None]
+) -> dict[str, StoredExecution]:
+    """task id -> its job's execution: from this run's store, else the shared cache, else run (and
+    then kept in the cache too; a sandbox failure never is)."""
+    keys = {tid: job.key(executor.config) for tid, job in jobs.items()}
+    if cache is not None:
+        for key in keys.values():
+            if executor.store.get(key) is None and (hit := cache.get(key)) is not None:
+                executor.store.put(hit)
+    done = executor.run(list(jobs.values()), on_done=lambda _stored: tick(), batched=False)
+    if cache is not None:
+        for key in keys.values():
+            if not done[key].infrastructure_failure and cache.get(key) is None:
+                cache.put(done[key])
+    return {tid: done[key] for tid, key in keys.items()}
+
+
+def _reference_record(task_id: str, w: SuiteResult, key: str, sb: SandboxConfig) -> ReferenceRecord:
+    passed = w.status is SuiteStatus.PASSED
+    infra = w.status is SuiteStatus.SANDBOX_ERROR
+    cause = "" if passed else f"{w.status.value}: {w.detail}"
+    if infra:
+        cause = f"not judged, the sandbox failed (a new run retries it): {w.detail}"
+    return ReferenceRecord(
+        task_id=task_id,
+        broken=not passed,
+        cause=cause,
+        suite_status=w.status.value,
+        wall_s=w.wall_s,
+        cpu_s=w.cpu_s,
+        limit_s=evaluation_limit(w.wall_s, w.cpu_s, sb),
+        execution_key=key,
+        infrastructure=infra,
+    )
+
+
+def reference_cache(cfg: EvaluateConfig, sandbox: SandboxConfig) -> ExecutionStore:
+    """The shared store of reference runs: under `evaluate.reference_cache` (default `.cache/references`
+    beside the results root), one folder per interpreter and harness (`environment_tag`), since an
+    execution's key names the interpreter only when it is not the host's own."""
+    root = cfg.reference_cache or Path(cfg.output_root).parent / ".cache" / "references"
+    return ExecutionStore(Path(root) / environment_tag(sandbox))
+
+
+class _Counter:
+    def __init__(self, phase: str, total: int, progress: Progress | None) -> None:
+        self.phase, self.total, self.progress, self.done = phase, total, progress, 0
+        if progress:
+            progress(phase, 0, total)
+
+    def tick(self) -> None:
+        self.done += 1
+        if self.progress:
+            self.progress(self.phase, self.done, self.total)
+
+
+def _generate(
+    units: list[tuple[SampleRequest, Task]],
+    generator: LLMGenerator | None,
+    client: LLMClient | None,
+    progress: Progress | None,
+) -> list[Sampled]:
+    counter = _Counter("generation", len(units), progress)
+    out: dict[int, Sampled] = {}
+    llm = [i for i, (u, _) in enumerate(units) if u.model not in SPECIAL_MODELS]
+    for i, (u, t) in enumerate(units):
+        if u.model in SPECIAL_MODELS:
+            out[i] = special_sample(u, t)
+            counter.tick()
+    if llm:
+        assert generator is not None and client is not None  # evaluate() creates both when any LLM model is asked for
+
+        def one(item: tuple[SampleRequest, Task]) -> Sampled:
+            try:
+                return generator.generate(*item)
+            finally:
+                counter.tick()
+
+        for i, result in zip(llm, client.map(one, [units[i] for i in llm]), strict=True):
+            u, t = units[i]
+            if result.error is not None:
+                if isinstance(result.error, LLMError):  # already handled inside; kept for safety
+                    out[i] = (
+                        u.model_copy(update={"source": "llm"}),
+                        SampleResult(bucket="generation_error", reason=str(result.error), cause=cause_of(result.error)),
+                    )
+                    continue
+                raise EvaluationError(
+                    f"task {t.task_id}: generating {u.model}/{u.strategy} sample {u.sample_index} "
+                    f"failed: {type(result.error).__name__}: {result.error}"
+                ) from result.error
+            out[i] = result.unwrap()  # no error: its value
+    return [out[i] for i in range(len(units))]
+
+
+def _final(request: SampleRequest, result: SampleResult) -> SampleRecord:
+    """The sample's record, with what its result takes from the request (tokens) and its cause (whether it repeats)."""
+    cause = result.cause
+    return SampleRecord(
+        request=request,
+        result=result.model_copy(
+            update={
+                "repeats": UNSCORED_CAUSES[cause][1] if cause in UNSCORED_CAUSES else None,
+                "prompt_tokens": request.prompt_tokens,
+                "completion_tokens": request.completion_tokens,
+            }
+        ),
+    )
+
+
+def _outcome_reason(outcome: SampleOutcome) -> str:
+    if outcome.status == "completed" or outcome.error is None:
+        return ""
+    return f"{outcome.error.type}: {outcome.error.message}"[:500]
+
+
+def _unexecuted(request: SampleRequest, early: SampleResult) -> SampleRecord:
+    """A sample generation already decided: nothing to run."""
+    if early.bucket == "no_code":
+        early = early.model_copy(update={"outcome": SampleOutcome(status="no_code")})
+    elif early.bucket == "compile_error":  # found before assembly could give a program to compile
+        error = ExceptionInfo(type="UnicodeEncodeError", message=early.reason)
+        early = early.model_copy(update={"outcome": SampleOutcome(status="compile_error", error=error)})
+    return _final(request, early)
+
+
+def _executed(
+    request: SampleRequest,
+    task: Task,
+    stored: StoredExecution,
+    environment: str,
+    reused: Literal["reference", "store"] | None,
+) -> SampleRecord:
+    """The record of a sample that ran (or reused a run): its request gains the run's limit, environment and key."""
+    w = stored.whole
+    request = request.model_copy(
+        update={"limit_s": stored.limit_s, "environment": environment, "execution_key": stored.key}
+    )
+    run = SampleResult(
+        bucket="sandbox_error",
+        suite_status=w.status.value,
+        detail=w.detail,
+        wall_s=w.wall_s,
+        runs_wall_s=round(stored.wall_s, 4),
+        cpu_s=w.cpu_s,
+        peak_memory_mb=w.peak_memory_mb,
+        isolation=w.isolation,
+        per_class=stored.apart,
+        reruns=len(stored.reruns),
+        reused=reused,
+    )
+    if stored.infrastructure_failure:
+        return _final(
+            request,
+            run.model_copy(
+                update={
+                    "cause": "sandbox-failed",
+                    "reason": f"task {request.task_id}: the sandbox failed: {stored.runs[-1].detail}",
+                }
+            ),
+        )
+    outcome = to_outcome(request.task_id, stored, task.test_classes)
+    return _final(
+        request,
+        run.model_copy(update={"bucket": outcome.status, "outcome": outcome, "reason": _outcome_reason(outcome)}),
+    )
+
+
+def _class_floors(executor: Executor, ref: ReferenceRecord) -> dict[str, float]:
+    """What each test class may use of a sample's limit at least: the limit's factor times the
+    reference's time in it (its tests' own times, from the stored pre-run)."""
+    stored = executor.store.get(ref.execution_key)
+    if stored is None:
+        return {}
+    factor = executor.config.scale_factor
+    return {c.name: round(factor * sum(m.duration_s or 0.0 for m in c.methods), 2) for c in stored.whole.classes}
+
+
+Sink = Callable[[SampleRecord], object]
+
+
+def execute_samples(
+    generated: list[Sampled],
+    tasks: dict[str, Task],
+    refs: dict[str, ReferenceRecord],
+    executor: Executor,
+    progress: Progress | None = None,
+    sink: Sink | None = None,
+) -> list[SampleRecord]:
+    """Every generated sample to one record in one bucket (see `classforge_bench.benchmark.results`); `sink` gets
+    each record as soon as it is final (the run folder's sample files)."""
+    jobs: dict[int, ExecutionJob] = {}
+    reused: dict[int, str] = {}  # sample -> the reference pre-run's execution key
+    records: dict[int, SampleRecord] = {}
+    floors: dict[str, dict[str, float]] = {}  # task -> its classes' floors (see _class_floors)
+    environment = environment_tag(executor.config)
+
+    def final(i: int, record: SampleRecord) -> None:
+        records[i] = categorise(tasks[record.request.task_id], record)
+        if sink is not None:
+            sink(records[i])
+
+    for i, (req, early) in enumerate(generated):
+        if early is not None:
+            final(i, _unexecuted(req, early))
+            continue
+        assert req.program is not None  # a sample without a result has a program (generation's contract)
+        ref = refs[req.task_id]
+        if not ref.broken and req.program == reference_program(tasks[req.task_id]):
+            # the reference's own program (model `reference`, or a model that answered with it)
+            # already ran in the pre-run, with a more generous limit: its execution is this one's
+            reused[i] = ref.execution_key
+            continue
+        syntax = syntax_error_of(req.program)
+        if syntax is not None:
+            outcome = SampleOutcome(status="compile_error", error=syntax)
+            final(
+                i,
+                _final(
+                    req,
+                    SampleResult(bucket="compile_error", outcome=outcome, reason=f"{syntax.type}: {syntax.message}"),
+                ),
+            )
+            continue
+        if req.task_id not in floors:
+            floors[req.task_id] = _class_floors(executor, ref)
+        jobs[i] = job_for(tasks[req.task_id], req.program, ref.limit_s, floors[req.task_id])
+    for i, key in reused.items():
+        req = generated[i][0]
+        stored = executor.store.get(key)
+        if stored is None:  # the pre-run result is always stored when the reference passed
+            raise EvaluationError(f"task {req.task_id}: the reference pre-run's execution {key} is missing")
+        final(i, _executed(req, tasks[req.task_id], stored, environment, "reference"))
+    samples_of: dict[str, list[int]] = {}
+    for i, job in jobs.items():
+        samples_of.setdefault(job.key(executor.config), []).append(i)
+    counter = _Counter("execution", len(samples_of), progress)
+
+    def executed(stored: StoredExecution) -> None:
+        for i in samples_of.get(stored.key, []):
+            req = generated[i][0]
+            final(
+                i,
+                _executed(
+                    req,
+                    tasks[req.task_id],
+                    stored,
+                    environment,
+                    "store" if stored.key in executor.reused_keys else None,
+                ),
+            )
+        counter.tick()
+
+    executor.run(list(jobs.values()), on_done=executed)
+    return [records[i] for i in range(len(generated))]
+
+
+def _units(
+    request: EvaluationRequest,
+    cfg: EvaluateConfig,
+    tasks: list[Task],
+    broken: set[str],
+    dataset_sha256: str | None = None,
+) -> list[tuple[SampleRequest, Task]]:
+    units = []
+    for model in request.models:
+        strategies = [DIRECT] if model in SPECIAL_MODELS else cfg.strategies
+        for strategy in strategies:
+            for t in tasks:
+                if t.task_id in broken:
+                    continue  # never paid for: a broken task cannot be scored
+                for i in range(cfg.n_samples):
+                    units.append(
+                        (
+                            direct_unit(model, t.task_id, i, dataset_sha256)
+                            if model in SPECIAL_MODELS
+                            else SampleRequest(
+                                model=model,
+                                strategy=strategy,
+                                task_id=t.task_id,
+                                sample_index=i,
+                                dataset_sha256=dataset_sha256,
+                            ),
+                            t,
+                        )
+                    )
+    return units
+
+
+class _Generation(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    generated: list[Sampled]
+    broken_samples: list[Sampled] = Field(default_factory=list, description="pre-generated samples of broken tasks")
+    order: list[tuple[str, str, str, int]] = Field(
+        default_factory=list, description="every sample of the run, in order"
+    )
+    models: list[str]
+    strategies: list[str]
+    usage: UsageSummary | None = None
+
+
+def _generation_phase(
+    request: EvaluationRequest,
+    cfg: EvaluateConfig,
+    llm: LLMConfig,
+    tasks: list[Task],
+    broken: set[str],
+    samples: list[Answer] | None,
+    client: LLMClient | None,
+    env: Mapping[str, str] | None,
+    progress: Progress | None,
+    done: Collection[tuple[str, str, str, int]] = (),
+    keep_usage: Callable[[list[LedgerEntry]], None] | None = None,
+    dataset_sha256: str | None = None,
+) -> _Generation:
+    """Pre-generated samples, or every (model, strategy, task, index) of the non-broken tasks;
+    the samples in `done` (finished by an earlier, interrupted run) are left out but keep their place in `order`.
+    `keep_usage` receives what the client paid for, even when generation is interrupted."""
+    if samples is not None:
+        return _pregenerated_phase(samples, tasks, broken, done, dataset_sha256)
+    all_units = _units(request, cfg, tasks, broken, dataset_sha256)
+    units = [(u, t) for u, t in all_units if u.key not in done]
+    llm_models = any(m not in SPECIAL_MODELS for m in request.models)
+    needs_llm = any(u.model not in SPECIAL_MODELS for u, _ in units)  # not when every LLM sample is already done
+    own_client = needs_llm and client is None
+    if own_client:
+        from classforge_bench.pipeline.llm.client import LLMClient
+
+        client = LLMClient.from_config(llm, env or {})
+    usage = None
+    try:
+        generator = _llm_generator(client, cfg) if needs_llm else None
+        generated = _generate(units, generator, client if needs_llm else None, progress)
+    finally:
+        # A client handed in may already hold what was spent before generation (the endpoint's
+        # pre-flight probes): its usage is this run's even when every sample was finished earlier.
+        # (An own client exists only when the run needs the model, so this is every client.)
+        if client is not None:
+            usage = client.ledger.summary()
+            if keep_usage is not None:
+                keep_usage(client.ledger.entries())
+            if own_client:
+                client.close()
+    special = [DIRECT] if any(m in SPECIAL_MODELS for m in request.models) else []
+    return _Generation(
+        generated=generated,
+        order=[u.key for u, _ in all_units],
+        models=list(request.models),
+        strategies=(list(cfg.strategies) if llm_models else []) + special,
+        usage=usage,
+    )
+
+
+def _pregenerated_phase(
+    samples: list[Answer],
+    tasks: list[Task],
+    broken: set[str],
+    done: Collection[tuple[str, str, str, int]],
+    dataset_sha256: str | None,
+) -> _Generation:
+    """The samples file's answers as generated samples (those in `done` left out, in `order` still);
+    a broken task's are set apart."""
+    by_id = {t.task_id: t for t in tasks}
+    generated = [
+        pregenerated_sample(req.model_copy(update={"dataset_sha256": dataset_sha256}), answer, by_id[req.task_id])
+        for req, answer in samples
+        if req.key not in done
+    ]
+    return _Generation(
+        generated=[g for g in generated if g[0].task_id not in broken],
+        broken_samples=[g for g in generated if g[0].task_id in broken],
+        order=[req.key for req, _ in samples],
+        models=list(dict.fromkeys(req.model for req, _ in samples)),
+        strategies=list(dict.fromkeys(req.strategy for req, _ in samples)),
+    )
+
+
+def _llm_generator(client: LLMClient | None, cfg: EvaluateConfig) -> LLMGenerator:
+    assert client is not None, "a run that needs the model has a client: handed in, or made for the run"
+    return LLMGenerator(client, cfg.endpoint, levels_source=cfg.levels_source)
+
+
+# -- the run ----------------------------------------------------------------------------------------
+
+
+def _environment(
+    dataset_format: str, tasks: list[Task], cfg: EvaluateConfig, sandbox: SandboxConfig
+) -> EnvironmentInfo:
+    """The declared environment: a virtual environment for the local backend (built once, reused),
+    the sandbox image for the docker backend; either way from the same requirements list."""
+    requirements, declared_in = declared_requirements(dataset_format, tasks)
+    requirements += cfg.environment_extra
+    try:
+        if sandbox.backend == "docker":
+            return image_environment(requirements, sandbox.docker_image)
+        return ensure_environment(requirements, cfg.environment_root, declared_in=declared_in)
+    except EnvironmentBuildError as e:
+        raise EvaluationError(str(e)) from e
+
+
+def _read_samples(
+    request: EvaluationRequest, dataset: LoadedDataset, tasks: list[Task], covered: list[str]
+) -> tuple[list[Answer] | None, str | None]:
+    """The pre-generated samples of the selected tasks and the file's hash, when a samples file is
+    given; samples of tasks the dataset holds but --task/--max-tasks did not select are left out, saying so."""
+    if request.samples_file is None:
+        return None, None
+    path = request.samples_file
+    selected = [t.task_id for t in tasks]
+    samples = read_samples_file(
+        path,
+        default_model=request.models[0] if request.models else None,
+        known_tasks=set(dataset.all_task_ids) or set(selected),
+        task_methods={t.task_id: t.method_names for t in tasks},
+        selected=set(selected),
+    )
+    left_out = [t for t in covered if t not in set(selected)]
+    if not samples:
+        raise EvaluationError(
+            f"{path}: no sample of the selected task(s) {', '.join(selected[:5])}"
+            f"{' ...' if len(selected) > 5 else ''}; its samples are of task(s) {', '.join(left_out[:5])}"
+            f"{' ...' if len(left_out) > 5 else ''} (in the dataset, not selected by --task/--max-tasks)"
+        )
+    return samples, file_sha256(path)
+
+
+def _execution_phase(
+    phase: _Generation,
+    by_id: dict[str, Task],
+    refs: dict[str, ReferenceRecord],
+    executor: Executor,
+    files: SampleFiles,
+    finished: dict[tuple[str, str, str, int], SampleRecord],
+    progress: Progress | None,
+) -> tuple[list[SampleRecord], int]:
+    """The run's records in the run's order (this invocation's, and those an earlier run finished),
+    each written to its file when final; and how many came from the earlier run."""
+    records = execute_samples(phase.generated, by_id, refs, executor, progress, sink=files.write)
+    for req, _ in phase.broken_samples:
+        ref = refs[req.task_id]
+        records.append(
+            _final(
+                req,
+                SampleResult(
+                    bucket="task_broken",
+                    cause="sandbox-failed" if ref.infrastructure else "task-broken",
+                    reason=f"task {req.task_id} is broken: {ref.cause}",
+                ),
+            )
+        )
+        files.write(records[-1])
+    fresh = {r.key: r for r in records}
+    by_key = finished | fresh
+    resumed = sum(1 for k in phase.order if k in finished and k not in fresh)
+    return [by_key[k] for k in phase.order if k in by_key], resumed
+
+
+def evaluate(
+    request: EvaluationRequest,
+    config: Config | EvaluatorConfig,
+    *,
+    env: Mapping[str, str] | None = None,
+    client: LLMClient | None = None,
+    backend: SandboxBackend | None = None,
+    progress: Progress | None = None,
+) -> RunOutcome:
+    """Run (or resume) one evaluation and write its folder; see the module docstring. With
+    `evaluate.dask`, the sandbox runs go to that Dask cluster (`classforge_bench.pipeline.sandbox.cluster`), whose
+    workers are checked first; everything else, the stores included, stays here. Of `config` only
+    the evaluator's parts are read (`EvaluatorConfig`)."""
+    config = EvaluatorConfig.of(config)
+    if config.evaluate.dask is None:
+        return _evaluate(request, config, env, client, backend, progress, None)
+    try:
+        with DaskCluster(config.evaluate.dask, local_workers=config.evaluate.workers) as cluster:
+            return _evaluate(request, config, env, client, backend, progress, cluster)
+    except SandboxError as exc:
+        raise EvaluationError(str(exc)) from exc
+
+
+def _evaluate(
+    request: EvaluationRequest,
+    config: EvaluatorConfig,
+    env: Mapping[str, str] | None,
+    client: LLMClient | None,
+    backend: SandboxBackend | None,
+    progress: Progress | None,
+    cluster: DaskCluster | None,
+) -> RunOutcome:
+    cfg = config.evaluate
+    _check_request(request, cfg.strategies)
+    clock: dict[str, float] = {}
+    t0 = time.perf_counter()
+    loaded = _load_run(request, config)
+    dataset, tasks, dataset_sha, run_dir = loaded.dataset, loaded.tasks, loaded.dataset_sha, loaded.run_dir
+    by_id = {t.task_id: t for t in tasks}
+    clock["load"] = time.perf_counter() - t0
+
+    environment = _environment(dataset.format, tasks, cfg, config.sandbox) if cfg.environment == "dataset" else None
+    if environment is not None:
+        config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
+    executor = _executor(config, run_dir, backend, cluster)
+    t0 = time.perf_counter()
+    references = reference_prerun(tasks, executor, config.sandbox, progress, cache=reference_cache(cfg, config.sandbox))
+    refs = {r.task_id: r for r in references}
+    broken = {r.task_id for r in references if r.broken}
+    clock["reference"] = time.perf_counter() - t0
+
+    files = SampleFiles(run_dir)
+    finished = files.finished()  # a killed run's finished samples: not done again
+    t0 = time.perf_counter()
+    usage_run = new_run_id()
+    phase = _generation_phase(
+        request,
+        cfg,
+        config.llm,
+        tasks,
+        broken,
+        loaded.samples,
+        client,
+        env,
+        progress,
+        done=finished,
+        keep_usage=lambda entries: save_usage(run_dir, usage_run, "generation", entries),
+        dataset_sha256=dataset_sha,
+    )
+    clock["generation"] = time.perf_counter() - t0
+
+    t0 = time.perf_counter()
+    records, resumed = _execution_phase(phase, by_id, refs, executor, files, finished, progress)
+    clock["execution"] = time.perf_counter() - t0
+
+    settings = _settings(request, config, phase.models, phase.strategies, loaded.samples_sha, tasks)
+    settings.environment = environment
+    plus = _plus_phase(tasks, records, executor, config.sandbox, settings, progress, clock)
+    if (run_dir / USAGE_DIR).is_dir():
+        write_usage_files(run_dir, *recorded_usage(run_dir, config.llm.costs, usage_run))
+    results = _run_results(request, loaded, settings, references, records, phase.usage, plus, executor, resumed)
+    return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
+
+
+def _run_results(
+    request: EvaluationRequest,
+    loaded: _LoadedRun,
+    settings: RunSettings,
+    references: list[ReferenceRecord],
+    records: list[SampleRecord],
+    usage: UsageSummary | None,
+    plus: tuple[list[GroupScores], list[ReferenceRecord]],
+    executor: Executor,
+    resumed: int,
+) -> RunResults:
+    """The run's results before scoring: what was run, on what, with which settings, at what cost."""
+    return RunResults(
+        run_id=loaded.run_id,
+        classforge_version=__version__,
+        dataset=_dataset_info(request, loaded.dataset, loaded.dataset_sha, loaded.tasks),
+        settings=settings,
+        tasks=loaded.tasks,
+        reference=references,
+        samples=records,
+        usage=usage,
+        plus_scores=plus[0],
+        plus_reference=plus[1],
+        stats=RunStats(
+            sandbox_runs=executor.sandbox_runs,
+            executions_reused=executor.reused,
+            samples_resumed=resumed,
+            llm_requests=(usage.total.requests + usage.total.failed_requests) if usage else 0,
+        ),
+    )
+
+
+@dataclass(frozen=True)
+class _LoadedRun:
+    """A run's inputs as read: the dataset and the tasks selected, the samples file's answers (when
+    one is scored), and the run's id and folder, which follow from them."""
+
+    dataset: LoadedDataset
+    tasks: list[Task]
+    dataset_sha: str
+    samples: list[Answer] | None
+    samples_sha: str | None
+    run_id: str
+    run_dir: Path
+
+
+def _load_run(request: EvaluationRequest, config: EvaluatorConfig) -> _LoadedRun:
+    cfg = config.evaluate
+    # A samples file decides which tasks are scored: only those are loaded and pre-run.
+    covered = samples_task_ids(request.samples_file) if request.samples_file is not None else None
+    dataset = load_dataset(request.dataset, task_ids=request.task_ids or covered or None)
+    tasks = select_tasks(dataset, request.task_ids, request.max_tasks)
+    if not tasks:
+        raise EvaluationError(f"{request.dataset}: no task selected")
+    dataset_sha = file_sha256(request.dataset)
+    samples, samples_sha = _read_samples(request, dataset, tasks, covered or [])
+    models = list(dict.fromkeys(req.model for req, _ in samples)) if samples is not None else request.models
+    run_id = run_id_for(
+        dataset_label(Path(request.dataset)),
+        _identity(dataset_sha, request, cfg, config.sandbox, tasks, samples_sha, models),
+    )
+    return _LoadedRun(
+        dataset=dataset,
+        tasks=tasks,
+        dataset_sha=dataset_sha,
+        samples=samples,
+        samples_sha=samples_sha,
+        run_id=run_id,
+        run_dir=Path(cfg.output_root) / run_id,
+    )
+
+
+def _executor(
+    config: EvaluatorConfig, run_dir: Path, backend: SandboxBackend | None, cluster: DaskCluster | None
+) -> Executor:
+    """The run's executor over its own store; a Dask cluster's workers are checked first."""
+    cfg = config.evaluate
+    if cluster is not None:
+        cluster.check(config.sandbox)
+    return Executor(
+        config.sandbox,
+        ExecutionStore(run_dir / EXECUTIONS_DIR),
+        workers=cfg.workers,
+        retries=cfg.sandbox_retries,
+        rerun_classes=cfg.rerun_classes,
+        backend=backend,
+        cluster=cluster,
+        batch_size=cfg.batch_size,
+    )
+
+
+def _plus_phase(
+    tasks: list[Task],
+    records: list[SampleRecord],
+    executor: Executor,
+    sandbox: SandboxConfig,
+    settings: RunSettings,
+    progress: Progress | None,
+    clock: dict[str, float],
+) -> tuple[list[GroupScores], list[ReferenceRecord]]:
+    """Base + plus scores of the same samples, when the dataset has plus suites (classforge_bench.benchmark.plus)."""
+
+    def renamed(phase: str, done: int, total: int) -> None:
+        if progress:
+            progress(f"plus {phase}", done, total)
+
+    t0 = time.perf_counter()
+    scored = plus_scores(
+        tasks,
+        records,
+        run_samples=lambda generated, by_id, refs: execute_samples(generated, by_id, refs, executor, renamed),
+        reference=lambda combined: reference_prerun(combined, executor, sandbox, renamed),
+        score=lambda combined, broken, recs: score_run(combined, broken, recs, settings),
+    )
+    if scored[1]:
+        clock["plus"] = time.perf_counter() - t0
+    return scored
+
+
+def _check_request(request: EvaluationRequest, strategies: Sequence[str]) -> None:
+    if not request.models and request.samples_file is None:
+        raise EvaluationError("nothing to evaluate: give at least one model, or a samples file")
+    unknown = [s for s in strategies if s not in STRATEGIES]
+    if unknown:
+        raise EvaluationError(f"unknown strategies {unknown}; expected some of {', '.join(STRATEGIES)}")
+
+
+def _dataset_info(request: EvaluationRequest, dataset, dataset_sha: str, tasks: list[Task]) -> DatasetInfo:
+    selected = {t.task_id for t in tasks}
+    covered = samples_task_ids(request.samples_file) if request.samples_file is not None else []
+    return DatasetInfo(
+        path=str(request.dataset),
+        format=dataset.format,
+        sha256=dataset_sha,
+        samples_left_out=[t for t in covered if t not in selected],
+        n_tasks_loaded=len(dataset.all_task_ids) or len(dataset.tasks),
+        n_tasks_selected=len(tasks),
+        fixes_applied=[f for f in dataset.fixes_applied if f.task_id in selected],
+        notices=[n for n in dataset.notices if n.task_id in selected],
+    )
+
+
+def _score_and_write(
+    run_dir: Path,
+    results: RunResults,
+    progress: Progress | None,
+    clock: dict[str, float] | None = None,
+    samples_written: bool = False,
+    plots: bool = False,
+) -> RunOutcome:
+    """Score, then write results.json, summary.md, results.html and (asked for) the plots, each once, at the end."""
+    t0 = time.perf_counter()
+    if progress:
+        progress("scoring", 0, 1)
+    results.scores = score_run(results.tasks, set(results.broken_task_ids), results.samples, results.settings)
+    timing = dict(clock or results.stats.seconds) | {"scoring": time.perf_counter() - t0}
+    results.stats.seconds = {k: round(v, 3) for k, v in timing.items()}
+    save_results(run_dir, results, write_samples=not samples_written)
+    summary = render_summary(results)
+    write_text(run_dir / SUMMARY_FILE, summary)
+    write_page(board_of([results]), run_dir / PAGE_FILE, title=f"classforge evaluation {results.run_id}")
+    if plots:
+        write_plots(results, run_dir)
+    if progress:
+        progress("scoring", 1, 1)
+    return RunOutcome(run_dir=run_dir, results=results, summary=summary)
+
+
+def regrade(run_dir: Path, progress: Progress | None = None, plots: bool = False) -> RunOutcome:
+    """Recompute categories and every score from the stored outcomes, offline, and rewrite the
+    folder's results.json, summary.md and plots. Nothing is generated or run."""
+    results = load_results(run_dir)
+    run_dir = Path(run_dir) if Path(run_dir).is_dir() else Path(run_dir).parent
+    by_id = {t.task_id: t for t in results.tasks}
+    missing = sorted({r.request.task_id for r in results.samples} - set(by_id))
+    if missing:
+        raise EvaluationError(f"{run_dir}: samples of tasks the results do not hold: {', '.join(missing)}")
+    results.samples = [categorise(by_id[r.request.task_id], r) for r in results.samples]
+    return _score_and_write(run_dir, results, progress, plots=plots)

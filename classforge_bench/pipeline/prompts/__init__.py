@@ -1,0 +1,1 @@
+"""Versioned prompt templates: <name>.v<N>.md, loaded by classforge_bench.pipeline.llm.prompts."""

@@ -1,0 +1,48 @@
+"""Base tests and a plus suite as one suite: the plus tests for a method join its base class.
+
+The plus class for a method becomes a subclass of the base class (`<Base>Plus(<Base>)`), so one
+test class runs both and a method's verdict means "passes its base and its plus tests"; plus
+classes with no base counterpart (class-level sequences) run as classes of their own. Inside a
+subclass the plus tests are renamed `test_plus_*` (no clash with a base test's name) and skip the
+base class's setUp/tearDown, which were written for the base tests (ClassEval_45's tearDown closes
+an image only its own tests open). Used by the evaluator's plus scores and by the mutation gate's
+search-based strengthening.
+"""
+
+from __future__ import annotations
+
+import re
+
+from classforge_bench.pipeline.core.task import PlusSuite
+
+_OWN_FIXTURES = (
+    "    def setUp(self):\n"
+    '        if not self._testMethodName.startswith("test_plus_"):\n'
+    "            super().setUp()\n\n"
+    "    def tearDown(self):\n"
+    '        if not self._testMethodName.startswith("test_plus_"):\n'
+    "            super().tearDown()\n\n"
+)
+
+
+def combined_suite(
+    tests: str, test_classes: list[str], plus: PlusSuite | None
+) -> tuple[str, list[str], dict[str, str]]:
+    """(source, test classes, base class -> the class that now runs it); unchanged without plus tests."""
+    if plus is None or not plus.tests or not plus.test:
+        return tests, list(test_classes), {}
+    code = plus.test
+    renamed: dict[str, str] = {}
+    for name in plus.test_classes:
+        header = re.compile(rf"^class {re.escape(name)}\(unittest\.TestCase\):\n", re.MULTILINE)
+        if name in test_classes:
+            code = header.sub(lambda _: f"class {name}Plus({name}):\n{_OWN_FIXTURES}", code)  # noqa: B023 - called within this iteration
+        else:
+            code = header.sub(lambda _: f"class {name}Plus(unittest.TestCase):\n", code)  # noqa: B023 - as above
+        renamed[name] = f"{name}Plus"
+    # Only plus code is rewritten here: its methods are all `    def test_...(self):`.
+    code = re.sub(r"^    def test_", "    def test_plus_", code, flags=re.MULTILINE)
+    classes = [renamed.get(c, c) for c in test_classes]
+    classes += [renamed[c] for c in plus.test_classes if c not in test_classes]
+    replaced = {c: renamed[c] for c in test_classes if c in renamed}
+    return f"{tests.rstrip()}\n\n\n# -- plus tier: tests no LLM wrote --\n{code}", classes, replaced

@@ -1,1 +1,0 @@
-"""Versioned prompt templates: <name>.v<N>.md, loaded by pipeline.llm.prompts."""
