@@ -9,7 +9,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Generic, Protocol, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from classforge_bench.pipeline.core import reasons
 from classforge_bench.pipeline.core.records import Rejection
@@ -54,10 +54,25 @@ class StageCounts(BaseModel):
     dropped: dict[str, int] = Field(default_factory=dict)
 
 
+def in_pipeline_order(stages: dict[str, StageCounts]) -> dict[str, StageCounts]:
+    """The stages in `reasons.PIPELINE_ORDER`; a stage it does not name keeps its relative place, after the rest.
+
+    The one order every output shows: a report's stages arrive in whatever order shards, merges or a
+    sorted-keys funnel.json give them."""
+    known = {stage: i for i, stage in enumerate(reasons.PIPELINE_ORDER)}
+    return dict(sorted(stages.items(), key=lambda kv: known.get(kv[0], len(known))))
+
+
 class FunnelReport(BaseModel):
-    """Per-stage counts in the order stages first reported."""
+    """Per-stage counts, always in pipeline order (`in_pipeline_order`), whoever built or read them."""
 
     stages: dict[str, StageCounts] = Field(default_factory=dict)
+
+    @model_validator(mode="after")
+    def _pipeline_order(self) -> FunnelReport:
+        # Assigning through __dict__: a validate_assignment model would re-enter this validator.
+        self.__dict__["stages"] = in_pipeline_order(self.stages)
+        return self
 
     def merge(self, other: FunnelReport) -> FunnelReport:
         merged = FunnelReport(stages={k: v.model_copy(deep=True) for k, v in self.stages.items()})
@@ -67,7 +82,7 @@ class FunnelReport(BaseModel):
             mine.kept += counts.kept
             for reason, n in counts.dropped.items():
                 mine.dropped[reason] = mine.dropped.get(reason, 0) + n
-        return merged
+        return FunnelReport(stages=merged.stages)
 
 
 @dataclass

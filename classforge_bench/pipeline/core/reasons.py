@@ -41,8 +41,9 @@ CLONE: Final = "clone"
 SELECT: Final = "select"  # which files of a checkout are read at all
 CONTENT: Final = "content"  # the bytes: size, NUL bytes, encoding, markup
 COMPILE: Final = "compile"  # the file parses, compiles and holds a top-level class
-IMPORTS: Final = "imports"  # the class imports nothing outside the standard library
+# Structure before imports: the scan asks it first (it needs only the class statement; harvest/scan.py).
 STRUCTURE: Final = "structure"  # method count and length, from the class statement alone
+IMPORTS: Final = "imports"  # the class imports nothing outside the standard library
 REFERENCES: Final = "references"  # every name the class uses resolves
 TESTABILITY: Final = "testability"  # no keyboard or terminal, and some behaviour besides stubs
 PROVENANCE: Final = "provenance"  # first seen after the cutoff
@@ -53,8 +54,8 @@ HARVEST_STAGES: Final = (
     SELECT,
     CONTENT,
     COMPILE,
-    IMPORTS,
     STRUCTURE,
+    IMPORTS,
     REFERENCES,
     TESTABILITY,
     PROVENANCE,
@@ -306,6 +307,28 @@ REAL_SOURCE_STAGES: Final = (LICENSE, SKELETON, DOCSTRINGS, TESTS, REFERENCE, EX
 # The generated tests' own funnel inside `tests` (one unit: a generated test or walk; plus-* reasons)
 GENERATED_TESTS: Final = "generated-tests"
 STATE_CHECKS: Final = "state-checks"  # generated tests the state observation ran on, and those it could not check
+# Every stage of both tracks in the one order the funnel is shown in everywhere (terminal, card, report,
+# plot, Prefect artifact): each track's stages run in this order, the two tracks interleaved where they
+# share a stage, and a sub-funnel (generated tests, state checks) right after the stage it belongs to.
+PIPELINE_ORDER: Final = (
+    *HARVEST_STAGES,
+    PAIRING,
+    LICENSE,
+    SKELETON,
+    DOCSTRINGS,
+    COMPOSE,
+    TESTS,
+    GENERATED_TESTS,
+    STATE_CHECKS,
+    JUDGES,
+    SOLUTION,
+    REFERENCE,
+    EXAMPLES,
+    MUTATION,
+    STRENGTHEN,
+    TASK,
+    RELEASE,
+)
 NO_LICENSE: Final = _code("no-license", "the source repository declares no licence: its code may not be redistributed")
 LICENSE_NOT_ALLOWED: Final = _code(
     "license-not-allowed", "the source licence is not in construction.real_source.license_allow"

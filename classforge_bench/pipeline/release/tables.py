@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from classforge_bench.pipeline.core import reasons as R
-from classforge_bench.pipeline.core.funnel import FunnelReport, StageCounts
+from classforge_bench.pipeline.core.funnel import FunnelReport, StageCounts, in_pipeline_order
 from classforge_bench.pipeline.release.stats import DatasetStats, Summary
 
 
@@ -72,16 +72,16 @@ def size_table(stats: DatasetStats) -> str:
     return md_table(("Metric", "Mean", "Median", "Min", "Max"), rows)
 
 
-# The pipeline's stages in the order items flow through them, with the unit each one counts.
-# funnel.json is written with sorted keys, so order must come from here, not from the file.
+# The unit each stage counts. The order is not this table's: `reasons.PIPELINE_ORDER` is the one order,
+# and a FunnelReport keeps its stages in it (funnel.json is written with sorted keys).
 STAGE_UNITS: dict[str, str] = {
     R.GITHUB_SEARCH: "repositories",
     R.CLONE: "repositories",
     R.SELECT: "files",
     R.CONTENT: "files",
     R.COMPILE: "files",
-    R.IMPORTS: "classes",
     R.STRUCTURE: "classes",
+    R.IMPORTS: "classes",
     R.REFERENCES: "classes",
     R.TESTABILITY: "classes",
     R.PROVENANCE: "classes",
@@ -93,12 +93,12 @@ STAGE_UNITS: dict[str, str] = {
     R.DOCSTRINGS: "candidate classes",
     R.COMPOSE: "candidate pairs",
     R.TESTS: "candidate pairs",
+    R.GENERATED_TESTS: "generated tests",
+    R.STATE_CHECKS: "generated tests",
     R.JUDGES: "candidate pairs",
     R.SOLUTION: "candidate pairs",
     R.REFERENCE: "candidate classes",
     R.EXAMPLES: "candidate classes",
-    R.GENERATED_TESTS: "generated tests",
-    R.STATE_CHECKS: "generated tests",
     R.MUTATION: "candidate pairs",
     R.STRENGTHEN: "candidate pairs",
     R.TASK: "tasks",
@@ -107,10 +107,8 @@ STAGE_UNITS: dict[str, str] = {
 
 
 def ordered_stages(funnel: FunnelReport) -> list[tuple[str, StageCounts]]:
-    """Stages in pipeline order; stages this table does not know keep their relative order, after the rest."""
-    known = list(STAGE_UNITS)
-    items = list(funnel.stages.items())
-    return sorted(items, key=lambda kv: known.index(kv[0]) if kv[0] in known else len(known))
+    """Stages in pipeline order (the report keeps them so; see `funnel.in_pipeline_order`)."""
+    return list(in_pipeline_order(funnel.stages).items())
 
 
 # The stages both tracks share count candidate classes, not pairs, in a real-source build.
