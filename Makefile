@@ -11,16 +11,26 @@ setup:
 # with CLASSFORGE_REUSE_PYTHON (scripts/setup.sh), which has no console scripts.
 # Two builds side by side: the composition track's replayed example, and the real-source track on
 # the real repositories shipped in examples/real-repos (no LLM call; its own Prefect home and release
-# folder, so neither waits for nor races the other). Its output follows the example's.
+# folder, so neither waits for nor races the other's files). Both talk to one temporary Prefect server,
+# started once for the whole run by `cli_server` (its health wait survives a slow start; a build given
+# PREFECT_API_URL starts none). The example's progress shows first; then the real-source build's log,
+# what it wrote so far and then live until it ends (it is not held back to the end).
 # `make run REAL_SOURCE=0`: the example only.
 REAL_SOURCE ?= 1
+PY_CLI = .venv/bin/python -m classforge_bench.pipeline.cli
 run: setup
 	@mkdir -p .cache
-	@if [ "$(REAL_SOURCE)" = 0 ]; then exec .venv/bin/python -m classforge_bench.pipeline.cli build --config examples/classforge.toml; fi; \
-	PREFECT_HOME=$(CURDIR)/.cache/prefect-real-source .venv/bin/python -m classforge_bench.pipeline.cli build \
+	@if [ "$(REAL_SOURCE)" = 0 ]; then exec $(PY_CLI) build --config examples/classforge.toml; fi; \
+	exec .venv/bin/python -m classforge_bench.pipeline.cli_server $(MAKE) --no-print-directory run-both-builds
+
+.PHONY: run-both-builds
+run-both-builds:
+	@PREFECT_HOME=$(CURDIR)/.cache/prefect-real-source $(PY_CLI) build \
 	  --config examples/real-source.toml > .cache/real-source-build.log 2>&1 & real=$$!; \
-	.venv/bin/python -m classforge_bench.pipeline.cli build --config examples/classforge.toml; example=$$?; \
-	wait $$real; status=$$?; cat .cache/real-source-build.log; \
+	$(PY_CLI) build --config examples/classforge.toml; example=$$?; \
+	echo "real-source build (examples/real-source.toml; log: .cache/real-source-build.log):"; \
+	tail -n +1 --pid=$$real -f .cache/real-source-build.log; \
+	wait $$real; status=$$?; \
 	[ $$example -eq 0 ] && [ $$status -eq 0 ]
 
 # PREFECT_HOME (above) is under .cache, and Prefect makes only the last folder of it: without .cache,

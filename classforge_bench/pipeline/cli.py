@@ -496,7 +496,7 @@ def build(
     source: SourceOpt = None,
     out: OutOpt = None,
 ) -> None:
-    """Run the build-benchmark flow in-process on Prefect's embedded server (no server to set up)."""
+    """Run the build-benchmark flow in-process: on the Prefect server PREFECT_API_URL names, else on a temporary one."""
     overrides = build_overrides(track.value if track else None, source, out)
     # Fail here, before Prefect starts, if the configuration, an override or an endpoint is wrong.
     cfg = _load(
@@ -511,19 +511,27 @@ def build(
     stoppable = stoppable_command()  # SIGINT/SIGTERM: stop in seconds, keep what was paid; no server left
     reports = stoppable.run(lambda: _preflight(cfg, endpoints_of_build(cfg)))
     _prefect_defaults()
-    flow_fn = _build_flow(dask)
-    # The flow applies the pre-flight's findings and records them next to the build; it does not probe again.
-    _run_build_flow(
-        cfg,
-        stoppable,
-        flow_fn,
-        config_path=str(config) if config else None,
-        cutoff=cutoff,
-        snapshot=snapshot,
-        release_version=release_version,
-        overrides=overrides or None,
-        endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None,
-    )
+    from classforge_bench.pipeline.cli_server import ServerStartError, prefect_api
+
+    try:
+        # PREFECT_API_URL's server when set (`make run` sets one for both builds), else one of ours
+        # with a health wait that survives a slow start; its failure is one line.
+        with prefect_api():
+            flow_fn = _build_flow(dask)
+            # The flow applies the pre-flight's findings and records them next to the build; it does not probe again.
+            _run_build_flow(
+                cfg,
+                stoppable,
+                flow_fn,
+                config_path=str(config) if config else None,
+                cutoff=cutoff,
+                snapshot=snapshot,
+                release_version=release_version,
+                overrides=overrides or None,
+                endpoint_reports=[r.model_dump(mode="json") for r in reports] if reports is not None else None,
+            )
+    except ServerStartError as exc:
+        fail(exc, 1)
 
 
 def _run_build_flow(cfg, stoppable, flow_fn, **flow_args: object) -> None:
@@ -612,14 +620,15 @@ def verify_release_cmd(
     load: Annotated[bool, typer.Option("--load/--no-load", help="also load it with datasets.load_dataset")] = True,
 ) -> None:
     """Check a release folder: card, schema, row counts, file hashes, datasets loading."""
-    from classforge_bench.pipeline.release.verify import verify_release
+    from classforge_bench.pipeline.release.verify import release_track, verify_release
 
     problems = verify_release(release, load_with_datasets=load)
     for problem in problems:
         typer.echo(f"problem: {problem}", err=True)
     if problems:
         raise typer.Exit(1)
-    console.print(f"release {release.name}: OK")
+    loaded = ", loads as its own rows" if load else ""
+    console.print(f"release {release.name} ({release_track(release)} track): OK{loaded}")
 
 
 @app.command()

@@ -69,11 +69,13 @@ def test_card_front_matter(release: Path) -> None:
     assert meta["license"] == "other" and meta["license_link"] == "manifest.json"
     assert meta["task_categories"] == ["text-generation"]
     assert meta["size_categories"] == ["n<1K"]
-    assert meta["pretty_name"] == f"classforge {VERSION}"
+    assert meta["pretty_name"] == f"classforge {VERSION} (composition)"
     assert "code-generation" in meta["tags"]
     assert meta["configs"] == [
-        {"config_name": "default", "data_files": [{"split": "test", "path": "data/test-*.parquet"}]}
+        {"config_name": "composition", "data_files": [{"split": "test", "path": "data/test-*.parquet"}]}
     ]
+    assert meta["dataset_info"]["config_name"] == "composition"
+    assert meta["dataset_info"]["splits"][0]["num_examples"] == 3
     body = text.split("\n---\n", 1)[1]
     for needle in (
         "2025-01-01",

@@ -25,34 +25,68 @@ TAGS = ["code", "code-generation", "python", "class-level", "benchmark", "classe
 
 
 def size_category(n: int) -> str:
-    """The Hub's size_categories bucket for n rows."""
+    """The Hub's size_categories bucket for n rows (the names `datasets` ships in its tag vocabulary)."""
     bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K"), (1_000_000, "100K<n<1M")]
     for limit, name in bounds:
         if n < limit:
             return name
-    return "n>1M"
+    return "1M<n<10M"
 
 
-def card_metadata(version: str, n_tasks: int, license: str | None) -> dict[str, Any]:
-    meta: dict[str, Any] = {}
-    if license:
-        meta["license"] = license
-    else:
+def track_of(config: dict[str, Any]) -> str:
+    """The release's track, as its configuration names it: the dataset's config name on the Hub."""
+    return str(_dig(config, "construction.track", "composition"))
+
+
+def card_data(
+    version: str,
+    n_tasks: int,
+    license: str | None,
+    *,
+    track: str,
+    features: list[dict[str, Any]] | None = None,
+    dataset_bytes: int | None = None,
+    download_bytes: int | None = None,
+):
+    """The card's metadata as the Hub's own type (`huggingface_hub.DatasetCardData`).
+
+    The config is named after the track and `dataset_info` records the features and the split's size:
+    `datasets` keys a local folder's cache on the folder's name (the version) and a hash of these, so
+    two releases of one version, one per track, no longer share a cache entry (the second load used to
+    return the first one's rows)."""
+    from huggingface_hub import DatasetCardData
+
+    info: dict[str, Any] = {"config_name": track}
+    if features is not None:
+        info["features"] = features
+    info["splits"] = [
+        {"name": SPLIT, "num_examples": n_tasks, **({"num_bytes": dataset_bytes} if dataset_bytes else {})}
+    ]
+    if download_bytes:
+        info["download_size"] = download_bytes
+    if dataset_bytes:
+        info["dataset_size"] = dataset_bytes
+    licence: dict[str, Any] = (
+        {"license": license}
+        if license
         # Tasks derive from many repositories, each under its own licence: no single SPDX id is true.
-        meta["license"] = "other"
-        meta["license_name"] = "per-source-repository"
-        meta["license_link"] = "manifest.json"
-    meta.update(
-        {
-            "language": ["en"],
-            "task_categories": ["text-generation"],
-            "tags": list(TAGS),
-            "pretty_name": f"classforge {version}",
-            "size_categories": [size_category(n_tasks)],
-            "configs": [{"config_name": "default", "data_files": [{"split": SPLIT, "path": DATA_GLOB}]}],
-        }
+        else {"license": "other", "license_name": "per-source-repository", "license_link": "manifest.json"}
     )
-    return meta
+    return DatasetCardData(
+        **licence,
+        language=["en"],
+        task_categories=["text-generation"],
+        tags=list(TAGS),
+        pretty_name=f"classforge {version} ({track})",
+        size_categories=[size_category(n_tasks)],
+        configs=[{"config_name": track, "data_files": [{"split": SPLIT, "path": DATA_GLOB}]}],
+        dataset_info=info,
+    )
+
+
+def card_metadata(version: str, n_tasks: int, license: str | None, *, track: str = "composition") -> dict[str, Any]:
+    """The front matter as a plain mapping (what `card_data` holds)."""
+    return card_data(version, n_tasks, license, track=track).to_dict()
 
 
 def front_matter(meta: dict[str, Any]) -> str:
@@ -552,3 +586,10 @@ def _limitations_section(config: dict[str, Any], n_tasks: int) -> str:
 
 def render_card_file(meta: dict[str, Any], body: str) -> str:
     return front_matter(meta) + body
+
+
+def dataset_card(data: Any, body: str):
+    """The whole card as the Hub's `DatasetCard`: its own YAML rendering of `data`, then the body."""
+    from huggingface_hub import DatasetCard
+
+    return DatasetCard(f"---\n{data.to_yaml()}\n---\n{body}")

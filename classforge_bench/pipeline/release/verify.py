@@ -39,30 +39,47 @@ def read_front_matter(text: str) -> dict[str, Any]:
     return meta
 
 
-def _check_card(folder: Path, label: str) -> list[str]:
+def _check_card(folder: Path, label: str, track: str | None, rows: int | None) -> list[str]:
+    """The card parses as the Hub's DatasetCard, its metadata passes the Hub's checks (`card_check`),
+    and its one config is the release's track with this folder's split and row count."""
+    from classforge_bench.pipeline.release.card_check import card_problems, parse_card
+
     path = folder / "README.md"
     if not path.is_file():
         return [f"{label}: README.md (dataset card) is missing"]
     try:
-        meta = read_front_matter(path.read_text(encoding="utf-8"))
+        card = parse_card(path.read_text(encoding="utf-8"))
     except (ValueError, UnicodeDecodeError) as exc:
         return [f"{label}: README.md {exc}"]
-    problems = []
-    for key in ("license", "task_categories", "configs"):
+    meta = card.data.to_dict()
+    problems = [f"{label}: README.md {p}" for p in card_problems(card)]
+    for key in ("license", "task_categories", "configs", "dataset_info"):
         if not meta.get(key):
             problems.append(f"{label}: README.md front matter lacks {key!r}")
-    configs = meta.get("configs") or []
-    default = next((c for c in configs if isinstance(c, dict) and c.get("config_name") == "default"), None)
-    if configs and default is None:
-        problems.append(f"{label}: README.md configs has no 'default' config")
-    elif default is not None:
-        files = default.get("data_files") or []
+    configs = [c for c in meta.get("configs") or [] if isinstance(c, dict)]
+    names = [c.get("config_name") for c in configs]
+    if track is not None and names != [track]:
+        problems.append(f"{label}: README.md configs are {names}, not the one config {track!r} (its track)")
+    for config in configs[:1]:
+        files = config.get("data_files") or []
         split = next((f for f in files if isinstance(f, dict) and f.get("split") == SPLIT), None)
         if split is None:
-            problems.append(f"{label}: README.md default config declares no {SPLIT!r} split")
+            problems.append(f"{label}: README.md config declares no {SPLIT!r} split")
         elif not list(folder.glob(str(split.get("path", "")))):
             problems.append(f"{label}: README.md {SPLIT!r} split path {split.get('path')!r} matches no file")
+    info = meta.get("dataset_info") if isinstance(meta.get("dataset_info"), dict) else {}
+    declared = {s.get("name"): s.get("num_examples") for s in info.get("splits") or [] if isinstance(s, dict)}
+    if rows is not None and declared.get(SPLIT) != rows:
+        problems.append(f"{label}: README.md dataset_info gives {declared.get(SPLIT)} {SPLIT!r} rows, not {rows}")
     return problems
+
+
+def _task_ids(folder: Path) -> list[str] | None:
+    jsonl = folder / "tasks.jsonl"
+    if not jsonl.is_file():
+        return None
+    with open(jsonl, encoding="utf-8") as fh:
+        return [json.loads(line)["task_id"] for line in fh if line.strip()]
 
 
 def _load_manifest(folder: Path, label: str) -> tuple[Manifest | None, list[str]]:
@@ -158,48 +175,65 @@ def _check_parquet(folder: Path, manifest: Manifest | None, label: str) -> list[
     return problems
 
 
-def _check_datasets_load(folder: Path, expected_rows: int | None, label: str, cache_dir: Path | None) -> list[str]:
+def _check_datasets_load(folder: Path, label: str, cache_dir: Path | None) -> list[str]:
+    """The card's own local snippet, `load_dataset(folder, split=...)`, twice into one cache: each
+    time the rows must be this release's (`tasks.jsonl`), so a cached copy of another folder with the
+    same name would show here as rows that are not ours."""
     import datasets
 
     bars_were_on = not datasets.utils.are_progress_bars_disabled()
     datasets.disable_progress_bars()
+    expected = _task_ids(folder)
     try:
         with tempfile.TemporaryDirectory(prefix="classforge-verify-", dir=cache_dir) as cache:
-            # A throwaway cache: the check must read this folder's files, not an earlier cached copy.
             ds = datasets.load_dataset(str(folder), cache_dir=cache)
             if SPLIT not in ds:
                 return [f"{label}: datasets.load_dataset found splits {sorted(ds)}, not {SPLIT!r}"]
-            n = ds[SPLIT].num_rows
+            ids = ds[SPLIT]["task_id"]
     except Exception as exc:  # noqa: BLE001 - any loader failure is exactly what this check reports
         return [f"{label}: datasets.load_dataset({str(folder)!r}) failed: {type(exc).__name__}: {exc}"]
     finally:
         if bars_were_on:
             datasets.enable_progress_bars()
-    if expected_rows is not None and n != expected_rows:
-        return [f"{label}: datasets.load_dataset gives {n} rows in {SPLIT!r}, the manifest says {expected_rows}"]
+    if expected is not None and list(ids) != expected:
+        return [
+            f"{label}: datasets.load_dataset gives {len(ids)} rows in {SPLIT!r} that are not this release's "
+            f"{len(expected)} tasks.jsonl rows"
+        ]
     return []
+
+
+def release_track(folder: Path) -> str | None:
+    """The track a release was built on, as its manifest's configuration records it (None: unreadable)."""
+    try:
+        manifest = json.loads((Path(folder) / MANIFEST).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    construction = (manifest.get("config") or {}).get("construction") or {}
+    return str(construction.get("track") or "composition")
 
 
 def verify_release(
     folder: Path, *, load_with_datasets: bool = True, expect_version: str | None = None, cache_dir: Path | None = None
 ) -> list[str]:
-    """Every problem of the release folder as a message naming the release and file; [] = OK.
+    """Every problem of the release folder as a message naming the release, its track and the file; [] = OK.
 
     `expect_version` defaults to the folder's name (the writer passes it while building under a
     temporary name). `cache_dir` is where the temporary `datasets` cache goes (default: system temp).
     """
     folder = Path(folder)
     version = expect_version or folder.name
-    label = f"release {version}"
     if not folder.is_dir():
-        return [f"{label}: {folder} is not a directory"]
+        return [f"release {version}: {folder} is not a directory"]
+    track = release_track(folder)
+    label = f"release {version} ({track} track)" if track else f"release {version}"
     manifest, problems = _load_manifest(folder, label)
     if manifest is not None:
         if manifest.version != version:
             problems.append(f"{label}: {MANIFEST} names version {manifest.version!r}")
         problems += _check_files(folder, manifest, label)
-    problems += _check_card(folder, label)
+    problems += _check_card(folder, label, track, manifest.row_count if manifest else None)
     problems += _check_parquet(folder, manifest, label)
     if load_with_datasets:
-        problems += _check_datasets_load(folder, manifest.row_count if manifest else None, label, cache_dir)
+        problems += _check_datasets_load(folder, label, cache_dir)
     return problems

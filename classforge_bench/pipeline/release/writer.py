@@ -31,8 +31,14 @@ from classforge_bench.pipeline.core.folder_lock import FolderLock
 from classforge_bench.pipeline.core.funnel import FunnelReport
 from classforge_bench.pipeline.core.store import atomic_open, shared_mode, write_json, write_jsonl, write_text
 from classforge_bench.pipeline.core.task import Task
-from classforge_bench.pipeline.formats.release_rows import DATA_FILE, release_rows, short_type, to_arrow_table
-from classforge_bench.pipeline.release.card import card_metadata, render_card, render_card_file
+from classforge_bench.pipeline.formats.release_rows import (
+    DATA_FILE,
+    DATA_GLOB,
+    release_rows,
+    short_type,
+    to_arrow_table,
+)
+from classforge_bench.pipeline.release.card import card_data, dataset_card, render_card, track_of
 from classforge_bench.pipeline.release.errors import ReleaseError, ReleaseExistsError
 from classforge_bench.pipeline.release.manifest import MANIFEST, Manifest, SourceRepo, file_entries
 from classforge_bench.pipeline.release.plots import write_plots
@@ -338,7 +344,23 @@ def _write_card(folder: Path, version: str, c: _Contents) -> None:
         year=c.created_at.year,
     )
     body += real_source_section(c.records, c.stats)
-    write_text(folder / "README.md", render_card_file(card_metadata(version, len(c.records), c.license), body))
+    data = card_data(
+        version,
+        len(c.records),
+        c.license,
+        track=track_of(c.config),
+        features=_features(c.table),
+        dataset_bytes=c.table.nbytes,
+        download_bytes=sum(p.stat().st_size for p in folder.glob(DATA_GLOB)),
+    )
+    write_text(folder / "README.md", str(dataset_card(data, body)))
+
+
+def _features(table: pa.Table) -> list[dict[str, Any]]:
+    """The table's columns as `dataset_info.features` in the card (what `datasets` itself would write)."""
+    from datasets import Features
+
+    return Features.from_arrow_schema(table.schema)._to_yaml_list()
 
 
 def _make_readable(folder: Path) -> None:
