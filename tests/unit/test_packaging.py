@@ -9,6 +9,7 @@ download); it has no classforge of its own but the wheel's."""
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import tomllib
@@ -31,9 +32,14 @@ def _third_party_sites() -> list[str]:
 @pytest.fixture(scope="module")
 def installed(tmp_path_factory: pytest.TempPathFactory) -> dict:
     tmp = tmp_path_factory.mktemp("install")
+    # A copy of what a distribution is built from: setuptools builds in-tree (build/, *.egg-info).
+    src = tmp / "src"
+    shutil.copytree(ROOT / "classforge_bench", src / "classforge_bench", ignore=shutil.ignore_patterns("__pycache__"))
+    for name in ("pyproject.toml", "README.md", "LICENSE"):
+        shutil.copy(ROOT / name, src / name)
     wheels = tmp / "wheels"
     built = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(ROOT)],
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", str(wheels), str(src)],
         capture_output=True,
         text=True,
         timeout=900,
