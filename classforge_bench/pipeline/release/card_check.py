@@ -13,6 +13,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from classforge_bench.pipeline.core.extras import require
+
 
 @cache
 def _vocabulary(name: str) -> frozenset[str]:
@@ -54,6 +56,7 @@ def _tag_problems(meta: dict[str, Any]) -> list[str]:
 
 def card_problems(card: Any) -> list[str]:
     """What the Hub would refuse or misread in the card's metadata: tags, configs, dataset_info."""
+    require("datasets", "checking a release's card (datasets parses its configs and dataset_info)")
     from datasets.info import DatasetInfosDict
     from datasets.utils.metadata import MetadataConfigs
 

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from classforge_bench.pipeline.config import Config, map_paths
 from classforge_bench.pipeline.core.errors import ReleaseFormatError
+from classforge_bench.pipeline.core.extras import require
 from classforge_bench.pipeline.core.folder_lock import FolderLock
 from classforge_bench.pipeline.core.funnel import FunnelReport
 from classforge_bench.pipeline.core.store import atomic_open, shared_mode, write_json, write_jsonl, write_text
@@ -358,6 +359,7 @@ def _write_card(folder: Path, version: str, c: _Contents) -> None:
 
 def _features(table: pa.Table) -> list[dict[str, Any]]:
     """The table's columns as `dataset_info.features` in the card (what `datasets` itself would write)."""
+    require("datasets", "writing a release's card (its dataset_info features)")
     from datasets import Features
 
     return Features.from_arrow_schema(table.schema)._to_yaml_list()
