@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, get_args
@@ -12,9 +13,9 @@ from rich.table import Table
 
 from classforge_bench.pipeline.cli_support import (
     OneLineErrorGroup,
-    cutoff_option,
     dask_option,
     fail,
+    parse_cutoff,
     print_error,
     validation_message,
 )
@@ -336,7 +337,10 @@ def harvest(
         ),
     ] = None,
     cutoff: Annotated[
-        str | None, typer.Option(help="keep classes first committed on or after this day (YYYY-MM-DD)")
+        date | None,
+        typer.Option(
+            parser=parse_cutoff, metavar="<YYYY-MM-DD>", help="keep classes first committed on or after this day"
+        ),
     ] = None,
     out: Annotated[
         Path | None, typer.Option("--out", help="output root: the snapshot is written to OUT/<snapshot>/")
@@ -352,7 +356,12 @@ def harvest(
     cfg = _load(config)
     try:
         hcfg = harvest_overrides(
-            cfg.harvest, sources=source, cutoff=cutoff, output_root=out, snapshot=snapshot, github=github
+            cfg.harvest,
+            sources=source,
+            cutoff=cutoff.isoformat() if cutoff else None,
+            output_root=out,
+            snapshot=snapshot,
+            github=github,
         )
     except ConfigError as exc:
         fail(exc)
@@ -480,7 +489,8 @@ def build(
     ctx: typer.Context,
     config: ConfigOpt = Path("examples/classforge.toml"),
     cutoff: Annotated[
-        str | None, typer.Option(help="override harvest.cutoff (YYYY-MM-DD, not in the future)", callback=cutoff_option)
+        date | None,
+        typer.Option(parser=parse_cutoff, metavar="<YYYY-MM-DD>", help="override harvest.cutoff (not in the future)"),
     ] = None,
     snapshot: Annotated[str | None, typer.Option(help="override harvest.snapshot; 'auto' = refresh-<today>")] = None,
     release_version: Annotated[
@@ -498,9 +508,11 @@ def build(
 ) -> None:
     """Run the build-benchmark flow in-process: on the Prefect server PREFECT_API_URL names, else on a temporary one."""
     overrides = build_overrides(track.value if track else None, source, out)
+    cutoff_day = cutoff.isoformat() if cutoff else None
     # Fail here, before Prefect starts, if the configuration, an override or an endpoint is wrong.
     cfg = _load(
-        config, {**overrides, "harvest.cutoff": cutoff, "harvest.snapshot": None if snapshot == "auto" else snapshot}
+        config,
+        {**overrides, "harvest.cutoff": cutoff_day, "harvest.snapshot": None if snapshot == "auto" else snapshot},
     )
     _check_before_work(cfg)
     if snapshot != "auto":
@@ -524,7 +536,7 @@ def build(
                 stoppable,
                 flow_fn,
                 config_path=str(config) if config else None,
-                cutoff=cutoff,
+                cutoff=cutoff_day,
                 snapshot=snapshot,
                 release_version=release_version,
                 overrides=overrides or None,

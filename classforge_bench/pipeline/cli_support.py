@@ -56,28 +56,32 @@ def dask_option(value: str | None) -> str | None:
         raise typer.BadParameter(str(exc)) from exc
 
 
-def cutoff_option(value: str | None) -> str | None:
-    """Typer callback: a cutoff must be an ISO date that is not in the future (checked before anything starts)."""
-    if value is None:
-        return None
+def parse_cutoff(value: str | date) -> date:
+    """Typer parser of `--cutoff`: an ISO date that is not in the future (checked before anything starts)."""
+    if isinstance(value, date):
+        return value
     try:
         day = date.fromisoformat(value)
     except ValueError as exc:
         raise typer.BadParameter(f"{value!r} is not a date; expected YYYY-MM-DD, e.g. 2025-01-01") from exc
     if day > date.today():
         raise typer.BadParameter(f"{value} is in the future; classes first seen after it cannot exist yet")
-    return day.isoformat()
+    return day
 
 
 def readable_metavar(param: Any, ctx: Any) -> None:
-    """A help line shows what to type: nothing after a flag (typer would print `<bool>`), the element
-    after a repeatable option (`<str>`, not `<list[str]>`); the help text says it repeats."""
+    """A help line shows what to type, in typer's own <type> style: nothing after a flag (typer would
+    print `<bool>`), the element after a repeatable option (`<str>`, not `<list[str]>`; the help text
+    says it repeats), and a bounded number as its type (`<int>`, not `<int range>`: typer prints the
+    bound, `[x>=1]`, beside it)."""
     if param.metavar is not None or not hasattr(param, "display_type"):
         return
     if getattr(param, "is_flag", False):
         param.metavar = ""
     elif param.type_descriptor.is_list:
         param.metavar = re.sub(r"^<list\[(.*)\]>$", r"<\1>", param.display_type(ctx))
+    elif getattr(param.type_descriptor, "is_ranged", False):
+        param.metavar = f"<{param.type_descriptor.ranged_type_name}>"
 
 
 class OneLineErrorGroup(TyperGroup):

@@ -88,7 +88,7 @@ def test_flags_override_the_file_and_are_validated_like_it(make_repo, tmp_path):
     assert result.exit_code == 0, text
     assert kept(tmp_path / "fileout", "fromfile") == {"Till"}
     for flags, where in (
-        (["--cutoff", "2025-02-30"], "harvest.cutoff"),
+        (["--cutoff", "2025-02-30"], "'--cutoff': '2025-02-30' is not a date"),
         (["--snapshot", "../escape"], "harvest.snapshot"),
     ):
         result, text = invoke("harvest", "-c", str(cfg), "--source", str(folder), *flags)

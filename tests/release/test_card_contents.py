@@ -59,6 +59,8 @@ def test_local_sources_are_not_called_public_github(write: Any) -> None:
     intro = card.split("## How it was built")[0]
     assert "public repositories" not in intro and "GitHub repositories" not in intro
     assert "local git repositories" in intro
+    licence = card.split("## Licence")[1].split("\n## ")[0]  # the licence section said "4 public repositories"
+    assert "public repositories" not in licence and "4 local git repositories" in licence
 
 
 def test_public_sources_are_called_public(release: Path) -> None:

@@ -58,3 +58,17 @@ def test_help_imports_nothing_it_does_not_draw() -> None:
 def test_a_command_help_imports_nothing_either() -> None:
     # typer itself (typer._adapters) loads pydantic to describe a command's parameters, not classforge
     assert [m for m in _loaded_for(["build", "--help"]) if m != "pydantic"] == []
+
+
+def test_help_shows_types_a_person_types() -> None:
+    """`--cutoff` is a date shown as <YYYY-MM-DD>; a bounded int is `<int>` with its bound, not `<int range>`."""
+    from typer.testing import CliRunner
+
+    from classforge_bench.pipeline.cli import app
+
+    runner = CliRunner()
+    for command in ("build", "harvest"):
+        shown = runner.invoke(app, [command, "--help"], terminal_width=200).output
+        assert "--cutoff" in shown and "<YYYY-MM-DD>" in shown and "<str>" not in shown.split("--cutoff")[1][:30]
+    evaluate = runner.invoke(app, ["evaluate", "--help"], terminal_width=200).output
+    assert "<int> [x>=1]" in evaluate and "int range" not in evaluate

@@ -103,7 +103,7 @@ def _licence_section(sources: list[SourceRepo], license: str | None) -> str:
     else:
         summary = ", ".join(f"{lic} ({n})" for lic, n in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
         lines.append(
-            f"The tasks derive from code in {len(sources)} public repositories, each under its own licence "
+            f"The tasks derive from code in {_counted_origin(sources)}, each under its own licence "
             f"({summary}). Every repository is listed with the commits used and its licence in `manifest.json`, "
             "and every task's own provenance columns name its source repository, path, commit and licence. "
             "The `license` column gives each task's licence as an SPDX expression over its sources (joined with "
@@ -229,6 +229,17 @@ def _origin_of(sources: list[SourceRepo]) -> str:
         return "public repositories"
     if public == 0:
         return "local git repositories (no public URL recorded; see `manifest.json`)"
+    return f"{public} public and {len(sources) - public} local git repositories"
+
+
+def _counted_origin(sources: list[SourceRepo]) -> str:
+    """'4 public repositories', '4 local git repositories' or '3 public and 1 local git repositories':
+    a source is public only when its remote URL was recorded (the local example's are not)."""
+    public = sum(1 for s in sources if s.clone_url)
+    if public == len(sources):
+        return f"{public} public repositories"
+    if public == 0:
+        return f"{len(sources)} local git repositories (no public URL recorded)"
     return f"{public} public and {len(sources) - public} local git repositories"
 
 
