@@ -182,7 +182,7 @@ def test_verify_passes_and_detects_tampering(release: Path, release_copy: Path) 
     problems = verify_release(release_copy, load_with_datasets=False)
     assert any("data/test-00000-of-00001.parquet sha256 does not match" in p for p in problems), problems
     assert any("extra.txt is not listed in the manifest" in p for p in problems), problems
-    assert all(p.startswith(f"release {VERSION}:") for p in problems)
+    assert all(p.startswith(f"release {VERSION} (composition track):") for p in problems)
 
 
 def test_verify_detects_row_count_and_card_problems(release_copy: Path) -> None:
@@ -322,7 +322,7 @@ def test_verify_release_cli(release: Path, release_copy: Path) -> None:
     from classforge_bench.pipeline.cli import app
 
     ok = CliRunner().invoke(app, ["verify-release", str(release), "--no-load"])
-    assert ok.exit_code == 0 and "release 2025.06.01: OK" in ok.output
+    assert ok.exit_code == 0 and "release 2025.06.01 (composition track): OK" in ok.output
     (release_copy / "funnel.json").write_text("{}\n")
     bad = CliRunner().invoke(app, ["verify-release", str(release_copy), "--no-load"])
     assert bad.exit_code == 1 and "funnel.json" in bad.output
