@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from classforge_bench.benchmark.leaderboard import dataset_label
 from classforge_bench.benchmark.metrics import Estimate
 from classforge_bench.benchmark.results import (
     BUCKETS,
@@ -304,7 +305,7 @@ def render_summary(results: RunResults) -> str:
     lines = [
         f"# Evaluation {results.run_id}",
         "",
-        f"Dataset `{results.dataset.path}` ({results.dataset.format}, sha256 {results.dataset.sha256[:12]}): "
+        f"Dataset `{dataset_label(results.dataset.path)}` ({results.dataset.format}, sha256 {results.dataset.sha256[:12]}): "
         f"{results.dataset.n_tasks_selected} tasks selected, **{len(broken)} broken** (reference fails; excluded from every score), "
         f"{results.dataset.n_tasks_selected - len(broken)} scored. " + _how(results),
         "",
