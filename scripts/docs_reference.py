@@ -53,7 +53,22 @@ def cli_markdown(app: Any, prog: str = "classforge") -> str:
     command = typer.main.get_command(app)
     ctx = typer.Context(command)
     text = get_docs_for_click(obj=command, ctx=ctx, name=prog)
-    return re.sub(r"^(#+) ", r"#\1 ", text.strip(), flags=re.M) + "\n"
+    return _placeholders_as_text(re.sub(r"^(#+) ", r"#\1 ", text.strip(), flags=re.M)) + "\n"
+
+
+def _placeholders_as_text(markdown: str) -> str:
+    """`<run-id>` in help text is a placeholder, not an HTML tag Markdown would swallow: escaped
+    outside code (fences and backtick spans are shown as written anyway)."""
+    out, fenced = [], False
+    for line in markdown.splitlines():
+        fenced ^= line.startswith("```")
+        if fenced or line.startswith("```"):
+            out.append(line)
+            continue
+        parts = line.split("`")
+        parts[::2] = [_prose(p) if "<" in p or ">" in p else p for p in parts[::2]]
+        out.append("`".join(parts))
+    return "\n".join(out)
 
 
 # -- the configuration --------------------------------------------------------------------------
