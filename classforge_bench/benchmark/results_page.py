@@ -49,7 +49,7 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}td .ci{color:#777;font
 .chart{margin:8px 24px 8px 0;font:11px sans-serif}.chart .label{text-anchor:end}.chart .tick{text-anchor:middle;fill:#666}
 .chart .axis{stroke:#999}.chart .whisker{stroke:#222;fill:none}.chart .inbar{text-anchor:middle;fill:#fff}
 .chart-title{font-weight:bold}.charts{display:flex;flex-wrap:wrap}.charts svg{max-width:100%;height:auto}
-table.ranked th{white-space:normal;vertical-align:bottom}table.ranked td .ci{display:block}
+table.ranked th{white-space:normal;vertical-align:bottom}table.ranked td.name{white-space:normal;overflow-wrap:anywhere;min-width:120px;max-width:200px}table.ranked td .ci{display:block}
 .flag{color:#b00020;font-weight:bold}h2.dataset{font-size:20px;border-bottom:2px solid #444;margin-top:40px}
 details{margin:8px 0}summary{cursor:pointer;font-weight:bold}
 td.solved{background:#b7e1b0}td.partial{background:#f3e3a0}td.failed{background:#f2b8b5}
@@ -319,7 +319,7 @@ def ranked_table(board: DatasetBoard, ranked: list[Standing], table_id: str) -> 
         mark, why = _flag_mark(s)
         cells = [
             f'<td class="num" data-v="{s.rank}">{s.rank}</td>',
-            f'<td title="run {escape(s.run_id)}">{escape(s.name)}</td>',
+            f'<td class="name" title="run {escape(s.run_id)}">{escape(s.name)}</td>',
             f"<td>{escape(s.size or '-')}</td><td>{s.openness}</td>",
             f"<td>{s.cutoff.isoformat() if s.cutoff else '-'}</td><td>{escape(s.strategy)}</td>",
             f'<td class="num" data-v="{s.tasks}">{s.tasks}</td>',

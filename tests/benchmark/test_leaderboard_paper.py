@@ -246,3 +246,25 @@ def test_the_page_in_chromium_at_1280_px_matches_the_exports(written, browser):
         (r[0], r[1], r[5].replace(r"$^\dagger$", "\u2020"), r[7], r[9].replace("--", "-")) for r in _latex_rows(tex)
     ]
     assert from_tex == [(r, m, c.rstrip("?"), me, w) for r, m, c, me, w in shown]
+
+
+def test_with_plus_columns_and_long_names_the_ranked_table_still_fits_1280_px(runs, browser, tmp_path):
+    from classforge_bench.benchmark.leaderboard import board_of
+    from classforge_bench.benchmark.results import load_results
+    from classforge_bench.benchmark.results_page import write_page
+
+    results = load_results(runs[1])
+    plus = [g.model_copy(deep=True) for g in results.scores]
+    board = board_of([results.model_copy(update={"plus_scores": plus})])
+    meta = {
+        "reference": ModelMeta(name="Qwen2.5-Coder-32B-Instruct-AWQ", size="32B", cutoff=date(2025, 3, 1), open=True),
+        "empty": ModelMeta(name="deepseek-ai/DeepSeek-Coder-V2-Lite", size="16B", cutoff=date(2024, 6, 1), open=False),
+    }
+    path = write_page(board, tmp_path / "plus.html", meta=meta)
+    page = browser.new_page(viewport={"width": 1280, "height": 900})
+    page.goto(path.resolve().as_uri())
+    heads = page.locator("#ranked-1 thead th").all_inner_texts()
+    assert "Class pass@1 plus" in heads and "Method pass@1 plus" in heads
+    assert page.evaluate("document.documentElement.scrollWidth <= document.documentElement.clientWidth")
+    assert page.locator("#ranked-1").evaluate("t => t.parentElement.scrollWidth <= t.parentElement.clientWidth")
+    page.close()
