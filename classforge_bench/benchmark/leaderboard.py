@@ -116,8 +116,9 @@ def _scored_cells(rows: list[Row], task_id: str) -> list[TaskCell]:
     return [r.tasks[task_id] for r in rows if task_id in r.tasks and r.tasks[task_id].n]
 
 
-def dataset_label(path: str) -> str:
-    """A dataset's name without the machine's folders: the last two parts of its path."""
+def short_path(path: str) -> str:
+    """A path without the machine's folders, for what is shared (pages, summary.md, exports): its
+    last two parts. A dataset's name on the page is this of its path."""
     parts = Path(path).parts
     return "/".join(p for p in parts[-2:] if p not in ("/", "\\")) or path
 
@@ -183,7 +184,7 @@ def rows_of(results: RunResults) -> list[Row]:
         rows.append(
             Row(
                 run_id=results.run_id,
-                dataset=dataset_label(results.dataset.path),
+                dataset=short_path(results.dataset.path),
                 model=g.model,
                 strategy=g.strategy,
                 tasks_scored=g.tasks_scored,
@@ -209,7 +210,7 @@ def _bootstrap_of(group: GroupScores) -> tuple[int, int]:
 def _dataset_board(runs: list[RunResults], rows: list[Row]) -> DatasetBoard:
     tasks = {t.task_id: t for results in runs for t in results.tasks}
     return DatasetBoard(
-        label=dataset_label(runs[0].dataset.path),
+        label=short_path(runs[0].dataset.path),
         sha256=runs[0].dataset.sha256,
         rows=rows,
         task_ids=list(tasks),

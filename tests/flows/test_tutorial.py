@@ -62,7 +62,7 @@ def test_the_comparison_finds_a_line_that_is_not_there():
 
 @pytest.mark.slow
 @pytest.mark.timeout(1800)
-def test_the_tutorial_runs_as_written(tmp_path):
+def test_the_tutorial_runs_as_written(prefect_harness, tmp_path):
     if not (ROOT / ".venv-plus" / "bin" / "python").exists():
         pytest.skip("the plus generator's virtualenv (.venv-plus) is not set up: scripts/setup.sh makes it")
     pairs = blocks()
@@ -70,8 +70,13 @@ def test_the_tutorial_runs_as_written(tmp_path):
     script = ["set -euo pipefail", f'classforge() {{ "{sys.executable}" -m classforge_bench.pipeline.cli "$@"; }}']
     for i, (commands, _) in enumerate(pairs):
         script += [f'echo "@@@ block {i} WORK=${{WORK:-}}"', commands]
+    from prefect.settings import PREFECT_API_URL
+
     env = os.environ | {
         "TMPDIR": str(tmp_path),  # the tutorial's `mktemp -d`
+        # the suite's Prefect server, started once (a temporary server per build is slow to start
+        # on a busy machine: issue 32's first item)
+        "PREFECT_API_URL": str(PREFECT_API_URL.value()),
         "PREFECT_HOME": str(tmp_path / "prefect"),
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "HF_HUB_OFFLINE": "1",
