@@ -130,4 +130,4 @@ def test_the_default_generator_is_the_checkouts_venv_plus():
     from classforge_bench.pipeline.quality.plus.generate import DEFAULT_PYTHON
 
     checkout = Path(__file__).resolve().parents[2]
-    assert DEFAULT_PYTHON == checkout / ".venv-plus" / "bin" / "python"
+    assert checkout / ".venv-plus" / "bin" / "python" == DEFAULT_PYTHON
