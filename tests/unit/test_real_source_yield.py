@@ -107,3 +107,14 @@ def test_an_implementation_passes_only_when_no_test_failed():
     assert not rsy.sample_verdict(sample("completed", errors=2)).passed
     assert not rsy.sample_verdict(sample("timeout")).passed
     assert not rsy.sample_verdict({"result": {"bucket": "completed", "outcome": {"test_classes": {}}}}).passed
+
+
+def test_the_plus_tier_counts_when_the_task_has_one():
+    rsy = _script()
+
+    def results(value: float) -> dict:
+        return {"plus_scores": [{"metrics": {"class_level": {"full": {"1": {"value": value}}}}}]}
+
+    assert rsy.plus_verdict({"plus_scores": []}) is None
+    assert rsy.plus_verdict(results(1.0)) is True
+    assert rsy.plus_verdict(results(0.0)) is False
