@@ -7,7 +7,7 @@
     python benchmarks/real_source_yield.py run-impl --fairness-dir /work/fairness TASK_ID IMPL.py
 
 The corpus is a folder of clones (one per manifest entry, named by its `clone` field, at its
-`commit`; benchmarks/real_source_corpus.toml lists 36 repositories created in 2025-2026 under
+`commit`; benchmarks/real_source_corpus.toml lists 39 repositories created in 2025-2026 under
 permissive licences). For each corpus the script writes a real-source configuration (local sources
 for yours: a folder of links to the manifest's clones only, a cutoff on or before the earliest
 creation date, the permissive licence list; for the shipped one: examples/real-source.toml with
