@@ -23,7 +23,6 @@ from collections.abc import Mapping
 from email.utils import parsedate_to_datetime
 from typing import Any
 
-import httpx
 import openai
 from openai.types.chat import ChatCompletion
 from pydantic import BaseModel, ValidationError
@@ -32,6 +31,11 @@ from classforge_bench.pipeline.config import EndpointConfig, resolve_api_key
 from classforge_bench.pipeline.llm import paid
 from classforge_bench.pipeline.llm.cache import CacheKeyMaterial
 from classforge_bench.pipeline.llm.tokens import estimate_tokens
+
+try:  # the HTTP library the SDK reads bodies with: httpx2 for openai 3.x, httpx before
+    import httpx2 as sdk_http
+except ImportError:  # pragma: no cover - an older openai release
+    import httpx as sdk_http  # type: ignore[no-redef]
 
 log = logging.getLogger(__name__)
 
@@ -128,11 +132,11 @@ class Transport:
                     self._stream_modes[_ident(endpoint)] = False
                 return self._send(sdk, endpoint, request, kwargs)
             return _status_failure(exc, request.response_format is not None)
-        except (openai.APITimeoutError, httpx.TimeoutException):
+        except (openai.APITimeoutError, sdk_http.TimeoutException):
             what = "no token for" if stream else "no answer after"
             return Failure(retryable=True, reason=f"timed out: {what} {limit:g}s (timeout_s of this role)")
-        except (openai.APIConnectionError, httpx.RequestError) as exc:
-            # httpx's errors come from reading the body of a `stream: true` request, which the SDK
+        except (openai.APIConnectionError, sdk_http.RequestError) as exc:
+            # The HTTP library's own errors come from reading the body of a `stream: true` request, which the SDK
             # leaves to the caller: a reset mid-body is the same fault as a reset before it.
             return Failure(retryable=True, reason=f"connection error: {type(exc).__name__}: {exc}")
         except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
