@@ -19,7 +19,7 @@ from classforge_bench.pipeline.cli_support import (
     validation_message,
 )
 from classforge_bench.pipeline.core import parsing
-from classforge_bench.pipeline.core.errors import ClassforgeError
+from classforge_bench.pipeline.core.errors import ClassforgeError, InfrastructureError
 from classforge_bench.pipeline.core.strategy_names import EvalStrategy
 
 if TYPE_CHECKING:
@@ -897,7 +897,9 @@ def _evaluate_with_progress(run):
             fail(validation_message(exc))
         except ClassforgeError as exc:
             bar.stop()
-            fail(exc)
+            # As for a build: 2 is bad input found before any work; a run that could not finish
+            # (results folder busy, disk full, endpoint gone) is 1.
+            fail(exc, 1 if isinstance(exc, InfrastructureError) else 2)
         except KeyboardInterrupt:
             bar.stop()
             fail(
