@@ -614,6 +614,8 @@ def verify_release_cmd(
     """Check a release folder: card, schema, row counts, file hashes, datasets loading."""
     from classforge_bench.pipeline.release.verify import verify_release
 
+    if not release.is_dir():  # a missing path is bad input (exit 2), as for every other command
+        fail(f"release folder {release} {'is not a folder' if release.exists() else 'does not exist'}", 2)
     problems = verify_release(release, load_with_datasets=load)
     for problem in problems:
         typer.echo(f"problem: {problem}", err=True)
