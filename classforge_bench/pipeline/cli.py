@@ -531,7 +531,7 @@ def _run_build_flow(cfg, stoppable, flow_fn, **flow_args: object) -> None:
     from contextlib import nullcontext
 
     from classforge_bench.flows.build_benchmark import BuildRunSummary
-    from classforge_bench.pipeline.cli_flowlog import flow_failure, flow_log
+    from classforge_bench.pipeline.cli_flowlog import disk_full_line, flow_failure, flow_log
     from classforge_bench.pipeline.cli_progress import task_progress
     from classforge_bench.pipeline.construct.run import build_dir
 
@@ -540,9 +540,12 @@ def _run_build_flow(cfg, stoppable, flow_fn, **flow_args: object) -> None:
     with flow_log(build_dir(cfg)) as log_path, task_progress(console) if console.is_terminal else nullcontext():
         state = stoppable.run(lambda: flow_fn(return_state=True, **flow_args))
     result = state.result(raise_on_failure=False)
+    full = disk_full_line(result, log_path)  # a full disk: said once, whatever else failed with it
     if not isinstance(result, BuildRunSummary):  # the flow raised before it had a summary
-        fail(*flow_failure(result, state.message, log_path))
+        fail(*((full, 1) if full else flow_failure(result, state.message, log_path)))
     _print_build_result(result)
+    if full:
+        fail(full, 1)
     if state.is_failed():
         fail(f"build {(state.name or 'failed').lower()}: {state.message}", 1)
 
