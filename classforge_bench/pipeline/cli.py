@@ -19,7 +19,7 @@ from classforge_bench.pipeline.cli_support import (
     validation_message,
 )
 from classforge_bench.pipeline.core import parsing
-from classforge_bench.pipeline.core.errors import ClassforgeError
+from classforge_bench.pipeline.core.errors import ClassforgeError, InfrastructureError
 from classforge_bench.pipeline.core.strategy_names import EvalStrategy
 
 if TYPE_CHECKING:
@@ -531,7 +531,7 @@ def _run_build_flow(cfg, stoppable, flow_fn, **flow_args: object) -> None:
     from contextlib import nullcontext
 
     from classforge_bench.flows.build_benchmark import BuildRunSummary
-    from classforge_bench.pipeline.cli_flowlog import flow_failure, flow_log
+    from classforge_bench.pipeline.cli_flowlog import disk_full_line, flow_failure, flow_log
     from classforge_bench.pipeline.cli_progress import task_progress
     from classforge_bench.pipeline.construct.run import build_dir
 
@@ -540,9 +540,12 @@ def _run_build_flow(cfg, stoppable, flow_fn, **flow_args: object) -> None:
     with flow_log(build_dir(cfg)) as log_path, task_progress(console) if console.is_terminal else nullcontext():
         state = stoppable.run(lambda: flow_fn(return_state=True, **flow_args))
     result = state.result(raise_on_failure=False)
+    full = disk_full_line(result, log_path)  # a full disk: said once, whatever else failed with it
     if not isinstance(result, BuildRunSummary):  # the flow raised before it had a summary
-        fail(*flow_failure(result, state.message, log_path))
+        fail(*((full, 1) if full else flow_failure(result, state.message, log_path)))
     _print_build_result(result)
+    if full:
+        fail(full, 1)
     if state.is_failed():
         fail(f"build {(state.name or 'failed').lower()}: {state.message}", 1)
 
@@ -618,6 +621,8 @@ def verify_release_cmd(
     """Check a release folder: card, schema, row counts, file hashes, datasets loading."""
     from classforge_bench.pipeline.release.verify import verify_release
 
+    if not release.is_dir():  # a missing path is bad input (exit 2), as for every other command
+        fail(f"release folder {release} {'is not a folder' if release.exists() else 'does not exist'}", 2)
     problems = verify_release(release, load_with_datasets=load)
     for problem in problems:
         typer.echo(f"problem: {problem}", err=True)
@@ -901,7 +906,9 @@ def _evaluate_with_progress(run):
             fail(validation_message(exc))
         except ClassforgeError as exc:
             bar.stop()
-            fail(exc)
+            # As for a build: 2 is bad input found before any work; a run that could not finish
+            # (results folder busy, disk full, endpoint gone) is 1.
+            fail(exc, 1 if isinstance(exc, InfrastructureError) else 2)
         except KeyboardInterrupt:
             bar.stop()
             fail(
