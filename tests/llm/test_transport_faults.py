@@ -8,7 +8,7 @@ import pytest
 from llmkit import API_KEY, endpoint
 
 from classforge_bench.pipeline.llm.errors import LLMCallFailed
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, ResetMidBody, ServerProfile
+from tests.fakes.openai_server import FakeOpenAIServer, ResetMidBody, ServerProfile
 
 MSGS = [{"role": "user", "content": "Write a class."}]
 
