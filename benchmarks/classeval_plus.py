@@ -29,7 +29,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
-DEFAULT_DATASET = ROOT.parent.parent / "shared" / "data" / "classeval" / "ClassEval_data.json"
+DEFAULT_DATASET = ROOT.parent / "shared" / "data" / "classeval" / "ClassEval_data.json"
 DEFAULT_MODELS = ["GPT-4_100_c_t0", "GPT-3.5-Turbo_class_H_greedy"]
 
 

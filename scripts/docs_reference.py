@@ -1,15 +1,22 @@
-"""The documentation's reference pages, generated from the code so they cannot drift.
+"""The documentation's reference pages, filled from the code so they cannot drift.
 
-`reference/cli.md` comes from the typer app (`classforge_bench/pipeline/cli.py`): every command, argument and option
-with its type, default and help. `reference/config.md` comes from the pydantic configuration
-(`classforge_bench/pipeline/config.py`): every key with its type, default and description.
+`docs/reference/cli.md` and `docs/reference/config.md` are real files (a link to them works on
+GitHub too) holding a short introduction and a marker; when the site is built this MkDocs hook
+(`hooks:` in mkdocs.yml) puts the generated text in place of the marker:
 
-Used as an MkDocs hook (`hooks:` in mkdocs.yml): the pages are added to the site at build time and
-never written into docs/. `python scripts/docs_reference.py OUT_DIR` writes them to a folder instead.
+- the command line: typer's own Markdown generator (`typer MODULE utils docs`, called in-process
+  through `typer.cli.get_docs_for_click`), every command, argument and option with its type,
+  default and help;
+- the configuration: every key of the pydantic configuration (`classforge_bench/pipeline/config.py`)
+  with its type, limits, default and description, written here (no maintained plugin renders a
+  nested pydantic settings tree as TOML keys).
+
+`python scripts/docs_reference.py OUT_DIR` writes the filled pages to a folder instead.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 import types
 import typing
@@ -22,6 +29,7 @@ if str(ROOT) not in sys.path:  # the `mkdocs` console script does not put the pr
 
 CLI_PAGE = "reference/cli.md"
 CONFIG_PAGE = "reference/config.md"
+MARKER = "<!-- generated: {} -->"
 
 
 def _cell(text: object) -> str:
@@ -36,56 +44,31 @@ def _prose(text: object) -> str:
 # -- the command line ---------------------------------------------------------------------------
 
 
-def _param_row(param: Any, ctx: Any) -> str:
-    names = ", ".join(f"`{n}`" for n in [*param.opts, *param.secondary_opts])
-    if param.param_type_name == "argument":
-        names = f"`{param.name.upper()}` (argument)"
-    kind = param.display_type_rich(ctx) if hasattr(param, "display_type_rich") else ""
-    default = param.default
-    shown = "" if default is None or (getattr(param, "is_flag", False) and default is False) else f"`{default}`"
-    if getattr(param, "is_flag", False) and param.secondary_opts:
-        shown = "" if default is None else f"`{param.opts[0] if default else param.secondary_opts[0]}`"
-    if hasattr(default, "value"):  # an enum choice
-        shown = f"`{default.value}`"
-    help_text = getattr(param, "help", None) or ""
-    flags = " (required)" if param.required else ""
-    flags += " (repeatable)" if getattr(param, "multiple", False) and "repeatable" not in help_text else ""
-    kind = f"`{_cell(kind)}`" if kind else ""
-    return f"| {names} | {kind} | {_cell(shown)} | {_prose(help_text)}{flags} |"
-
-
 def cli_markdown(app: Any, prog: str = "classforge") -> str:
-    """One section per command: its help, usage and a table of its parameters."""
+    """typer's generated reference for the app, its headings one level down (the page has its own title)."""
+    import typer
     import typer.main
+    from typer.cli import get_docs_for_click
 
-    group = typer.main.get_command(app)
-    ctx = group.make_context(prog, [], resilient_parsing=True)
-    lines = [
-        "# Command reference",
-        "",
-        "Generated from the code (`classforge_bench/pipeline/cli.py`) when the site is built. Conventions shared by every",
-        "command (errors, exit codes, output in a pipe) are in [The command line](command-line.md).",
-        "",
-        f"`{prog} [--version] [-h] COMMAND [OPTIONS]`",
-        "",
-    ]
-    for name in group.list_commands(ctx):
-        command = group.get_command(ctx, name)
-        sub = command.make_context(name, [], parent=ctx, resilient_parsing=True)
-        usage = " ".join(["[OPTIONS]"] + [p.name.upper() for p in command.params if p.param_type_name == "argument"])
-        lines += [
-            f"## `{prog} {name}`",
-            "",
-            _prose(command.help or ""),
-            "",
-            f"    {prog} {name} {usage}",
-            "",
-            "| parameter | value | default | meaning |",
-            "| --- | --- | --- | --- |",
-        ]
-        lines += [_param_row(p, sub) for p in command.get_params(sub)]
-        lines.append("")
-    return "\n".join(lines)
+    command = typer.main.get_command(app)
+    ctx = typer.Context(command)
+    text = get_docs_for_click(obj=command, ctx=ctx, name=prog)
+    return _placeholders_as_text(re.sub(r"^(#+) ", r"#\1 ", text.strip(), flags=re.M)) + "\n"
+
+
+def _placeholders_as_text(markdown: str) -> str:
+    """`<run-id>` in help text is a placeholder, not an HTML tag Markdown would swallow: escaped
+    outside code (fences and backtick spans are shown as written anyway)."""
+    out, fenced = [], False
+    for line in markdown.splitlines():
+        fenced ^= line.startswith("```")
+        if fenced or line.startswith("```"):
+            out.append(line)
+            continue
+        parts = line.split("`")
+        parts[::2] = [_prose(p) if "<" in p or ">" in p else p for p in parts[::2]]
+        out.append("`".join(parts))
+    return "\n".join(out)
 
 
 # -- the configuration --------------------------------------------------------------------------
@@ -176,14 +159,7 @@ def _bounds(field: Any) -> str:
 
 
 def config_markdown(model: Any) -> str:
-    lines = [
-        "# Configuration reference",
-        "",
-        "Generated from the code (`classforge_bench/pipeline/config.py`) when the site is built: every key of the TOML file,",
-        "its type, its default and what it does. How the file is read (relative paths, secrets, overrides)",
-        "is in [Configuration](../configuration.md).",
-        "",
-    ]
+    lines: list[str] = []
     sections: dict[str, list[str]] = {}
     for sect, key, kind, default, description in config_rows(model):
         parts = sect.split(".")
@@ -213,27 +189,33 @@ def _section_doc(model: Any, dotted: str) -> str:
 # -- MkDocs ---------------------------------------------------------------------------------------
 
 
-def pages() -> dict[str, str]:
+def generated() -> dict[str, str]:
+    """Marker name -> the text that replaces it."""
     from classforge_bench.pipeline.cli import app
     from classforge_bench.pipeline.config import Config
 
-    return {CLI_PAGE: cli_markdown(app), CONFIG_PAGE: config_markdown(Config)}
+    return {"cli": cli_markdown(app), "config": config_markdown(Config)}
 
 
-def on_files(files: Any, config: Any) -> Any:
-    """MkDocs hook: add the generated pages to the site (they exist only in the build)."""
-    from mkdocs.structure.files import File
+def fill(markdown: str, texts: dict[str, str]) -> str:
+    for name, text in texts.items():
+        markdown = markdown.replace(MARKER.format(name), text)
+    return markdown
 
-    for uri, text in pages().items():
-        files.append(File.generated(config, uri, content=text))
-    return files
+
+def on_page_markdown(markdown: str, page: Any, config: Any, files: Any) -> str:
+    """MkDocs hook: a page's markers replaced by the generated text."""
+    if "<!-- generated: " not in markdown:
+        return markdown
+    return fill(markdown, generated())
 
 
 def main(argv: list[str]) -> int:
     out = Path(argv[0] if argv else "site-reference")
-    for uri, text in pages().items():
+    texts = generated()
+    for uri in (CLI_PAGE, CONFIG_PAGE):
         (out / uri).parent.mkdir(parents=True, exist_ok=True)
-        (out / uri).write_text(text, encoding="utf-8")
+        (out / uri).write_text(fill((ROOT / "docs" / uri).read_text(encoding="utf-8"), texts), encoding="utf-8")
         print(out / uri)
     return 0
 

@@ -1,4 +1,5 @@
-"""What a results page compares: one row per (run, model, strategy), read from results folders.
+"""What a results page compares: one row per (run, model, strategy), read from results folders,
+grouped by the dataset (and version) the runs scored: rows of different datasets never share a table.
 
 Each row carries its pass@k estimates (class/method x full/partial, with bootstrap intervals) for
 the base tests and for every other suite the run scored (plus-tier tests: a run's `plus_scores`
@@ -7,13 +8,18 @@ samples fully passed. Only the ks some row reports become columns: pass@5 of a r
 per task does not exist, so it is not a column of dashes.
 
 A task is *solved* by a row when at least one of its samples passes every test class (pass@n > 0);
-the outcome grid says which tasks no row solves and which every row solves (a row that did not
-score a task, not selected or none of its samples scored, does not solve it).
+the outcome grid says, within one dataset, which tasks no row solves and which every row solves (a
+row that did not score a task, not selected or none of its samples scored, does not solve it).
+
+A dataset is told apart by its file's sha256 and named by the last two parts of its path
+(`releases/2026.11.28`, `classeval/ClassEval_data.json`): never the whole path, which would put the
+machine's folders into a page meant to be shared.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import date
 from pathlib import Path
 
 from classforge_bench.benchmark.metrics import Estimate, MetricsReport
@@ -48,6 +54,9 @@ class Row:
     dep_f: Estimate | None
     taxonomy: dict[str, int]
     tasks: dict[str, TaskCell] = field(default_factory=dict)
+    dataset_sha256: str = ""
+    evaluated: date | None = None
+    bootstrap: tuple[int, int] = (1000, 0)  # the run's resamples and seed, for intervals computed here
 
     @property
     def label(self) -> str:
@@ -59,28 +68,59 @@ class Row:
 
 
 @dataclass
+class DatasetBoard:
+    """The rows of the runs over one dataset (one file, by content): one ranked table."""
+
+    label: str
+    sha256: str
+    rows: list[Row]
+    task_ids: list[str]
+    first_seen: dict[str, date | None]  # per task, its first-seen date (Task.first_seen)
+
+    def solved_by_nobody(self) -> list[str]:
+        return [
+            t
+            for t in self.task_ids
+            if _scored_cells(self.rows, t) and not any(c.full for c in _scored_cells(self.rows, t))
+        ]
+
+    def solved_by_everybody(self) -> list[str]:
+        return [
+            t
+            for t in self.task_ids
+            if _scored_cells(self.rows, t)
+            and len(_scored_cells(self.rows, t)) == len(self.rows)
+            and all(c.full for c in _scored_cells(self.rows, t))
+        ]
+
+
+@dataclass
 class Board:
     rows: list[Row]
     suites: list[str]
     ks: dict[str, list[int]]  # per suite, the ks some row reports
     task_ids: list[str]
     notes: list[str] = field(default_factory=list)
+    datasets: list[DatasetBoard] = field(default_factory=list)
+    suffix: str = ""  # tells the page's tables of one dataset from another's (their HTML ids)
 
     def solved_by_nobody(self) -> list[str]:
-        return [t for t in self.task_ids if _scored_cells(self, t) and not any(c.full for c in _scored_cells(self, t))]
+        """Per dataset, then listed together (a task id is the dataset's own)."""
+        return [t for d in self.datasets for t in d.solved_by_nobody()]
 
     def solved_by_everybody(self) -> list[str]:
-        return [
-            t
-            for t in self.task_ids
-            if _scored_cells(self, t)
-            and len(_scored_cells(self, t)) == len(self.rows)
-            and all(c.full for c in _scored_cells(self, t))
-        ]
+        return [t for d in self.datasets for t in d.solved_by_everybody()]
 
 
-def _scored_cells(board: Board, task_id: str) -> list[TaskCell]:
-    return [r.tasks[task_id] for r in board.rows if task_id in r.tasks and r.tasks[task_id].n]
+def _scored_cells(rows: list[Row], task_id: str) -> list[TaskCell]:
+    return [r.tasks[task_id] for r in rows if task_id in r.tasks and r.tasks[task_id].n]
+
+
+def short_path(path: str) -> str:
+    """A path without the machine's folders, for what is shared (pages, summary.md, exports): its
+    last two parts. A dataset's name on the page is this of its path."""
+    parts = Path(path).parts
+    return "/".join(p for p in parts[-2:] if p not in ("/", "\\")) or path
 
 
 def run_folders(paths: list[Path]) -> list[Path]:
@@ -144,7 +184,7 @@ def rows_of(results: RunResults) -> list[Row]:
         rows.append(
             Row(
                 run_id=results.run_id,
-                dataset=Path(results.dataset.path).name,
+                dataset=short_path(results.dataset.path),
                 model=g.model,
                 strategy=g.strategy,
                 tasks_scored=g.tasks_scored,
@@ -154,9 +194,28 @@ def rows_of(results: RunResults) -> list[Row]:
                 dep_f=g.dep.dep_f if g.dep else None,
                 taxonomy={c: g.taxonomy.get(c, 0) for c in CATEGORIES},
                 tasks=_task_cells(results, g),
+                dataset_sha256=results.dataset.sha256,
+                evaluated=results.created_at.date(),
+                bootstrap=_bootstrap_of(g),
             )
         )
     return rows
+
+
+def _bootstrap_of(group: GroupScores) -> tuple[int, int]:
+    boot = group.metrics.bootstrap if group.metrics else {}
+    return int(boot.get("resamples", 1000)), int(boot.get("seed", 0))
+
+
+def _dataset_board(runs: list[RunResults], rows: list[Row]) -> DatasetBoard:
+    tasks = {t.task_id: t for results in runs for t in results.tasks}
+    return DatasetBoard(
+        label=short_path(runs[0].dataset.path),
+        sha256=runs[0].dataset.sha256,
+        rows=rows,
+        task_ids=list(tasks),
+        first_seen={task_id: task.first_seen for task_id, task in tasks.items()},
+    )
 
 
 def board_of(runs: list[RunResults]) -> Board:
@@ -164,15 +223,19 @@ def board_of(runs: list[RunResults]) -> Board:
     suites = list(dict.fromkeys(s for r in rows for s in r.suites)) or [BASE]
     ks = {s: sorted({k for r in rows if s in r.suites for k in r.suites[s].ks}) for s in suites}
     task_ids = list(dict.fromkeys(t.task_id for results in runs for t in results.tasks))
+    shas = list(dict.fromkeys(r.dataset.sha256 for r in runs))
+    datasets = [
+        _dataset_board([r for r in runs if r.dataset.sha256 == sha], [row for row in rows if row.dataset_sha256 == sha])
+        for sha in shas
+    ]
     notes = []
-    datasets = {(r.dataset.path, r.dataset.sha256) for r in runs}
     if len(datasets) > 1:
         notes.append(
-            "the runs scored different datasets ("
-            + "; ".join(f"{p} sha256 {h[:12]}" for p, h in sorted(datasets))
-            + "): a task id may name different tasks in them"
+            f"the runs scored {len(datasets)} different datasets ("
+            + "; ".join(f"{d.label} sha256 {d.sha256[:12]}" for d in datasets)
+            + "): each has its own table, and a task id names a task of its own dataset only"
         )
-    return Board(rows=rows, suites=suites, ks=ks, task_ids=task_ids, notes=notes)
+    return Board(rows=rows, suites=suites, ks=ks, task_ids=task_ids, notes=notes, datasets=datasets)
 
 
 def load_board(paths: list[Path]) -> Board:

@@ -4,9 +4,12 @@ Everything is inline: the style, a few lines of script that sort a table by a cl
 and the charts as SVG (`classforge_bench.benchmark.svg`). Nothing is fetched when the page is viewed, and writing
 it imports no plotting library, so `evaluate` writes one for every run at no cost.
 
-Sections: the leaderboard (pass@k with 95% bootstrap intervals, per suite, and DEP), charts of
-pass@1 and DEP, base vs every other suite, the error taxonomy per row, and the per-task outcome
-grid with the tasks no row solves and those every row solves.
+One section per dataset (and version): rows of runs over different datasets never share a table.
+Each holds the ranked table (`classforge_bench.benchmark.standings`: base and plus pass@1 side by
+side, model metadata, pass@1 on the tasks first seen after the model's cutoff), every pass@k and
+DEP in a folded table, charts of pass@1 and DEP, base vs every other suite, the error taxonomy per
+row, and the per-task outcome grid with the tasks no row solves and those every row solves. The
+ranked tables fit a 1280 px window; the wider detail tables scroll inside their own box.
 """
 
 from __future__ import annotations
@@ -15,8 +18,19 @@ from datetime import UTC, datetime
 from html import escape
 from pathlib import Path
 
-from classforge_bench.benchmark.leaderboard import BASE, KINDS, LEVELS, Board, Row, TaskCell, load_board
+from classforge_bench.benchmark.exports import write_exports
+from classforge_bench.benchmark.leaderboard import BASE, KINDS, LEVELS, Board, DatasetBoard, Row, TaskCell, load_board
 from classforge_bench.benchmark.metrics import Estimate
+from classforge_bench.benchmark.model_meta import ModelMeta
+from classforge_bench.benchmark.standings import (
+    CONTAMINATED,
+    NO_CUTOFF,
+    UNDATED,
+    Score,
+    Standing,
+    dated_range,
+    standings,
+)
 from classforge_bench.benchmark.svg import Bar, bar_chart, stacked_chart
 from classforge_bench.benchmark.taxonomy import CATEGORIES
 from classforge_bench.pipeline.core.store import write_text
@@ -24,7 +38,7 @@ from classforge_bench.pipeline.core.store import write_text
 PAGE_FILE = "results.html"
 
 STYLE = """
-body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222;max-width:1600px}
+body{font:14px/1.45 system-ui,-apple-system,"Segoe UI",sans-serif;margin:24px;color:#222;max-width:1232px}
 h1{font-size:22px}h2{font-size:18px;margin-top:32px;border-bottom:1px solid #ddd}
 table{border-collapse:collapse;margin:8px 0}th,td{padding:3px 8px;border-bottom:1px solid #eee;white-space:nowrap}
 th{background:#f4f4f4;text-align:left;position:sticky;top:0}
@@ -34,7 +48,10 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}td .ci{color:#777;font
 .scroll{overflow-x:auto}.note{background:#fff7e0;padding:6px 10px;border-left:3px solid #e0a000}
 .chart{margin:8px 24px 8px 0;font:11px sans-serif}.chart .label{text-anchor:end}.chart .tick{text-anchor:middle;fill:#666}
 .chart .axis{stroke:#999}.chart .whisker{stroke:#222;fill:none}.chart .inbar{text-anchor:middle;fill:#fff}
-.chart-title{font-weight:bold}.charts{display:flex;flex-wrap:wrap}
+.chart-title{font-weight:bold}.charts{display:flex;flex-wrap:wrap}.charts svg{max-width:100%;height:auto}
+table.ranked th{white-space:normal;vertical-align:bottom}table.ranked td.name{white-space:normal;overflow-wrap:anywhere;min-width:120px;max-width:200px}table.ranked td .ci{display:block}
+.flag{color:#b00020;font-weight:bold}h2.dataset{font-size:20px;border-bottom:2px solid #444;margin-top:40px}
+details{margin:8px 0}summary{cursor:pointer;font-weight:bold}
 td.solved{background:#b7e1b0}td.partial{background:#f3e3a0}td.failed{background:#f2b8b5}
 td.broken,td.unscored{background:#ddd;color:#666}td.absent{background:#fff}
 """
@@ -86,14 +103,14 @@ def _num_cell(e: Estimate | None) -> str:
     )
 
 
-def _table(table_id: str, head: list[tuple[str, bool]], body: list[str]) -> str:
+def _table(table_id: str, head: list[tuple[str, bool]], body: list[str], css: str = "sortable") -> str:
     """A sortable table; `head` is (title, numeric) per column, `body` the rows' <tr> markup."""
     ths = "".join(
         f'<th class="num" scope="col">{escape(t)}</th>' if num else f'<th scope="col">{escape(t)}</th>'
         for t, num in head
     )
     return (
-        f'<div class="scroll"><table id="{table_id}" class="sortable"><thead><tr>{ths}</tr></thead>'
+        f'<div class="scroll"><table id="{table_id}" class="{css}"><thead><tr>{ths}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table></div>"
     )
 
@@ -130,7 +147,7 @@ def leaderboard_table(board: Board) -> str:
         cells += [_num_cell(row.estimate(s, level, kind, k)) for s, level, kind, k in columns]
         cells += [_num_cell(row.dep_m), _num_cell(row.dep_f)]
         body.append(f"<tr>{''.join(cells)}</tr>")
-    return _table("leaderboard", head, body)
+    return _table(f"leaderboard{board.suffix}", head, body)
 
 
 def _bars(board: Board, pick) -> list[Bar]:
@@ -202,7 +219,7 @@ def suites_section(board: Board) -> str:
                 else f'<td class="num" data-v="{delta:.6f}">{100 * delta:+.1f}</td>',
             ]
         body.append(f"<tr>{''.join(cells)}</tr>")
-    return "<h2>Base tests vs " + ", ".join(map(escape, others)) + "</h2>" + _table("suites", head, body)
+    return "<h3>Base tests vs " + ", ".join(map(escape, others)) + "</h3>" + _table(f"suites{board.suffix}", head, body)
 
 
 def taxonomy_section(board: Board) -> str:
@@ -219,8 +236,8 @@ def taxonomy_section(board: Board) -> str:
         [(r.label, r.taxonomy) for r in board.rows], list(CATEGORIES), title="Failed samples per error category"
     )
     return (
-        "<h2>Error taxonomy of failed samples</h2>"
-        + _table("taxonomy", head, body)
+        "<h3>Error taxonomy of failed samples</h3>"
+        + _table(f"taxonomy{board.suffix}", head, body)
         + f'<div class="charts">{chart}</div>'
     )
 
@@ -252,38 +269,143 @@ def task_grid(board: Board) -> str:
             + "</tr>"
         )
     return (
-        "<h2>Per-task outcomes (samples passing every test of the task)</h2>"
+        "<h3>Per-task outcomes (samples passing every test of the task)</h3>"
         + _task_list("Solved by no row", board.solved_by_nobody())
         + _task_list("Solved by every row", board.solved_by_everybody())
         + "<p>A row solves a task when at least one of its samples passes every test class. Grey: the task's "
-        "reference fails (broken) or no sample of the row could be scored.</p>" + _table("tasks", head, body)
+        "reference fails (broken) or no sample of the row could be scored.</p>"
+        + _table(f"tasks{board.suffix}", head, body)
     )
 
 
-def render_page(board: Board, *, title: str = "classforge results") -> str:
+def _score_cell(score: Score | None, extra: str = "", title: str = "") -> str:
+    if score is None:
+        return '<td class="num" data-v="">-</td>'
+    tip = f' title="{escape(title)}"' if title else ""
+    return (
+        f'<td class="num" data-v="{score.value:.1f}"{tip}>{score.text}{extra}'
+        f'<span class="ci">[{score.low:.1f}, {score.high:.1f}]</span></td>'
+    )
+
+
+def _flag_mark(s: Standing) -> tuple[str, str]:
+    if s.flag == CONTAMINATED:
+        why = f"possibly contaminated: {s.older_tasks} of the tasks were first seen on or before the model's cutoff"
+        return '<span class="flag" aria-label="possibly contaminated">†</span>', why
+    if s.flag == UNDATED:
+        return (
+            '<span class="flag" aria-label="task dates unknown">?</span>',
+            f"{s.undated_tasks} tasks carry no first-seen date",
+        )
+    return "", ""
+
+
+def _window_cell(s: Standing) -> str:
+    if s.window is None:
+        why = "no cutoff given" if s.flag == NO_CUTOFF else f"{s.window_tasks or 0} tasks after the cutoff"
+        return f'<td class="num" data-v="" title="{escape(why)}">-</td>'
+    return _score_cell(s.window, f" ({s.window_tasks})", f"{s.window_tasks} tasks first seen after {s.cutoff}")
+
+
+def ranked_table(board: DatasetBoard, ranked: list[Standing], table_id: str) -> str:
+    """The dataset's ranked rows: what a paper's table shows, narrow enough for 1280 px."""
+    plus = any(s.class_plus or s.method_plus for s in ranked)
+    head = [("#", True), ("Model", False), ("Size", False), ("Weights", False), ("Cutoff", False), ("Strategy", False)]
+    head += [("Tasks", True), ("Class pass@1", True)] + ([("Class pass@1 plus", True)] if plus else [])
+    head += [("Method pass@1", True)] + ([("Method pass@1 plus", True)] if plus else [])
+    head += [("After cutoff: class pass@1 (tasks)", True), ("Evaluated", False)]
+    body = []
+    for s in ranked:
+        mark, why = _flag_mark(s)
+        cells = [
+            f'<td class="num" data-v="{s.rank}">{s.rank}</td>',
+            f'<td class="name" title="run {escape(s.run_id)}">{escape(s.name)}</td>',
+            f"<td>{escape(s.size or '-')}</td><td>{s.openness}</td>",
+            f"<td>{s.cutoff.isoformat() if s.cutoff else '-'}</td><td>{escape(s.strategy)}</td>",
+            f'<td class="num" data-v="{s.tasks}">{s.tasks}</td>',
+            _score_cell(s.class_base, mark, why),
+            _score_cell(s.class_plus) if plus else "",
+            _score_cell(s.method_base),
+            _score_cell(s.method_plus) if plus else "",
+            _window_cell(s),
+            f"<td>{s.evaluated.isoformat() if s.evaluated else '-'}</td>",
+        ]
+        body.append(f"<tr>{''.join(cells)}</tr>")
+    return _table(table_id, head, body, css="sortable ranked")
+
+
+def _dates_note(board: DatasetBoard) -> str:
+    span = dated_range(board)
+    undated = sum(1 for d in board.first_seen.values() if d is None)
+    if span is None:
+        return (
+            "Its tasks carry no first-seen date (ClassEval's have none), so no row has an after-cutoff score "
+            "and no score on it can be told apart from training-data exposure."
+        )
+    text = f"Tasks first seen {span[0]} to {span[1]}"
+    return text + (f"; {undated} undated (never counted as after a cutoff)." if undated else ".")
+
+
+def _sub_board(board: Board, d: DatasetBoard, index: int) -> Board:
+    suites = [s for s in board.suites if any(s in r.suites for r in d.rows)] or [BASE]
+    ks = {s: sorted({k for r in d.rows if s in r.suites for k in r.suites[s].ks}) for s in suites}
+    return Board(rows=d.rows, suites=suites, ks=ks, task_ids=d.task_ids, datasets=[d], suffix=f"-{index}")
+
+
+def dataset_section(board: Board, d: DatasetBoard, index: int, meta: dict[str, ModelMeta]) -> str:
+    sub = _sub_board(board, d, index)
+    return (
+        f'<section id="dataset-{index}"><h2 class="dataset">Dataset {escape(d.label)}</h2>'
+        f"<p>sha256 <code>{d.sha256[:12]}</code>, {len(d.task_ids)} tasks. {escape(_dates_note(d))} "
+        "Ranked by class-level full pass@1 on the base tests (%, 95% bootstrap interval below each value). "
+        "<b>After cutoff</b>: class-level pass@1 on the tasks first seen after the model's training cutoff. "
+        '<span class="flag">†</span> the score on all tasks includes tasks first seen on or before the cutoff '
+        '(possibly contaminated); <span class="flag">?</span> some tasks carry no date.</p>'
+        + ranked_table(d, standings(d, meta), f"ranked{sub.suffix}")
+        + "<details><summary>Every pass@k, partial pass and DEP</summary>"
+        + leaderboard_table(sub)
+        + "</details><h3>Charts</h3>"
+        + charts(sub)
+        + suites_section(sub)
+        + taxonomy_section(sub)
+        + task_grid(sub)
+        + "</section>"
+    )
+
+
+def render_page(board: Board, *, title: str = "classforge results", meta: dict[str, ModelMeta] | None = None) -> str:
     runs = list(dict.fromkeys((r.run_id, r.dataset) for r in board.rows))
     notes = "".join(f'<p class="note">Note: {escape(n)}.</p>' for n in board.notes)
     stamp = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
+    sections = "".join(dataset_section(board, d, i, meta or {}) for i, d in enumerate(board.datasets, 1))
     return f"""<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
 <link rel="icon" href="data:,"><title>{escape(title)}</title><style>{STYLE}</style></head>
 <body><h1>{escape(title)}</h1>
-<p>{len(board.rows)} rows (model × strategy) from {len(runs)} run(s), written {stamp}:
+<p>{len(board.rows)} rows (model × strategy) from {len(runs)} run(s) over {len(board.datasets)} dataset(s), written {stamp}:
 {"; ".join(f"<code>{escape(r)}</code> on {escape(d)}" for r, d in runs) or "no runs"}.
-pass@k in %, with 95% bootstrap intervals over tasks in brackets. Click a column to sort.</p>{notes}
-<h2>Leaderboard</h2>{leaderboard_table(board)}
-<h2>Charts</h2>{charts(board)}
-{suites_section(board)}{taxonomy_section(board)}{task_grid(board)}
+pass@k in %, with 95% bootstrap intervals over tasks. Click a column to sort.</p>{notes}
+{sections or "<p>No runs.</p>"}
 <script>{SCRIPT}</script></body></html>
 """
 
 
-def write_page(board: Board, path: Path, *, title: str = "classforge results") -> Path:
-    write_text(Path(path), render_page(board, title=title))
+def tables_of(board: Board, meta: dict[str, ModelMeta] | None = None) -> list[tuple[DatasetBoard, list[Standing]]]:
+    return [(d, standings(d, meta or {})) for d in board.datasets]
+
+
+def write_page(
+    board: Board, path: Path, *, title: str = "classforge results", meta: dict[str, ModelMeta] | None = None
+) -> Path:
+    write_text(Path(path), render_page(board, title=title, meta=meta))
     return Path(path)
 
 
-def write_leaderboard(results_dirs: list[Path], path: Path, *, title: str = "classforge results") -> tuple[Path, Board]:
-    """`classforge leaderboard`: the page comparing every run under `results_dirs`."""
+def write_leaderboard(
+    results_dirs: list[Path], path: Path, *, title: str = "classforge results", meta: dict[str, ModelMeta] | None = None
+) -> tuple[Path, Board]:
+    """`classforge leaderboard`: the page comparing every run under `results_dirs`, and beside it
+    the same tables as CSV, JSON and LaTeX (`classforge_bench.benchmark.exports`)."""
     board = load_board(results_dirs)
-    return write_page(board, path, title=title), board
+    write_exports(tables_of(board, meta), Path(path))
+    return write_page(board, path, title=title, meta=meta), board

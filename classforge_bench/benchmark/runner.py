@@ -101,7 +101,8 @@ if TYPE_CHECKING:  # the client (and the OpenAI SDK under it) is loaded only whe
     from classforge_bench.pipeline.llm.client import LLMClient
 from classforge_bench.pipeline.config import Config, EvaluateConfig, LLMConfig, SandboxConfig
 from classforge_bench.pipeline.core.errors import InputError
-from classforge_bench.pipeline.core.store import write_text
+from classforge_bench.pipeline.core.folder_lock import FolderLock
+from classforge_bench.pipeline.core.store import remove_partial_writes, write_text
 from classforge_bench.pipeline.llm.errors import LLMError
 from classforge_bench.pipeline.llm.ledger import LedgerEntry, UsageSummary
 from classforge_bench.pipeline.llm.usage_history import (
@@ -769,9 +770,28 @@ def _evaluate(
     clock: dict[str, float] = {}
     t0 = time.perf_counter()
     loaded = _load_run(request, config)
+    clock["load"] = time.perf_counter() - t0
+    # One run per results folder, as one build per build folder: a second run of the same
+    # evaluation would do (and pay for) everything again; it is refused naming the holder.
+    with FolderLock(loaded.run_dir, "classforge evaluate"):
+        remove_partial_writes(loaded.run_dir)  # what a run killed mid-write left
+        return _evaluate_loaded(request, config, env, client, backend, progress, cluster, loaded, clock)
+
+
+def _evaluate_loaded(
+    request: EvaluationRequest,
+    config: EvaluatorConfig,
+    env: Mapping[str, str] | None,
+    client: LLMClient | None,
+    backend: SandboxBackend | None,
+    progress: Progress | None,
+    cluster: DaskCluster | None,
+    loaded: _LoadedRun,
+    clock: dict[str, float],
+) -> RunOutcome:
+    cfg = config.evaluate
     dataset, tasks, dataset_sha, run_dir = loaded.dataset, loaded.tasks, loaded.dataset_sha, loaded.run_dir
     by_id = {t.task_id: t for t in tasks}
-    clock["load"] = time.perf_counter() - t0
 
     environment = _environment(dataset.format, tasks, cfg, config.sandbox) if cfg.environment == "dataset" else None
     if environment is not None:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections import Counter
 
+from classforge_bench.benchmark.leaderboard import short_path
 from classforge_bench.benchmark.metrics import Estimate
 from classforge_bench.benchmark.results import (
     BUCKETS,
@@ -168,7 +169,8 @@ def _environment(s: RunSettings) -> str:
     env = s.environment
     if env is None:
         return 'Code under test ran with classforge\'s own interpreter and packages (`evaluate.environment = "host"`).'
-    source = f"`{env.declared_in}`" if env.declared_in else "the tasks' imports"
+    # a path of the user's machine is shown by its last parts only (summary.md is meant to be shared)
+    source = f"`{short_path(env.declared_in)}`" if env.declared_in else "the tasks' imports"
     if env.kind == "image":
         return f"Code under test ran in the {env.path} (`{env.name}`), which installs {source}."
     return (
@@ -181,7 +183,8 @@ def _how(results: RunResults) -> str:
     s = results.settings
     if s.samples_file:
         return (
-            f"Pre-generated samples from `{s.samples_file}` (sha256 {(s.samples_file_sha256 or '')[:12]})." + _limits(s)
+            f"Pre-generated samples from `{short_path(s.samples_file)}` (sha256 {(s.samples_file_sha256 or '')[:12]})."
+            + _limits(s)
         )
     text = f"n = {s.n_samples} samples per task"
     if any(m not in SPECIAL_MODELS for m in s.models):
@@ -304,7 +307,7 @@ def render_summary(results: RunResults) -> str:
     lines = [
         f"# Evaluation {results.run_id}",
         "",
-        f"Dataset `{results.dataset.path}` ({results.dataset.format}, sha256 {results.dataset.sha256[:12]}): "
+        f"Dataset `{short_path(results.dataset.path)}` ({results.dataset.format}, sha256 {results.dataset.sha256[:12]}): "
         f"{results.dataset.n_tasks_selected} tasks selected, **{len(broken)} broken** (reference fails; excluded from every score), "
         f"{results.dataset.n_tasks_selected - len(broken)} scored. " + _how(results),
         "",

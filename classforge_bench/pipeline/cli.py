@@ -20,7 +20,7 @@ from classforge_bench.pipeline.cli_support import (
     validation_message,
 )
 from classforge_bench.pipeline.core import parsing
-from classforge_bench.pipeline.core.errors import ClassforgeError
+from classforge_bench.pipeline.core.errors import ClassforgeError, InfrastructureError
 from classforge_bench.pipeline.core.strategy_names import EvalStrategy
 
 if TYPE_CHECKING:
@@ -551,7 +551,7 @@ def _run_build_flow(cfg, stoppable, flow_fn, **flow_args: object) -> None:
     from contextlib import nullcontext
 
     from classforge_bench.flows.build_benchmark import BuildRunSummary
-    from classforge_bench.pipeline.cli_flowlog import flow_failure, flow_log
+    from classforge_bench.pipeline.cli_flowlog import disk_full_line, flow_failure, flow_log
     from classforge_bench.pipeline.cli_progress import task_progress
     from classforge_bench.pipeline.construct.run import build_dir
 
@@ -560,9 +560,12 @@ def _run_build_flow(cfg, stoppable, flow_fn, **flow_args: object) -> None:
     with flow_log(build_dir(cfg)) as log_path, task_progress(console) if console.is_terminal else nullcontext():
         state = stoppable.run(lambda: flow_fn(return_state=True, **flow_args))
     result = state.result(raise_on_failure=False)
+    full = disk_full_line(result, log_path)  # a full disk: said once, whatever else failed with it
     if not isinstance(result, BuildRunSummary):  # the flow raised before it had a summary
-        fail(*flow_failure(result, state.message, log_path))
+        fail(*((full, 1) if full else flow_failure(result, state.message, log_path)))
     _print_build_result(result)
+    if full:
+        fail(full, 1)
     if state.is_failed():
         fail(f"build {(state.name or 'failed').lower()}: {state.message}", 1)
 
@@ -638,6 +641,8 @@ def verify_release_cmd(
     """Check a release folder: card, schema, row counts, file hashes, datasets loading."""
     from classforge_bench.pipeline.release.verify import release_track, verify_release
 
+    if not release.is_dir():  # a missing path is bad input (exit 2), as for every other command
+        fail(f"release folder {release} {'is not a folder' if release.exists() else 'does not exist'}", 2)
     problems = verify_release(release, load_with_datasets=load)
     for problem in problems:
         typer.echo(f"problem: {problem}", err=True)
@@ -922,7 +927,9 @@ def _evaluate_with_progress(run):
             fail(validation_message(exc))
         except ClassforgeError as exc:
             bar.stop()
-            fail(exc)
+            # As for a build: 2 is bad input found before any work; a run that could not finish
+            # (results folder busy, disk full, endpoint gone) is 1.
+            fail(exc, 1 if isinstance(exc, InfrastructureError) else 2)
         except KeyboardInterrupt:
             bar.stop()
             fail(
@@ -1038,18 +1045,41 @@ def leaderboard(
     results_dirs: Annotated[
         list[Path], typer.Argument(help="run folders (results/<run-id>/), or folders holding them")
     ],
-    out: Annotated[Path, typer.Option("--out", "-o", help="the page to write")] = Path("leaderboard.html"),
+    out: Annotated[
+        Path, typer.Option("--out", "-o", help="the page to write; .csv, .json and .tex of the same name go beside it")
+    ] = Path("leaderboard.html"),
     title: Annotated[str, typer.Option("--title", help="the page's title")] = "classforge results",
+    models: Annotated[
+        Path | None,
+        typer.Option(
+            "--models",
+            help="model metadata, TOML or JSON: [models.<label>] name, size, cutoff, open, evaluated "
+            "(docs/results-page.md)",
+        ),
+    ] = None,
+    cutoff: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--cutoff", metavar="MODEL=DATE", help="a model's training cutoff (repeatable; overrides --models)"
+        ),
+    ] = None,
 ) -> None:
-    """Write one static HTML page comparing the given evaluation runs (models x strategies)."""
+    """Write one static HTML page ranking the given evaluation runs, one table per dataset, with CSV,
+    JSON and LaTeX copies of the tables beside it."""
+    from classforge_bench.benchmark.model_meta import load_model_meta, parse_cutoffs, with_cutoffs
     from classforge_bench.benchmark.results_page import write_leaderboard
 
     try:
-        path, board = write_leaderboard(results_dirs, out, title=title)
+        meta = with_cutoffs(load_model_meta(models), parse_cutoffs(cutoff or []))
+        path, board = write_leaderboard(results_dirs, out, title=title, meta=meta)
     except ClassforgeError as exc:
         fail(exc)
     runs = len({r.run_id for r in board.rows})
-    console.print(f"{len(board.rows)} rows from {runs} run(s) written to {path}")
+    exports = ", ".join(path.with_suffix(ext).name for ext in (".csv", ".json", ".tex"))
+    console.print(
+        f"{len(board.rows)} rows from {runs} run(s) over {len(board.datasets)} dataset(s) written to {path} "
+        f"(tables also as {exports})"
+    )
 
 
 if __name__ == "__main__":

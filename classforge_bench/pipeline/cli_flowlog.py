@@ -7,6 +7,7 @@ the log file) instead of Prefect's traceback followed by that line.
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import sys
@@ -45,6 +46,73 @@ class TerminalOneLine(logging.Filter):
         return True
 
 
+class LogFile(logging.FileHandler):
+    """The build log. A write that fails with an operating-system error (a full disk) stops it for
+    good: the stdlib's handler would print a "--- Logging error ---" block with a traceback for
+    every record after it (thousands in a build), and raise again when closed. The failure is
+    kept for the CLI's closing line (`write_failure`)."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__(path, encoding="utf-8")
+        self.failed: OSError | None = None
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if self.failed is None:
+            super().emit(record)
+
+    def handleError(self, record: logging.LogRecord) -> None:  # noqa: N802 - the stdlib's name
+        exc = sys.exc_info()[1]
+        if not isinstance(exc, OSError):
+            super().handleError(record)  # a record that cannot be formatted: the stdlib's report
+            return
+        self._stop(exc)
+
+    def flush(self) -> None:
+        if self.failed is None:
+            try:
+                super().flush()
+            except OSError as exc:
+                self._stop(exc)
+
+    def close(self) -> None:
+        try:
+            super().close()
+        except OSError as exc:  # the last buffered lines could not be written either
+            self._stop(exc)
+
+    def _stop(self, exc: OSError) -> None:
+        if self.failed is None:
+            self.failed = exc
+            _write_failures[self.baseFilename] = exc
+
+
+# Log files that stopped on a write error in this process, by absolute path (`LogFile.baseFilename`).
+_write_failures: dict[str, OSError] = {}
+
+
+def write_failure(log_path: Path) -> OSError | None:
+    """The error that stopped the log file at `log_path`, if one did."""
+    return _write_failures.get(os.path.abspath(log_path))
+
+
+def disk_full_line(result: object, log_path: Path) -> str | None:
+    """The CLI's one line when the disk under the build's outputs filled (the log file stopped, or
+    the flow ended on a write that found no space), else None."""
+    stopped = write_failure(log_path)
+    cause = result if isinstance(result, OSError) else None
+    full = [e for e in (cause, stopped) if e is not None and e.errno in (errno.ENOSPC, errno.EDQUOT)]
+    if not full:
+        return None
+    folder = log_path.parent
+    where = f"; the build log {log_path} stops where the disk filled" if stopped is not None else ""
+    return (
+        f"the disk under {folder} is full ({full[0].strerror or full[0]}): the build stopped{where}. "
+        "Kept: every file written before (each written whole), the finished candidates and stages, the "
+        "harvest and every paid LLM answer stored; free space and run the same command again: finished "
+        "work is reused and no answer is paid twice"
+    )
+
+
 def _writing_loggers() -> list[logging.Logger]:
     """The root logger and every logger that keeps its records from it (Prefect's
     `prefect._internal`, uvicorn's, fastapi's): a traceback logged there bypasses the root's handlers."""
@@ -61,7 +129,7 @@ def flow_log(folder: Path) -> Iterator[Path]:
     and the terminal filter to the handlers of every logger that writes; undo both on the way out."""
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / LOG_NAME
-    file_handler = logging.FileHandler(path, encoding="utf-8")
+    file_handler = LogFile(path)
     file_handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     loggers = _writing_loggers()
     # Prefect's console handler (and a plain stream handler a user configured); not a log file, not

@@ -5,7 +5,8 @@ waits for it and takes the signals. So no library can swap the handlers (Prefect
 SIGTERM handler only in the main thread, and its graceful shutdown waited minutes for a request in
 flight). On the first signal: wait for the paid answer being stored (paid.py), stop Prefect's
 embedded server, print one line saying what was kept, and end the process: its sockets close, so
-every request in flight is cancelled at the server. A second signal ends it at once. A kill -9
+every request in flight is cancelled at the server. A terminal or pipe that is gone (EPIPE, EIO, a
+reader that stopped reading) costs at most SAY_WAIT_S: the line is dropped, never waited for. A second signal ends it at once. A kill -9
 cannot be handled: the orphan guard (core/orphan_guard.py) ends the server then.
 """
 
@@ -23,6 +24,7 @@ from classforge_bench.pipeline.llm import paid
 
 T = TypeVar("T")
 STORE_WAIT_S = 10.0
+SAY_WAIT_S = 2.0  # a live terminal takes a line at once; longer means no one is reading
 _EXIT = {signal.SIGINT: 130, signal.SIGTERM: 143}
 
 
@@ -89,21 +91,51 @@ class Stoppable:
         if self._stopping:
             os._exit(code)  # the second signal: now
         self._stopping = True
-        paid.hold(STORE_WAIT_S)
-        # os._exit skips every close() and `finally`: answers a cache could only keep in memory are
-        # stored now, and the work under way saves its spend and ends its sandbox runs.
-        not_stored = paid.store_kept() + run_stop_hooks()
-        self._say(kept_line(signal.Signals(signum).name))
-        for line in not_stored:
-            self._say(line)
         try:
+            paid.hold(STORE_WAIT_S)
+            # os._exit skips every close() and `finally`: answers a cache could only keep in memory are
+            # stored now, and the work under way saves its spend and ends its sandbox runs.
+            not_stored = paid.store_kept() + run_stop_hooks()
+            self._say_or_drop([kept_line(signal.Signals(signum).name), *not_stored])
             stop_prefect_server()
         finally:
-            if sys.stdout.isatty():
-                sys.stdout.write("\x1b[?25h")  # the live rows hid the cursor; their exit code is skipped
-            sys.stdout.flush()
-            sys.stderr.flush()
             os._exit(code)
+
+    def _say_or_drop(self, lines: list[str]) -> None:
+        """Say the stop lines, unless the terminal or pipe is gone: a write that fails, or does not
+        finish within SAY_WAIT_S (a reader that no longer reads, another thread stuck writing),
+        sends this process's output to /dev/null from then on, so nothing after it (Prefect's
+        shutdown, a flush) can raise or block the exit."""
+        said = threading.Event()
+
+        def write() -> None:
+            try:
+                if sys.stdout.isatty():
+                    sys.stdout.write("\x1b[?25h")  # the live rows hid the cursor; their exit code is skipped
+                sys.stdout.flush()
+                for line in lines:
+                    self._say(line)
+                sys.stderr.flush()
+            except (OSError, ValueError):
+                return  # EPIPE, EIO (a closed terminal), or a stream already closed
+            said.set()
+
+        writer = threading.Thread(target=write, name="classforge-stop-line", daemon=True)
+        writer.start()
+        writer.join(SAY_WAIT_S)
+        if not said.is_set():
+            _silence()
+
+
+def _silence() -> None:
+    """Point file descriptors 1 and 2 at /dev/null (a write already blocked on the old ones stays
+    blocked in its thread, which the exit ends)."""
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        for fd in (1, 2):
+            os.dup2(devnull, fd)
+    finally:
+        os.close(devnull)
 
 
 def say_stopped(line: str) -> None:

@@ -127,6 +127,15 @@ class HarvestConfig(Section):
             raise ValueError(f"snapshot must be a plain folder name, got {v!r}")
         return v
 
+    @field_validator("cutoff", mode="before")
+    @classmethod
+    def _cutoff_is_a_date(cls, v: object) -> object:
+        # `cutoff = 2025` is a TOML integer, which pydantic reads as seconds since 1970 and then
+        # refuses with a message about datetimes; say what is wanted instead.
+        if isinstance(v, (int, float)) or (isinstance(v, str) and not _is_iso_date(v)):
+            raise ValueError(f"cutoff must be a date like 2025-01-01, got {v!r}")
+        return v
+
     @field_validator("cutoff")
     @classmethod
     def _cutoff_not_in_future(cls, v: date) -> date:
@@ -134,6 +143,14 @@ class HarvestConfig(Section):
         if v > date.today():
             raise ValueError(f"cutoff {v} is in the future (today is {date.today()})")
         return v
+
+
+def _is_iso_date(text: str) -> bool:
+    try:
+        date.fromisoformat(text.strip())
+    except ValueError:
+        return False
+    return True
 
 
 def sources_replacing_the_files(sources: list[str]) -> dict[str, list[str]]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
@@ -26,3 +27,25 @@ def classeval_path() -> Path:
 @pytest.fixture(scope="session")
 def classeval(classeval_path: Path) -> LoadedDataset:
     return load_dataset(classeval_path)
+
+
+def _chromium() -> str | None:
+    for name in ("chromium", "chromium-browser", "google-chrome"):
+        if found := shutil.which(name):
+            return found
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    chromium = _chromium()
+    if chromium is None:
+        pytest.skip("no Chromium installed (Debian: apt-get install chromium); the page is not checked in a browser")
+    playwright = pytest.importorskip(
+        "playwright.sync_api", reason="Playwright is not installed (pip install playwright)"
+    )
+    with playwright.sync_playwright() as p:
+        # the system browser: Playwright's own download is not needed (and fails offline)
+        b = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
+        yield b
+        b.close()

@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -60,7 +59,8 @@ def test_outcome_grid_names_what_nobody_and_everybody_solves(runs):
     assert only_reference.solved_by_everybody() == TASKS[:2]
     # Both reference rows solve what they scored, but only the first two tasks did both score: a
     # task one row did not run is not solved by every row (docs/results-page.md).
-    both_references = dataclasses.replace(board, rows=[r for r in board.rows if r.model == "reference"])
+    (dataset,) = board.datasets  # both runs scored the same file: one table
+    both_references = dataclasses.replace(dataset, rows=[r for r in dataset.rows if r.model == "reference"])
     assert len(both_references.rows) == 2 and both_references.solved_by_everybody() == TASKS[:2]
     empty = board.rows[1]
     assert {t: (c.status, c.full, c.n) for t, c in empty.tasks.items()} == dict.fromkeys(TASKS, ("failed", 0, 1))
@@ -69,8 +69,8 @@ def test_outcome_grid_names_what_nobody_and_everybody_solves(runs):
 
 def test_evaluate_writes_its_page_and_the_page_needs_no_matplotlib(runs, tmp_path):
     page = (runs[0] / PAGE_FILE).read_text(encoding="utf-8")
-    table = page.split('id="leaderboard"')[1].split("</table>")[0]
-    assert table.count("<tr><td>") == 2 and "<svg" in page  # reference and empty
+    table = page.split('id="ranked-1"')[1].split("</table>")[0]
+    assert table.count("<tr>") == 3 and "<svg" in page  # the head, reference and empty
     assert not re.search(r"""(src|href)=["']?(https?:)?//""", page), "the page must fetch nothing"
     code = (
         "import sys; from pathlib import Path; from classforge_bench.benchmark.results_page import write_leaderboard; "
@@ -110,28 +110,6 @@ def test_another_suite_gets_its_own_columns_and_a_base_comparison(runs):
     assert "Base tests vs plus" in page and ">-33.3<" in page
 
 
-def _chromium() -> str | None:
-    for name in ("chromium", "chromium-browser", "google-chrome"):
-        if found := shutil.which(name):
-            return found
-    return None
-
-
-@pytest.fixture(scope="module")
-def browser():
-    chromium = _chromium()
-    if chromium is None:
-        pytest.skip("no Chromium installed (Debian: apt-get install chromium); the page is not checked in a browser")
-    playwright = pytest.importorskip(
-        "playwright.sync_api", reason="Playwright is not installed (pip install playwright)"
-    )
-    with playwright.sync_playwright() as p:
-        # the system browser: Playwright's own download is not needed (and fails offline)
-        b = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
-        yield b
-        b.close()
-
-
 def _column(page, table: str, title: str) -> int:
     heads = page.locator(f"#{table} thead th").all_inner_texts()
     return next(i for i, h in enumerate(heads) if h.strip().rstrip("▲▼ ").strip() == title)
@@ -148,15 +126,15 @@ def test_the_page_in_a_headless_browser(runs, browser, tmp_path):
     page.wait_for_load_state("load")
     assert problems == []
     assert all(u.startswith(("file:", "data:")) for u in requests), requests
-    rows = page.locator("#leaderboard tbody tr")
+    rows = page.locator("#ranked-1 tbody tr")
     assert rows.count() == len(board.rows) == 3
-    models = lambda: [rows.nth(i).locator("td").first.inner_text() for i in range(rows.count())]  # noqa: E731
-    head = page.locator("#leaderboard thead th").nth(_column(page, "leaderboard", "Class full pass@1"))
+    models = lambda: [rows.nth(i).locator("td").nth(1).inner_text() for i in range(rows.count())]  # noqa: E731
+    head = page.locator("#ranked-1 thead th").nth(_column(page, "ranked-1", "Class pass@1"))
     head.click()  # numbers sort high to low first
     assert models() == ["reference", "reference", "empty"] and head.get_attribute("aria-sort") == "descending"
     head.click()
     assert models() == ["empty", "reference", "reference"] and head.get_attribute("aria-sort") == "ascending"
-    page.locator("#leaderboard thead th").first.click()  # text sorts A to Z first
+    page.locator("#ranked-1 thead th").nth(1).click()  # text sorts A to Z first
     assert models() == ["empty", "reference", "reference"]
     assert page.locator("svg.chart").count() >= 3
     shot = Path(os.environ.get("CLASSFORGE_SCREENSHOT_DIR", tmp_path)) / "results-page.png"
@@ -171,7 +149,9 @@ def test_the_command_writes_the_page_and_names_a_folder_without_results(runs, tm
         cli + [str(runs[0]), str(runs[1]), "-o", str(tmp_path / "lb.html")], capture_output=True, text=True, cwd=REPO
     )
     assert done.returncode == 0, done.stderr
-    assert done.stdout.strip() == f"3 rows from 2 run(s) written to {tmp_path / 'lb.html'}"
+    assert " ".join(done.stdout.split()).startswith(
+        f"3 rows from 2 run(s) over 1 dataset(s) written to {tmp_path / 'lb.html'}"
+    )
     assert (tmp_path / "lb.html").read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
     bad = subprocess.run(cli + [str(runs[0]), str(tmp_path / "nothing")], capture_output=True, text=True, cwd=REPO)
     assert bad.returncode == 2 and bad.stdout == ""

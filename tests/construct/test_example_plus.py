@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from fairness_kit import unfair_verdicts
 
 from classforge_bench.pipeline.construct.run import run_build
 from classforge_bench.pipeline.quality.plus.generate import DEFAULT_PYTHON
@@ -56,3 +57,5 @@ def test_example_build_with_the_plus_tier(tmp_path, monkeypatch):
     assert sum(t.plus.tests for t in result.tasks) > 0
     table = size_table(compute_stats([t.to_row() for t in result.tasks]))
     assert "Plus tests, hidden, no LLM (3 of 3 tasks)" in table and "Mutation score with plus tests" in table
+    # A correct implementation of each skeleton passes base and plus: two blind ones per task.
+    assert unfair_verdicts("example", result.tasks) == {}

@@ -35,6 +35,7 @@ from __future__ import annotations
 import json
 import re
 import socket
+import struct
 import threading
 import time
 from collections import deque
@@ -135,7 +136,14 @@ class Disconnect(_Reply):
     """Close the connection without answering (a connection error for the client)."""
 
 
-Reply = Text | NullContent | HTTPError | Malformed | Delay | Disconnect
+class ResetMidBody(_Reply):
+    """Send the 200, the headers and part of the answer (half the JSON body, or the first streamed
+    chunk), then reset the connection (TCP RST: the client reads "Connection reset by peer")."""
+
+    text: str = "an answer the client never sees whole"
+
+
+Reply = Text | NullContent | HTTPError | Malformed | Delay | Disconnect | ResetMidBody
 Delay.model_rebuild()
 Responder = Callable[[dict[str, Any]], "Reply | str"]
 
@@ -544,10 +552,33 @@ def _make_handler(server: FakeOpenAIServer) -> type[BaseHTTPRequestHandler]:
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
                 self.wfile.write(data)
+            elif isinstance(reply, ResetMidBody):
+                self._reset_mid_body(body, server._completion_body(body, Text(text=reply.text)))
             elif isinstance(reply, Disconnect):
                 self.close_connection = True
                 # Drop the socket without a status line; the client sees the connection end.
                 self.connection.shutdown(socket.SHUT_RDWR)
+
+        def _reset_mid_body(self, body: dict[str, Any], answer: dict[str, Any]) -> None:
+            self.send_response(200)
+            if body.get("stream") and not server.profile.ignore_stream:
+                self.send_header("Content-Type", "text/event-stream")
+                self.end_headers()
+                chunk = {k: answer[k] for k in ("id", "created", "model")} | {"object": "chat.completion.chunk"}
+                delta = {"role": "assistant", "content": answer["choices"][0]["message"]["content"][:8]}
+                part = f"data: {json.dumps(chunk | {'choices': [{'index': 0, 'delta': delta}]})}\n\n".encode()
+            else:
+                data = json.dumps(answer).encode()
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                part = data[: len(data) // 2]
+            self.wfile.write(part)
+            self.wfile.flush()
+            self.close_connection = True
+            # Linger 0: close sends RST instead of FIN, as a crashed proxy or a dropped NAT entry does.
+            self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            self.connection.close()
 
         def _stream(self, body: dict[str, Any], answer: dict[str, Any]) -> None:
             """Server-sent events, chunked as OpenAI does: deltas, then the finish reason, then usage."""

@@ -179,7 +179,7 @@ def test_400_is_not_retried(server, harness):
 def test_wrong_api_key_fails_at_once_as_an_infrastructure_fault(server, harness):
     server.default = "x"
     h = harness()
-    h.client._env["OTHER_KEY"] = "sk-wrong"
+    h.client.transport._env["OTHER_KEY"] = "sk-wrong"
     with pytest.raises(LLMCallFailed) as info:
         call(h, endpoint(server.base_url, api_key_env="OTHER_KEY"))
     assert info.value.status == 401 and h.sleeps == [] and info.value.transient
@@ -400,7 +400,7 @@ def test_errors_survive_pickling():
 def test_retry_after_forms_and_cap(server, harness):
     from email.utils import formatdate
 
-    from classforge_bench.pipeline.llm.client import _retry_after
+    from classforge_bench.pipeline.llm.transport import retry_after as _retry_after
 
     assert _retry_after({"retry-after-ms": "250"}) == 0.25
     assert _retry_after({"retry-after": "3"}) == 3.0

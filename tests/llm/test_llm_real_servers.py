@@ -203,8 +203,8 @@ def test_a_whole_answers_limit_grows_with_the_measured_speed(harness):
     with served(ServerProfile(), default="w " * 200) as srv:
         h = harness()
         ep = endpoint(srv.base_url, stream=False, timeout_s=30, max_tokens=4096)
-        assert h.client._wall_clock_s(ep, 4096) == 30  # nothing measured yet: timeout_s
+        assert h.client.transport.wall_clock_s(ep, 4096) == 30  # nothing measured yet: timeout_s
         call(h, ep)
-        limit = h.client._wall_clock_s(ep, 4096)
-        speed = h.client._speeds[(ep.base_url, ep.model)]
-        assert limit == max(30, 2 * 4096 / speed) and h.client._wall_clock_s(ep, 10**9) > 30
+        limit = h.client.transport.wall_clock_s(ep, 4096)
+        speed = h.client.transport.speed(ep)
+        assert limit == max(30, 2 * 4096 / speed) and h.client.transport.wall_clock_s(ep, 10**9) > 30

@@ -122,3 +122,12 @@ def test_a_search_stopped_by_its_time_cap_says_so(tmp_path):
     assert capped.ok and capped.hit_time_cap and capped.coverage is not None and capped.coverage < 1.0
     easy = generate(STACK, sandbox, _plus(tmp_path))
     assert easy.ok and not easy.hit_time_cap and easy.coverage == 1.0
+
+
+def test_the_default_generator_is_the_checkouts_venv_plus():
+    # the import root moved one level down (classforge_bench/pipeline/...): the default interpreter
+    # pointed at classforge_bench/.venv-plus, and `classforge strengthen` failed without plus.python
+    from classforge_bench.pipeline.quality.plus.generate import DEFAULT_PYTHON
+
+    checkout = Path(__file__).resolve().parents[2]
+    assert checkout / ".venv-plus" / "bin" / "python" == DEFAULT_PYTHON

@@ -90,3 +90,16 @@ def test_overrides_apply(tmp_path):
 def test_a_future_cutoff_in_the_file_is_refused(tmp_path):
     with pytest.raises(ConfigError, match="cutoff 2999-01-01 is in the future"):
         load_config(write(tmp_path, '[harvest]\ncutoff = "2999-01-01"\n'), env={})
+
+
+def test_a_year_for_a_cutoff_asks_for_a_date(tmp_path):
+    """`cutoff = 2025` is a TOML integer: pydantic's own message spoke of datetimes."""
+    with pytest.raises(
+        ConfigError, match=r"harvest\.cutoff: .*cutoff must be a date like 2025-01-01, got 2025"
+    ) as info:
+        load_config(write(tmp_path, "[harvest]\ncutoff = 2025\n"), env={})
+    assert "atetime" not in str(info.value)
+    # A TOML date and a quoted ISO date are still dates.
+    assert str(load_config(write(tmp_path, "[harvest]\ncutoff = 2025-03-01\n"), env={}).harvest.cutoff) == "2025-03-01"
+    with pytest.raises(ConfigError, match="a date like 2025-01-01, got '2025'"):
+        load_config(write(tmp_path, '[harvest]\ncutoff = "2025"\n'), env={})

@@ -1,6 +1,6 @@
-"""The documentation: the site builds with `mkdocs build --strict`, its command and configuration
-references are generated from the code (so a new option or key appears without anyone writing it),
-and the start page stays a start page whose links lead somewhere."""
+"""The documentation: the site builds with `mkdocs build --strict`, its command, configuration and
+API references are generated from the code (so a new option or key appears without anyone writing
+it), and the start page stays a start page whose links lead somewhere."""
 
 from __future__ import annotations
 
@@ -38,9 +38,18 @@ def test_the_site_builds_strictly_with_the_generated_references(tmp_path: Path) 
     assert done.returncode == 0, done.stderr[-3000:]
     cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     config = (site / "reference" / "config" / "index.html").read_text(encoding="utf-8")
-    assert "--dataset" in cli and "classforge evaluate" in cli
+    assert "--dataset" in cli and "classforge evaluate" in cli and "&lt;run-id&gt;" in cli
     assert "harvest.github.enabled" in config and "construction.mutation.min_score" in config
-    assert not (ROOT / "docs" / "reference" / "cli.md").exists()  # generated into the build only
+    for page in ("cli", "config"):  # a real file (a link to it works on GitHub), filled at build time
+        source = (ROOT / "docs" / "reference" / f"{page}.md").read_text(encoding="utf-8")
+        assert f"<!-- generated: {page} -->" in source and "construction.mutation.min_score" not in source
+    assert "<!-- generated" not in cli + config
+    api = (site / "api" / "index.html").read_text(encoding="utf-8")
+    # mkdocstrings rendered the objects, their signatures and docstrings, not the `:::` lines
+    assert 'id="classforge_bench.benchmark.standings.standings"' in api and ":::" not in api
+    assert "a task is only as fresh as its oldest part" in api  # Task.first_seen's docstring
+    tutorial = (site / "tutorial" / "index.html").read_text(encoding="utf-8")
+    assert '<pre class="mermaid"><code>flowchart LR' in tutorial
 
 
 def test_every_command_and_option_of_the_cli_is_in_its_reference() -> None:
@@ -51,11 +60,16 @@ def test_every_command_and_option_of_the_cli_is_in_its_reference() -> None:
     page = _generator().cli_markdown(app)
     group = typer.main.get_command(app)
     assert group.commands
+    sections = re.split(r"^### `classforge ([a-z-]+)`$", page, flags=re.M)
+    by_command = dict(zip(sections[1::2], sections[2::2]))
+    assert sorted(by_command) == sorted(group.commands)
     for name, command in group.commands.items():
-        assert f"## `classforge {name}`" in page
         for param in command.params:
-            for opt in param.opts if param.param_type_name == "option" else [param.name.upper()]:
-                assert f"`{opt}`" in page, (name, opt)
+            if param.param_type_name == "option":
+                for opt in param.opts:
+                    assert re.search(rf"[`, ]{re.escape(opt)}[`, ]", by_command[name]), (name, opt)
+            else:  # an argument is listed under **Arguments**
+                assert "**Arguments**" in by_command[name] and (param.help or "")[:20] in by_command[name]
 
 
 def test_a_new_option_appears_in_the_cli_reference() -> None:
@@ -70,9 +84,9 @@ def test_a_new_option_appears_in_the_cli_reference() -> None:
         """Something else."""
 
     page = _generator().cli_markdown(app)
-    assert "## `classforge frobnicate`" in page and "Frobnicate the widgets." in page
-    row = next(line for line in page.splitlines() if "`--brand-new-level`" in line)
-    assert "`3`" in row and "how hard to frobnicate" in row
+    assert "### `classforge frobnicate`" in page and "Frobnicate the widgets." in page
+    row = next(line for line in page.splitlines() if "--brand-new-level" in line)
+    assert "[default: 3]" in row and "how hard to frobnicate" in row
 
 
 def _leaf_keys(model: type[BaseModel], prefix: str = "") -> list[str]:

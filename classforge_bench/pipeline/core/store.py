@@ -71,6 +71,17 @@ def atomic_open(path: Path, mode: str = "w") -> Iterator[IO]:
         raise
 
 
+def remove_partial_writes(folder: Path) -> int:
+    """Remove the temporary siblings `atomic_open` leaves only when its process is killed mid-write
+    (kill -9, power loss; any other failure removes its own). Call it only while holding the
+    folder's lock (`folder_lock.FolderLock`): another writer's file in progress would go too."""
+    removed = 0
+    for tmp in Path(folder).rglob(".*.tmp"):
+        tmp.unlink(missing_ok=True)
+        removed += 1
+    return removed
+
+
 def unwritable(folder: Path) -> str | None:
     """Why nothing could be written in `folder` (created later if missing), or None: a real write
     test in its nearest existing ancestor, so root on a read-only mount is caught too. Leaves nothing."""

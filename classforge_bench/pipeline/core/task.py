@@ -11,7 +11,7 @@ live in `classforge_bench.pipeline.formats`.
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -325,6 +325,17 @@ class Task(BaseModel):
         """Test classes tied to no method: they exercise several methods together."""
         tied = set(self.method_test_classes.values())
         return [tc for tc in self.test_classes if tc not in tied]
+
+    @property
+    def first_seen(self) -> date | None:
+        """The day the task's material was first public: its *earliest* source's first-seen date,
+        since a task is only as fresh as its oldest part (release/validity.py counts a task
+        post-cutoff on the same rule). None when a source is undated or the task lists no sources:
+        ClassEval's and ClassEval-Pro's tasks carry no dates."""
+        if not self.sources:
+            return None
+        dates = [s.first_seen_date for s in self.sources]
+        return None if any(d is None for d in dates) else min(d.date() for d in dates if d is not None)
 
 
 _ROW_FIELDS = frozenset(name for name, f in Task.model_fields.items() if not f.exclude)

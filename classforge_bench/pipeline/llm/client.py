@@ -1,18 +1,20 @@
-"""The one LLM client of the project: cache first, then a budgeted, retried live call.
+"""The one LLM client of the project: cache first, then a budgeted, retried live call (the policy;
+one request to one endpoint is `transport.Transport`'s, as inspect_ai's `Model` over `ModelAPI`).
 
 Every stage and the evaluator call `LLMClient.complete(...)`. It:
 1. hashes the request (`CacheKeyMaterial`) and serves a recorded response if there is one;
 2. in `replay` mode stops there: a miss is a `CacheMiss` and the network is never touched;
-3. otherwise checks the budget, calls the endpoint with the openai SDK (its own retries off),
-   retrying rate limits, server errors, timeouts, connection errors and malformed bodies with
-   exponential backoff and jitter (a 500/501 with the same body twice is deterministic and stops),
-   and records the response in the ledger (tokens estimated when the server sends no usage) and
-   the cache.
+3. otherwise checks the budget and sends the request through the transport, retrying what the
+   transport classifies as retryable (rate limits, server errors, timeouts, connection errors
+   before or while the answer is read, malformed bodies) with exponential backoff and jitter (a
+   500/501 with the same body twice is deterministic and stops), and records every request sent
+   in the ledger whatever became of it (tokens estimated when the server sends no usage), and
+   the answer in the cache.
 
 Around that: a prompt that cannot fit the role's context window raises `PromptTooLong` before it
 is sent; an answer cut at `max_tokens` is asked once more with more room; a JSON request follows
 the role's `response_format` mode (`auto` falls back json_schema -> json_object -> none when the
-server refuses, and remembers it per endpoint); `stream = true` streams the answer.
+server refuses, and remembers it per endpoint).
 
 Concurrent callers share one instance. Identical requests in flight at the same time are
 coalesced (single flight), so the same key is never paid for twice.
@@ -20,21 +22,17 @@ coalesced (single flight), so the same key is never paid for twice.
 
 from __future__ import annotations
 
-import json
 import logging
 import random
 import re
 import threading
 import time
 from collections.abc import Callable, Mapping
-from email.utils import parsedate_to_datetime
 from typing import Any
 
-import openai
-from openai.types.chat import ChatCompletion
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict
 
-from classforge_bench.pipeline.config import EndpointConfig, LLMConfig, resolve_api_key
+from classforge_bench.pipeline.config import EndpointConfig, LLMConfig
 from classforge_bench.pipeline.core.errors import ClassforgeError
 from classforge_bench.pipeline.core.pool import Outcome, map_concurrently
 from classforge_bench.pipeline.llm import paid
@@ -42,25 +40,13 @@ from classforge_bench.pipeline.llm.cache import CacheEntry, CacheKeyMaterial, Re
 from classforge_bench.pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, PromptTooLong, UnpricedModel
 from classforge_bench.pipeline.llm.ledger import UsageLedger
 from classforge_bench.pipeline.llm.tokens import estimate_prompt_tokens, estimate_tokens
+from classforge_bench.pipeline.llm.transport import Answer, Failure, Transport
 
 log = logging.getLogger(__name__)
 
-# The SDK's own choice of retryable statuses: request timeout, lock conflict, rate limit, 5xx.
-_RETRYABLE_STATUS = frozenset({408, 409, 429})
 # Statuses where "the same body twice" means the server will always answer so (llama.cpp's 500 for a
 # json_schema it cannot take). 502-504 come from gateways and overloaded servers and stay transient.
 _DETERMINISTIC_5XX = frozenset({500, 501})
-# Auth, unknown model or path, rate limit: fixed by the operator, not by the content, so transient.
-_OPERATOR_STATUS = frozenset({401, 403, 404, 408, 409, 429})
-# What servers say when they cannot take the response_format they were sent.
-_FORMAT_REFUSAL = re.compile(
-    r"response_format|json_schema|json_object|'text' or 'json_object'|grammar|structured output", re.IGNORECASE
-)
-_CONTEXT_EXCEEDED = re.compile(
-    r"context_length_exceeded|context length|context window|maximum context|exceeds? the available context|"
-    r"too many tokens|prompt is too long|n_ctx",
-    re.IGNORECASE,
-)
 # A 5xx body that blames the request (a validation error turned into a 500): a re-run repeats it.
 _REQUEST_INVALID = re.compile(
     r"validation error|input should be|invalid|unsupported|not supported|unrecognized", re.IGNORECASE
@@ -115,30 +101,8 @@ class Completion(BaseModel):
         return f"a server-side limit at {c} answer tokens (max_tokens={m}, prompt {p} tokens{window})"
 
 
-class _Attempt(BaseModel):
-    """What one failed attempt tells the retry loop."""
-
-    retryable: bool
-    reason: str
-    status: int | None = None
-    retry_after_s: float | None = None
-    transient: bool = True  # for a final failure: may a later run succeed?
-    format_refused: bool = False  # the server cannot take the response_format sent
-    context_exceeded: bool = False
-
-
-class _Answer(BaseModel):
-    """A 200 answer, from a plain or a streamed response."""
-
-    text: str | None
-    finish_reason: str | None
-    response_model: str | None
-    prompt_tokens: int | None
-    completion_tokens: int | None
-
-
 class _FormatRefused(ClassforgeError):
-    def __init__(self, failure: _Attempt, attempts: int) -> None:
+    def __init__(self, failure: Failure, attempts: int) -> None:
         super().__init__(failure.reason)
         self.failure = failure
         self.attempts = attempts
@@ -181,20 +145,16 @@ class LLMClient:
         self.config = config
         self.cache = cache
         self.ledger = ledger
-        self._env = dict(env)
+        self.transport = Transport(env)
         self._sleep = sleep  # injected so tests see the waits without waiting
         self._rng = rng or random.Random()
         self._rng_lock = threading.Lock()
-        self._sdk_clients: dict[tuple[str, str, float], openai.OpenAI] = {}
-        self._sdk_lock = threading.Lock()
         self._inflight: dict[str, list[Any]] = {}  # key -> [lock, waiters]
         self._inflight_lock = threading.Lock()
         self._owns_cache = False  # only a cache this client opened itself is closed with it
         self._learned_lock = threading.Lock()
         self._server_windows: dict[tuple[str, str], int] = {}
         self._format_modes: dict[tuple[str, str], str] = {}
-        self._stream_modes: dict[tuple[str, str], bool] = {}  # learnt for `stream = "auto"`
-        self._speeds: dict[tuple[str, str], float] = {}  # measured completion tokens/s per endpoint
 
     @classmethod
     def from_config(
@@ -380,13 +340,10 @@ class LLMClient:
         return map_concurrently(fn, items, self.config.concurrency)
 
     def close(self) -> None:
-        """Close the SDK clients, then an owned cache (whose close raises CacheWriteError when paid
-        answers could not be stored), the cache whatever the SDK clients did."""
+        """Close the transport, then an owned cache (whose close raises CacheWriteError when paid
+        answers could not be stored), the cache whatever the transport did."""
         try:
-            with self._sdk_lock:
-                for client in self._sdk_clients.values():
-                    client.close()
-                self._sdk_clients.clear()
+            self.transport.close()
         finally:
             if self._owns_cache:
                 self.cache.close()
@@ -429,6 +386,8 @@ class LLMClient:
         role = material.role
         answer, attempts = self._call_with_retries(material, endpoint, task_id)
         prompt_tokens, completion_tokens, estimated = _tokens(answer, material.messages)
+        if not isinstance(answer.text, str):
+            self._billed_without_text(material, endpoint, task_id, answer, attempts)
         if estimated:
             log.info("role=%s task=%s: endpoint returned no usage; tokens estimated locally", role, task_id)
         entry = CacheEntry(
@@ -466,76 +425,34 @@ class LLMClient:
             }
         )
 
-    def _streaming(self, endpoint: EndpointConfig) -> bool:
-        if isinstance(endpoint.stream, bool):
-            return endpoint.stream
-        with self._learned_lock:
-            return self._stream_modes.get(_ident(endpoint), True)
-
-    def _wall_clock_s(self, endpoint: EndpointConfig, max_tokens: int) -> float:
-        """A whole (unstreamed) answer's limit: timeout_s, or longer when the measured speed says
-        max_tokens take longer (twice the expected time: first-token delay and slow stretches)."""
-        with self._learned_lock:
-            speed = self._speeds.get(_ident(endpoint))
-        return endpoint.timeout_s if not speed else max(endpoint.timeout_s, 2 * max_tokens / speed)
-
-    def _measure(self, endpoint: EndpointConfig, answer: _Answer, seconds: float) -> None:
-        tokens = answer.completion_tokens or estimate_tokens(answer.text or "")
-        if tokens >= 32 and seconds > 0:
-            with self._learned_lock:
-                self._speeds[_ident(endpoint)] = tokens / seconds
-
-    def _send(self, sdk: openai.OpenAI, kwargs: dict[str, Any], stream: bool) -> _Answer | _Attempt:
-        if not stream:
-            return _check_response(sdk.chat.completions.create(**kwargs))
-        text: list[str] = []
-        finish: str | None = None
-        model: str | None = None
-        usage: Any = None
-        chunks = sdk.chat.completions.create(**kwargs, stream=True, stream_options={"include_usage": True})
-        if "text/event-stream" not in chunks.response.headers.get("content-type", ""):
-            return _whole_answer(chunks)  # the server ignored `stream` and sent one body
-        try:
-            for chunk in chunks:
-                model = getattr(chunk, "model", None) or model
-                usage = getattr(chunk, "usage", None) or usage
-                for choice in getattr(chunk, "choices", None) or []:
-                    delta = getattr(choice, "delta", None)
-                    if delta is not None and isinstance(getattr(delta, "content", None), str):
-                        text.append(delta.content)
-                    finish = getattr(choice, "finish_reason", None) or finish
-        finally:
-            chunks.close()  # a broken-off stream closes the connection, so the server stops generating
-        # No content delta at all is a null content (a billed answer without text), not "".
-        return _Answer(
-            text="".join(text) if text else None,
-            finish_reason=finish,
-            response_model=model,
-            prompt_tokens=getattr(usage, "prompt_tokens", None),
-            completion_tokens=getattr(usage, "completion_tokens", None),
-        )
-
     def _call_with_retries(
         self, material: CacheKeyMaterial, endpoint: EndpointConfig, task_id: str
-    ) -> tuple[_Answer, int]:
+    ) -> tuple[Answer, int]:
+        """The answer and the requests it took. Every request sent is in the ledger whatever became
+        of it: a call that ends without an answer (retries spent, not retryable, or any exception
+        on the way, a stop included) is recorded once, here, with its retries."""
+        self.transport.connect(endpoint, material.role)  # a missing API key stops before any request
+        sent = [0]
+        try:
+            return self._retry(material, endpoint, task_id, sent), sent[0]
+        except BaseException:
+            if sent[0]:
+                self.ledger.record_failure(
+                    role=material.role, task_id=task_id, model=endpoint.model, retries=sent[0] - 1
+                )
+            raise
+
+    def _retry(self, material: CacheKeyMaterial, endpoint: EndpointConfig, task_id: str, sent: list[int]) -> Answer:
         role = material.role
-        sdk = self._sdk(endpoint, role)
-        kwargs: dict[str, Any] = {
-            "model": endpoint.model,
-            "messages": material.messages,
-            "temperature": endpoint.temperature,
-            endpoint.max_tokens_param: material.max_tokens,
-        }
-        if material.response_format is not None:
-            kwargs["response_format"] = material.response_format
         total = endpoint.max_retries + 1
-        failure = _Attempt(retryable=False, reason="no attempt made")
-        previous: _Attempt | None = None
+        failure = Failure(retryable=False, reason="no attempt made")
+        previous: Failure | None = None
         for attempt in range(1, total + 1):
-            sent = self._attempt(sdk, kwargs, material, endpoint, task_id, attempt)
-            if isinstance(sent, _Answer):
-                return sent, attempt
-            failure = self._settle(sent, previous, material, endpoint, task_id, attempt)
+            sent[0] = attempt
+            answer = self.transport.send(endpoint, material)
+            if isinstance(answer, Answer):
+                return answer
+            failure = self._settle(answer, previous, material, endpoint, task_id, attempt)
             previous = failure
             if attempt == total:
                 break
@@ -551,7 +468,6 @@ class LLMClient:
                 wait,
             )
             self._sleep(wait)
-        self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=total - 1)
         raise LLMCallFailed(
             role,
             task_id,
@@ -561,81 +477,44 @@ class LLMClient:
             transient=True,
         )
 
-    def _attempt(
-        self,
-        sdk,
-        kwargs: dict[str, Any],
-        material: CacheKeyMaterial,
-        endpoint: EndpointConfig,
-        task_id: str,
-        attempt: int,
-    ) -> _Answer | _Attempt:
-        """One request: the answer, or what went wrong with it."""
-        stream = self._streaming(endpoint)
-        limit = endpoint.timeout_s if stream else self._wall_clock_s(endpoint, material.max_tokens)
-        started = time.monotonic()
-        try:
-            with paid.sending():
-                sent = self._send(sdk, kwargs | {"timeout": limit}, stream)
-        except openai.APITimeoutError:
-            what = "no token for" if stream else "no answer after"
-            return _Attempt(retryable=True, reason=f"timed out: {what} {limit:g}s (timeout_s of this role)")
-        except openai.APIStatusError as exc:
-            if stream and endpoint.stream == "auto" and _refuses_streaming(exc):
-                log.warning(
-                    "model=%s: the server refuses streaming (%s); whole answers from now on",
-                    endpoint.model,
-                    _error_message(exc),
-                )
-                with self._learned_lock:
-                    self._stream_modes[_ident(endpoint)] = False
-                return self._attempt(sdk, kwargs, material, endpoint, task_id, attempt)
-            return _status_failure(exc, material.response_format is not None)
-        except openai.APIConnectionError as exc:
-            return _Attempt(retryable=True, reason=f"connection error: {exc}")
-        except (openai.APIResponseValidationError, json.JSONDecodeError) as exc:
-            return _Attempt(retryable=True, reason=f"malformed response: {exc}")
-        if isinstance(sent, _Answer) and not isinstance(sent.text, str):
-            # A 200 without text (content null) was still billed: count it, then fail.
-            p, c, est = _tokens(sent, material.messages)
-            self.ledger.record(
-                role=material.role,
-                task_id=task_id,
-                model=endpoint.model,
-                prompt_tokens=p,
-                completion_tokens=c,
-                cached=False,
-                retries=attempt - 1,
-                estimated=est,
-            )
-            raise LLMCallFailed(
-                material.role,
-                task_id,
-                f"response has no text content (finish_reason={sent.finish_reason}); {p + c} tokens billed",
-                attempt,
-                200,
-                transient=False,
-            )
-        if isinstance(sent, _Answer):
-            self._measure(endpoint, sent, time.monotonic() - started)
-        return sent
+    def _billed_without_text(
+        self, material: CacheKeyMaterial, endpoint: EndpointConfig, task_id: str, answer: Answer, attempts: int
+    ) -> None:
+        """A 200 without text (content null) was still billed: count it, then fail."""
+        p, c, est = _tokens(answer, material.messages)
+        self.ledger.record(
+            role=material.role,
+            task_id=task_id,
+            model=endpoint.model,
+            prompt_tokens=p,
+            completion_tokens=c,
+            cached=False,
+            retries=attempts - 1,
+            estimated=est,
+        )
+        raise LLMCallFailed(
+            material.role,
+            task_id,
+            f"response has no text content (finish_reason={answer.finish_reason}); {p + c} tokens billed",
+            attempts,
+            200,
+            transient=False,
+        )
 
     def _settle(
         self,
-        failure: _Attempt,
-        previous: _Attempt | None,
+        failure: Failure,
+        previous: Failure | None,
         material: CacheKeyMaterial,
         endpoint: EndpointConfig,
         task_id: str,
         attempt: int,
-    ) -> _Attempt:
+    ) -> Failure:
         """Raise for a failure that retrying cannot fix; return a retryable one."""
         role = material.role
         if failure.format_refused:
-            self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
             raise _FormatRefused(failure, attempt)
         if failure.context_exceeded:
-            self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
             said = _WINDOW_IN_MESSAGE.search(failure.reason)
             window = int(said.group(1) or said.group(2)) if said else endpoint.context_window
             raise PromptTooLong(
@@ -663,7 +542,6 @@ class LLMClient:
                 }
             )
         if not failure.retryable:
-            self.ledger.record_failure(role=role, task_id=task_id, model=endpoint.model, retries=attempt - 1)
             suffix = "" if "not retried" in failure.reason else " (not retryable)"
             raise LLMCallFailed(
                 role, task_id, f"{failure.reason}{suffix}", attempt, failure.status, transient=failure.transient
@@ -679,19 +557,6 @@ class LLMClient:
             # "Equal jitter": at least half the exponential step, so concurrent retries spread out
             # without ever retrying immediately.
             return ceiling * (0.5 + 0.5 * self._rng.random())
-
-    def _sdk(self, endpoint: EndpointConfig, role: str = "") -> openai.OpenAI:
-        api_key = resolve_api_key(endpoint, self._env, role)
-        ident = (endpoint.base_url, api_key, endpoint.timeout_s)
-        with self._sdk_lock:
-            client = self._sdk_clients.get(ident)
-            if client is None:
-                # max_retries=0: retries are ours (logged, budgeted, with Retry-After honoured).
-                client = openai.OpenAI(
-                    base_url=endpoint.base_url, api_key=api_key, timeout=endpoint.timeout_s, max_retries=0
-                )
-                self._sdk_clients[ident] = client
-            return client
 
     # -- single flight ------------------------------------------------------------------------
     def _single_flight(self, key: str) -> _Flight:
@@ -722,98 +587,7 @@ class _Flight:
                 del c._inflight[self._key]
 
 
-def _status_failure(exc: openai.APIStatusError, sent_format: bool) -> _Attempt:
-    status = exc.status_code
-    message = _error_message(exc)
-    code = (
-        exc.body.get("error", {}).get("code")
-        if isinstance(exc.body, dict) and isinstance(exc.body.get("error"), dict)
-        else None
-    )
-    retryable = status in _RETRYABLE_STATUS or status >= 500
-    return _Attempt(
-        retryable=retryable,
-        reason=f"HTTP {status}: {message}",
-        status=status,
-        retry_after_s=_retry_after(exc.response.headers) if retryable else None,
-        transient=retryable or status in _OPERATOR_STATUS,
-        format_refused=sent_format and status in (400, 422, 500) and bool(_FORMAT_REFUSAL.search(message)),
-        context_exceeded=status in (400, 413, 422, 500)
-        and (code == "context_length_exceeded" or bool(_CONTEXT_EXCEEDED.search(message))),
-    )
-
-
-def _error_message(exc: openai.APIStatusError) -> str:
-    """The server's own message (OpenAI-style `{"error": {"message": ...}}`), else the SDK's."""
-    body = exc.body
-    if isinstance(body, dict):
-        inner = body.get("error", body)
-        if isinstance(inner, dict) and isinstance(inner.get("message"), str):
-            return inner["message"]
-    return exc.message
-
-
-def _retry_after(headers: Mapping[str, str]) -> float | None:
-    """Seconds from `retry-after-ms` (OpenAI) or `Retry-After` (seconds or an HTTP date)."""
-    ms = headers.get("retry-after-ms")
-    if ms is not None:
-        try:
-            return float(ms) / 1000
-        except ValueError:
-            pass  # fall through to the standard header
-    value = headers.get("retry-after")
-    if value is None:
-        return None
-    try:
-        return float(value)
-    except ValueError:
-        pass  # not a number: maybe an HTTP date
-    try:
-        when = parsedate_to_datetime(value)
-    except (TypeError, ValueError):
-        return None
-    return max(0.0, when.timestamp() - time.time())
-
-
-def _refuses_streaming(exc: openai.APIStatusError) -> bool:
-    return exc.status_code in (400, 422, 501) and "stream" in _error_message(exc).lower()
-
-
-def _whole_answer(chunks: Any) -> _Answer | _Attempt:
-    """A `stream: true` request answered with one JSON body (servers that ignore `stream`)."""
-    body = chunks.response.read()
-    try:
-        raw = ChatCompletion.model_validate(json.loads(body))
-    except (ValueError, ValidationError):
-        return _Attempt(retryable=True, reason=f"malformed response: {body[:200]!r}")
-    return _check_response(raw)
-
-
-def _check_response(raw: object) -> _Answer | _Attempt:
-    """The SDK returns whatever the body parsed to (a str for text/plain, a hollow object for the
-    wrong JSON); accept only a completion with a choice."""
-    if not isinstance(raw, ChatCompletion) or not isinstance(raw.choices, list) or not raw.choices:
-        return _Attempt(retryable=True, reason=f"malformed response: {str(raw)[:200]!r}")
-    # The SDK builds responses without validation, so a wrong-shaped choice lacks attributes.
-    choice = raw.choices[0]
-    message = getattr(choice, "message", None)
-    if message is None:
-        return _Attempt(retryable=True, reason=f"malformed response: choice without a message: {choice!r}"[:300])
-    content = getattr(message, "content", None)
-    refusal = getattr(message, "refusal", None)
-    if not isinstance(content, str) and refusal:
-        return _Attempt(retryable=False, transient=False, reason=f"model refused: {refusal}")
-    usage = raw.usage
-    return _Answer(
-        text=content if isinstance(content, str) else None,
-        finish_reason=getattr(choice, "finish_reason", None),
-        response_model=raw.model,
-        prompt_tokens=getattr(usage, "prompt_tokens", None),
-        completion_tokens=getattr(usage, "completion_tokens", None),
-    )
-
-
-def _tokens(answer: _Answer, messages: list[dict[str, Any]]) -> tuple[int, int, bool]:
+def _tokens(answer: Answer, messages: list[dict[str, Any]]) -> tuple[int, int, bool]:
     """(prompt, completion, estimated): the server's counts, else the local estimate (see tokens.py)."""
     if answer.prompt_tokens is not None and answer.completion_tokens is not None:
         return int(answer.prompt_tokens), int(answer.completion_tokens), False

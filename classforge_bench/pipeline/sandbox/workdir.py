@@ -13,7 +13,9 @@ import shutil
 import stat
 import tempfile
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
 
+from classforge_bench.pipeline.core.stop_hooks import at_stop
 from classforge_bench.pipeline.sandbox.base import check_relative_path
 
 _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW
@@ -24,6 +26,11 @@ class WorkDir:
     def __init__(self, path: str, owner: int | None) -> None:
         self.path = path
         self.owner = owner
+        self._removed = False
+        # From creation to removal a stop (Ctrl-C on a build, which ends with os._exit and skips
+        # every `finally`) removes the folder: a probe's folder or a run's, whoever made it.
+        self._stop_hook: AbstractContextManager[None] = at_stop(f"removing sandbox folder {path}", self.remove)
+        self._stop_hook.__enter__()
 
     @classmethod
     def create(cls, root: str | None, owner: int | None) -> WorkDir:
@@ -93,6 +100,12 @@ class WorkDir:
                 os.close(fd)
 
     def remove(self) -> None:
+        """Remove the folder (once: a stop and the run's own `finally` may both ask)."""
+        if self._removed:
+            return
+        self._removed = True
+        self._stop_hook.__exit__(None, None, None)
+
         def unlock_and_retry(func, path, _exc_info) -> None:
             # Code under test may have removed permissions on its own files; we own the tree or
             # are root, so restore them and retry once.
