@@ -172,6 +172,12 @@ class SandboxConfig(Section):
     )
     scale_factor: float = Field(10.0, gt=0, description="evaluation limit: this many times the reference's time")
     scale_cap_s: float = Field(60.0, gt=0, description="evaluation limit: at most this, however slow the reference ran")
+    wall_ceiling_factor: float = Field(
+        5.0,
+        gt=1,
+        description="evaluation: a sample's limit is CPU time; the wall-clock safety net above it is this many "
+        "times the limit (on the time the runner did not wait for a CPU), a stop there reported as such",
+    )
     memory_mb: int = Field(2048, ge=64, description="address-space limit of a run")
     max_processes: int = Field(64, ge=1, description="process limit of a run")
     max_file_mb: int = Field(64, ge=1, description="largest file a run may write")

@@ -122,6 +122,22 @@ class SuiteRequest(BaseModel):
         description="share the limit among the test classes (a class past its share of the time left is stopped "
         "as a timeout), each getting at least its floor here; None: one limit for the whole run",
     )
+    wall_ceiling_s: float | None = Field(
+        None,
+        gt=0,
+        description="set: `limit_s` is the CPU time of the test runner's process tree (load does not stretch it) "
+        "and this the wall-clock safety net above it, a stop there reported as such; None: `limit_s` is wall time",
+    )
+    warm_imports: list[str] = Field(
+        default_factory=list,
+        description="installed libraries the task imports (its own import lines), imported once per batch "
+        "before the runners are forked",
+    )
+
+    @property
+    def host_wall_s(self) -> float:
+        """The longest the run may take on the wall clock before the host's own kill (plus grace)."""
+        return self.wall_ceiling_s if self.wall_ceiling_s is not None else (self.limit_s or 0.0)
 
     @field_validator("module_name")
     @classmethod
@@ -142,6 +158,9 @@ class SuiteResult(BaseModel):
     limit_s: float
     wall_s: float
     cpu_s: float | None = None
+    wall_ceiling: bool = Field(
+        False, description="stopped by the wall-clock safety net, not by its CPU limit (cpu-clock runs only)"
+    )
     peak_memory_mb: float | None = None
     exit_code: int | None = None
     signal: int | None = None
