@@ -531,7 +531,7 @@ class Executor:
         abnormal: list[tuple[str, ExecutionJob, SuiteResult]] = []
         for (key, job), result in zip(
             todo,
-            self._batched_or_alone(requests, finished, [_predicted_s(job) for _, job in todo] if batched else None),
+            self._batched_or_alone(requests, finished, _costs([job for _, job in todo]) if batched else None),
             strict=True,
         ):
             if self._needs_apart(job, result):
@@ -575,7 +575,7 @@ class Executor:
                 workers=workers,
                 size=self.batch_size,
                 on_done=trustworthy,
-                costs=costs,
+                costs=costs or None,
             )
             with self._lock:
                 self.sandbox_runs += runs
@@ -680,6 +680,12 @@ class Executor:
             self.store.put(stored)
         if on_done:
             on_done(stored)
+
+
+def _costs(jobs: Sequence[ExecutionJob]) -> list[float] | None:
+    """What each run should take, to pack batches by, longest first; [] when nothing tells (the
+    references: they set the times), and the runs are dealt evenly among the workers."""
+    return [_predicted_s(job) for job in jobs] if any(job.class_floors for job in jobs) else []
 
 
 def _predicted_s(job: ExecutionJob) -> float:

@@ -461,7 +461,7 @@ class EvaluateConfig(Section):
     reference_cache: Path | None = Field(
         None,
         description="reference pre-runs kept by content (task, environment, limits) and shared by every "
-        "results folder; default: .cache/references beside output_root",
+        "results folder; default: the user's cache, $XDG_CACHE_HOME/classforge/references (~/.cache/...)",
     )
     workers: int | None = Field(
         None, ge=1, description="parallel sandbox runs; default: sandbox.workers, else the cores"
