@@ -58,11 +58,16 @@ def export_classeval(repo: Path, into: Path) -> Path:
         return into
     into.mkdir(parents=True)
     archive = subprocess.run(
-        ["git", f"--git-dir={repo}", "archive", "HEAD", "classeval_evaluation", "data", "output/model_output"],
+        ["git", f"--git-dir={repo}", "archive", "HEAD", "classeval_evaluation", "data"],
         capture_output=True,
         check=True,
     ).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
+    (into / "output" / "model_output").mkdir(parents=True)
+    for model in VERDICT_MODELS:  # one by one: a snapshot may lack other large outputs
+        name = f"output/model_output/{model}_100_c_t0.json"
+        blob = subprocess.run(["git", f"--git-dir={repo}", "show", f"HEAD:{name}"], capture_output=True, check=True)
+        (into / name).write_bytes(blob.stdout)
     return into
 
 
@@ -181,6 +186,12 @@ def verdicts(results) -> dict[str, list]:
     return found
 
 
+def _passes(verdict: list) -> bool:
+    """Every test class of the sample ran and had no failure nor error (class-level success)."""
+    bucket, classes = verdict
+    return bucket == "completed" and bool(classes) and all(c[0] > 0 and c[1] == c[2] == 0 for c in classes.values())
+
+
 class Busy:
     """`n` CPU-bound processes for as long as the block runs (ended by their pids)."""
 
@@ -235,21 +246,10 @@ def _verdict_check(args, meter: Meter, tree: Path, dataset: Path, tmp: Path) -> 
         time.sleep(5)  # let the load average see them
         print(f"verdicts, beside {args.busy} CPU-bound processes ({_load()}) ...", flush=True)
         busy = run_classforge(meter, dataset, samples, tmp / "v-busy", tmp / "v-busy.log")
-    differ = sorted(
-        k
-        for k in quiet["verdicts"].keys() | busy["verdicts"].keys()
-        if quiet["verdicts"].get(k) != busy["verdicts"].get(k)
-    )
+    keys = quiet["verdicts"].keys() | busy["verdicts"].keys()
+    differ = sorted(k for k in keys if quiet["verdicts"].get(k) != busy["verdicts"].get(k))
     per_model = {
-        m: sum(
-            1
-            for k, v in quiet["verdicts"].items()
-            if k.startswith(f"{m}/")
-            and v[0] == "completed"
-            and all(c[1] == 0 and c[2] == 0 and c[0] > 0 for c in v[1].values())
-            and v[1]
-        )
-        for m in VERDICT_MODELS
+        m: sum(1 for k, v in quiet["verdicts"].items() if k.startswith(f"{m}/") and _passes(v)) for m in VERDICT_MODELS
     }
     for run in (quiet, busy):
         run["n_samples"] = len(run.pop("verdicts"))
