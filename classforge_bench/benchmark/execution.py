@@ -414,7 +414,10 @@ def to_outcome(task_id: str, stored: StoredExecution, test_classes: Sequence[str
     }.get(status)
     if bucket is None:
         raise ValueError(f"task {task_id}: sandbox status {status.value} cannot be scored ({whole.detail})")
-    exc_type = {"timeout": "TimeoutError", "crashed": "Crashed"}.get(bucket)
+    # a stop by the wall-clock safety net (the answer waited rather than computed) is named apart
+    exc_type = {"timeout": "WallClockCeiling" if whole.wall_ceiling else "TimeoutError", "crashed": "Crashed"}.get(
+        bucket
+    )
     if exc_type is None:
         exc_type = "MemoryError" if whole.detail.startswith("memory") else "ResourceLimit"
     return SampleOutcome(
