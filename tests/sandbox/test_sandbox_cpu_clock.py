@@ -120,3 +120,21 @@ def test_a_wall_clock_request_keeps_its_wall_limit(backend):
     result = execute(request, backend, make_config())
     assert (result.status, result.wall_ceiling) == (SuiteStatus.TIMEOUT, False)
     assert "of CPU" not in result.detail
+
+
+def test_a_host_kill_of_a_cpu_clock_run_is_the_safety_net_too():
+    """The host kills a CPU-clock run only far past its wall ceiling (a starved runner's harness
+    never reached it); that kill is recorded as the wall-clock safety net, not as the CPU limit."""
+    from classforge_bench.pipeline.sandbox.base import ExecResult
+    from classforge_bench.pipeline.sandbox.interpret import without_report
+    from classforge_bench.pipeline.sandbox.results import HOST_CEILING_SLACK
+
+    request = _requests(ceiling_s=10.0)[0]
+    assert request.host_wall_s(3.0) == 10.0 * HOST_CEILING_SLACK > 10.0
+    assert request.model_copy(update={"wall_ceiling_s": None}).host_wall_s(3.0) == 3.0
+    killed = ExecResult(exit_code=None, signal=9, timed_out=True, wall_s=42.0, isolation="bwrap")
+    result = without_report(request, killed, "missing", 3.0, 0)
+    assert (result.status, result.wall_ceiling) == (SuiteStatus.TIMEOUT, True)
+    assert "safety net" in result.detail
+    plain = without_report(request.model_copy(update={"wall_ceiling_s": None}), killed, "missing", 3.0, 0)
+    assert (plain.status, plain.wall_ceiling) == (SuiteStatus.TIMEOUT, False)

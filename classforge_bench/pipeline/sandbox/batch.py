@@ -92,7 +92,7 @@ def _entry(i: int, request: SuiteRequest, first: SuiteRequest, config: SandboxCo
         "class_floors": request.class_floors or {},
         "preimport": machinery_imports(request.tests),
     } | (clock or {"cpu_clock": False})  # its own clock, whatever the first entry's
-    entry["host_wall_s"] = clock.get("wall_ceiling_s", limit_s)
+    entry["host_wall_s"] = request.host_wall_s(limit_s)
     return entry
 
 

@@ -79,6 +79,11 @@ def _base(request: SuiteRequest, run: ExecResult, limit_s: float, seed: int) -> 
 def without_report(request: SuiteRequest, run: ExecResult, problem: str, limit_s: float, seed: int) -> SuiteResult:
     """No trustworthy report: decide from the process's end alone."""
     base = _base(request, run, limit_s, seed)
+    if run.timed_out and request.wall_ceiling_s is not None:
+        detail = f"killed by the host after {run.wall_s:.1f}s of wall time, past the wall-clock safety net; no report"
+        return SuiteResult(
+            status=SuiteStatus.TIMEOUT, detail=detail, classes=_unrun(request), wall_ceiling=True, **base
+        )
     if run.timed_out:
         status, detail = SuiteStatus.TIMEOUT, f"killed by the host {limit_s:.1f}s limit (plus grace); no report"
     elif problem != "missing":

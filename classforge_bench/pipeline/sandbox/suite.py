@@ -114,7 +114,7 @@ def execute(
     spec = _spec(request, run_id, limit_s, config, bool(getattr(backend, "isolates_processes", False)), seed)
     # The host kill comes `grace_s` after the harness's own deadline, so a timeout normally still
     # yields a report with the outcomes reached so far.
-    limits = RunLimits.from_config(config, wall_s=(request.wall_ceiling_s or limit_s) + config.grace_s)
+    limits = RunLimits.from_config(config, wall_s=request.host_wall_s(limit_s) + config.grace_s)
     # Only passed when set, so a backend written before perturbations existed keeps working.
     extra = {"perturbation": perturbation} if perturbation is not None else {}
     try:
