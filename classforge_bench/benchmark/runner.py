@@ -803,9 +803,8 @@ def _evaluate(
         config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
     executor = _executor(config, run_dir, backend, cluster)
     t0 = time.perf_counter()
-    references = reference_prerun(
-        tasks, executor, config.sandbox, progress, cache=reference_cache(cfg, config.sandbox, env)
-    )
+    cache = reference_cache(cfg, config.sandbox, env)
+    references = reference_prerun(tasks, executor, config.sandbox, progress, cache=cache)
     refs = {r.task_id: r for r in references}
     broken = {r.task_id for r in references if r.broken}
     clock["reference"] = time.perf_counter() - t0
