@@ -28,6 +28,17 @@ def pytest_configure(config: pytest.Config) -> None:
     guard_interpreter()
 
 
+@pytest.fixture(autouse=True)
+def _own_reference_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """`classforge evaluate` keeps references in the user's cache (XDG); a test's runs keep theirs in
+    its own folder, so no test finds another's runs (nor writes to the real home)."""
+    from classforge_bench.benchmark import runner
+
+    monkeypatch.setattr(
+        runner, "user_cache_dir", lambda env: tmp_path / "user-cache" / "classforge" / "references" if env else None
+    )
+
+
 def when(text: str) -> datetime:
     return datetime.fromisoformat(text).replace(tzinfo=UTC) if "+" not in text else datetime.fromisoformat(text)
 

@@ -75,7 +75,7 @@ from classforge_bench.pipeline.sandbox.suite import harness_source
 
 log = logging.getLogger(__name__)
 
-EXEC_PROTOCOL = 3  # bump when what a stored execution means changes; old entries are then ignored
+EXEC_PROTOCOL = 4  # 4: limits are CPU time (wall ceiling above). Bump when what a stored execution means changes; old entries are then ignored
 _ABNORMAL = (SuiteStatus.TIMEOUT, SuiteStatus.CRASHED, SuiteStatus.RESOURCE_EXCEEDED)
 _NORMAL = (SuiteStatus.PASSED, SuiteStatus.FAILED, SuiteStatus.ZERO_TESTS)
 MIN_RERUN_S = 0.5  # what is left of a limit below this runs nothing: a sandbox start alone takes ~0.1 s
@@ -92,7 +92,24 @@ def job_for(task: Task, program: str, limit_s: float, class_floors: dict[str, fl
         test_classes=tuple(task.test_classes),
         limit_s=limit_s,
         class_floors=class_floors,
+        warm_imports=warm_imports_of(task),
     )
+
+
+def warm_imports_of(task: Task) -> tuple[str, ...]:
+    """The top-level modules of the task's own import lines (numpy, nltk, ...), for the batch's
+    supervisor to import once before it forks the runners (`SuiteRequest.warm_imports`)."""
+    names: list[str] = []
+    for line in task.import_statement:
+        words = line.replace(",", " ").split()
+        if len(words) >= 2 and words[0] in ("import", "from"):
+            for word in words[1:] if words[0] == "import" else words[1:2]:
+                top = word.split(".")[0]
+                if top.isidentifier() and top not in ("as", "import") and top not in names:
+                    names.append(top)
+                if words[0] == "import" and "as" in words:
+                    break
+    return tuple(names)
 
 
 class ExecutionJob(BaseModel):
@@ -110,6 +127,7 @@ class ExecutionJob(BaseModel):
         None,
         description="share the limit among the test classes, each getting at least this (classforge_bench.pipeline.sandbox)",
     )
+    warm_imports: tuple[str, ...] = Field((), description="the task's libraries, imported once per batch")
 
     def key(self, config: SandboxConfig) -> str:
         material = (
@@ -134,6 +152,7 @@ class ExecutionJob(BaseModel):
                         "docker_image",
                         "tmp_size_mb",
                         "grace_s",
+                        "wall_ceiling_factor",
                     },
                 ),
             }
@@ -183,6 +202,11 @@ class StoredExecution(BaseModel):
     @property
     def wall_s(self) -> float:
         return sum(r.wall_s for r in self.runs)
+
+    @property
+    def cpu_s(self) -> float:
+        """The CPU time its runs used (what the limit is counted on); a run without a figure counts its wall time."""
+        return sum(r.cpu_s if r.cpu_s is not None else r.wall_s for r in self.runs)
 
     @property
     def infrastructure_failure(self) -> bool:
@@ -390,7 +414,10 @@ def to_outcome(task_id: str, stored: StoredExecution, test_classes: Sequence[str
     }.get(status)
     if bucket is None:
         raise ValueError(f"task {task_id}: sandbox status {status.value} cannot be scored ({whole.detail})")
-    exc_type = {"timeout": "TimeoutError", "crashed": "Crashed"}.get(bucket)
+    # a stop by the wall-clock safety net (the answer waited rather than computed) is named apart
+    exc_type = {"timeout": "WallClockCeiling" if whole.wall_ceiling else "TimeoutError", "crashed": "Crashed"}.get(
+        bucket
+    )
     if exc_type is None:
         exc_type = "MemoryError" if whole.detail.startswith("memory") else "ResourceLimit"
     return SampleOutcome(
@@ -491,18 +518,7 @@ class Executor:
                     on_done(stored)
             else:
                 todo.append((key, job))
-        requests = [
-            SuiteRequest(
-                item_id=f"{job.task_id}#{key[:10]}",
-                solution=job.program,
-                tests=job.tests,
-                test_classes=list(job.test_classes),
-                limit_s=job.limit_s,
-                coverage=False,
-                class_floors=self._floors(job),
-            )
-            for key, job in todo
-        ]
+        requests = [self._request(key, job) for key, job in todo]
 
         def finished(i: int, result: SuiteResult) -> None:
             # Keep each finished run at once, so an interrupted evaluation keeps it.
@@ -518,7 +534,7 @@ class Executor:
         abnormal: list[tuple[str, ExecutionJob, SuiteResult]] = []
         for (key, job), result in zip(
             todo,
-            self._batched_or_alone(requests, finished, [_predicted_s(job) for _, job in todo] if batched else None),
+            self._batched_or_alone(requests, finished, _costs([job for _, job in todo]) if batched else None),
             strict=True,
         ):
             if self._needs_apart(job, result):
@@ -562,7 +578,7 @@ class Executor:
                 workers=workers,
                 size=self.batch_size,
                 on_done=trustworthy,
-                costs=costs,
+                costs=costs or None,
             )
             with self._lock:
                 self.sandbox_runs += runs
@@ -575,6 +591,24 @@ class Executor:
         for i, result in zip(left, alone, strict=True):
             found[i] = result
         return [r for r in found if r is not None]
+
+    def _request(self, key: str, job: ExecutionJob) -> SuiteRequest:
+        """A job's first run: its limit on CPU time, with the wall ceiling above it."""
+        return SuiteRequest(
+            item_id=f"{job.task_id}#{key[:10]}",
+            solution=job.program,
+            tests=job.tests,
+            test_classes=list(job.test_classes),
+            limit_s=job.limit_s,
+            coverage=False,
+            class_floors=self._floors(job),
+            wall_ceiling_s=self._ceiling(job.limit_s),
+            warm_imports=list(job.warm_imports),
+        )
+
+    def _ceiling(self, limit_s: float) -> float:
+        """The wall-clock safety net of a run whose limit is `limit_s` of CPU."""
+        return round(limit_s * self.config.wall_ceiling_factor, 3)
 
     def _floors(self, job: ExecutionJob) -> dict[str, float] | None:
         """Share the limit among the classes only where the classes a stop leaves run again."""
@@ -613,7 +647,7 @@ class Executor:
             asked: list[tuple[StoredExecution, list[str], float]] = []
             for stored in pending:
                 left = classes_left(jobs[stored.key].test_classes, stored.runs, stored.expected)
-                budget = stored.limit_s - stored.wall_s
+                budget = stored.limit_s - stored.cpu_s  # CPU time, as the limit
                 if left and budget >= MIN_RERUN_S and not stored.infrastructure_failure:
                     asked.append((stored, left, budget))
                 else:
@@ -627,6 +661,8 @@ class Executor:
                     limit_s=budget,
                     coverage=False,
                     class_floors=self._floors(jobs[s.key]),
+                    wall_ceiling_s=self._ceiling(budget),
+                    warm_imports=list(jobs[s.key].warm_imports),
                 )
                 for s, left, budget in asked
             ]
@@ -647,6 +683,12 @@ class Executor:
             self.store.put(stored)
         if on_done:
             on_done(stored)
+
+
+def _costs(jobs: Sequence[ExecutionJob]) -> list[float] | None:
+    """What each run should take, to pack batches by, longest first; [] when nothing tells (the
+    references: they set the times), and the runs are dealt evenly among the workers."""
+    return [_predicted_s(job) for job in jobs] if any(job.class_floors for job in jobs) else []
 
 
 def _predicted_s(job: ExecutionJob) -> float:

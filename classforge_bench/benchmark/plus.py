@@ -9,11 +9,14 @@ from __future__ import annotations
 
 from classforge_bench.benchmark.results import SampleRecord
 from classforge_bench.pipeline.core.task import Task
-from classforge_bench.pipeline.quality.plus.combine import combined_suite
 
 
 def plus_task(task: Task) -> Task:
     """The task with base + plus tests (itself when it has no plus tests)."""
+    # Loaded only for a dataset with plus suites: it pulls in libcst (~1 s), which nothing else of
+    # `evaluate` needs.
+    from classforge_bench.pipeline.quality.plus.combine import combined_suite
+
     tests, classes, replaced = combined_suite(task.test, task.test_classes, task.plus)
     if not replaced and classes == task.test_classes:
         return task

@@ -7,11 +7,17 @@ Phases (each resumable; see `results/<run-id>/`):
 1. Load the dataset (quirk fixes reported) and select tasks.
 1b. A samples file selects its own tasks (with --task/--max-tasks, those of them selected): only
    they are loaded, pre-run and scored.
-2. Reference pre-run: every selected task's canonical solution runs once, or comes from the reference
-   cache shared by every results folder (`evaluate.reference_cache`, by content: task, interpreter,
-   harness, limits). A task whose reference does not pass is broken: reported with its cause, never
-   generated for, excluded from every score. The reference's CPU time scales the task's evaluation
-   time limit (never below its wall time: `classforge_bench.pipeline.sandbox.evaluation_limit`).
+2. Reference pre-run: every selected task's canonical solution runs once, batched like the samples
+   (one sandbox start per batch), or comes from the user's reference cache (`reference_cache`: XDG,
+   or `evaluate.reference_cache`; by content: task, interpreter, harness, limits). A task whose
+   reference does not pass is broken: reported with its cause, never generated for, excluded from
+   every score. The reference's CPU time (its own runner's) scales the task's evaluation limit, in
+   CPU time (`classforge_bench.pipeline.sandbox.evaluation_limit`).
+   When a task's reference runs: exactly when the task has a sample to score (selected by --task,
+   --max-tasks, or a samples file's tasks). Every such sample's score needs it: a broken task is
+   excluded from every score, so even a sample that fails to compile counts only if the reference
+   passes; and each sample that runs gets its limit from it. A task with no sample to score is
+   never pre-run; a reference already in the cache or in the results folder's store never runs again.
 3. Generation, per (model, strategy, sample index, task), through the one LLM client and its
    cache (special models and pre-generated samples need none).
 4. Execution: syntax errors are found without running; everything else runs in the sandbox,
@@ -284,7 +290,10 @@ def _run_cached(
         for key in keys.values():
             if executor.store.get(key) is None and (hit := cache.get(key)) is not None:
                 executor.store.put(hit)
-    done = executor.run(list(jobs.values()), on_done=lambda _stored: tick(), batched=False)
+    # Batched like the samples (one sandbox start per batch, not per reference): each reference's
+    # CPU time is what its own forked runner used, without an interpreter start, and load does
+    # not move it.
+    done = executor.run(list(jobs.values()), on_done=lambda _stored: tick())
     if cache is not None:
         for key in keys.values():
             if not done[key].infrastructure_failure and cache.get(key) is None:
@@ -311,12 +320,28 @@ def _reference_record(task_id: str, w: SuiteResult, key: str, sb: SandboxConfig)
     )
 
 
-def reference_cache(cfg: EvaluateConfig, sandbox: SandboxConfig) -> ExecutionStore:
-    """The shared store of reference runs: under `evaluate.reference_cache` (default `.cache/references`
-    beside the results root), one folder per interpreter and harness (`environment_tag`), since an
-    execution's key names the interpreter only when it is not the host's own."""
-    root = cfg.reference_cache or Path(cfg.output_root).parent / ".cache" / "references"
+def reference_cache(
+    cfg: EvaluateConfig, sandbox: SandboxConfig, env: Mapping[str, str] | None = None
+) -> ExecutionStore:
+    """The shared store of reference runs, one per user: `evaluate.reference_cache` when set, else
+    `$XDG_CACHE_HOME/classforge/references` (`~/.cache/...` by `HOME`), so every results folder of
+    the user shares it whatever its parent; only when the environment names neither (an embedding
+    caller passing `env={}`) the old `.cache/references` beside the results root. One folder per
+    interpreter and harness (`environment_tag`), since an execution's key names the interpreter
+    only when it is not the host's own."""
+    root = cfg.reference_cache or user_cache_dir(env or {})
+    if root is None:
+        root = Path(cfg.output_root).parent / ".cache" / "references"
     return ExecutionStore(Path(root) / environment_tag(sandbox))
+
+
+def user_cache_dir(env: Mapping[str, str]) -> Path | None:
+    """The user's reference cache by the XDG base-directory rule, None when `env` tells neither."""
+    if env.get("XDG_CACHE_HOME"):
+        return Path(env["XDG_CACHE_HOME"]) / "classforge" / "references"
+    if env.get("HOME"):
+        return Path(env["HOME"]) / ".cache" / "classforge" / "references"
+    return None
 
 
 class _Counter:
@@ -798,7 +823,8 @@ def _evaluate_loaded(
         config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
     executor = _executor(config, run_dir, backend, cluster)
     t0 = time.perf_counter()
-    references = reference_prerun(tasks, executor, config.sandbox, progress, cache=reference_cache(cfg, config.sandbox))
+    cache = reference_cache(cfg, config.sandbox, env)
+    references = reference_prerun(tasks, executor, config.sandbox, progress, cache=cache)
     refs = {r.task_id: r for r in references}
     broken = {r.task_id for r in references if r.broken}
     clock["reference"] = time.perf_counter() - t0

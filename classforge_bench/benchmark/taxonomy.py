@@ -37,7 +37,7 @@ Category = Literal["syntax", "dependency", "logic", "integration", "timeout_reso
 CATEGORIES: tuple[Category, ...] = ("syntax", "dependency", "logic", "integration", "timeout_resource", "other")
 
 _SYNTAX = {"SyntaxError", "IndentationError", "TabError"}
-_RESOURCE = {"MemoryError", "RecursionError", "TimeoutError"}
+_RESOURCE = {"MemoryError", "RecursionError", "TimeoutError", "WallClockCeiling"}
 _IMPORT = {"ImportError", "ModuleNotFoundError"}
 _SIGNATURE = re.compile(
     r"unexpected keyword argument|missing \d+ required (?:positional|keyword-only) argument"

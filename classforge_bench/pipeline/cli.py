@@ -989,6 +989,8 @@ def _run_evaluation(cfg, dataset: str, model, samples, task, max_tasks, progress
     # The API key is read here, at the edge, and only the variable the endpoint names.
     key_var = cfg.evaluate.endpoint.api_key_env
     env = {key_var: os.environ[key_var]} if key_var in os.environ else {}
+    # where the user's reference cache lives (XDG base directories), and nothing else of the environment
+    env |= {name: os.environ[name] for name in ("XDG_CACHE_HOME", "HOME") if os.environ.get(name)}
     reports = None
     if any(m not in ("reference", "empty") for m in request.models) and samples is None:
         from classforge_bench.pipeline.llm.preflight import endpoints_of_evaluate

@@ -184,11 +184,22 @@ class SandboxConfig(Section):
     )
     workers: int | None = Field(None, ge=1, description="parallel sandbox runs; default: the machine's cores")
     wall_limit_s: float = Field(60.0, gt=0, description="the verification gate's time limit for a task's tests")
+    # Evaluation limits are CPU time (docs/evaluate.md, "Time limits"): no headroom for load is needed.
+    # ClassEval's references: median 0.025 s of CPU, 95th percentile 0.1 s, slowest 6.3 s (task 35);
+    # its published answers that pass use at most 1.6x their reference's CPU.
     scale_floor_s: float = Field(
-        10.0, gt=0, description="evaluation limit: factor x reference time, at least the floor"
+        2.0, gt=0, description="evaluation limit (CPU s): factor x reference CPU time, at least the floor"
     )
-    scale_factor: float = Field(10.0, gt=0, description="evaluation limit: this many times the reference's time")
-    scale_cap_s: float = Field(60.0, gt=0, description="evaluation limit: at most this, however slow the reference ran")
+    scale_factor: float = Field(5.0, gt=0, description="evaluation limit: this many times the reference's CPU time")
+    scale_cap_s: float = Field(
+        15.0, gt=0, description="evaluation limit (CPU s): at most this, however slow the reference ran"
+    )
+    wall_ceiling_factor: float = Field(
+        5.0,
+        gt=1,
+        description="evaluation: a sample's limit is CPU time; the wall-clock safety net above it is this many "
+        "times the limit (on the time the runner did not wait for a CPU), a stop there reported as such",
+    )
     memory_mb: int = Field(2048, ge=64, description="address-space limit of a run")
     max_processes: int = Field(64, ge=1, description="process limit of a run")
     max_file_mb: int = Field(64, ge=1, description="largest file a run may write")
@@ -472,7 +483,7 @@ class EvaluateConfig(Section):
     reference_cache: Path | None = Field(
         None,
         description="reference pre-runs kept by content (task, environment, limits) and shared by every "
-        "results folder; default: .cache/references beside output_root",
+        "results folder; default: the user's cache, $XDG_CACHE_HOME/classforge/references (~/.cache/...)",
     )
     workers: int | None = Field(
         None, ge=1, description="parallel sandbox runs; default: sandbox.workers, else the cores"

@@ -1,6 +1,6 @@
 """What a short command loads (issue 22, goal 2): `classforge --help` loads neither the configuration
 models (pydantic) nor matplotlib; scoring a samples file loads neither matplotlib (plots only with
---plots) nor the OpenAI SDK (no model is asked). Checked in a fresh interpreter by the modules it
+--plots) nor the OpenAI SDK (no model is asked) nor libcst (only plus suites need it; issue 31). Checked in a fresh interpreter by the modules it
 imported, not by time."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import json, sys
 from typer.testing import CliRunner
 from classforge_bench.pipeline.cli import app
 result = CliRunner().invoke(app, json.loads(sys.argv[1]))
-loaded = sorted({m.split(".")[0] for m in sys.modules} & {"pydantic", "matplotlib", "openai"})
+loaded = sorted({m.split(".")[0] for m in sys.modules} & {"pydantic", "matplotlib", "openai", "libcst"})
 print(json.dumps({"exit": result.exit_code, "output": result.output, "loaded": loaded}))
 """
 
@@ -48,7 +48,7 @@ def test_scoring_a_samples_file_draws_no_plot_unless_asked(classeval, classeval_
     args = ["evaluate", "--dataset", str(classeval_path), "--samples", str(samples), "--out", str(tmp_path / "r")]
     got = _probe(args, tmp_path)
     assert got["exit"] == 0, got["output"]
-    assert got["loaded"] == ["pydantic"]  # no matplotlib, no OpenAI SDK
+    assert got["loaded"] == ["pydantic"]  # no matplotlib, no OpenAI SDK, no libcst (ClassEval has no plus suites)
     (run_dir,) = (tmp_path / "r").iterdir()
     assert not (run_dir / "passk.png").exists() and (run_dir / "summary.md").is_file()
     drawn = _probe(args + ["--plots"], tmp_path)

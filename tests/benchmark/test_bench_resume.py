@@ -247,7 +247,7 @@ def test_a_sample_that_loops_forever_is_stopped_at_the_limit_scaled_from_its_ref
         assert s.result.bucket == bucket and s.result.error_category == "timeout_resource"
         assert s.result.suite_status == "timeout"
         if bucket == "completed":  # two classes, both calling the looping add: each stopped within its share
-            assert f"CounterTestAdd ran past its share of the {limit:.1f}s limit" in s.result.detail
+            assert f"CounterTestAdd ran past its share of the {limit:.1f}s of CPU limit" in s.result.detail
             assert s.result.outcome.test_classes["CounterTestAdd"].timed_out
             assert s.result.outcome.test_classes["CounterTestReset"].timed_out
 

@@ -114,7 +114,10 @@ def test_pregenerated_samples_land_in_one_bucket_each_and_regrade_reproduces(cla
     assert loop.result.suite_status == "timeout" and loop.result.per_class and loop.result.reruns >= 1
     # the limit is the one the reference run set (the floor, or more if the machine was busy then)
     assert loop.request.limit_s == r.reference[0].limit_s >= config(tmp_path).sandbox.scale_floor_s
-    assert f"BankAccountTestWithdraw ran past its share of the {loop.request.limit_s:.1f}s limit" in loop.result.detail
+    assert (
+        f"BankAccountTestWithdraw ran past its share of the {loop.request.limit_s:.1f}s of CPU limit"
+        in loop.result.detail
+    )
     statuses = {tc: loop.result.outcome.test_class_status(tc) for tc in loop.result.outcome.test_classes}
     assert statuses["BankAccountTestDeposit"] == statuses["BankAccountTestViewBalance"] == "success"
     for runaway in ("BankAccountTestWithdraw", "BankAccountTestTransfer", "BankAccountTest"):

@@ -147,6 +147,13 @@ def test_sandbox_statuses_map_to_sample_buckets():
     assert memory.status == "resource_limit" and memory.error.type == "MemoryError"
     with pytest.raises(ValueError, match="task T: sandbox status sandbox_error cannot be scored"):
         to_outcome("T", stored(suite(SuiteStatus.SANDBOX_ERROR, [], "bwrap: cannot start")))
+    cpu = to_outcome("T", stored(suite(SuiteStatus.TIMEOUT, [], "exceeded the 2.0s of CPU limit")))
+    assert cpu.status == "timeout" and cpu.error.type == "TimeoutError"
+    ceiling = suite(SuiteStatus.TIMEOUT, [], "stopped by the wall-clock safety net").model_copy(
+        update={"wall_ceiling": True}
+    )
+    waited = to_outcome("T", stored(ceiling))
+    assert waited.status == "timeout" and waited.error.type == "WallClockCeiling"  # the safety net, named apart
 
 
 def test_an_abnormal_run_is_accounted_per_class_within_the_limit():

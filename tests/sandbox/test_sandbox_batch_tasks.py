@@ -56,7 +56,10 @@ def backend(local_backend):
     return local_backend
 
 
-def test_attacks_batched_with_other_tasks_never_pass_nor_reach_them(config, backend, monkeypatch):  # noqa: F811
+@pytest.mark.parametrize("ceiling", [None, 5.0], ids=["wall-clock", "cpu-clock"])
+def test_attacks_batched_with_other_tasks_never_pass_nor_reach_them(config, backend, monkeypatch, ceiling):  # noqa: F811
+    """cpu-clock: as the evaluator runs samples (the limit on the runner tree's CPU time, a wall
+    ceiling `ceiling` times it, the task's libraries imported by the supervisor before forking)."""
     secret, listener = bait(monkeypatch)
     requests = []
     for i, case in enumerate(CASES):
@@ -68,6 +71,8 @@ def test_attacks_batched_with_other_tasks_never_pass_nor_reach_them(config, back
                 limit_s=case.limit_s,
                 tests=case.tests.replace("PORT", str(listener.getsockname()[1])),
                 test_classes=case.classes,
+                wall_ceiling_s=case.limit_s * ceiling if ceiling else None,
+                warm_imports=["json", "unittest"] if ceiling else [],
             )
         )
         requests.append(
@@ -78,6 +83,7 @@ def test_attacks_batched_with_other_tasks_never_pass_nor_reach_them(config, back
                 coverage=True,
                 test_classes=["CounterTest"],
                 limit_s=FINITE_LIMIT_S,
+                wall_ceiling_s=FINITE_LIMIT_S * ceiling if ceiling else None,
             )
         )
     results = execute_batch(requests, backend, config)

@@ -52,7 +52,16 @@ def test_every_reference_solution(local_backend):
     tasks = json.loads(DATA.read_text(encoding="utf-8"))
     config = make_config(wall_limit_s=60, memory_mb=2048, max_processes=64)
     requests = [
-        SuiteRequest(item_id=t["task_id"], solution=t["solution_code"], tests=t["test"], test_classes=t["test_classes"])
+        # 60 s of CPU, as the evaluator counts it, not of wall time: at load 45 task 35 (8 s of CPU)
+        # ran past a 60 s wall limit
+        SuiteRequest(
+            item_id=t["task_id"],
+            solution=t["solution_code"],
+            tests=t["test"],
+            test_classes=t["test_classes"],
+            limit_s=60.0,
+            wall_ceiling_s=3600.0,
+        )
         for t in tasks
     ]
     results = run_suites(requests, config, backend=local_backend)

@@ -66,10 +66,11 @@ def test_paths_leaving_the_work_dir_are_refused(name):
 
 
 def test_scaled_limit():
-    config = SandboxConfig(scale_floor_s=10, scale_factor=5)
+    config = SandboxConfig(scale_floor_s=10, scale_factor=5, scale_cap_s=60)
     assert scaled_limit(0.07, config) == 10
     assert scaled_limit(6.0, config) == 30
-    assert scaled_limit(40.0, config) == 60  # the default cap: a reference timed under load
+    assert scaled_limit(40.0, config) == 60  # the cap: a runaway answer of the slowest task stops there
+    assert scaled_limit(6.3, SandboxConfig()) == 15  # the default cap (CPU s): ClassEval_35's reference x 2.4
     assert scaled_limit(40.0, SandboxConfig(scale_floor_s=10, scale_factor=5, scale_cap_s=5)) == 10
     with pytest.raises(ValueError):
         scaled_limit(-1, config)

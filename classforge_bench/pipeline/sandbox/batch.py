@@ -28,7 +28,7 @@ from classforge_bench.pipeline.sandbox.expectations import machinery_imports, st
 from classforge_bench.pipeline.sandbox.interpret import interpret
 from classforge_bench.pipeline.sandbox.report import ReportError, authenticate, parse
 from classforge_bench.pipeline.sandbox.results import SuiteRequest, SuiteResult
-from classforge_bench.pipeline.sandbox.suite import SPEC_FILE, _files, _spec
+from classforge_bench.pipeline.sandbox.suite import SPEC_FILE, _files, _spec, clock_fields
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +80,9 @@ def _entry(i: int, request: SuiteRequest, first: SuiteRequest, config: SandboxCo
         "report_file": f"cf_report_{i}.json",
         "cpu_limit_s": RunLimits.from_config(config, wall_s=limit_s + config.grace_s).cpu_limit_s,
     }
+    clock = clock_fields(request, limit_s)
+    if clock:
+        entry["cpu_limit_s"] = clock.pop("cpu_limit_s")
     if request.tests != first.tests:
         entry["tests_source"] = f"cf_tests_{i}.py"
     entry["own"] = {
@@ -88,7 +91,8 @@ def _entry(i: int, request: SuiteRequest, first: SuiteRequest, config: SandboxCo
         "share": request.class_floors is not None,
         "class_floors": request.class_floors or {},
         "preimport": machinery_imports(request.tests),
-    }
+    } | (clock or {"cpu_clock": False})  # its own clock, whatever the first entry's
+    entry["host_wall_s"] = request.host_wall_s(limit_s)
     return entry
 
 
@@ -136,9 +140,10 @@ def execute_batch(
     spec["private_tmp"] = backend.isolation == "bwrap"
     spec["batch"] = [_entry(i, request, first, config) for i, request in enumerate(requests)]
     spec["marks_file"] = _MARKS_FILE
+    spec["warm_imports"] = sorted({name for request in requests for name in request.warm_imports})
     marks = [secrets.token_hex(16) for _ in requests]  # in their own file: runners can read the spec
     limits = RunLimits.from_config(
-        config, wall_s=sum(e["own"]["timeout_s"] + _PER_RUN_SLACK_S for e in spec["batch"]) + config.grace_s
+        config, wall_s=sum(e["host_wall_s"] + _PER_RUN_SLACK_S for e in spec["batch"]) + config.grace_s
     )
     try:
         run = backend.run(

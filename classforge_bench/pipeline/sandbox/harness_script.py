@@ -183,6 +183,8 @@ class _Shares:
         self.since: float | None = None
         self.left = 0
         self.seen = 0
+        # set by the supervisor: "cpu" or "wall_ceiling" (cpu_clock runs only)
+        self.stopped_by = None  # type: str | None
 
     def update(self, events: list, now: float) -> None:
         for event in events[self.seen :]:
@@ -225,7 +227,88 @@ class _Shares:
         return (until, self.current) if until < self.deadline else (self.deadline, None)
 
 
-def _watch(pid: int, rfd: int, deadline: float, channel: _Channel, shares: _Shares) -> tuple:
+class _Clock:
+    """What the runner's limit is measured on. By default the wall clock (the construction gate's
+    fixed limits). With `cpu_clock` in the spec: the CPU time of the runner's process tree (itself,
+    its reaped children, its live descendants), which a busy machine does not stretch, so the same
+    answer gets the same verdict at any load; the wall clock then only backs it up with a far
+    higher ceiling (`wall_ceiling_s`), counted on the time the runner was not waiting for a CPU
+    (its run-queue delay, where /proc tells it), and a stop there is reported as such."""
+
+    def __init__(self, pid: int, spec: dict, started: float) -> None:
+        self.pid = pid
+        self.cpu = bool(spec.get("cpu_clock"))
+        self.started = started
+        self.ceiling = float(spec.get("wall_ceiling_s") or 0.0)
+        self.ticks = float(os.sysconf("SC_CLK_TCK")) if self.cpu else 100.0
+        self.cores = max(1, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1)
+        self.stopped_by = None  # type: str | None
+
+    def deadline(self, timeout_s: float) -> float:
+        return timeout_s if self.cpu else self.started + timeout_s
+
+    def now(self) -> float:
+        return _tree_cpu(self.pid, self.ticks) if self.cpu else time.monotonic()
+
+    def wall_left(self) -> float:
+        if not self.cpu:
+            return float("inf")
+        awake = time.monotonic() - self.started - _run_delay(self.pid)
+        return self.ceiling - awake
+
+    def wait(self, remaining: float, wall_left: float) -> float:
+        """How long to sleep before looking again: the tree cannot use CPU faster than the cores."""
+        if not self.cpu:
+            return remaining
+        return max(0.01, min(remaining / self.cores, wall_left, 0.5))
+
+
+def _stat_cpu(path: str, ticks: float, with_children: bool) -> float:
+    try:
+        with open(path, encoding="ascii", errors="replace") as fh:
+            fields = fh.read().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return 0.0  # gone: a reaped child's time is in its parent's cutime
+    # fields[11:15]: utime, stime, cutime, cstime (man 5 proc, counted from `state`)
+    used = int(fields[11]) + int(fields[12]) + ((int(fields[13]) + int(fields[14])) if with_children else 0)
+    return used / ticks
+
+
+def _children(pid: int) -> list:
+    found: list = []
+    try:
+        for tid in os.listdir(f"/proc/{pid}/task"):
+            with open(f"/proc/{pid}/task/{tid}/children", encoding="ascii") as fh:
+                found.extend(int(c) for c in fh.read().split())
+    except (OSError, ValueError):
+        pass
+    return found
+
+
+def _tree_cpu(pid: int, ticks: float) -> float:
+    """CPU seconds of `pid` and every descendant, live or reaped (a descendant whose parent did not
+    reap it before dying is counted while it lives; what escapes the tree is swept at the end)."""
+    total, todo, seen = 0.0, [pid], set()  # type: float, list, set
+    while todo and len(seen) < 4096:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        total += _stat_cpu(f"/proc/{p}/stat", ticks, True)
+        todo.extend(_children(p))
+    return total
+
+
+def _run_delay(pid: int) -> float:
+    """Seconds the runner's main thread spent runnable but waiting for a CPU (0 where unknown)."""
+    try:
+        with open(f"/proc/{pid}/schedstat", encoding="ascii") as fh:
+            return int(fh.read().split()[1]) / 1e9
+    except (OSError, ValueError, IndexError):
+        return 0.0
+
+
+def _watch(pid: int, rfd: int, clock: _Clock, channel: _Channel, shares: _Shares) -> tuple:
     """Read events until the runner exits or its time is up: (exited, (wait status, rusage) or None)."""
     try:
         pidfd = os.pidfd_open(pid)
@@ -234,11 +317,15 @@ def _watch(pid: int, rfd: int, deadline: float, channel: _Channel, shares: _Shar
     fds = [rfd] + ([pidfd] if pidfd is not None else [])
     try:
         while True:
-            shares.update(channel.events, time.monotonic())
-            remaining = shares.limit()[0] - time.monotonic()
-            if remaining <= 0:
+            now = clock.now()
+            shares.update(channel.events, now)
+            remaining = shares.limit()[0] - now
+            wall_left = clock.wall_left()
+            if remaining <= 0 or wall_left <= 0:
+                clock.stopped_by = "cpu" if clock.cpu and remaining <= 0 else ("wall_ceiling" if clock.cpu else None)
                 return False, None
-            ready, _, _ = select.select(fds, [], [], remaining if pidfd is not None else min(remaining, 0.05))
+            wait = clock.wait(remaining, wall_left)
+            ready, _, _ = select.select(fds, [], [], wait if pidfd is not None else min(wait, 0.05))
             if rfd in ready:
                 chunk = os.read(rfd, 65536)
                 if chunk:
@@ -371,9 +458,10 @@ def supervise(spec_path: str) -> int:
         "canaries": _canaries(),
         "preimport": list(spec.get("preimport", [])),
         "workdir": os.getcwd(),
+        "cpu_limit_s": spec.get("cpu_limit_s"),  # cpu_clock runs: the runner's own backstop
     }
     pid, rfd = _fork_runner(key, context)
-    channel, shares, exited, reaped_status = _await_runner(pid, rfd, spec, started + float(spec["timeout_s"]))
+    channel, shares, exited, reaped_status = _await_runner(pid, rfd, spec, started)
     # Escaped processes could still rewrite files after we write the report. kill(-1) is safe only
     # where the host vouches for containment (a PID namespace or a uid of our own) *and* we are
     # not root: as root outside a PID namespace it would signal every process on the machine.
@@ -397,11 +485,14 @@ def supervise(spec_path: str) -> int:
     return 0
 
 
-def _await_runner(pid: int, rfd: int, spec: dict, deadline: float) -> tuple:
-    """Collect the runner's events until it ends or its time is up, then kill its group and reap
-    it: (channel, shares, whether it exited by itself, its wait status)."""
+def _await_runner(pid: int, rfd: int, spec: dict, started: float) -> tuple:
+    """Collect the runner's events until it ends or its time is up (`_Clock`), then kill its group
+    and reap it: (channel, shares, whether it exited by itself, its wait status)."""
     channel = _Channel()
-    exited, reaped_status = _watch(pid, rfd, deadline, channel, shares := _Shares(spec, deadline))
+    clock = _Clock(pid, spec, started)
+    shares = _Shares(spec, clock.deadline(float(spec["timeout_s"])))
+    exited, reaped_status = _watch(pid, rfd, clock, channel, shares)
+    shares.stopped_by = clock.stopped_by
     if exited:
         _drain(rfd, channel)
     _kill_group(pid)  # descendants left in the runner's group; the runner itself if it timed out
@@ -451,7 +542,8 @@ def _runner_summary(
         "cpu_s": round(_cpu_so_far(both) - (cpu_before or 0.0), 4),
         "max_rss_kb": max(own.ru_maxrss, (children if cpu_before is None else usage).ru_maxrss),
         "timed_out": not exited,
-        "timed_out_class": None if exited else shares.limit()[1],
+        "timed_out_class": None if exited or shares.stopped_by == "wall_ceiling" else shares.limit()[1],
+        "stopped_by": None if exited else shares.stopped_by,
         "wall_s": round(time.monotonic() - started, 4),
         "exit_code": os.WEXITSTATUS(reaped_status) if os.WIFEXITED(reaped_status) else None,
         "signal": os.WTERMSIG(reaped_status) if os.WIFSIGNALED(reaped_status) else None,
@@ -494,6 +586,8 @@ def supervise_batch(spec_path: str) -> int:
     import types  # noqa: F401
     import unittest  # noqa: F401
 
+    _warm(spec.get("warm_imports") or [])
+
     home = os.getcwd()
     keep = _listing(home, "/tmp", *[d for d in ("/dev/shm",) if os.path.isdir(d)])
     as_found = _snapshot(home)
@@ -507,6 +601,22 @@ def supervise_batch(spec_path: str) -> int:
     for entry, body in zip(spec["batch"], bodies):
         _write_report(entry["report_file"], key, body)
     return 0
+
+
+def _warm(names: list) -> None:
+    """Import the installed libraries the batch's tasks import (numpy, nltk...) once, here, before
+    any runner is forked: each runner then starts with them loaded, as with unittest. Isolation is
+    unchanged: a runner changes only its own copy-on-write copy of a module, and the next runner is
+    forked from this process, which never ran a solution. Only names the host read from the tasks'
+    own import lines arrive here; the solutions and their tests files are already out of the work
+    folder (nothing of a sample's can shadow a library), and a name that fails to import is left
+    to the runner, which reports it as the tests see it."""
+    for name in names:
+        if isinstance(name, str) and name.isidentifier() and not name.startswith("cf_"):
+            try:
+                __import__(name)
+            except Exception:  # noqa: BLE001 - any failure: the runner meets it again and reports it
+                continue
 
 
 def _take_marks(path: str) -> list[bytes]:
@@ -618,7 +728,7 @@ def _batch_one(
         "cpu_limit_s": entry.get("cpu_limit_s"),
     }  # a lone run's CPU rlimit: its own, not the batch's
     pid, rfd = _fork_runner(key, context)
-    channel, shares, exited, reaped_status = _await_runner(pid, rfd, one, started + float(one["timeout_s"]))
+    channel, shares, exited, reaped_status = _await_runner(pid, rfd, one, started)
     escaped = _sweep_escapees(pid)  # supervise_batch checked it may
     for _ in range(2):  # a fork in flight during one sweep is caught by the next
         escaped += _sweep_escapees(pid)

@@ -79,6 +79,11 @@ def _base(request: SuiteRequest, run: ExecResult, limit_s: float, seed: int) -> 
 def without_report(request: SuiteRequest, run: ExecResult, problem: str, limit_s: float, seed: int) -> SuiteResult:
     """No trustworthy report: decide from the process's end alone."""
     base = _base(request, run, limit_s, seed)
+    if run.timed_out and request.wall_ceiling_s is not None:
+        detail = f"killed by the host after {run.wall_s:.1f}s of wall time, past the wall-clock safety net; no report"
+        return SuiteResult(
+            status=SuiteStatus.TIMEOUT, detail=detail, classes=_unrun(request), wall_ceiling=True, **base
+        )
     if run.timed_out:
         status, detail = SuiteStatus.TIMEOUT, f"killed by the host {limit_s:.1f}s limit (plus grace); no report"
     elif problem != "missing":
@@ -351,7 +356,7 @@ def interpret(
     if runner.max_rss_kb is not None and result["peak_memory_mb"] is None:
         result["peak_memory_mb"] = runner.max_rss_kb / 1024
     status, detail = _decide(found, report, run, classes, limit_s)
-    return SuiteResult(status=status, detail=detail, **result)
+    return SuiteResult(status=status, detail=detail, wall_ceiling=runner.stopped_by == "wall_ceiling", **result)
 
 
 def _decide(found: _Findings, report: HarnessReport, run: ExecResult, classes: list[ClassResult], limit_s: float):
@@ -360,12 +365,18 @@ def _decide(found: _Findings, report: HarnessReport, run: ExecResult, classes: l
         return SuiteStatus.TAMPERED, "; ".join(found.evidence[:5])
     if runner.timed_out:
         done = sum(1 for key in found.tests)
+        if runner.stopped_by == "wall_ceiling":
+            return SuiteStatus.TIMEOUT, (
+                f"stopped by the wall-clock safety net after {runner.wall_s:.1f}s and {runner.cpu_s or 0.0:.2f}s "
+                f"of CPU (its limit: {limit_s:.1f}s of CPU) after {done} test outcome(s)"
+            )
+        unit = "s of CPU" if runner.stopped_by == "cpu" else "s"
         if runner.timed_out_class:
             return SuiteStatus.TIMEOUT, (
-                f"{runner.timed_out_class.strip()} ran past its share of the {limit_s:.1f}s limit "
+                f"{runner.timed_out_class.strip()} ran past its share of the {limit_s:.1f}{unit} limit "
                 f"after {done} test outcome(s)"
             )
-        return SuiteStatus.TIMEOUT, f"exceeded the {limit_s:.1f}s limit after {done} test outcome(s)"
+        return SuiteStatus.TIMEOUT, f"exceeded the {limit_s:.1f}{unit} limit after {done} test outcome(s)"
     resource = _resource_problem(found, report, run, limit_s)
     if resource:
         return SuiteStatus.RESOURCE_EXCEEDED, resource

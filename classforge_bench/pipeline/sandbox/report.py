@@ -130,6 +130,7 @@ class RunnerFacts(BaseModel):
     max_rss_kb: int | None = None
     exit_code: int | None = None
     signal: int | None = None
+    stopped_by: str | None = None  # cpu-clock runs: "cpu" (its limit) or "wall_ceiling" (the safety net)
 
 
 class Canaries(BaseModel):

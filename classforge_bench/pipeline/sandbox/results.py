@@ -98,6 +98,9 @@ class CoverageResult(BaseModel):
         return 100.0 if self.branches == 0 else 100.0 * (self.branches - self.missing_branches) / self.branches
 
 
+HOST_CEILING_SLACK = 4.0  # the host's kill of a CPU-clock run, in multiples of its wall ceiling
+
+
 class SuiteRequest(BaseModel):
     """One (solution, tests) pair to run. `item_id` names it in results and errors."""
 
@@ -122,6 +125,24 @@ class SuiteRequest(BaseModel):
         description="share the limit among the test classes (a class past its share of the time left is stopped "
         "as a timeout), each getting at least its floor here; None: one limit for the whole run",
     )
+    wall_ceiling_s: float | None = Field(
+        None,
+        gt=0,
+        description="set: `limit_s` is the CPU time of the test runner's process tree (load does not stretch it) "
+        "and this the wall-clock safety net above it, a stop there reported as such; None: `limit_s` is wall time",
+    )
+    warm_imports: list[str] = Field(
+        default_factory=list,
+        description="installed libraries the task imports (its own import lines), imported once per batch "
+        "before the runners are forked",
+    )
+
+    def host_wall_s(self, limit_s: float) -> float:
+        """How long the host lets the run go on the wall clock (before its grace) before it kills it:
+        the limit; for a CPU-clock run, a multiple of the ceiling, since the harness counts its
+        ceiling on the time the runner was not waiting for a CPU and a busy machine makes the wall
+        clock run faster than that (the host kill is then recorded as the safety net too)."""
+        return limit_s if self.wall_ceiling_s is None else self.wall_ceiling_s * HOST_CEILING_SLACK
 
     @field_validator("module_name")
     @classmethod
@@ -142,6 +163,9 @@ class SuiteResult(BaseModel):
     limit_s: float
     wall_s: float
     cpu_s: float | None = None
+    wall_ceiling: bool = Field(
+        False, description="stopped by the wall-clock safety net, not by its CPU limit (cpu-clock runs only)"
+    )
     peak_memory_mb: float | None = None
     exit_code: int | None = None
     signal: int | None = None

@@ -89,7 +89,15 @@ def _spec(
         "key_file": KEY_FILE,
         "share": request.class_floors is not None,
         "class_floors": request.class_floors or {},
-    }
+    } | clock_fields(request, limit_s)
+
+
+def clock_fields(request: SuiteRequest, limit_s: float) -> dict:
+    """What a CPU-clock run adds to its spec (see `SuiteRequest.wall_ceiling_s`): the ceiling, and
+    a CPU rlimit a second above the limit on the runner itself, should the supervisor's watch miss."""
+    if request.wall_ceiling_s is None:
+        return {}
+    return {"cpu_clock": True, "wall_ceiling_s": request.wall_ceiling_s, "cpu_limit_s": int(limit_s) + 2}
 
 
 def execute(
@@ -106,7 +114,7 @@ def execute(
     spec = _spec(request, run_id, limit_s, config, bool(getattr(backend, "isolates_processes", False)), seed)
     # The host kill comes `grace_s` after the harness's own deadline, so a timeout normally still
     # yields a report with the outcomes reached so far.
-    limits = RunLimits.from_config(config, wall_s=limit_s + config.grace_s)
+    limits = RunLimits.from_config(config, wall_s=request.host_wall_s(limit_s) + config.grace_s)
     # Only passed when set, so a backend written before perturbations existed keeps working.
     extra = {"perturbation": perturbation} if perturbation is not None else {}
     try:

@@ -15,11 +15,10 @@ def scaled_limit(reference_s: float, config: SandboxConfig) -> float:
 
 
 def evaluation_limit(wall_s: float, cpu_s: float | None, config: SandboxConfig) -> float:
-    """A sample's limit from its reference's run: the CPU time scaled (a busy machine stretches
-    wall time, not CPU time: a reference timed under load once lifted its task's limit to the cap),
-    and never below the reference's own wall time (within the cap), so a correct answer that waits
-    (sleeps, I/O) as long as the reference does is not cut short. Without a CPU time the wall time
-    is scaled, as before."""
-    if cpu_s is None:
-        return scaled_limit(wall_s, config)
-    return max(scaled_limit(cpu_s, config), min(config.scale_cap_s, wall_s))
+    """A sample's limit from its reference's run: the reference's CPU time scaled, in CPU time (the
+    evaluator enforces it on the CPU time of the runner's process tree, `SuiteRequest.wall_ceiling_s`),
+    so neither the reference's timing nor the sample's run moves with the machine's load. The
+    reference's wall time no longer counts (it does move with load); an answer that waits rather
+    than computes is bounded by the wall ceiling instead. Without a CPU time (a backend that cannot
+    measure it) the wall time is scaled, as before."""
+    return scaled_limit(wall_s if cpu_s is None else cpu_s, config)
