@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 import pytest
-from test_bench_resume import config, dataset, samples
+from bench_kit import config, dataset, samples
 
 from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from metrics_kit import _method, _task
 
 from classforge_bench.benchmark.metrics import (
     DepCounts,
@@ -13,34 +14,7 @@ from classforge_bench.benchmark.metrics import (
     method_level_status,
 )
 from classforge_bench.benchmark.outcomes import ExceptionInfo, SampleOutcome, TestClassOutcome
-from classforge_bench.pipeline.core.task import Dependencies, Method, Task
-
-
-def _method(
-    name: str, test_class: str | None, methods: list[str] | None = None, fields: list[str] | None = None
-) -> Method:
-    return Method(
-        method_name=name,
-        method_description=f"def {name}(self):",
-        test_class=test_class,
-        solution_code=f"def {name}(self):\n        pass",
-        dependencies=Dependencies(
-            standalone=not (methods or fields), method_dependencies=methods or [], field_dependencies=fields or []
-        ),
-    )
-
-
-def _task(task_id: str = "T1") -> Task:
-    return Task(
-        task_id=task_id,
-        class_name="Box",
-        skeleton="class Box:\n    pass\n",
-        test="import unittest\n",
-        solution_code="class Box:\n    pass\n",
-        test_classes=["BoxTestA", "BoxTestB", "BoxTest"],
-        methods_info=[_method("a", "BoxTestA"), _method("b", "BoxTestB"), _method("c", None)],
-    )
-
+from classforge_bench.pipeline.core.task import Task
 
 OK3 = TestClassOutcome(tests_run=3)
 PARTIAL = TestClassOutcome(tests_run=2, failures=1)

@@ -9,7 +9,7 @@ import json
 import logging
 
 import pytest
-from test_bench_resume import Counting, config, dataset, sample_files, samples
+from bench_kit import Counting, config, dataset, sample_files, samples
 
 from classforge_bench.benchmark.execution import environment_tag
 from classforge_bench.benchmark.results import ResultsError, SampleRecord, load_results, read_sample, sample_file

@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from test_bench_runner_samples import BANK, fence, lines, write_samples  # noqa: F401 - a fixture
+from samples_kit import BANK, fence, write_samples
 
 from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
 from classforge_bench.pipeline.config import Config, EvaluateConfig

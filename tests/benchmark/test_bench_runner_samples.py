@@ -8,70 +8,12 @@ import json
 from pathlib import Path
 
 import pytest
+from samples_kit import _V3_EXECUTION, BANK, BROKEN, as_schema_4, write_samples
 
 from classforge_bench.benchmark.execution import ExecutionStore
 from classforge_bench.benchmark.results import ResultsError, load_results
 from classforge_bench.benchmark.runner import EvaluationRequest, evaluate, regrade
 from classforge_bench.pipeline.config import Config, EvaluateConfig
-
-BANK = "ClassEval_8"
-BROKEN = "ClassEval_48"  # its tests expect the dataset authors' host name: broken on every other machine
-
-
-def fence(code: str) -> str:
-    return f"```python\n{code}\n```"
-
-
-def bank_variant(solution: str, withdraw_body: str) -> str:
-    """The canonical BankAccount with `withdraw`'s body replaced."""
-    head, rest = solution.split("    def withdraw(self, amount):\n", 1)
-    tail = rest[rest.index("    def view_balance") :]
-    return head + "    def withdraw(self, amount):\n" + withdraw_body + "\n\n" + tail
-
-
-@pytest.fixture
-def lines(classeval) -> list[dict]:
-    bank = classeval.by_id()[BANK].solution_code
-    return [
-        # 0: the canonical class wrapped in prose -> completed, passes
-        {
-            "task_id": BANK,
-            "completion": "Sure! Here is the class.\n" + fence(bank) + "\nHope this helps.",
-            "model": "m1",
-        },
-        # 1: no code at all -> no_code
-        {"task_id": BANK, "completion": "I am sorry, I cannot help with that.", "model": "m1"},
-        # 2: a syntax error -> compile_error, never run
-        {
-            "task_id": BANK,
-            "completion": fence(bank.replace("def view_balance(self):", "def view_balance(self)")),
-            "model": "m1",
-        },
-        # 3: withdraw loops forever -> stopped at its share of the limit; the other classes keep their outcomes
-        {
-            "task_id": BANK,
-            "completion": fence(bank_variant(bank, "        while True:\n            pass")),
-            "model": "m1",
-        },
-        # 4: the module hangs while it is imported -> timeout (no per-class runs: they would all hang)
-        {"task_id": BANK, "completion": fence("while True:\n    pass\n\n" + bank), "model": "m1"},
-        # 5: an undefined name at import -> load_error, a dependency error
-        {"task_id": BANK, "completion": fence("LIMIT = DEFAULT_LIMIT\n\n" + bank), "model": "m1"},
-        # 6: withdraw uses a field the class does not have -> completed, dependency error in its tests
-        {
-            "task_id": BANK,
-            "completion": fence(bank_variant(bank, "        self.total -= amount\n        return self.total")),
-            "model": "m1",
-            "strategy": "holistic",
-        },
-        # 7: a sample of a broken task -> task_broken, unscored
-        {"task_id": BROKEN, "completion": fence(classeval.by_id()[BROKEN].solution_code), "model": "m1"},
-    ]
-
-
-def write_samples(path: Path, lines: list[dict]) -> Path:
-    path.write_text("\n".join(json.dumps(line) for line in lines) + "\n", encoding="utf-8")
-    return path
 
 
 def config(tmp_path: Path) -> Config:
@@ -272,18 +214,6 @@ def test_results_and_plots_are_written_once_per_run(classeval_path, tmp_path, mo
     assert calls == ["results", "plots"]
     assert set(out.results.stats.seconds) == {"load", "reference", "generation", "execution", "scoring"}
     assert load_results(out.run_dir).stats.seconds == out.results.stats.seconds
-
-
-_V3_EXECUTION = ("suite_status", "detail", "wall_s", "isolation", "per_class", "reruns", "runs_wall_s")
-
-
-def as_schema_4(record: dict) -> dict:
-    """A schema-5 sample file as schema 4 wrote it: the outcome named its sample and status again."""
-    request, result = record["request"], record["result"]
-    if result["outcome"] is None:
-        return record
-    identity = {"task_id": request["task_id"], "sample_index": request["sample_index"], "status": result["bucket"]}
-    return record | {"result": result | {"outcome": identity | result["outcome"]}}
 
 
 def flat_v3(record: dict) -> dict:

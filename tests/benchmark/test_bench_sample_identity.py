@@ -8,10 +8,10 @@ import json
 from pathlib import Path
 
 import pytest
+from bench_kit import Counting, config, dataset, sample_files, samples
+from metrics_kit import _task
 from pydantic import ValidationError
-from test_bench_metrics import _task
-from test_bench_resume import Counting, config, dataset, sample_files, samples
-from test_bench_runner_samples import as_schema_4
+from samples_kit import as_schema_4
 
 from classforge_bench.benchmark.outcomes import SampleOutcome
 from classforge_bench.benchmark.results import (

@@ -244,3 +244,16 @@ def three_pairs() -> list[HarvestedClass]:
 
 def funnel_rows(result: BuildResult) -> dict[str, tuple[int, int, dict[str, int]]]:
     return {s: (c.seen, c.kept, dict(c.dropped)) for s, c in result.funnel.stages.items()}
+
+
+def without_methods(skeleton: str, *names: str) -> str:
+    """The skeleton with the named methods (signature and docstring) cut out."""
+    for name in names:
+        start = skeleton.index(f"    def {name}(")
+        end = skeleton.find("\n    def ", start + 1)
+        skeleton = skeleton[:start] + (skeleton[end + 1 :] if end != -1 else "")
+    return skeleton.rstrip() + "\n"
+
+
+# A fusion one method short (methods of both sources: not a copy of either).
+FOUR_METHODS = without_methods(fx.SKELETON, "pop", "size")

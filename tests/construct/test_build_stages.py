@@ -11,6 +11,7 @@ from pathlib import Path
 import construct_fixtures as fx
 import pytest
 from construct_kit import (
+    FOUR_METHODS,
     MODELS,
     Run,
     ScriptedGate,
@@ -20,6 +21,7 @@ from construct_kit import (
     judge_json,
     make_config,
     scripted_server,
+    without_methods,
 )
 
 from classforge_bench.pipeline.construct.build import BuildResult, CandidateResult
@@ -136,17 +138,6 @@ def test_record_loads_in_the_evaluator(server, tmp_path):
 # -- composition -----------------------------------------------------------------------------------
 
 
-def without_methods(skeleton: str, *names: str) -> str:
-    """The skeleton with the named methods (signature and docstring) cut out."""
-    for name in names:
-        start = skeleton.index(f"    def {name}(")
-        end = skeleton.find("\n    def ", start + 1)
-        skeleton = skeleton[:start] + (skeleton[end + 1 :] if end != -1 else "")
-    return skeleton.rstrip() + "\n"
-
-
-# A fusion one method short (methods of both sources: not a copy of either).
-FOUR_METHODS = without_methods(fx.SKELETON, "pop", "size")
 # BoundedStack's own interface under a new name: a copy of a source, not a fusion.
 STACK_COPY = without_methods(fx.SKELETON, "count_of", "most_common")
 

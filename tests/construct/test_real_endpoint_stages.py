@@ -101,7 +101,7 @@ def test_repair_feedback_quotes_the_offending_lines():
 def test_build_json_counts_first_attempts_and_repairs_per_stage(server, tmp_path):
     import json
 
-    from test_build_stages import FOUR_METHODS
+    from construct_kit import FOUR_METHODS
 
     server.add_rule(model=MODELS["composer"], replies=[fx.fenced(FOUR_METHODS)])
     server.add_rule(model=MODELS["judge-2"], replies=['{"score": "ten"}'])

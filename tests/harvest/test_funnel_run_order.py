@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from classgen import make_class
-from test_scan import scan
+from scan_kit import scan
 
 from classforge_bench.pipeline.core import reasons as R
 from classforge_bench.pipeline.core.funnel import Funnel

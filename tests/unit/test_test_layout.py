@@ -18,6 +18,27 @@ def _imported_modules(path: Path) -> list[str]:
     return names
 
 
+def _imported_modules(path: Path) -> list[str]:
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module:
+            names.append(node.module)
+        elif isinstance(node, ast.Import):
+            names.extend(alias.name for alias in node.names)
+    return names
+
+
+def test_no_test_module_imports_another() -> None:
+    """Shared helpers live in kit modules (construct_kit, attacks, ...), not in a test file another imports."""
+    offenders = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        for module in _imported_modules(path):
+            last = module.rsplit(".", 1)[-1]
+            if last.startswith("test_") and last != path.stem:
+                offenders.append(f"{path.relative_to(ROOT)} imports {module}")
+    assert offenders == []
+
+
 def test_the_product_ships_no_test_fake() -> None:
     shipped = [p.relative_to(ROOT).as_posix() for p in (ROOT / "classforge_bench").rglob("*.py") if "fake" in p.stem]
     assert shipped == []
