@@ -391,6 +391,11 @@ class RealSourceConfig(Section):
         default_factory=lambda: list(PERMISSIVE_LICENSES),
         description="SPDX ids whose code may be redistributed in a release",
     )
+    admit_unlicensed: bool = Field(
+        False,
+        description="also admit classes whose repository declares no licence (or NOASSERTION): for a private "
+        "benchmark only; its release is marked private on the card and `classforge export` refuses it",
+    )
     docstring_role: DocstringRole = Field(
         "none",
         description="LLM role that writes docstrings too thin to ship (the first judge checks them); none: drop such classes",

@@ -415,6 +415,18 @@ def test_licence_filter(breaker, tmp_path):
     assert again.funnel.stages["license"].kept == 1
 
 
+def test_no_licence_is_admitted_only_when_the_config_says_so(breaker, tmp_path):
+    unlicensed = breaker.model_copy(update={"id": "cls-none", "license_spdx": None, "repo": "someone/unlicensed"})
+    noassertion = breaker.model_copy(update={"id": "cls-na", "license_spdx": "NOASSERTION"})
+    copyleft = breaker.model_copy(update={"id": "cls-gpl", "license_spdx": "GPL-3.0"})
+    default, _, _ = _build(tmp_path / "default", [unlicensed, noassertion])
+    assert default.funnel.stages["license"].dropped == {R.NO_LICENSE: 2}
+    private, _, _ = _build(tmp_path / "private", [unlicensed, noassertion, copyleft], admit_unlicensed=True)
+    # the switch admits "no licence" only: a licence off the allow-list is still refused
+    assert private.funnel.stages["license"].kept == 2
+    assert private.funnel.stages["license"].dropped == {R.LICENSE_NOT_ALLOWED: 1}
+
+
 def test_built_task_records_provenance_examples_and_the_mutation_gate(breaker, tmp_path):
     result, _, gate = _build(tmp_path, [breaker], mutator=ScriptedMutator([mutation_report(9, 1)]))
     assert [s for s, c in result.funnel.stages.items() if c.kept] == [

@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from classforge_bench.pipeline.config import FALLBACK_DOMAIN, Config
 from classforge_bench.pipeline.construct.common import StageContext, StageOutcome
 from classforge_bench.pipeline.construct.gate import Gate, GateOutcome
+from classforge_bench.pipeline.construct.licence import licence_outcome
 from classforge_bench.pipeline.construct.real_docs import DocstringsResult, write_docstrings, writer_endpoint
 from classforge_bench.pipeline.construct.real_examples import observed_examples, with_examples
 from classforge_bench.pipeline.construct.real_skeleton import (
@@ -107,14 +108,6 @@ def candidate_id_for(hc: HarvestedClass) -> str:
     return "cand-real-" + content_id(hc.id)[:16]
 
 
-def _license(hc: HarvestedClass, allow: list[str]) -> StageOutcome:
-    if not hc.license_spdx or hc.license_spdx == "NOASSERTION":
-        return StageOutcome.drop(R.LICENSE, R.NO_LICENSE, f"{hc.repo} declares no licence")
-    if hc.license_spdx not in allow:
-        return StageOutcome.drop(R.LICENSE, R.LICENSE_NOT_ALLOWED, f"{hc.repo}: {hc.license_spdx}")
-    return StageOutcome.kept(R.LICENSE)
-
-
 def run_real_candidate(
     hc: HarvestedClass,
     ctx: StageContext,
@@ -127,7 +120,7 @@ def run_real_candidate(
     """Every stage for one class. Raises only what is not about the class (budget, replay miss, sandbox)."""
     result = RealCandidateResult(candidate_id=ctx.candidate_id, fingerprint=fingerprint, class_id=hc.id)
     rs = config.construction.real_source
-    licence = _license(hc, rs.license_allow)
+    licence = licence_outcome(hc, rs)
     if not licence.keep:
         return result.stop(licence)
     result.outcomes.append(licence)
