@@ -285,7 +285,9 @@ def test_a_private_release_is_marked_on_its_card_and_refused_by_export(write) ->
     api = FakeHfApi()
     for dry_run in (True, False):
         with pytest.raises(ExportError, match="private benchmark"):
-            export_release(private, REPO, token="hf_x", dry_run=dry_run, api=api, offline=False, load_with_datasets=False)
+            export_release(
+                private, REPO, token="hf_x", dry_run=dry_run, api=api, offline=False, load_with_datasets=False
+            )
     assert api.calls == []  # refused before any call to the Hub
 
 
