@@ -38,8 +38,15 @@ _WORD = re.compile(r"\b(" + "|".join(_TYPE_WORDS) + r")\b", re.IGNORECASE)
 Contract = dict[str, dict[str, str]]  # method -> parameter -> builtin type name
 
 
+def _annotated(arg: ast.arg) -> str | None:
+    """The builtin type a parameter's annotation names (`int`, `Optional[int]` is not one)."""
+    name = arg.annotation.id if isinstance(arg.annotation, ast.Name) else None
+    return name if name in set(_TYPE_WORDS.values()) else None
+
+
 def declared_types(described: str, class_name: str) -> Contract:
-    """Method -> parameter -> type, from the `:param` lines of the class's docstrings."""
+    """Method -> parameter -> type, from the `:param` lines of the class's docstrings, else from
+    the signature's annotation (`def push(self, n: int)`: no float for an int)."""
     try:
         cls = find_class(parsing.parse(described), class_name)
     except SyntaxError:
@@ -53,6 +60,10 @@ def declared_types(described: str, class_name: str) -> Contract:
             word = _WORD.search(text)
             if name in params and word:
                 contract.setdefault(fn.name, {})[name] = _TYPE_WORDS[word.group(1).lower()]
+        for arg in fn.args.args + fn.args.kwonlyargs:
+            typed = _annotated(arg)
+            if typed and arg.arg not in contract.get(fn.name, {}):
+                contract.setdefault(fn.name, {})[arg.arg] = typed
     return contract
 
 
