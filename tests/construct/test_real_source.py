@@ -229,7 +229,24 @@ def test_a_described_method_is_completed_from_its_annotations_and_helpers_ship_w
     assert derived.from_annotations == ["add"]
     # the undocumented helper and the constructor without a docstring ship as written, and are not thin
     assert derived.implemented == ["_empty"] and "def _empty(self):\n        return []" in derived.skeleton
-    assert "__init__" not in derived.docstrings and "self.readings = self._empty()" in derived.skeleton
+    assert "self.readings = self._empty()" in derived.skeleton
+    # the constructor's body stays as written; its docstring now states the public field it sets to
+    # an argument (type from the annotation), and not the computed backing list: internal state
+    init = derived.docstrings["__init__"]
+    assert "self.limit (int): the `limit` argument" in init and "readings" not in init
+    assert '    def __init__(self, limit: int = 10):\n        """Create the object.' in derived.skeleton
+
+
+def test_the_contract_observes_only_the_fields_a_real_skeleton_documents():
+    from classforge_bench.pipeline.quality.plus.task_contract import derive_contract
+
+    derived = derive_skeleton(harvested(TYPED, "Utilities"))
+    contract = derive_contract(derived.skeleton, "Meter", documented_fields_only=True)
+    assert contract.fields == frozenset({"limit"})
+    assert contract.attribute_problem("m = Meter(limit=2)\nself.assertEqual(m.limit, 2)\n") is None
+    assert "readings" in (contract.attribute_problem("m = Meter(limit=2)\nself.assertEqual(m.readings, [])\n") or "")
+    # ClassEval's reading of the same skeleton (every constructor assignment declares) would allow it
+    assert derive_contract(derived.skeleton, "Meter").attribute_problem("m = Meter(limit=2)\nm.readings\n") is None
 
 
 def test_shipped_helpers_are_given_code_for_the_checks_and_the_task_model():
@@ -383,7 +400,7 @@ class Generator:
         self.calls: list[str] = []
         self.body = body
 
-    def __call__(self, solution: str, class_name: str, *, item_id: str) -> GeneratedSuite:
+    def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "") -> GeneratedSuite:
         self.calls.append(class_name)
         tests = (
             f"import unittest\n\n\nclass {class_name}TestMain(unittest.TestCase):\n"
@@ -527,7 +544,7 @@ def test_the_generated_tests_own_funnel_joins_the_builds(breaker, tmp_path):
     assert "state-checks" not in suite_funnel(PlusSuite(generated=2, tests=2)).stages  # observation off
 
     class Counting(Generator):
-        def __call__(self, solution: str, class_name: str, *, item_id: str) -> GeneratedSuite:
+        def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "") -> GeneratedSuite:
             return super().__call__(solution, class_name, item_id=item_id).model_copy(update={"funnel": own})
 
     result, _, _ = _build(tmp_path, [breaker], mutator=ScriptedMutator([mutation_report(9, 1)]), generator=Counting())

@@ -29,7 +29,9 @@ from classforge_bench.pipeline.construct.real_skeleton import (
     DerivationError,
     DerivedSkeleton,
     check_real_skeleton,
+    contract_skeleton,
     derive_skeleton,
+    too_few_methods,
     with_docstrings,
 )
 from classforge_bench.pipeline.construct.strengthen import Mutator
@@ -56,6 +58,8 @@ class GeneratedSuite(BaseModel):
         description="the generated tests' own funnel "
         "(stages `generated-tests`, `state-checks`), merged into the build's",
     )
+    failure_reason: str | None = Field(None, description="registered reason when it found no test")
+    failure: str = Field("", description="what went wrong, when it found no test")
 
 
 class TestGenerator(Protocol):
@@ -63,7 +67,9 @@ class TestGenerator(Protocol):
 
     name: str
 
-    def __call__(self, solution: str, class_name: str, *, item_id: str) -> GeneratedSuite | None: ...
+    def __call__(
+        self, solution: str, class_name: str, *, item_id: str, skeleton: str = ""
+    ) -> GeneratedSuite | None: ...
 
 
 class RealCandidateResult(BaseModel):
@@ -152,9 +158,16 @@ def _tests_and_gate(
         return result.stop(
             StageOutcome.drop(R.TESTS, R.NO_TEST_GENERATOR, "no test generator is installed or configured")
         )
-    suite = generator(derived.solution, derived.class_name, item_id=result.candidate_id)
+    few = too_few_methods(derived, config.construction.min_methods)
+    if few is not None:  # before the search: the task check would drop the class after it anyway
+        return result.stop(StageOutcome.drop(R.TESTS, R.TOO_FEW_METHODS, few))
+    suite = generator(
+        derived.solution, derived.class_name, item_id=result.candidate_id, skeleton=contract_skeleton(derived)
+    )
     if suite is None or not suite.test_classes:
-        return result.stop(StageOutcome.drop(R.TESTS, R.NO_GENERATED_TESTS, f"{generator.name} found no test"))
+        reason = (suite.failure_reason if suite else None) or R.NO_GENERATED_TESTS
+        detail = (suite.failure if suite else "") or f"{generator.name} found no test"
+        return result.stop(StageOutcome.drop(R.TESTS, reason, detail[:2000]))
     result.suite = suite
     result.outcomes.append(StageOutcome.kept(R.TESTS))
     result.gate = verdict = gate(derived.solution, suite.tests, suite.test_classes, item_id=result.candidate_id)

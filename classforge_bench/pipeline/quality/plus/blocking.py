@@ -17,6 +17,10 @@ _INTERACTIVE = {"input", "getpass", "breakpoint"}
 _NETWORK = {"socket", "create_connection", "urlopen", "accept", "recv", "recvfrom", "connect", "serve_forever"}
 _WAITS = {"get", "join", "wait", "acquire"}  # blocking when called with no argument (no timeout)
 _WAITERS = ("queue", "thread", "event", "cond", "lock", "sem", "process", "pool", "barrier")
+_WAITER_TYPES = {
+    "Queue", "LifoQueue", "PriorityQueue", "SimpleQueue", "JoinableQueue", "Event", "Lock", "RLock",
+    "Condition", "Semaphore", "BoundedSemaphore", "Barrier", "Thread", "Process",
+}  # fmt: skip
 _LONGEST_SLEEP_S = 0.5  # a shorter literal sleep only slows the search down
 
 
@@ -30,7 +34,17 @@ def _nonblocking(call: ast.Call) -> bool:
     return bool(call.args) or any(k.arg in ("timeout", "block", "blocking") for k in call.keywords)
 
 
-def blocking_call(call: ast.Call) -> bool:
+def waiter_fields(cls: ast.ClassDef) -> set[str]:
+    """`self.x` the class sets to a queue, event, lock, thread...: `self.jobs = queue.Queue()`."""
+    return {
+        ast.unparse(t)
+        for node in ast.walk(cls)
+        if isinstance(node, ast.Assign) and isinstance(node.value, ast.Call) and _name(node.value.func) in _WAITER_TYPES
+        for t in node.targets
+    }
+
+
+def blocking_call(call: ast.Call, waiters: set[str] | None = None) -> bool:
     name = _name(call.func)
     if name in _INTERACTIVE or name in _NETWORK:
         return True
@@ -40,8 +54,9 @@ def blocking_call(call: ast.Call) -> bool:
             isinstance(delay, ast.Constant) and isinstance(delay.value, int | float) and delay.value <= _LONGEST_SLEEP_S
         )
     if name in _WAITS and isinstance(call.func, ast.Attribute):
-        receiver = ast.unparse(call.func.value).lower()
-        return any(w in receiver for w in _WAITERS) and not _nonblocking(call)
+        receiver = ast.unparse(call.func.value)
+        named = receiver in (waiters or set()) or any(w in receiver.lower() for w in _WAITERS)
+        return named and not _nonblocking(call)
     return False
 
 
@@ -51,9 +66,12 @@ def blocking_methods(solution: str, class_name: str) -> dict[str, str]:
         cls = find_class(parsing.parse(solution), class_name)
     except SyntaxError:
         return {}
+    if cls is None:
+        return {}
+    waiters = waiter_fields(cls)
     found: dict[str, str] = {}
-    for fn in class_methods(cls) if cls is not None else []:
-        call = next((n for n in ast.walk(fn) if isinstance(n, ast.Call) and blocking_call(n)), None)
+    for fn in class_methods(cls):
+        call = next((n for n in ast.walk(fn) if isinstance(n, ast.Call) and blocking_call(n, waiters)), None)
         if call is not None:
             found[fn.name] = ast.unparse(call)[:80]
     return found

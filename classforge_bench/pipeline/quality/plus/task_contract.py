@@ -66,6 +66,14 @@ def _constructor(cls: ast.ClassDef) -> ast.FunctionDef | None:
     return next((f for f in cls.body if isinstance(f, ast.FunctionDef) and f.name == "__init__"), None)
 
 
+def names_field(text: str, name: str) -> bool:
+    """The docstring text documents `name` as a field: `self.name`, an `:ivar name:` (`:var`, `:attr`)
+    entry, or a line starting `name:` / `name (type):` (Google and NumPy Attributes); a mere
+    mention of the word ("a meter of readings") is not a declaration."""
+    n = re.escape(name)
+    return bool(re.search(rf"self\.{n}\b|:(ivar|var|attr|attribute)\s+{n}\s*:|^\s*{n}\s*(\(|:)", text, re.MULTILINE))
+
+
 def documented_fields(cls: ast.ClassDef) -> frozenset[str]:
     """Public fields the constructor assigns that the class's or the constructor's docstring names."""
     init = _constructor(cls)
@@ -78,7 +86,7 @@ def documented_fields(cls: ast.ClassDef) -> frozenset[str]:
         if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Store) and isinstance(n.value, ast.Name)
         if n.value.id == "self" and not n.attr.startswith("_")
     }
-    return frozenset(f for f in assigned if re.search(rf"\b{re.escape(f)}\b", text))
+    return frozenset(f for f in assigned if names_field(text, f))
 
 
 def class_constants(cls: ast.ClassDef) -> frozenset[str]:
