@@ -26,6 +26,7 @@ import ast
 import importlib.resources
 import json
 import logging
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -192,11 +193,14 @@ def check(expr: str, enc: dict) -> list[str]:
     return lines
 
 
-class Undocumented(Exception):  # noqa: N818 - a signal inside this module, never raised out of it
+@dataclass(frozen=True)
+class Undocumented:
     """A step raised an exception the task's contract does not document: the test is dropped."""
 
+    detail: str
 
-def _step(part: Statement, k: int, rec: dict, contract: TaskContract) -> list[str]:
+
+def _step(part: Statement, k: int, rec: dict, contract: TaskContract) -> list[str] | Undocumented:
     """The statement as the test states it: its return or the documented exception it raises
     asserted; Undocumented when it raises one the description does not document."""
     seen = rec["steps"].get(str(k))
@@ -206,13 +210,13 @@ def _step(part: Statement, k: int, rec: dict, contract: TaskContract) -> list[st
         raised = [seen["raises"], *seen.get("bases", [])] if seen["raises"] else seen.get("bases", [])
         allowed = contract.exception_for(contract.called(part.step), raised)
         if allowed is None:
-            raise Undocumented(f"{part.step.strip()[:80]} raises {seen['raises'] or 'an exception of its own'}")
+            return Undocumented(f"{part.step.strip()[:80]} raises {seen['raises'] or 'an exception of its own'}")
         return [f"with self.assertRaises({allowed}):"] + ["    " + line for line in part.source.splitlines()]
     enc = seen["returns"]
     return [part.source] if enc is None or enc["kind"] == "none" else check(part.step, enc)
 
 
-def with_state_checks(parts: list[Statement], rec: dict, contract: TaskContract) -> str:
+def with_state_checks(parts: list[Statement], rec: dict, contract: TaskContract) -> str | Undocumented:
     """The body with every agreed observation of a field the contract declares asserted: all at an
     instance's first and last hook, what changed in between (other fields: no assertion)."""
     keys = [f"{k}:{name}" for k, part in enumerate(parts) for name in part.observe if f"{k}:{name}" in rec["observed"]]
@@ -220,7 +224,10 @@ def with_state_checks(parts: list[Statement], rec: dict, contract: TaskContract)
     last: dict[str, dict] = {}
     lines: list[str] = []
     for k, part in enumerate(parts):
-        lines += _step(part, k, rec, contract)
+        stated = _step(part, k, rec, contract)
+        if isinstance(stated, Undocumented):
+            return stated
+        lines += stated
         for name in part.observe:
             key = f"{k}:{name}"
             state = rec["observed"].get(key)
@@ -251,10 +258,9 @@ def _checked_body(parts: list[Statement], rec: dict, contract: TaskContract) -> 
     """The body with its state checks, or None and the reason it has none."""
     if not rec:
         return None, "unrecorded"
-    try:
-        body = with_state_checks(parts, rec, contract)
-    except Undocumented as exc:
-        return None, str(exc)
+    body = with_state_checks(parts, rec, contract)
+    if isinstance(body, Undocumented):
+        return None, body.detail
     if violation(body) or contract.attribute_problem(body) or "self.assert" not in body:
         return None, "breaks-rule"
     return body, ""
