@@ -511,6 +511,10 @@ def test_the_generator_is_the_plus_tier_when_installed_else_none(tmp_path):
         method_test_classes,
     )
 
+    from classforge_bench.pipeline.quality.plus.generate import DEFAULT_PYTHON
+
+    # the default is the checkout's own .venv-plus (scripts/setup.sh), next to pyproject.toml
+    assert (DEFAULT_PYTHON.parents[2] / "pyproject.toml").is_file() and DEFAULT_PYTHON.parts[-3] == ".venv-plus"
     cfg = Config()
     cfg.plus.python = tmp_path / "missing" / "python"
     assert configured_generator(cfg) is None
