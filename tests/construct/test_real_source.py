@@ -510,7 +510,6 @@ def test_the_generator_is_the_plus_tier_when_installed_else_none(tmp_path):
         configured_generator,
         method_test_classes,
     )
-
     from classforge_bench.pipeline.quality.plus.generate import DEFAULT_PYTHON
 
     # the default is the checkout's own .venv-plus (scripts/setup.sh), next to pyproject.toml

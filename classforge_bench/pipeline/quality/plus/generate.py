@@ -79,7 +79,9 @@ def _search_stats(raw: bytes | None, max_iterations: int) -> dict[str, Any]:
 
 
 # The checkout's own generator environment (scripts/setup.sh), found from the code, not the cwd.
-DEFAULT_PYTHON = Path(__file__).resolve().parents[4] / ".venv-plus" / "bin" / "python"  # the checkout, above classforge_bench/
+DEFAULT_PYTHON = (
+    Path(__file__).resolve().parents[4] / ".venv-plus" / "bin" / "python"
+)  # the checkout, above classforge_bench/
 
 
 def generator_python(config: PlusConfig, item_id: str = "") -> str:
