@@ -556,3 +556,41 @@ def test_the_generated_tests_own_funnel_joins_the_builds(breaker, tmp_path):
     assert stage_unit("generated-tests", result.funnel) == "generated tests"
     again, _, _ = _build(tmp_path, [breaker], mutator=ScriptedMutator([mutation_report(9, 1)]), generator=Counting())
     assert again.resumed == 1 and again.funnel.stages["generated-tests"] == own.stages["generated-tests"]
+
+
+def _build_with(tmp_path, classes, generator, **construction):
+    cfg = make_config("http://127.0.0.1:9/v1", tmp_path, mode="replay")
+    cfg.construction.track = "real-source"
+    cfg.construction.mutation.enabled = False
+    for k, v in construction.items():
+        setattr(cfg.construction, k, v)
+    with ResponseCache(tmp_path / "c.sqlite") as cache, LLMClient(cfg.llm, ENV, cache, UsageLedger({})) as client:
+        return build_real_tasks(classes, cfg, client, ScriptedGate(), tmp_path / "built", generator)
+
+
+def test_the_method_count_is_checked_before_any_test_is_generated(breaker, tmp_path):
+    gen = Generator()
+    result = _build_with(tmp_path, [breaker], gen, min_methods=50)
+    assert result.funnel.stages["tests"].dropped == {R.TOO_FEW_METHODS: 1}
+    assert gen.calls == []  # no search spent on a class the task check would drop
+
+
+def test_a_generator_failure_reaches_the_funnel_with_its_reason(breaker, tmp_path):
+    class Failing(Generator):
+        def __call__(self, solution, class_name, *, item_id, skeleton=""):
+            self.calls.append(skeleton)
+            return GeneratedSuite(
+                tests="",
+                test_classes=[],
+                generator=self.name,
+                failure_reason=R.PLUS_ALL_DROPPED,
+                failure="10 generated, all dropped: plus-off-domain x10",
+            )
+
+    gen = Failing()
+    result = _build_with(tmp_path, [breaker], gen)
+    assert result.funnel.stages["tests"].dropped == {R.PLUS_ALL_DROPPED: 1}
+    # the generator got the skeleton as shipped (bodies elided): the contract's source
+    from classforge_bench.pipeline.construct.real_skeleton import contract_skeleton
+
+    assert gen.calls == [contract_skeleton(derive_skeleton(breaker))]
