@@ -83,6 +83,11 @@ def test_zero_only_where_a_value_shown_or_the_text_admits_it():
     # documented: "0 or more" admits it
     admitted = derive_contract(BUFFER.replace("how many characters it holds", "0 or more characters"), "Buffer")
     assert admitted.argument_problem("b = Buffer(capacity=0)\n") is None
+    # a 0 elsewhere in the text (a field's initial value, an example's output) admits nothing
+    initially = BUFFER.replace("self.capacity = capacity", "self.capacity = capacity\n        self.size = 0")
+    initially = initially.replace(">>> b = Buffer(10)", "self.size (int): initially 0\n        >>> b = Buffer(10)")
+    assert "initially 0" in initially
+    assert derive_contract(initially, "Buffer").argument_problem("b = Buffer(capacity=0)\n") is not None
 
 
 def test_negative_only_where_shown_or_said():

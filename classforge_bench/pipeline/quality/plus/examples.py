@@ -57,7 +57,11 @@ def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return names if static or not names else names[1:]
 
 
+# Zero admitted: by the parameter's own line ("0 or more", "zero"), or by the method's text for
+# every parameter only in words that speak of a domain ("non-negative", ">= 0"): a `0` elsewhere
+# (an example's output, a field's "initially 0") says nothing of what a parameter may be.
 _ZERO_WORDS = re.compile(r"non-?negative|>=\s*0|\bzero\b|\b0\b", re.IGNORECASE)
+_ZERO_DOMAIN = re.compile(r"non-?negative|>=\s*0", re.IGNORECASE)
 _CHAR_NAMES = {"char", "ch", "character", "letter"}
 _CHAR_TEXT = re.compile(r"\b(char|character|letter)\b", re.IGNORECASE)
 _PARAM_LINE = re.compile(r":param\s+(\w+)\s*:\s*([^\n]*)")
@@ -65,10 +69,11 @@ _PARAM_LINE = re.compile(r":param\s+(\w+)\s*:\s*([^\n]*)")
 
 def _describe(shown: dict[str, Shown], doc: str) -> None:
     """What the method's text says of its parameters' domains: negatives, zero, one character."""
-    says_negative, says_zero = "negative" in doc.lower().replace("non-negative", ""), bool(_ZERO_WORDS.search(doc))
+    says_negative, says_zero = "negative" in doc.lower().replace("non-negative", ""), bool(_ZERO_DOMAIN.search(doc))
     texts = dict(_PARAM_LINE.findall(doc))
     for name, one in shown.items():
-        one.says_negative, one.says_zero = says_negative, says_zero
+        one.says_negative = says_negative
+        one.says_zero = says_zero or bool(_ZERO_WORDS.search(texts.get(name, "")))
         one.char = name.lower() in _CHAR_NAMES or bool(_CHAR_TEXT.search(texts.get(name, "")))
 
 
