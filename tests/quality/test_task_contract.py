@@ -145,6 +145,22 @@ def test_fields_and_constants_the_skeleton_declares_and_nothing_else():
     assert "size" in CONTRACT.attribute_problem("b = Buffer(capacity=5)\nself.assertEqual(b.size, 0)\n")
 
 
+def test_a_check_of_an_undeclared_constant_goes_and_the_tests_other_checks_stand():
+    # what Pynguin writes after every constructor: each class attribute checked
+    body = (
+        "b = Buffer(capacity=5)\nself.assertEqual(b.capacity, 5)\n"
+        "self.assertEqual(Buffer.CENT, Decimal('0.01'))\nself.assertEqual(\n    b.hidden,\n    1,\n)\n"
+    )
+    pruned, removed = CONTRACT.without_undeclared_checks(body)
+    assert removed == 2 and pruned == "b = Buffer(capacity=5)\nself.assertEqual(b.capacity, 5)\n"
+    assert CONTRACT.attribute_problem(pruned) is None
+    # used as an argument, the undeclared constant is still the test's problem: it goes
+    argument = "b = Buffer(capacity=Buffer.CENT)\nself.assertEqual(b.capacity, 5)\n"
+    assert CONTRACT.without_undeclared_checks(argument) == (argument, 0)
+    kept, drops = screen([PlusTest(origin="t", methods=[], body=body)], 5, "Buffer", task_contract=CONTRACT)
+    assert [t.body for t in kept] == [pruned] and drops == []
+
+
 def test_documented_exceptions():
     assert documented_exceptions(":raises IndexError: when past the end") == frozenset({"IndexError"})
     assert documented_exceptions("Raises ValueError if the amount is negative.") == frozenset({"ValueError"})
@@ -169,7 +185,7 @@ def test_screen_drops_each_break_with_its_reason():
         "zero": "b = Buffer(capacity=0)\nself.assertEqual(b.capacity, 0)\n",
         "char": "b = Buffer(capacity=5)\nb.insert(pos=0, char='ab')\nself.assertEqual(b.capacity, 5)\n",
         "float": "b = Buffer(capacity=5)\nself.assertIsNone(b.shift(steps=0.5))\n",
-        "cent": "b = Buffer(capacity=5)\nself.assertEqual(Buffer.CENT, 1)\n",
+        "cent": "b = Buffer(capacity=Buffer.CENT)\nself.assertEqual(b.capacity, 5)\n",
         "raise": "b = Buffer(capacity=5)\nwith self.assertRaises(KeyError):\n    b.clear()\n",
         "fair": "b = Buffer(capacity=5)\nwith self.assertRaises(IndexError):\n    b.delete(pos=9)\n",
     }

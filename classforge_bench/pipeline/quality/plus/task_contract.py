@@ -155,6 +155,35 @@ class TaskContract:
                 return f"{node.value.id}.{node.attr}: not a field, constant or method the skeleton declares"
         return None
 
+    def without_undeclared_checks(self, body: str) -> tuple[str, int]:
+        """(the body without the assertions that read an undeclared field or constant, how many
+        went): Pynguin checks every class attribute after the constructor (`CheckoutInvoice.CENT ==
+        Decimal('0.01')`); the test's other checks stand. An undeclared read anywhere else (an
+        argument) is `attribute_problem`'s: the test goes."""
+        if self.fields is None:
+            return body, 0
+        tree = parsing.parse(body)
+        lines = body.splitlines()
+        bound = instances(tree, self.class_name) | {self.class_name}
+        cut: set[int] = set()
+        removed = 0
+        for stmt in tree.body:
+            call = stmt.value if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) else None
+            is_check = call is not None and isinstance(call.func, ast.Attribute) and call.func.attr.startswith("assert")
+            if is_check and any(
+                isinstance(n, ast.Attribute)
+                and isinstance(n.value, ast.Name)
+                and n.value.id in bound
+                and not self.observable(n.attr)
+                for n in ast.walk(stmt)
+            ):
+                cut |= set(range(stmt.lineno - 1, (stmt.end_lineno or stmt.lineno)))
+                removed += 1
+        if not cut:
+            return body, 0
+        kept = [line for i, line in enumerate(lines) if i not in cut]
+        return "\n".join(kept) + "\n", removed
+
     def effect_problem(self, body: str) -> str | None:
         return undescribed_effect(body, self.docs) if self.docs else None
 
