@@ -200,3 +200,33 @@ def test_screen_drops_each_break_with_its_reason():
         "raise": reasons.PLUS_UNDOCUMENTED_EXCEPTION,
     }
     assert all(reasons.is_registered(d.reason) for d in drops)
+
+
+INVOICE = textwrap.dedent('''
+    class Invoice:
+        def __init__(self, number, clock=None):
+            """Create an invoice.
+            :param number: invoice number, str
+            :param clock: function returning the time; None uses time.monotonic, callable or None
+            """
+            self.number = number
+
+        def overdue(self, today):
+            """Whether it is overdue.
+            :param today: the day it is, datetime.date
+            :return: bool
+            """
+''')
+
+
+def test_the_type_a_param_line_states_in_its_last_part():
+    contract = derive_contract(INVOICE, "Invoice")
+    # "invoice number, str": the type is the last part, not the word "number" in the description
+    assert contract.declared["__init__"]["number"] == "str"
+    assert contract.argument_problem("i = Invoice(number=-1038)\n")[0] == reasons.PLUS_OFF_CONTRACT
+    assert contract.argument_problem("i = Invoice(number='A-1')\n") is None
+    # a class no literal is: a dict for a callable, the task's own instance for a date
+    assert contract.argument_problem("i = Invoice(number='A', clock={})\n")[0] == reasons.PLUS_OFF_CONTRACT
+    assert contract.argument_problem("i = Invoice(number='A', clock=None)\n") is None
+    assert contract.argument_problem("i = Invoice(number='A')\ni.overdue(today=i)\n") is not None
+    assert contract.argument_problem("i = Invoice(number='A')\ni.overdue(today={'open': 1})\n") is not None
