@@ -419,6 +419,11 @@ class RealSourceConfig(Section):
         default_factory=lambda: list(PERMISSIVE_LICENSES),
         description="SPDX ids whose code may be redistributed in a release",
     )
+    admit_unlicensed: bool = Field(
+        False,
+        description="also admit classes whose repository declares no licence (or NOASSERTION): for a private "
+        "benchmark only; its release is marked private on the card and `classforge export` refuses it",
+    )
     docstring_role: DocstringRole = Field(
         "none",
         description="LLM role that writes docstrings too thin to ship (the first judge checks them); none: drop such classes",
@@ -583,9 +588,13 @@ class PlusConfig(Section):
     max_iterations: int = Field(
         40, ge=1, description="search iterations: the stopping rule that does not move with load"
     )
-    budget_s: int = Field(30, ge=1, description="search time cap per task; a run that reaches it may not reproduce")
+    # A safety net, not a stopping rule: a search it stops would have found other tests at another load,
+    # so such a class gets no suite (plus-generator-time-cap) rather than a load-dependent one.
+    budget_s: int = Field(
+        600, ge=1, description="search time cap per task: a run that reaches it fails (plus-generator-time-cap)"
+    )
     wall_limit_s: float = Field(
-        180.0, gt=0, description="sandbox kill: search, assertion generation and export together"
+        900.0, gt=0, description="sandbox kill: search, assertion generation and export together"
     )
     memory_mb: int = Field(4096, ge=256, description="address-space limit of the generator's processes")
     # SIMPLE asserts every primitive result the reference returned (a regression oracle, as EvalPlus

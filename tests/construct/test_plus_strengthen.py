@@ -37,7 +37,7 @@ class ScriptedPlusMaker:
     def __init__(self, suite: PlusSuite) -> None:
         self.suite, self.calls = suite, []
 
-    def __call__(self, solution, class_name, skeleton, *, item_id):
+    def __call__(self, solution, class_name, skeleton, *, item_id, base_tests=""):
         self.calls.append((class_name, item_id))
         test = self.suite.test.replace("CLASS", class_name)
         return self.suite.model_copy(

@@ -229,7 +229,24 @@ def test_a_described_method_is_completed_from_its_annotations_and_helpers_ship_w
     assert derived.from_annotations == ["add"]
     # the undocumented helper and the constructor without a docstring ship as written, and are not thin
     assert derived.implemented == ["_empty"] and "def _empty(self):\n        return []" in derived.skeleton
-    assert "__init__" not in derived.docstrings and "self.readings = self._empty()" in derived.skeleton
+    assert "self.readings = self._empty()" in derived.skeleton
+    # the constructor's body stays as written; its docstring now states the public field it sets to
+    # an argument (type from the annotation), and not the computed backing list: internal state
+    init = derived.docstrings["__init__"]
+    assert "self.limit (int): the `limit` argument" in init and "readings" not in init
+    assert '    def __init__(self, limit: int = 10):\n        """Create the object.' in derived.skeleton
+
+
+def test_the_contract_observes_only_the_fields_a_real_skeleton_documents():
+    from classforge_bench.pipeline.quality.plus.task_contract import derive_contract
+
+    derived = derive_skeleton(harvested(TYPED, "Utilities"))
+    contract = derive_contract(derived.skeleton, "Meter", documented_fields_only=True)
+    assert contract.fields == frozenset({"limit"})
+    assert contract.attribute_problem("m = Meter(limit=2)\nself.assertEqual(m.limit, 2)\n") is None
+    assert "readings" in (contract.attribute_problem("m = Meter(limit=2)\nself.assertEqual(m.readings, [])\n") or "")
+    # ClassEval's reading of the same skeleton (every constructor assignment declares) would allow it
+    assert derive_contract(derived.skeleton, "Meter").attribute_problem("m = Meter(limit=2)\nm.readings\n") is None
 
 
 def test_shipped_helpers_are_given_code_for_the_checks_and_the_task_model():
@@ -383,7 +400,7 @@ class Generator:
         self.calls: list[str] = []
         self.body = body
 
-    def __call__(self, solution: str, class_name: str, *, item_id: str) -> GeneratedSuite:
+    def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "") -> GeneratedSuite:
         self.calls.append(class_name)
         tests = (
             f"import unittest\n\n\nclass {class_name}TestMain(unittest.TestCase):\n"
@@ -413,6 +430,18 @@ def test_licence_filter(breaker, tmp_path):
     # the allow-list is configuration: with GPL-3.0 on it, that class passes the licence stage
     again, _, _ = _build(tmp_path / "gpl", [copyleft], license_allow=["MIT", "GPL-3.0"])
     assert again.funnel.stages["license"].kept == 1
+
+
+def test_no_licence_is_admitted_only_when_the_config_says_so(breaker, tmp_path):
+    unlicensed = breaker.model_copy(update={"id": "cls-none", "license_spdx": None, "repo": "someone/unlicensed"})
+    noassertion = breaker.model_copy(update={"id": "cls-na", "license_spdx": "NOASSERTION"})
+    copyleft = breaker.model_copy(update={"id": "cls-gpl", "license_spdx": "GPL-3.0"})
+    default, _, _ = _build(tmp_path / "default", [unlicensed, noassertion])
+    assert default.funnel.stages["license"].dropped == {R.NO_LICENSE: 2}
+    private, _, _ = _build(tmp_path / "private", [unlicensed, noassertion, copyleft], admit_unlicensed=True)
+    # the switch admits "no licence" only: a licence off the allow-list is still refused
+    assert private.funnel.stages["license"].kept == 2
+    assert private.funnel.stages["license"].dropped == {R.LICENSE_NOT_ALLOWED: 1}
 
 
 def test_built_task_records_provenance_examples_and_the_mutation_gate(breaker, tmp_path):
@@ -481,7 +510,10 @@ def test_the_generator_is_the_plus_tier_when_installed_else_none(tmp_path):
         configured_generator,
         method_test_classes,
     )
+    from classforge_bench.pipeline.quality.plus.generate import DEFAULT_PYTHON
 
+    # the default is the checkout's own .venv-plus (scripts/setup.sh), next to pyproject.toml
+    assert (DEFAULT_PYTHON.parents[2] / "pyproject.toml").is_file() and DEFAULT_PYTHON.parts[-3] == ".venv-plus"
     cfg = Config()
     cfg.plus.python = tmp_path / "missing" / "python"
     assert configured_generator(cfg) is None
@@ -515,7 +547,7 @@ def test_the_generated_tests_own_funnel_joins_the_builds(breaker, tmp_path):
     assert "state-checks" not in suite_funnel(PlusSuite(generated=2, tests=2)).stages  # observation off
 
     class Counting(Generator):
-        def __call__(self, solution: str, class_name: str, *, item_id: str) -> GeneratedSuite:
+        def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "") -> GeneratedSuite:
             return super().__call__(solution, class_name, item_id=item_id).model_copy(update={"funnel": own})
 
     result, _, _ = _build(tmp_path, [breaker], mutator=ScriptedMutator([mutation_report(9, 1)]), generator=Counting())
@@ -524,3 +556,41 @@ def test_the_generated_tests_own_funnel_joins_the_builds(breaker, tmp_path):
     assert stage_unit("generated-tests", result.funnel) == "generated tests"
     again, _, _ = _build(tmp_path, [breaker], mutator=ScriptedMutator([mutation_report(9, 1)]), generator=Counting())
     assert again.resumed == 1 and again.funnel.stages["generated-tests"] == own.stages["generated-tests"]
+
+
+def _build_with(tmp_path, classes, generator, **construction):
+    cfg = make_config("http://127.0.0.1:9/v1", tmp_path, mode="replay")
+    cfg.construction.track = "real-source"
+    cfg.construction.mutation.enabled = False
+    for k, v in construction.items():
+        setattr(cfg.construction, k, v)
+    with ResponseCache(tmp_path / "c.sqlite") as cache, LLMClient(cfg.llm, ENV, cache, UsageLedger({})) as client:
+        return build_real_tasks(classes, cfg, client, ScriptedGate(), tmp_path / "built", generator)
+
+
+def test_the_method_count_is_checked_before_any_test_is_generated(breaker, tmp_path):
+    gen = Generator()
+    result = _build_with(tmp_path, [breaker], gen, min_methods=50)
+    assert result.funnel.stages["tests"].dropped == {R.TOO_FEW_METHODS: 1}
+    assert gen.calls == []  # no search spent on a class the task check would drop
+
+
+def test_a_generator_failure_reaches_the_funnel_with_its_reason(breaker, tmp_path):
+    class Failing(Generator):
+        def __call__(self, solution, class_name, *, item_id, skeleton=""):
+            self.calls.append(skeleton)
+            return GeneratedSuite(
+                tests="",
+                test_classes=[],
+                generator=self.name,
+                failure_reason=R.PLUS_ALL_DROPPED,
+                failure="10 generated, all dropped: plus-off-domain x10",
+            )
+
+    gen = Failing()
+    result = _build_with(tmp_path, [breaker], gen)
+    assert result.funnel.stages["tests"].dropped == {R.PLUS_ALL_DROPPED: 1}
+    # the generator got the skeleton as shipped (bodies elided): the contract's source
+    from classforge_bench.pipeline.construct.real_skeleton import contract_skeleton
+
+    assert gen.calls == [contract_skeleton(derive_skeleton(breaker))]

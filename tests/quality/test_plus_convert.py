@@ -10,7 +10,7 @@ import textwrap
 
 from classforge_bench.pipeline.core import reasons
 from classforge_bench.pipeline.quality.plus.contract import annotated_source, declared_types, off_contract
-from classforge_bench.pipeline.quality.plus.convert import convert
+from classforge_bench.pipeline.quality.plus.convert import convert, unasserted
 from classforge_bench.pipeline.quality.plus.render import name_tests, render
 
 SOLUTION = textwrap.dedent('''
@@ -167,13 +167,18 @@ def test_assertions_true_by_construction_are_left_out():
 
 
 def test_drops_have_registered_reasons():
-    dropped = {d.origin: d.reason for d in _convert().dropped}
+    conversion = _convert()
+    dropped = {d.origin: d.reason for d in conversion.dropped}
     assert dropped == {
         "test_2": reasons.PLUS_EXPECTS_CRASH,
-        "test_3": reasons.PLUS_NO_ASSERTION,
         "test_4": reasons.PLUS_FOREIGN_IMPORT,  # os: the task imports only datetime
     }
-    assert all(reasons.is_registered(r) for r in dropped.values())
+    # a test asserting nothing is kept by conversion (the state observation may give it checks) and
+    # dropped with plus-no-assertion only after it (`unasserted`)
+    kept, silent = unasserted(conversion.tests)
+    assert [(d.origin, d.reason) for d in silent] == [("test_3", reasons.PLUS_NO_ASSERTION)]
+    assert "test_3" not in {t.origin for t in kept}
+    assert all(reasons.is_registered(r) for r in [*dropped.values(), *(d.reason for d in silent)])
 
 
 def test_a_module_the_task_imports_is_written_by_its_name_and_imported():
@@ -184,7 +189,7 @@ def test_a_module_the_task_imports_is_written_by_its_name_and_imported():
 
 
 def test_grouping_by_method_under_test_and_classeval_names():
-    tests = _convert().tests
+    tests, _ = unasserted(_convert().tests)
     code, classes = render(name_tests(tests, "Chat"), ["import datetime"])
     assert classes == ["ChatTestAddUser", "ChatTestMain", "ChatTestRatio"]
     tree = ast.parse(code)

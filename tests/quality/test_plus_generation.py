@@ -131,3 +131,32 @@ def test_the_default_generator_is_the_checkouts_venv_plus():
 
     checkout = Path(__file__).resolve().parents[2]
     assert checkout / ".venv-plus" / "bin" / "python" == DEFAULT_PYTHON
+
+
+def _busy_loops(n: int) -> list:
+    """n CPU-bound processes (the load), ended by the caller by their pid."""
+    import subprocess
+
+    return [subprocess.Popen([sys.executable, "-c", "while True:\n    pass\n"]) for _ in range(n)]
+
+
+@needs_generator
+def test_the_same_suite_at_load_one_and_beside_three_busy_processes(tmp_path):
+    # Iteration caps and seeds decide the tests; the time cap (budget_s) is only a safety net far
+    # above the run (a run stopped by it fails with plus-generator-time-cap, it is never used).
+    from classforge_bench.pipeline.quality.plus.suite import make_plus_suite
+
+    sandbox = make_config(wall_limit_s=600, memory_mb=4096, max_processes=64)
+    plus = _plus(tmp_path).model_copy(update={"cache_dir": None, "budget_s": 600, "wall_limit_s": 900})
+    kwargs = {"import_statement": [], "sandbox": sandbox, "plus": plus, "item_id": "stack"}
+    quiet = make_plus_suite(STACK, "Stack", **kwargs)
+    busy = _busy_loops(3)
+    try:
+        loaded = make_plus_suite(STACK, "Stack", **kwargs)
+    finally:
+        for proc in busy:
+            proc.kill()
+            proc.wait()
+    assert quiet.failure is None and quiet.tests > 0, quiet.failure
+    assert (loaded.test, loaded.test_classes, loaded.dropped) == (quiet.test, quiet.test_classes, quiet.dropped)
+    assert loaded.failure == quiet.failure and not loaded.hit_time_cap

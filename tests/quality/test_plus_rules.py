@@ -9,7 +9,7 @@ import pytest
 
 from classforge_bench.pipeline.core import reasons
 from classforge_bench.pipeline.quality.plus.contract import declared_types
-from classforge_bench.pipeline.quality.plus.convert import PlusTest
+from classforge_bench.pipeline.quality.plus.convert import PlusTest, unasserted
 from classforge_bench.pipeline.quality.plus.rules import violation
 from classforge_bench.pipeline.quality.plus.suite import screen
 
@@ -113,8 +113,21 @@ def test_screen_drops_reads_of_fields_the_description_does_not_declare():
         PlusTest(origin="test_2", methods=["top"], body="stack = Stack()\nself.assertEqual(stack.size, 0)\n"),
     ]
     kept, drops = screen(tests, 10, "Stack", {}, described)
-    assert [t.origin for t in kept] == ["test_0", "test_2"]  # `self.name, self.size = ...` declares both
-    assert [(d.origin, d.reason) for d in drops] == [("test_1", reasons.PLUS_PRIVATE_ATTRIBUTE)]
+    # `self.name, self.size = ...` declares both; the check of the undeclared `cache` goes, and the
+    # test, left asserting nothing, goes after the state observation (plus-no-assertion)
+    assert [t.origin for t in kept] == ["test_0", "test_1", "test_2"] and drops == []
+    assert kept[1].body == "stack = Stack()\n"
+    asserting, silent = unasserted(kept)
+    assert [t.origin for t in asserting] == ["test_0", "test_2"]
+    assert [(d.origin, d.reason) for d in silent] == [("test_1", reasons.PLUS_NO_ASSERTION)]
+    # read anywhere else (an argument), the undeclared field drops the test
+    passed_on = PlusTest(
+        origin="test_3",
+        methods=["top"],
+        body="stack = Stack()\nself.assertTrue(len(stack.cache) == 0 or stack.top())\nx = stack.cache\n",
+    )
+    _, drops = screen([passed_on], 10, "Stack", {}, described)
+    assert [(d.origin, d.reason) for d in drops] == [("test_3", reasons.PLUS_PRIVATE_ATTRIBUTE)]
     assert "cache" in drops[0].detail
 
 

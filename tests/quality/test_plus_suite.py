@@ -185,6 +185,8 @@ def test_strengthen_writes_the_same_format_with_plus_and_a_rerun_reuses(tmp_path
     assert summary.output == str(tmp_path / "out" / source.name) and summary.plus_tests == 4
     loaded = load_dataset(summary.output)
     assert [t.plus.tests for t in loaded.tasks] == [2, 2]
+    # what `evaluate --dataset OUT` takes as it is: the folder --out named, not only the file in it
+    assert [t.plus.tests for t in load_dataset(tmp_path / "out").tasks] == [2, 2]
     assert loaded.tasks[0].plus.test_classes == ["CounterTestInc"]
     assert loaded.tasks[0].test == records[0]["test"]  # the base suite is untouched
     seen = []

@@ -265,3 +265,36 @@ def test_cli_export_uses_the_token_hf_auth_login_saved(release: Path, tmp_path: 
         [str(classforge), "export", str(release), "--repo", REPO], env=env, capture_output=True, text=True, timeout=600
     )
     assert dry.returncode == 0 and "dry run (no Hugging Face token" in dry.stdout
+
+
+def _private_config():
+    from classforge_bench.pipeline.config import Config
+
+    config = Config()
+    config.construction.track = "real-source"
+    config.construction.real_source.admit_unlicensed = True
+    return config
+
+
+def test_a_private_release_is_marked_on_its_card_and_refused_by_export(write) -> None:
+    from classforge_bench.pipeline.release.privacy import PRIVATE_NOTE
+
+    private = write(config=_private_config())
+    card = (private / "README.md").read_text(encoding="utf-8")
+    assert PRIVATE_NOTE in card
+    api = FakeHfApi()
+    for dry_run in (True, False):
+        with pytest.raises(ExportError, match="private benchmark"):
+            export_release(
+                private, REPO, token="hf_x", dry_run=dry_run, api=api, offline=False, load_with_datasets=False
+            )
+    assert api.calls == []  # refused before any call to the Hub
+
+
+def test_the_default_release_is_not_private(write) -> None:
+    from classforge_bench.pipeline.release.privacy import PRIVATE_NOTE
+
+    public = write()
+    assert PRIVATE_NOTE not in (public / "README.md").read_text(encoding="utf-8")
+    result = export_release(public, REPO, dry_run=True, load_with_datasets=False)
+    assert result.plan.repo_id == REPO

@@ -410,7 +410,7 @@ def strengthening_counts(finished: list) -> dict[str, int]:
 
 def with_plus_tier(task, plus_maker: PlusMaker, mutator: Mutator | None, item_id: str, reference_wall_s: float | None):
     """The task with its hidden plus suite, and the mutation score base + plus tests reach together."""
-    plus = plus_maker(task.solution_code, task.class_name, task.skeleton, item_id=item_id)
+    plus = plus_maker(task.solution_code, task.class_name, task.skeleton, item_id=item_id, base_tests=task.test)
     if plus.tests and mutator is not None:
         tests, classes, _ = combined_suite(task.test, task.test_classes, plus)
         report = mutator(task.solution_code, tests, classes, item_id=item_id, reference_wall_s=reference_wall_s)

@@ -22,13 +22,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from classforge_bench.pipeline.config import FALLBACK_DOMAIN, Config
 from classforge_bench.pipeline.construct.common import StageContext, StageOutcome
 from classforge_bench.pipeline.construct.gate import Gate, GateOutcome
+from classforge_bench.pipeline.construct.licence import licence_outcome
 from classforge_bench.pipeline.construct.real_docs import DocstringsResult, write_docstrings, writer_endpoint
 from classforge_bench.pipeline.construct.real_examples import observed_examples, with_examples
 from classforge_bench.pipeline.construct.real_skeleton import (
     DerivationError,
     DerivedSkeleton,
     check_real_skeleton,
+    contract_skeleton,
     derive_skeleton,
+    too_few_methods,
     with_docstrings,
 )
 from classforge_bench.pipeline.construct.strengthen import Mutator
@@ -55,6 +58,8 @@ class GeneratedSuite(BaseModel):
         description="the generated tests' own funnel "
         "(stages `generated-tests`, `state-checks`), merged into the build's",
     )
+    failure_reason: str | None = Field(None, description="registered reason when it found no test")
+    failure: str = Field("", description="what went wrong, when it found no test")
 
 
 class TestGenerator(Protocol):
@@ -62,7 +67,9 @@ class TestGenerator(Protocol):
 
     name: str
 
-    def __call__(self, solution: str, class_name: str, *, item_id: str) -> GeneratedSuite | None: ...
+    def __call__(
+        self, solution: str, class_name: str, *, item_id: str, skeleton: str = ""
+    ) -> GeneratedSuite | None: ...
 
 
 class RealCandidateResult(BaseModel):
@@ -107,14 +114,6 @@ def candidate_id_for(hc: HarvestedClass) -> str:
     return "cand-real-" + content_id(hc.id)[:16]
 
 
-def _license(hc: HarvestedClass, allow: list[str]) -> StageOutcome:
-    if not hc.license_spdx or hc.license_spdx == "NOASSERTION":
-        return StageOutcome.drop(R.LICENSE, R.NO_LICENSE, f"{hc.repo} declares no licence")
-    if hc.license_spdx not in allow:
-        return StageOutcome.drop(R.LICENSE, R.LICENSE_NOT_ALLOWED, f"{hc.repo}: {hc.license_spdx}")
-    return StageOutcome.kept(R.LICENSE)
-
-
 def run_real_candidate(
     hc: HarvestedClass,
     ctx: StageContext,
@@ -127,7 +126,7 @@ def run_real_candidate(
     """Every stage for one class. Raises only what is not about the class (budget, replay miss, sandbox)."""
     result = RealCandidateResult(candidate_id=ctx.candidate_id, fingerprint=fingerprint, class_id=hc.id)
     rs = config.construction.real_source
-    licence = _license(hc, rs.license_allow)
+    licence = licence_outcome(hc, rs)
     if not licence.keep:
         return result.stop(licence)
     result.outcomes.append(licence)
@@ -159,9 +158,16 @@ def _tests_and_gate(
         return result.stop(
             StageOutcome.drop(R.TESTS, R.NO_TEST_GENERATOR, "no test generator is installed or configured")
         )
-    suite = generator(derived.solution, derived.class_name, item_id=result.candidate_id)
+    few = too_few_methods(derived, config.construction.min_methods)
+    if few is not None:  # before the search: the task check would drop the class after it anyway
+        return result.stop(StageOutcome.drop(R.TESTS, R.TOO_FEW_METHODS, few))
+    suite = generator(
+        derived.solution, derived.class_name, item_id=result.candidate_id, skeleton=contract_skeleton(derived)
+    )
     if suite is None or not suite.test_classes:
-        return result.stop(StageOutcome.drop(R.TESTS, R.NO_GENERATED_TESTS, f"{generator.name} found no test"))
+        reason = (suite.failure_reason if suite else None) or R.NO_GENERATED_TESTS
+        detail = (suite.failure if suite else "") or f"{generator.name} found no test"
+        return result.stop(StageOutcome.drop(R.TESTS, reason, detail[:2000]))
     result.suite = suite
     result.outcomes.append(StageOutcome.kept(R.TESTS))
     result.gate = verdict = gate(derived.solution, suite.tests, suite.test_classes, item_id=result.candidate_id)

@@ -65,7 +65,9 @@ class PlusGenerator:
 
         self.sandbox, self.plus, self.name = sandbox, plus, GENERATOR
 
-    def __call__(self, solution: str, class_name: str, *, item_id: str) -> GeneratedSuite | None:
+    def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "") -> GeneratedSuite | None:
+        """The suite, its tests inside the contract of `skeleton` (the task as shipped; default: the
+        solution), where only the fields the constructor's docstring documents are observable."""
         from classforge_bench.pipeline.quality.plus import GeneratorUnavailable, make_plus_suite
 
         try:
@@ -76,11 +78,20 @@ class PlusGenerator:
                 sandbox=self.sandbox,
                 plus=self.plus,
                 item_id=item_id,
+                described=skeleton or None,
+                documented_fields_only=bool(skeleton),
             )
         except GeneratorUnavailable as exc:
             raise GateUnavailable(f"candidate {item_id}: test generator unavailable: {exc}") from exc
         if suite.failure or not suite.test_classes:
-            return None
+            return GeneratedSuite(
+                tests="",
+                test_classes=[],
+                generator=suite.generator or self.name,
+                funnel=suite_funnel(suite),
+                failure_reason=suite.failure_reason,
+                failure=suite.failure or "",
+            )
         return GeneratedSuite(
             tests=suite.test,
             test_classes=list(suite.test_classes),

@@ -30,6 +30,7 @@ import docstring_parser
 import libcst as cst
 from pydantic import BaseModel, ConfigDict, Field
 
+from classforge_bench.pipeline.construct.real_fields import field_lines, with_fields
 from classforge_bench.pipeline.construct.skeleton_checks import (
     Problem,
     SkeletonReport,
@@ -308,8 +309,16 @@ def derive_skeleton(hc: HarvestedClass) -> DerivedSkeleton:
             helpers.append(fn.name)  # shipped whole, as written: given code, not a specification
             continue
         text, lacking, from_types = _method_docstring(fn, fallback)
-        if lacking and fn.name == "__init__":
-            continue  # shipped whole like a helper: its author's docstring, or none, stays as written
+        if fn.name == "__init__":
+            # Given code like a helper; its docstring states the public fields (real_fields.py),
+            # after the normalised text, or the author's own when that cannot be completed.
+            text = text if not lacking else ast.get_docstring(fn) or ""
+            fields = field_lines(fn, "\n".join([text, ast.get_docstring(cls) or ""]))
+            if lacking and not fields:
+                continue  # shipped whole: its author's docstring, or none, stays as written
+            docs[fn.name] = with_fields(text, fields)
+            typed += [fn.name] if from_types else []
+            continue
         docs[fn.name] = text
         if from_types:
             typed.append(fn.name)
@@ -403,3 +412,16 @@ def check_real_skeleton(
             lambda reason, detail: kept.append(Problem(reason=reason, detail=detail)),
         )
     return SkeletonReport(problems=kept, class_name=report.class_name, methods=report.methods)
+
+
+def contract_skeleton(derived: DerivedSkeleton) -> str:
+    """The skeleton the task's contract is derived from: every docstring as it will ship (written
+    ones included, field documentation in the constructor's), before the observed examples."""
+    return with_docstrings(derived.skeleton, derived.class_name, derived.docstrings)
+
+
+def too_few_methods(derived: DerivedSkeleton, min_methods: int) -> str | None:
+    """The skeleton checks' method count, run before any test is generated: why the class has too
+    few public methods for a task, or None."""
+    report = check_skeleton(without_context(derived.skeleton, derived.context), min_methods)
+    return next((p.detail for p in report.problems if p.reason == R.TOO_FEW_METHODS), None)

@@ -74,7 +74,9 @@ class SandboxMutator:
 
 
 class PlusMaker(Protocol):
-    def __call__(self, solution: str, class_name: str, skeleton: str, *, item_id: str) -> PlusSuite: ...
+    def __call__(
+        self, solution: str, class_name: str, skeleton: str, *, item_id: str, base_tests: str = ""
+    ) -> PlusSuite: ...
 
 
 class SandboxPlusMaker:
@@ -83,7 +85,10 @@ class SandboxPlusMaker:
     def __init__(self, sandbox: SandboxConfig, plus: PlusConfig, cache_root: Path | None) -> None:
         self.sandbox, self.plus = sandbox, plus.model_copy(update={"cache_dir": cache_root})
 
-    def __call__(self, solution: str, class_name: str, skeleton: str, *, item_id: str) -> PlusSuite:
+    def __call__(
+        self, solution: str, class_name: str, skeleton: str, *, item_id: str, base_tests: str = ""
+    ) -> PlusSuite:
+        """The plus suite of `solution`, inside the contract of `skeleton` and the task's `base_tests`."""
         from classforge_bench.pipeline.quality.plus import GeneratorUnavailable, make_plus_suite
 
         imports = [ast.unparse(n) for n in parsing.parse(solution).body if isinstance(n, (ast.Import, ast.ImportFrom))]
@@ -96,6 +101,7 @@ class SandboxPlusMaker:
                 plus=self.plus,
                 item_id=item_id,
                 described=skeleton,
+                base_tests=base_tests,
             )
         except GeneratorUnavailable as exc:
             raise GateUnavailable(f"candidate {item_id}: plus tests: {exc}") from exc
@@ -213,7 +219,7 @@ def search_strengthen(
     """Before any LLM re-ask: the base tests plus search-generated ones (validated on this solution).
     The result when that reaches the threshold; None (on to the LLM) when it does not."""
     tests, test_classes, method_classes = suite
-    plus = plus_maker(solution, iface.class_name, skeleton, item_id=ctx.candidate_id)
+    plus = plus_maker(solution, iface.class_name, skeleton, item_id=ctx.candidate_id, base_tests=tests)
     if not plus.tests:
         return None
     combined, classes, replaced = combined_suite(tests, test_classes, plus)

@@ -239,7 +239,14 @@ PLUS_UNDESCRIBED_EFFECT: Final = _code(
 )
 PLUS_OFF_DOMAIN: Final = _code(
     "plus-off-domain",
-    "passes a negative number where the description shows only non-negative ones and never says negative",
+    "passes a value outside the sign, range or shape the description shows: a negative number where it shows "
+    "only values >= 0, 0 where it shows only values > 0 and never admits zero, a string of another length "
+    "for a character",
+)
+PLUS_UNDOCUMENTED_EXCEPTION: Final = _code(
+    "plus-undocumented-exception",
+    "the reference raises an exception the description does not document on an input the contract admits "
+    "(an unstated precondition or a bug of the reference: not a fair check), or the test asserts one",
 )
 PLUS_FAILS_REFERENCE: Final = _code(
     "plus-fails-reference", "fails on the reference solution in one of the validation runs"
@@ -249,6 +256,25 @@ PLUS_ENVIRONMENT: Final = _code(
 )
 PLUS_DUPLICATE: Final = _code("plus-duplicate", "the same checks as a test already kept")
 PLUS_OVER_LIMIT: Final = _code("plus-over-limit", "beyond plus.max_tests")
+# The generator's own failures: the class gets no plus suite, each for its own reason and detail.
+PLUS_GENERATOR_KILLED: Final = _code(
+    "plus-generator-killed", "the generator was killed at plus.wall_limit_s before it wrote its tests"
+)
+PLUS_GENERATOR_BLOCKED: Final = _code(
+    "plus-generator-blocked",
+    "the generator was killed at its limit and the class makes a blocking or interactive call "
+    "(queue.get(), input(), a long sleep, a socket) its search could not leave out",
+)
+PLUS_GENERATOR_EXIT: Final = _code(
+    "plus-generator-exit", "the generator exited with an error status or wrote no test file"
+)
+PLUS_GENERATOR_TIME_CAP: Final = _code(
+    "plus-generator-time-cap",
+    "the search stopped at plus.budget_s before its iteration cap: which tests exist would depend on load",
+)
+PLUS_ALL_DROPPED: Final = _code(
+    "plus-converted-all-dropped", "the generator wrote tests and every one was dropped (counts per rule in the detail)"
+)
 # The state observation (plus.observe_state, classforge_bench/pipeline/quality/plus/observe.py): a walk it cannot
 # assert is left out; a generated test it cannot check stays as generated, counted apart.
 PLUS_WALK_UNRECORDED: Final = _code(

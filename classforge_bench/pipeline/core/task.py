@@ -201,6 +201,9 @@ class PlusSuite(BaseModel):
     generation_s: float = Field(0.0, description="wall time of the generation run (0 when read from the cache)")
     hit_time_cap: bool = Field(False, description="the search stopped at its time cap: a rerun may differ")
     failure: str | None = Field(None, description="why generation produced nothing, when it did not")
+    failure_reason: str | None = Field(
+        None, description="the registered reason of that failure (plus-generator-*, plus-converted-all-dropped)"
+    )
     mutation_score: float | None = Field(
         None, description="build: mutation score of base + plus tests together, in [0, 1]"
     )

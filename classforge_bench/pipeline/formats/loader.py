@@ -76,6 +76,7 @@ def load_dataset(path: str | Path, task_ids: Collection[str] | None = None) -> L
     path = Path(path)
     if not path.exists():
         raise DatasetError(f"{path}: no such file or directory")
+    path = single_file(path) or path
     if path.is_dir() and is_classforge_release(path):
         return _load_classforge_release(path, task_ids)
     if path.is_dir():
@@ -109,6 +110,19 @@ def load_dataset(path: str | Path, task_ids: Collection[str] | None = None) -> L
     return LoadedDataset(
         path=str(path), format=fmt, tasks=tasks, fixes_applied=fixes, notices=notices, all_task_ids=all_ids
     )
+
+
+_DATASET_SUFFIXES = (".json", ".jsonl", ".parquet")
+
+
+def single_file(folder: Path) -> Path | None:
+    """The one dataset file of a folder that is neither a release nor a snapshot with data/ (what
+    `classforge strengthen --out DIR` writes for a file dataset: DIR/ClassEval_data.json), else None."""
+    if not folder.is_dir() or (folder / "data").is_dir():
+        return None
+    found = [p for p in sorted(folder.iterdir()) if p.is_file() and p.suffix in _DATASET_SUFFIXES]
+    data = [p for p in found if p.name != "manifest.json"]
+    return data[0] if len(data) == 1 else None
 
 
 def _load_classforge_release(folder: Path, task_ids: Collection[str] | None) -> LoadedDataset:

@@ -10,6 +10,7 @@ from classforge_bench.pipeline.core.funnel import FunnelReport
 from classforge_bench.pipeline.core.task import CORE_COLUMNS, column_meaning, column_origin
 from classforge_bench.pipeline.formats.release_rows import DATA_GLOB, SPLIT
 from classforge_bench.pipeline.release.manifest import SourceRepo
+from classforge_bench.pipeline.release.privacy import PRIVATE_NOTE, is_private
 from classforge_bench.pipeline.release.stats import DatasetStats
 from classforge_bench.pipeline.release.tables import (
     domain_table,
@@ -211,6 +212,7 @@ def render_card(
     return "".join(
         (
             _intro_section(version, cut, sources),
+            f"{PRIVATE_NOTE}\n\n" if is_private(config) else "",
             _built_section(cut, build_facts(config or {}), pipeline_version, models, prompt_versions, config or {}),
             _contents_section(stats, validity),
             _funnel_section(funnel),

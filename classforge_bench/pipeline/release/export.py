@@ -28,7 +28,8 @@ from typing import Any, Final, Literal, Protocol, TypeVar
 from pydantic import BaseModel, ConfigDict
 
 from classforge_bench.pipeline.release.errors import ExportError
-from classforge_bench.pipeline.release.manifest import FileEntry, file_entries
+from classforge_bench.pipeline.release.manifest import MANIFEST, FileEntry, file_entries
+from classforge_bench.pipeline.release.privacy import is_private
 from classforge_bench.pipeline.release.verify import verify_release
 from classforge_bench.pipeline.release.versions import is_version
 
@@ -102,6 +103,11 @@ def plan_export(
     if not is_version(version):
         raise ExportError(f"{folder}: the folder name {version!r} is not a release version")
     problems = verify_release(folder, load_with_datasets=load_with_datasets)
+    if not problems and is_private(_release_config(folder)):
+        raise ExportError(
+            f"release {version} is a private benchmark (built with construction.real_source.admit_unlicensed: "
+            "it may hold code whose repository declares no licence): not uploaded"
+        )
     if problems:
         raise ExportError(f"release {version} failed verification, nothing uploaded:\n  - " + "\n  - ".join(problems))
     if staging is not None:
@@ -119,6 +125,17 @@ def plan_export(
     )
 
 
+def _release_config(folder: Path) -> dict:
+    """The build's config as the release's manifest records it ({} when unreadable: verification said why)."""
+    import json
+
+    try:
+        config = json.loads((folder / MANIFEST).read_text(encoding="utf-8")).get("config")
+    except (OSError, ValueError):
+        return {}
+    return config if isinstance(config, dict) else {}
+
+
 def stage_for_repo(folder: Path, repo_id: str, staging: Path) -> Path:
     """The release as it should be uploaded to `repo_id`: the folder itself when its card already names
     the repository, else a copy under `staging` whose card does (manifest hash of README.md updated).
@@ -132,7 +149,7 @@ def stage_for_repo(folder: Path, repo_id: str, staging: Path) -> Path:
 
     from classforge_bench.pipeline.core.store import write_json, write_text
     from classforge_bench.pipeline.release.card import REPO_PLACEHOLDER
-    from classforge_bench.pipeline.release.manifest import MANIFEST, sha256_file
+    from classforge_bench.pipeline.release.manifest import sha256_file
 
     manifest = json.loads((folder / MANIFEST).read_text(encoding="utf-8"))
     named = ((manifest.get("config") or {}).get("release") or {}).get("hub_repo_id") or REPO_PLACEHOLDER

@@ -35,11 +35,37 @@ _TYPE_WORDS = {
 _PARAM = re.compile(r":param\s+(\w+)\s*:\s*([^\n]*)")
 _WORD = re.compile(r"\b(" + "|".join(_TYPE_WORDS) + r")\b", re.IGNORECASE)
 
-Contract = dict[str, dict[str, str]]  # method -> parameter -> builtin type name
+Contract = dict[str, dict[str, str]]  # method -> parameter -> builtin type names joined by "|"
+OBJECT = "object"  # a class no literal is an instance of (`datetime.date`, `callable`, `Decimal`)
+_NONE = "NoneType"
+_CLASS_WORD = re.compile(r"^(callable|function|[A-Za-z_][\w]*\.[A-Za-z_][\w.]*|[A-Z]\w*)$")
+
+
+def _type_segment(text: str) -> str | None:
+    """The type a ClassEval-style `:param` line states in its last, short, comma-separated part
+    ("invoice number, str"; "seconds, float or None"; "issue date, datetime.date"): the builtin
+    names joined by "|" (NoneType when it says None), `object` for a class no literal is."""
+    last = text.rsplit(",", 1)[-1].strip().rstrip(".")
+    words = last.replace(" or ", " ").split()
+    if not words or len(last.split()) > 3:
+        return None
+    found = [_TYPE_WORDS[w.lower()] for w in words if w.lower() in _TYPE_WORDS]
+    if not found and any(_CLASS_WORD.match(w) for w in words if w != "None"):
+        found = [OBJECT]
+    if not found:
+        return None
+    return "|".join(dict.fromkeys(found + ([_NONE] if "None" in words else [])))
+
+
+def _annotated(arg: ast.arg) -> str | None:
+    """The builtin type a parameter's annotation names (`int`, `Optional[int]` is not one)."""
+    name = arg.annotation.id if isinstance(arg.annotation, ast.Name) else None
+    return name if name in set(_TYPE_WORDS.values()) else None
 
 
 def declared_types(described: str, class_name: str) -> Contract:
-    """Method -> parameter -> type, from the `:param` lines of the class's docstrings."""
+    """Method -> parameter -> type, from the `:param` lines of the class's docstrings, else from
+    the signature's annotation (`def push(self, n: int)`: no float for an int)."""
     try:
         cls = find_class(parsing.parse(described), class_name)
     except SyntaxError:
@@ -51,8 +77,13 @@ def declared_types(described: str, class_name: str) -> Contract:
         params = {a.arg for a in fn.args.args + fn.args.kwonlyargs}
         for name, text in _PARAM.findall(ast.get_docstring(fn) or ""):
             word = _WORD.search(text)
-            if name in params and word:
-                contract.setdefault(fn.name, {})[name] = _TYPE_WORDS[word.group(1).lower()]
+            stated = _type_segment(text) or (_TYPE_WORDS[word.group(1).lower()] if word else None)
+            if name in params and stated:
+                contract.setdefault(fn.name, {})[name] = stated
+        for arg in fn.args.args + fn.args.kwonlyargs:
+            typed = _annotated(arg)
+            if typed and arg.arg not in contract.get(fn.name, {}):
+                contract.setdefault(fn.name, {})[arg.arg] = typed
     return contract
 
 
@@ -67,8 +98,9 @@ def annotated_source(solution: str, class_name: str, contract: Contract) -> str:
     for fn in class_methods(cls):
         if fn.name in contract:
             for arg in fn.args.args + fn.args.kwonlyargs:
-                if arg.annotation is None and arg.arg in contract[fn.name]:
-                    arg.annotation = ast.Name(id=contract[fn.name][arg.arg], ctx=ast.Load())
+                typed = annotation_type(contract[fn.name].get(arg.arg, ""))
+                if arg.annotation is None and typed:
+                    arg.annotation = ast.Name(id=typed, ctx=ast.Load())
     return ast.unparse(tree)
 
 
@@ -102,7 +134,16 @@ def literal_type(node: ast.expr) -> str | None:
 
 
 def fits(actual: str, declared: str) -> bool:
-    return actual == declared or (declared == "float" and actual == "int")
+    """A literal (or the task's own instance) of type `actual` for a parameter declared `declared`
+    ("int", "dict|NoneType", "object": a class no literal and no instance of the task's class is)."""
+    parts = declared.split("|")
+    return actual in parts or ("float" in parts and actual == "int")
+
+
+def annotation_type(declared: str) -> str | None:
+    """The one builtin type to annotate the search's copy with, if the declaration names one."""
+    parts = [p for p in declared.split("|") if p not in (_NONE, OBJECT)]
+    return parts[0] if len(parts) == 1 else None
 
 
 def instances(tree: ast.AST, class_name: str) -> set[str]:

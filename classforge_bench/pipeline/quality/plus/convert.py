@@ -131,11 +131,20 @@ def convert_function(
     except ConversionFailed as exc:
         return PlusDrop(origin=origin, reason=reasons.PLUS_UNCONVERTIBLE, detail=str(exc))
     body = rename_variables(statements, class_name)
-    if "self.assert" not in body:
-        return PlusDrop(origin=origin, reason=reasons.PLUS_NO_ASSERTION)
+    # A test with no assertion is kept here: the state observation may give it some; what still
+    # asserts nothing afterwards is dropped then (`unasserted`, plus-no-assertion).
     return PlusTest(
         origin=origin, methods=_called_methods(body, methods), body=body, imports=sorted(dealias.used | rewriter.used)
     )
+
+
+def unasserted(tests: list[PlusTest]) -> tuple[list[PlusTest], list[PlusDrop]]:
+    """The tests that assert something, and a plus-no-assertion drop for each of the others."""
+    kept = [t for t in tests if "self.assert" in t.body]
+    dropped = [
+        PlusDrop(origin=t.origin, reason=reasons.PLUS_NO_ASSERTION) for t in tests if "self.assert" not in t.body
+    ]
+    return kept, dropped
 
 
 def convert(generated: str, *, solution: str, class_name: str, import_statement: list[str]) -> Conversion:

@@ -38,7 +38,8 @@ class StrengthenSummary(BaseModel):
 
 def task_suite(task: Task, sandbox: SandboxConfig, plus: PlusConfig) -> tuple[PlusSuite, bool]:
     """(the task's plus suite, whether it came from the cache)."""
-    key = suite_key(task.solution_code, task.class_name, task.import_statement, sandbox, plus, task.skeleton)
+    # The task's own tests are part of its contract: the values they pass are in the domain.
+    key = suite_key(task.solution_code, task.class_name, task.import_statement, sandbox, plus, task.skeleton, task.test)
     cached = cached_suite(plus, key)
     if cached is not None:
         return cached.model_copy(update={"generation_s": 0.0}), True
@@ -50,6 +51,7 @@ def task_suite(task: Task, sandbox: SandboxConfig, plus: PlusConfig) -> tuple[Pl
         plus=plus,
         item_id=task.task_id,
         described=task.skeleton,
+        base_tests=task.test,
     )
     return suite, False
 

@@ -23,14 +23,20 @@ from classforge_bench.pipeline.quality.plus.contract import argument_type, fits,
 
 @dataclass
 class Shown:
-    """One parameter as the description shows it."""
+    """One parameter as the description (and the task's base tests) shows it."""
 
     types: set[str] = field(default_factory=set)
     numbers: list[float] = field(default_factory=list)
     says_negative: bool = False
+    says_zero: bool = False  # "zero", "0", "non-negative", ">= 0" in the method's description
+    char: bool = False  # named or described as one character (`char`, ":param c: a single character")
 
     def only_non_negative(self) -> bool:
         return bool(self.numbers) and min(self.numbers) >= 0 and not self.says_negative
+
+    def only_positive(self) -> bool:
+        """Every number shown is above 0 and the text never admits 0 or a negative: 0 is out of range."""
+        return self.only_non_negative() and min(self.numbers) > 0 and not self.says_zero
 
 
 Evidence = dict[str, dict[str, Shown]]  # method -> parameter -> what the description shows
@@ -49,6 +55,26 @@ def _parameters(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     names = [a.arg for a in fn.args.posonlyargs + fn.args.args]
     static = any(isinstance(d, ast.Name) and d.id == "staticmethod" for d in fn.decorator_list)
     return names if static or not names else names[1:]
+
+
+# Zero admitted: by the parameter's own line ("0 or more", "zero"), or by the method's text for
+# every parameter only in words that speak of a domain ("non-negative", ">= 0"): a `0` elsewhere
+# (an example's output, a field's "initially 0") says nothing of what a parameter may be.
+_ZERO_WORDS = re.compile(r"non-?negative|>=\s*0|\bzero\b|\b0\b", re.IGNORECASE)
+_ZERO_DOMAIN = re.compile(r"non-?negative|>=\s*0", re.IGNORECASE)
+_CHAR_NAMES = {"char", "ch", "character", "letter"}
+_CHAR_TEXT = re.compile(r"\b(char|character|letter)\b", re.IGNORECASE)
+_PARAM_LINE = re.compile(r":param\s+(\w+)\s*:\s*([^\n]*)")
+
+
+def _describe(shown: dict[str, Shown], doc: str) -> None:
+    """What the method's text says of its parameters' domains: negatives, zero, one character."""
+    says_negative, says_zero = "negative" in doc.lower().replace("non-negative", ""), bool(_ZERO_DOMAIN.search(doc))
+    texts = dict(_PARAM_LINE.findall(doc))
+    for name, one in shown.items():
+        one.says_negative = says_negative
+        one.says_zero = says_zero or bool(_ZERO_WORDS.search(texts.get(name, "")))
+        one.char = name.lower() in _CHAR_NAMES or bool(_CHAR_TEXT.search(texts.get(name, "")))
 
 
 def _example_calls(doc: str) -> list[ast.Call]:
@@ -81,8 +107,17 @@ def _called_method(call: ast.Call, class_name: str, methods: set[str]) -> str | 
     return None
 
 
-def shown_arguments(described: str, class_name: str) -> Evidence:
-    """Per method and parameter: the literal types and numbers its examples and default show."""
+def _test_calls(base_tests: str) -> list[ast.Call]:
+    """Every call in the task's own (base) tests: the values they pass are in the contract too."""
+    try:
+        return [n for n in ast.walk(parsing.parse(base_tests)) if isinstance(n, ast.Call)] if base_tests else []
+    except SyntaxError:
+        return []
+
+
+def shown_arguments(described: str, class_name: str, base_tests: str = "") -> Evidence:
+    """Per method and parameter: the literal types and numbers its examples, default and the
+    task's base tests show."""
     try:
         tree = parsing.parse(described)
     except SyntaxError:
@@ -94,16 +129,14 @@ def shown_arguments(described: str, class_name: str) -> Evidence:
     params = {name: _parameters(fn) for name, fn in fns.items()}
     evidence: Evidence = {name: {p: Shown() for p in ps} for name, ps in params.items()}
     for name, fn in fns.items():
-        doc = ast.get_docstring(fn) or ""
-        for shown in evidence[name].values():
-            shown.says_negative = "negative" in doc.lower()
+        _describe(evidence[name], ast.get_docstring(fn) or "")
         positional = fn.args.posonlyargs + fn.args.args
         for arg, default in zip(positional[len(positional) - len(fn.args.defaults) :], fn.args.defaults):
             if arg.arg in evidence[name]:
                 _record(evidence[name][arg.arg], default)
     # Examples of one method often sit in another's docstring (the constructor's in every method's).
     docs = [ast.get_docstring(cls) or ""] + [ast.get_docstring(fn) or "" for fn in fns.values()]
-    for call in (c for doc in docs for c in _example_calls(doc)):
+    for call in [c for doc in docs for c in _example_calls(doc)] + _test_calls(base_tests):
         method = _called_method(call, class_name, set(fns))
         if method not in params:  # not a call of the class, or of a constructor it inherits
             continue
@@ -115,8 +148,11 @@ def shown_arguments(described: str, class_name: str) -> Evidence:
     return evidence
 
 
-def _keyword_arguments(body: str, class_name: str) -> Iterator[tuple[str, ast.keyword]]:
-    """(method, keyword argument) of every call of the class or of an attribute in a test body."""
+def _keyword_arguments(
+    body: str, class_name: str, evidence: Evidence | None = None
+) -> Iterator[tuple[str, ast.keyword]]:
+    """(method, argument) of every call of the class or of an attribute in a test body; positional
+    arguments named by the parameter order `evidence` records (the description's signature)."""
     for call in (n for n in ast.walk(parsing.parse(body)) if isinstance(n, ast.Call)):
         func = call.func
         method = (
@@ -124,15 +160,22 @@ def _keyword_arguments(body: str, class_name: str) -> Iterator[tuple[str, ast.ke
             if isinstance(func, ast.Name) and func.id == class_name
             else (func.attr if isinstance(func, ast.Attribute) else None)
         )
-        if method is not None:
-            yield from ((method, kw) for kw in call.keywords if kw.arg)
+        if method is None:
+            continue
+        order = list((evidence or {}).get(method, {}))
+        yield from (
+            (method, ast.keyword(arg=order[i], value=a))
+            for i, a in enumerate(call.args)
+            if i < len(order) and not isinstance(a, ast.Starred)
+        )
+        yield from ((method, kw) for kw in call.keywords if kw.arg)
 
 
 def unshown_type(body: str, class_name: str, evidence: Evidence, declared: dict[str, dict[str, str]]) -> str | None:
     """The first argument of a type the description's examples and defaults never show, for a
     parameter no `:param` line types (those are contract.off_contract's)."""
     variables = variable_types(parsing.parse(body), class_name)
-    for method, kw in _keyword_arguments(body, class_name):
+    for method, kw in _keyword_arguments(body, class_name, evidence):
         shown = evidence.get(method, {}).get(kw.arg or "")
         if shown is None or not shown.types or kw.arg in declared.get(method, {}):
             continue
@@ -143,21 +186,31 @@ def unshown_type(body: str, class_name: str, evidence: Evidence, declared: dict[
     return None
 
 
+def _out_of_range(shown: Shown, node: ast.expr) -> str | None:
+    """Why a literal is outside the domain a parameter's description shows, or None."""
+    literal = literal_value(node)
+    if literal is None:
+        return None
+    kind, value = literal
+    if kind in ("int", "float") and isinstance(value, int | float):
+        if value < 0 and shown.only_non_negative():
+            return "the description shows only values >= 0"
+        if value == 0 and shown.only_positive():
+            return "the description shows only values > 0 and never admits 0"
+    if kind == "str" and isinstance(value, str) and shown.char and len(value) != 1:
+        return "the description says one character"
+    return None
+
+
 def off_domain(body: str, class_name: str, evidence: Evidence) -> str | None:
-    """The first negative number passed where the description shows only non-negative ones and
-    never says 'negative'."""
-    for method, kw in _keyword_arguments(body, class_name):
+    """The first number or string passed outside the sign, range or shape the description shows:
+    a negative where every value shown is >= 0 and the text never says 'negative'; 0 where every
+    value shown is > 0 and the text never admits zero; a string of another length for a character."""
+    for method, kw in _keyword_arguments(body, class_name, evidence):
         shown = evidence.get(method, {}).get(kw.arg or "")
-        literal = literal_value(kw.value)
-        if (
-            shown is not None
-            and shown.only_non_negative()
-            and literal is not None
-            and literal[0] in ("int", "float")
-            and isinstance(literal[1], int | float)
-            and literal[1] < 0
-        ):
-            return f"{method}({kw.arg}={literal[1]}) where the description shows only values >= 0"
+        why = _out_of_range(shown, kw.value) if shown is not None else None
+        if why is not None:
+            return f"{method}({kw.arg}={ast.unparse(kw.value)[:40]}) where {why}"
     return None
 
 

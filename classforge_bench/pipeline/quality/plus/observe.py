@@ -26,17 +26,19 @@ import ast
 import importlib.resources
 import json
 import logging
+from dataclasses import dataclass
 
 from pydantic import BaseModel, ConfigDict, Field
 
 from classforge_bench.pipeline.config import PlusConfig, SandboxConfig
 from classforge_bench.pipeline.core import parsing, reasons
 from classforge_bench.pipeline.core.task import PlusDrop
-from classforge_bench.pipeline.quality.plus.contract import declared_fields, instances, undeclared_attribute
+from classforge_bench.pipeline.quality.plus.contract import instances
 from classforge_bench.pipeline.quality.plus.convert import PlusTest
 from classforge_bench.pipeline.quality.plus.generate import GeneratorUnavailable
 from classforge_bench.pipeline.quality.plus.rules import violation
-from classforge_bench.pipeline.quality.plus.walks import class_node, walks
+from classforge_bench.pipeline.quality.plus.task_contract import TaskContract, derive_contract
+from classforge_bench.pipeline.quality.plus.walks import walks
 from classforge_bench.pipeline.sandbox.base import RunLimits, SandboxError
 from classforge_bench.pipeline.sandbox.registry import get_backend
 
@@ -44,7 +46,7 @@ log = logging.getLogger(__name__)
 
 _SCRIPT, _PROGRAMS, _OUT = "cf_observe.py", "cf_programs.json", "cf_observed.json"
 _HOLDER = "observed"
-OBSERVE_VERSION = 3  # bump when what the step asserts changes (2: non-literal arguments do not fit scalar annotations; 3: walks may pass 0 to numbers)
+OBSERVE_VERSION = 4  # 4: the task contract decides the fields asserted and the exceptions allowed; bump when what the step asserts changes (2: non-literal arguments do not fit scalar annotations; 3: walks may pass 0 to numbers)
 
 
 class Statement(BaseModel):
@@ -191,31 +193,40 @@ def check(expr: str, enc: dict) -> list[str]:
     return lines
 
 
-def _step(part: Statement, k: int, rec: dict) -> list[str] | None:
-    """The statement as the test states it: its return or exception asserted; None stops the test
-    there (it raised something the test cannot name)."""
+@dataclass(frozen=True)
+class Undocumented:
+    """A step raised an exception the task's contract does not document: the test is dropped."""
+
+    detail: str
+
+
+def _step(part: Statement, k: int, rec: dict, contract: TaskContract) -> list[str] | Undocumented:
+    """The statement as the test states it: its return or the documented exception it raises
+    asserted; Undocumented when it raises one the description does not document."""
     seen = rec["steps"].get(str(k))
     if part.step is None or seen is None:
         return [part.source]
     if "raises" in seen:
-        if seen["raises"] is None:
-            return None
-        return [f"with self.assertRaises({seen['raises']}):"] + ["    " + line for line in part.source.splitlines()]
+        raised = [seen["raises"], *seen.get("bases", [])] if seen["raises"] else seen.get("bases", [])
+        allowed = contract.exception_for(contract.called(part.step), raised)
+        if allowed is None:
+            return Undocumented(f"{part.step.strip()[:80]} raises {seen['raises'] or 'an exception of its own'}")
+        return [f"with self.assertRaises({allowed}):"] + ["    " + line for line in part.source.splitlines()]
     enc = seen["returns"]
     return [part.source] if enc is None or enc["kind"] == "none" else check(part.step, enc)
 
 
-def with_state_checks(parts: list[Statement], rec: dict) -> str:
-    """The body with every agreed observation asserted: all at an instance's first and last hook,
-    what changed in between."""
+def with_state_checks(parts: list[Statement], rec: dict, contract: TaskContract) -> str | Undocumented:
+    """The body with every agreed observation of a field the contract declares asserted: all at an
+    instance's first and last hook, what changed in between (other fields: no assertion)."""
     keys = [f"{k}:{name}" for k, part in enumerate(parts) for name in part.observe if f"{k}:{name}" in rec["observed"]]
     final = {key.split(":", 1)[1]: key for key in keys}
     last: dict[str, dict] = {}
     lines: list[str] = []
     for k, part in enumerate(parts):
-        stated = _step(part, k, rec)
-        if stated is None:
-            break
+        stated = _step(part, k, rec, contract)
+        if isinstance(stated, Undocumented):
+            return stated
         lines += stated
         for name in part.observe:
             key = f"{k}:{name}"
@@ -224,6 +235,8 @@ def with_state_checks(parts: list[Statement], rec: dict) -> str:
                 continue
             before = last.get(name)
             for attr, enc in state.items():
+                if not contract.observable(attr):
+                    continue
                 if before is None or before.get(attr) != enc or final[name] == key:
                     lines += check(f"{name}.{attr}", enc)
             last[name] = state
@@ -241,43 +254,55 @@ class Observed(BaseModel):
     unchecked: list[PlusDrop] = Field(default_factory=list, description="generated tests kept without state checks")
 
 
-def _checked_body(parts: list[Statement], rec: dict, class_name: str, allowed: set[str]) -> tuple[str | None, str]:
+def _checked_body(parts: list[Statement], rec: dict, contract: TaskContract) -> tuple[str | None, str]:
     """The body with its state checks, or None and the reason it has none."""
     if not rec:
         return None, "unrecorded"
-    body = with_state_checks(parts, rec)
-    if violation(body) or undeclared_attribute(body, class_name, allowed, set()) or "self.assert" not in body:
+    body = with_state_checks(parts, rec, contract)
+    if isinstance(body, Undocumented):
+        return None, body.detail
+    if violation(body) or contract.attribute_problem(body) or "self.assert" not in body:
         return None, "breaks-rule"
     return body, ""
 
 
 def observe_tests(
-    tests: list[PlusTest], solution: str, class_name: str, sandbox: SandboxConfig, plus: PlusConfig, item_id: str = ""
+    tests: list[PlusTest],
+    solution: str,
+    class_name: str,
+    sandbox: SandboxConfig,
+    plus: PlusConfig,
+    item_id: str = "",
+    *,
+    contract: TaskContract | None = None,
+    blocked: set[str] | None = None,
 ) -> Observed:
     """The tests with their state asserted, then the walks; a test the recorder could not run, or
-    whose checks break a rule, stays as it was (a walk is left out): both counted with a reason."""
-    made = walks(tests, solution, class_name, plus.observe_walks, plus.seed)
+    whose checks break a rule, stays as it was (a walk is left out): both counted with a reason.
+    A test or walk in which the reference raises an exception the contract does not document is
+    dropped. `contract`: the task's (default: derived from the solution); `blocked`: methods no
+    walk calls (blocking.py)."""
+    contract = contract or derive_contract(solution, class_name)
+    made = walks(tests, solution, class_name, plus.observe_walks, plus.seed, contract=contract, exclude=blocked)
     candidates = tests + made
     parts = {f"t{i}": statements(t.body, class_name) for i, t in enumerate(candidates)}
     programs = {pid: (program(p), candidates[int(pid[1:])].imports) for pid, p in parts.items()}
     first = record(programs, solution, sandbox, plus.hash_seed, item_id)
     second = record(programs, solution, sandbox, (plus.hash_seed + 1) % 4294967296, item_id) if first else {}
-    cls = class_node(solution, class_name)
-    members = {n.name for n in (cls.body if cls else []) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-    allowed = (declared_fields(solution, class_name) or set()) | members
     out = Observed(tests=[], walks=len(made))
     for i, test in enumerate(candidates):
         rec = agreed(first.get(f"t{i}", {}), second.get(f"t{i}", {}))
-        body, why = _checked_body(parts[f"t{i}"], rec, class_name, allowed)
+        body, why = _checked_body(parts[f"t{i}"], rec, contract)
         if body is not None:
             out.tests.append(test.model_copy(update={"body": body}))
-            continue
-        unrecorded = why == "unrecorded"
-        if i < len(tests):
+        elif why not in ("unrecorded", "breaks-rule"):
+            out.dropped.append(PlusDrop(origin=test.origin, reason=reasons.PLUS_UNDOCUMENTED_EXCEPTION, detail=why))
+        elif i < len(tests):
             out.tests.append(test)
+            unrecorded = why == "unrecorded"
             reason = reasons.PLUS_STATE_UNRECORDED if unrecorded else reasons.PLUS_STATE_BREAKS_RULE
             out.unchecked.append(PlusDrop(origin=test.origin, reason=reason))
         else:
-            reason = reasons.PLUS_WALK_UNRECORDED if unrecorded else reasons.PLUS_WALK_BREAKS_RULE
+            reason = reasons.PLUS_WALK_UNRECORDED if why == "unrecorded" else reasons.PLUS_WALK_BREAKS_RULE
             out.dropped.append(PlusDrop(origin=test.origin, reason=reason))
     return out

@@ -111,7 +111,8 @@ def _run_program(program, module):
         except Exception as exc:
             cls = type(exc)
             known = getattr(module, cls.__name__, None) is cls or getattr(builtins, cls.__name__, None) is cls
-            record["steps"][str(k)] = {"raises": cls.__name__ if known else None}
+            bases = [c.__name__ for c in cls.__mro__ if c not in (BaseException, object)]
+            record["steps"][str(k)] = {"raises": cls.__name__ if known else None, "bases": bases}
             return None
         record["steps"][str(k)] = {"returns": encode(value, module)}
         return value

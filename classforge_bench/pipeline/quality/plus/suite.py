@@ -9,6 +9,7 @@ Not in it: the time caps and wall limits, which do not change a run that stays w
 from __future__ import annotations
 
 import logging
+from dataclasses import replace
 from pathlib import Path
 
 from pydantic import ValidationError
@@ -18,32 +19,19 @@ from classforge_bench.pipeline.core import reasons
 from classforge_bench.pipeline.core.store import write_text
 from classforge_bench.pipeline.core.task import PlusDrop, PlusSuite
 from classforge_bench.pipeline.quality.cache import content_key
-from classforge_bench.pipeline.quality.plus.contract import (
-    Contract,
-    annotated_source,
-    declared_fields,
-    declared_types,
-    off_contract,
-    undeclared_attribute,
-)
-from classforge_bench.pipeline.quality.plus.convert import PlusTest, convert
-from classforge_bench.pipeline.quality.plus.examples import (
-    Evidence,
-    method_docs,
-    off_domain,
-    shown_arguments,
-    undescribed_effect,
-    unshown_type,
-)
+from classforge_bench.pipeline.quality.plus.blocking import blocking_methods, without_methods
+from classforge_bench.pipeline.quality.plus.contract import Contract, annotated_source
+from classforge_bench.pipeline.quality.plus.convert import PlusTest, convert, unasserted
 from classforge_bench.pipeline.quality.plus.generate import GENERATOR, GeneratedTests, generate
 from classforge_bench.pipeline.quality.plus.observe import OBSERVE_VERSION, Observed, observe_tests
 from classforge_bench.pipeline.quality.plus.render import name_tests, render
 from classforge_bench.pipeline.quality.plus.rules import violation
+from classforge_bench.pipeline.quality.plus.task_contract import TaskContract, derive_contract
 from classforge_bench.pipeline.quality.plus.validate import validate
 
 log = logging.getLogger(__name__)
 
-PLUS_VERSION = 8  # bump when conversion, rules or validation change what a suite holds
+PLUS_VERSION = 9  # 9: the task contract (task_contract.py), generator failure reasons; bump when conversion, rules or validation change what a suite holds
 
 
 def suite_key(
@@ -53,6 +41,8 @@ def suite_key(
     sandbox: SandboxConfig,
     plus: PlusConfig,
     described: str = "",
+    base_tests: str = "",
+    documented_fields_only: bool = False,
 ) -> str:
     settings = plus.model_dump(
         mode="json", include={"seed", "hash_seed", "max_iterations", "assertions", "max_tests", "validation_runs"}
@@ -72,6 +62,8 @@ def suite_key(
         solution,
         list(import_statement),
         described,
+        base_tests,
+        documented_fields_only,
     )
 
 
@@ -120,49 +112,52 @@ def screen(
     class_name: str = "",
     contract: Contract | None = None,
     described: str | None = None,
+    *,
+    task_contract: TaskContract | None = None,
 ) -> tuple[list[PlusTest], list[PlusDrop]]:
-    """The static rules, the description's fields and argument types, duplicates and the per-task
-    cap, in that order."""
+    """The static rules, then the task's contract (fields, argument types and domains, documented
+    exceptions, described effects), duplicates and the per-task cap, in that order. `contract`
+    (declared types) and `described` are the older way to give the contract: it is derived from them."""
+    if task_contract is None and described:
+        task_contract = derive_contract(described, class_name)
+    if task_contract is not None and contract:
+        task_contract = replace(task_contract, declared={**task_contract.declared, **contract})
     kept: list[PlusTest] = []
     drops: list[PlusDrop] = []
     seen: set[str] = set()
-    fields = declared_fields(described, class_name) if described else None
-    methods = set(contract or {}) | {m for t in tests for m in t.methods}
-    evidence = shown_arguments(described, class_name) if described else {}
-    docs = method_docs(described, class_name) if described else {}
     for test in tests:
-        broken = violation(test.body)
-        if broken is None and fields is not None:
-            hidden = undeclared_attribute(test.body, class_name, fields, methods)
-            broken = (reasons.PLUS_PRIVATE_ATTRIBUTE, hidden) if hidden else None
-        broken = broken or _off_description(test.body, class_name, contract or {}, evidence, docs)
+        body, broken = test.body, violation(test.body)
+        if broken is None and task_contract is not None:
+            body, broken = _off_contract(body, task_contract)
         if broken is not None:
             drops.append(PlusDrop(origin=test.origin, reason=broken[0], detail=broken[1]))
-        elif test.body in seen:
+        elif body in seen:
             drops.append(PlusDrop(origin=test.origin, reason=reasons.PLUS_DUPLICATE))
         elif len(kept) >= max_tests:
             drops.append(PlusDrop(origin=test.origin, reason=reasons.PLUS_OVER_LIMIT))
         else:
-            seen.add(test.body)
-            kept.append(test)
+            seen.add(body)
+            kept.append(test.model_copy(update={"body": body}))
     return kept, drops
 
 
-def _off_description(
-    body: str, class_name: str, contract: Contract, evidence: Evidence, docs: dict[str, str]
-) -> tuple[str, str] | None:
-    """(reason, detail) when the test passes what the description neither types, shows nor allows,
-    or checks an effect it does not state."""
-    effect = undescribed_effect(body, docs) if docs else None
+def _off_contract(body: str, contract: TaskContract) -> tuple[str, tuple[str, str] | None]:
+    """(the body, with undocumented-but-stated exception types widened to Exception; the first
+    contract rule it breaks as (reason, detail), else None)."""
+    body, _ = contract.without_undeclared_checks(body)  # the check goes, the test's other checks stand
+    hidden = contract.attribute_problem(body)
+    if hidden is not None:
+        return body, (reasons.PLUS_PRIVATE_ATTRIBUTE, hidden)
+    effect = contract.effect_problem(body)
     if effect is not None:
-        return reasons.PLUS_UNDESCRIBED_EFFECT, effect
-    off = (off_contract(body, class_name, contract) if contract else None) or unshown_type(
-        body, class_name, evidence, contract
-    )
+        return body, (reasons.PLUS_UNDESCRIBED_EFFECT, effect)
+    off = contract.argument_problem(body)
     if off is not None:
-        return reasons.PLUS_OFF_CONTRACT, off
-    negative = off_domain(body, class_name, evidence)
-    return (reasons.PLUS_OFF_DOMAIN, negative) if negative else None
+        return body, off
+    rewritten, undocumented = contract.raise_problem(body)
+    if rewritten is None:
+        return body, (reasons.PLUS_UNDOCUMENTED_EXCEPTION, undocumented)
+    return rewritten, None
 
 
 def _counts(drops: list[PlusDrop]) -> dict[str, int]:
@@ -181,17 +176,28 @@ def make_plus_suite(
     plus: PlusConfig,
     item_id: str = "",
     described: str | None = None,
+    base_tests: str = "",
+    documented_fields_only: bool = False,
 ) -> PlusSuite:
     """The validated plus suite of one class (cached by content under plus.cache_dir).
 
-    `described`: where the argument types are stated (a task's skeleton); default: the solution.
+    `described`: the task's skeleton, from which its contract is derived (default: the solution);
+    `base_tests`: the task's own tests, whose values are in the contract too;
+    `documented_fields_only`: only fields the constructor's docstring names are observable
+    (the real-source track, whose constructors are the author's code, not a specification).
     """
-    key = suite_key(solution, class_name, import_statement, sandbox, plus, described or "")
+    key = suite_key(
+        solution, class_name, import_statement, sandbox, plus, described or "", base_tests, documented_fields_only
+    )
     cached = cached_suite(plus, key)
     if cached is not None:
         return cached.model_copy(update={"generation_s": 0.0})
-    contract = declared_types(described or solution, class_name)
-    generated, reused = generated_tests(annotated_source(solution, class_name, contract), sandbox, plus, item_id)
+    contract = derive_contract(
+        described or solution, class_name, base_tests, documented_fields_only=documented_fields_only
+    )
+    blocked = blocking_methods(solution, class_name)
+    searched = without_methods(annotated_source(solution, class_name, contract.declared), class_name, set(blocked))
+    generated, reused = generated_tests(searched, sandbox, plus, item_id)
     suite = PlusSuite(
         generator=GENERATOR,
         seed=plus.seed,
@@ -199,34 +205,76 @@ def make_plus_suite(
         hit_time_cap=generated.hit_time_cap,
         key=key,
     )
-    if not generated.ok:
+    failed = _generator_failure(generated, blocked, plus)
+    if failed is not None:
         # Not cached: a generator that died may well succeed on a machine with more room.
-        return suite.model_copy(update={"failure": generated.detail[:2000]})
-    conversion = convert(generated.module, solution=solution, class_name=class_name, import_statement=import_statement)
-    drops = list(conversion.dropped)
-    screened, screen_drops = screen(conversion.tests, plus.max_tests, class_name, contract, described or solution)
-    observed = (
-        observe_tests(screened, solution, class_name, sandbox, plus, item_id)
-        if plus.observe_state and screened
-        else Observed(tests=screened)
-    )
-    checked = validate(name_tests(observed.tests, class_name), solution, import_statement, sandbox, plus, item_id)
-    drops += screen_drops + observed.dropped + checked.drops
-    kept = name_tests([t.test for t in checked.kept], class_name)
-    code, classes = render(kept, import_statement) if kept else ("", [])
-    suite = suite.model_copy(
-        update={
-            "test": code,
-            "test_classes": classes,
-            "tests": len(kept),
-            "dropped": _counts(drops),
-            "drops": drops,
-            "generated": len(conversion.tests) + len(conversion.dropped) + observed.walks,
-            "observed": len(screened) if plus.observe_state else 0,
-            "unchecked": _counts(observed.unchecked),
-        }
+        return suite.model_copy(update={"failure": failed[1][:2000], "failure_reason": failed[0]})
+    suite = _screened_suite(
+        suite, generated, contract, blocked, solution, class_name, import_statement, sandbox, plus, item_id
     )
     path = _cache_path(plus, key)
     if path is not None:
         write_text(path, suite.model_dump_json(indent=1))
     return suite
+
+
+def _generator_failure(generated: GeneratedTests, blocked: dict[str, str], plus: PlusConfig) -> tuple[str, str] | None:
+    """(reason, detail) when the generation run gives no tests to use: its own failure, or a search
+    the time cap stopped (the safety net: what it found would depend on load, so none is used)."""
+    if not generated.ok:
+        reason = generated.failure_reason or reasons.PLUS_GENERATOR_EXIT
+        if reason == reasons.PLUS_GENERATOR_KILLED and blocked:
+            calls = ", ".join(f"{m}: {c}" for m, c in sorted(blocked.items()))
+            return reasons.PLUS_GENERATOR_BLOCKED, f"blocking calls ({calls}); {generated.detail}"
+        return reason, generated.detail
+    if generated.hit_time_cap:
+        return reasons.PLUS_GENERATOR_TIME_CAP, (
+            f"the search stopped at plus.budget_s={plus.budget_s} s after {generated.iterations} of "
+            f"{plus.max_iterations} iterations (coverage {generated.coverage})"
+        )
+    return None
+
+
+def _screened_suite(
+    suite: PlusSuite,
+    generated: GeneratedTests,
+    contract: TaskContract,
+    blocked: dict[str, str],
+    solution: str,
+    class_name: str,
+    import_statement: list[str],
+    sandbox: SandboxConfig,
+    plus: PlusConfig,
+    item_id: str,
+) -> PlusSuite:
+    """Convert, screen by the contract, observe, drop what asserts nothing, validate on the reference."""
+    conversion = convert(generated.module, solution=solution, class_name=class_name, import_statement=import_statement)
+    drops = list(conversion.dropped)
+    screened, screen_drops = screen(conversion.tests, plus.max_tests, class_name, task_contract=contract)
+    observed = (
+        observe_tests(screened, solution, class_name, sandbox, plus, item_id, contract=contract, blocked=set(blocked))
+        if plus.observe_state and screened
+        else Observed(tests=screened)
+    )
+    asserting, silent = unasserted(observed.tests)
+    checked = validate(name_tests(asserting, class_name), solution, import_statement, sandbox, plus, item_id)
+    drops += screen_drops + observed.dropped + silent + checked.drops
+    kept = name_tests([t.test for t in checked.kept], class_name)
+    code, classes = render(kept, import_statement) if kept else ("", [])
+    update: dict = {
+        "test": code,
+        "test_classes": classes,
+        "tests": len(kept),
+        "dropped": _counts(drops),
+        "drops": drops,
+        "generated": len(conversion.tests) + len(conversion.dropped) + observed.walks,
+        "observed": len(screened) if plus.observe_state else 0,
+        "unchecked": _counts(observed.unchecked),
+    }
+    if not kept:
+        counts = ", ".join(f"{r} x{n}" for r, n in _counts(drops).items()) or "no test function in its module"
+        update |= {
+            "failure": f"{update['generated']} generated, all dropped: {counts}",
+            "failure_reason": reasons.PLUS_ALL_DROPPED,
+        }
+    return suite.model_copy(update=update)

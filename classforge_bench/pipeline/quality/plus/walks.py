@@ -1,17 +1,17 @@
-"""Seeded call sequences for the state observer (`observe.py`), made only of what the search found.
+"""Seeded call sequences for the state observer (`observe.py`), made only of what the search found,
+inside the task's contract (`task_contract.py`).
 
 A walk builds an instance with a constructor call a generated test made, then calls 2-8 public
 methods. Arguments come from the generated tests too: a method's own argument lists, or, by
 parameter name, values the tests passed to a parameter of that name anywhere in the class
-(`ip='7_:Y?v'` given to `check` is given to `reset(ip=...)` as well), only when their literal type
-fits the parameter's annotation. Within a walk a value already used for a parameter is reused
-more often than not, so calls meet on the same key (a counter per IP grows, a reset clears it).
-A parameter annotated `int` that the tests passed values to may also get 1 or 2: small counts
-are where thresholds and limits turn, and a search seldom tries them. Every parameter annotated
-`int` or `float` may get 0, the edge of a non-negative domain: the plus tier drops the search's
-negative values where the description shows only non-negative ones (`plus-off-domain`), and those
-were how a test made a timeout elapse without sleeping (`reset_timeout=-1765.82`); a duration of 0
-elapses at once and is one the description allows.
+(`ip='7_:Y?v'` given to `check` is given to `reset(ip=...)` as well), only when the contract
+admits them for that parameter (its type, sign, range and shape). Within a walk a value already
+used for a parameter is reused more often than not, so calls meet on the same key (a counter per
+IP grows, a reset clears it). A parameter annotated `int` that the tests passed values to may also
+get 1 or 2: small counts are where thresholds and limits turn, and a search seldom tries them. A
+number may get 0 only where the contract admits it (a value shown or the text allows 0: a duration
+of 0 elapses at once, a capacity of 0 shown nowhere is not asked for). Methods that may block
+(`blocking.py`) are never called.
 Everything is drawn from `random.Random(f"{seed}:{class}")`: the same tests give the same walks.
 """
 
@@ -20,6 +20,7 @@ from __future__ import annotations
 import ast
 import builtins
 import random
+from collections.abc import Callable, Collection
 
 from pydantic import BaseModel, ConfigDict
 
@@ -27,12 +28,13 @@ from classforge_bench.pipeline.core import parsing
 from classforge_bench.pipeline.quality.plus.contract import instances
 from classforge_bench.pipeline.quality.plus.convert import PlusTest
 from classforge_bench.pipeline.quality.plus.names import snake
+from classforge_bench.pipeline.quality.plus.task_contract import TaskContract
 
 _MAX_ARGUMENT = 60  # characters: Pynguin also passes the module's docstrings as strings
 _REUSE = 0.8  # chance a walk passes a parameter the value it passed it before
 # Small counts a search rarely tries but thresholds and limits turn on (`> threshold` against `>=`).
 _SMALL_INTS = ("1", "2")
-_ZERO = "0"  # the edge of a non-negative domain (module docstring)
+_ZERO = "0"  # the edge of a non-negative domain, where the contract admits it (module docstring)
 _NUMBERS = ("int", "float")
 _SIMPLE = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,)}
 
@@ -118,12 +120,17 @@ def fits(source: str, annotation: str) -> bool:
 
 
 class Pool(BaseModel):
-    """What the generated tests passed: whole argument lists per callee, values per parameter name."""
+    """What the generated tests passed: whole argument lists per callee, values per parameter name;
+    `admits(method, parameter, source)`: the task contract's input rule (None: every value)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
     signatures: dict[str, list[Parameter]]
     calls: dict[str, list[str]]
     values: dict[str, list[str]]
+    admits: Callable[[str, str, str], bool] | None = None
+
+    def allowed(self, method: str, param: str, source: str) -> bool:
+        return self.admits is None or self.admits(method, param, source)
 
 
 def _collect(call: ast.Call, callee: str, pool: Pool) -> None:
@@ -136,7 +143,9 @@ def _collect(call: ast.Call, callee: str, pool: Pool) -> None:
     ]
     named += [(k.arg, ast.unparse(k.value)) for k in call.keywords if k.arg]
     if any(
-        len(source) > _MAX_ARGUMENT or (name in params and not fits(source, params[name].annotation))
+        len(source) > _MAX_ARGUMENT
+        or (name in params and not fits(source, params[name].annotation))
+        or not pool.allowed(callee, name, source)
         for name, source in named
     ):
         return
@@ -145,11 +154,19 @@ def _collect(call: ast.Call, callee: str, pool: Pool) -> None:
         pool.values.setdefault(name, []).append(source)
 
 
-def call_pool(tests: list[PlusTest], solution: str, class_name: str) -> Pool:
-    """Every call of the class's constructor and public methods in the tests with self-contained
-    arguments (literals and the module's own names), in order, duplicates dropped."""
+def call_pool(
+    tests: list[PlusTest],
+    solution: str,
+    class_name: str,
+    admits: Callable[[str, str, str], bool] | None = None,
+    exclude: Collection[str] = (),
+) -> Pool:
+    """Every call of the class's constructor and public methods (but `exclude`) in the tests with
+    self-contained arguments (literals and the module's own names) the contract admits, in order,
+    duplicates dropped."""
     cls = class_node(solution, class_name)
-    pool = Pool(signatures=signatures(cls) if cls is not None else {}, calls={}, values={})
+    found = signatures(cls) if cls is not None else {}
+    pool = Pool(signatures={m: p for m, p in found.items() if m not in exclude}, calls={}, values={}, admits=admits)
     known = _module_names(solution)
     for test in tests:
         tree = parsing.parse(test.body)
@@ -170,22 +187,22 @@ def call_pool(tests: list[PlusTest], solution: str, class_name: str) -> Pool:
     return pool
 
 
-def _options(param: Parameter, pool: Pool) -> list[str]:
-    """Values a call may pass `param`: what the tests passed parameters of that name, if it fits;
-    small counts and 0 for a number (module docstring)."""
+def _options(param: Parameter, pool: Pool, method: str) -> list[str]:
+    """Values a call of `method` may pass `param`: what the tests passed parameters of that name, if
+    it fits; small counts and 0 for a number (module docstring); all within the contract."""
     options = [v for v in pool.values.get(param.name, []) if fits(v, param.annotation)]
     if param.annotation == "int" and options:
         options += [v for v in _SMALL_INTS if v not in options]
     if param.annotation in _NUMBERS and _ZERO not in options:
         options.append(_ZERO)
-    return options
+    return [v for v in options if pool.allowed(method, param.name, v)]
 
 
-def _compose(params: list[Parameter], pool: Pool, used: dict[str, str], rng: random.Random) -> str | None:
+def _compose(method: str, params: list[Parameter], pool: Pool, used: dict[str, str], rng: random.Random) -> str | None:
     """Keyword arguments from the values other calls passed to parameters of the same names."""
     parts: list[str] = []
     for param in params:
-        options = _options(param, pool)
+        options = _options(param, pool, method)
         if not options or (not param.required and rng.random() < 0.5):
             if param.required:
                 return None
@@ -198,7 +215,7 @@ def _compose(params: list[Parameter], pool: Pool, used: dict[str, str], rng: ran
 
 
 def _arguments_for(callee: str, pool: Pool, used: dict[str, str], rng: random.Random) -> str | None:
-    composed = _compose(pool.signatures.get(callee, []), pool, used, rng)
+    composed = _compose(callee, pool.signatures.get(callee, []), pool, used, rng)
     observed = pool.calls.get(callee, [])
     if composed is not None and (not observed or rng.random() < 0.7):
         return composed
@@ -210,10 +227,10 @@ def constructor_rows(pool: Pool, rng: random.Random, limit: int) -> list[str]:
     (an optional parameter may also be left out), greedily, as all-pairs testing does. Settings
     matter together (a negative window *and* a cleanup on every call), and a search seldom
     pairs them."""
-    params = [p for p in pool.signatures.get("__init__", []) if _options(p, pool)]
-    if any(p.required and not _options(p, pool) for p in pool.signatures.get("__init__", [])):
+    params = [p for p in pool.signatures.get("__init__", []) if _options(p, pool, "__init__")]
+    if any(p.required and not _options(p, pool, "__init__") for p in pool.signatures.get("__init__", [])):
         return pool.calls.get("__init__", [])[:limit]
-    choices = {p.name: _options(p, pool) + ([] if p.required else [""]) for p in params}
+    choices = {p.name: _options(p, pool, "__init__") + ([] if p.required else [""]) for p in params}
     names = list(choices)
     uncovered = {
         ((a, va), (b, vb))
@@ -251,14 +268,25 @@ def call_script(pool: Pool, methods: list[str], rng: random.Random) -> list[str]
     return calls
 
 
-def walks(tests: list[PlusTest], solution: str, class_name: str, count: int, seed: int) -> list[PlusTest]:
+def walks(
+    tests: list[PlusTest],
+    solution: str,
+    class_name: str,
+    count: int,
+    seed: int,
+    *,
+    contract: TaskContract | None = None,
+    exclude: Collection[str] | None = None,
+) -> list[PlusTest]:
     """Up to `count` walks: each constructor row (`constructor_rows`) with the first call script,
-    then with the next, and so on; distinct bodies only."""
-    pool = call_pool(tests, solution, class_name)
+    then with the next, and so on; distinct bodies only; every argument one `contract` admits, no
+    method of `exclude` (blocking calls) called."""
+    pool = call_pool(tests, solution, class_name, contract.admits if contract else None, exclude or ())
     methods = sorted(
         m
         for m in pool.signatures
-        if m != "__init__" and (m in pool.calls or all(_options(p, pool) or not p.required for p in pool.signatures[m]))
+        if m != "__init__"
+        and (m in pool.calls or all(_options(p, pool, m) or not p.required for p in pool.signatures[m]))
     )
     if count <= 0 or not methods:
         return []
