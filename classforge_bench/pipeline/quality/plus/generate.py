@@ -21,6 +21,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 from classforge_bench.pipeline.config import PlusConfig, SandboxConfig
+from classforge_bench.pipeline.core import reasons
 from classforge_bench.pipeline.core.errors import InfrastructureError, InputError
 from classforge_bench.pipeline.sandbox.base import RunLimits, SandboxError
 from classforge_bench.pipeline.sandbox.registry import get_backend
@@ -53,6 +54,7 @@ class GeneratedTests(BaseModel):
     coverage: float | None = Field(None, description="Pynguin's branch coverage of the class, in [0, 1]")
     iterations: int | None = None
     isolation: str = ""
+    failure_reason: str | None = Field(None, description="the registered reason when nothing came back")
 
 
 def _statistics(raw: bytes | None) -> dict[str, str]:
@@ -155,9 +157,17 @@ def generate(source: str, sandbox: SandboxConfig, plus: PlusConfig, *, item_id: 
     stats = _search_stats(run.outputs.get(_STATISTICS), plus.max_iterations)
     module = run.outputs.get(_OUTPUT, b"").decode("utf-8", errors="replace")
     if run.timed_out or not module.strip():
-        why = "killed at the wall limit" if run.timed_out else f"exit {run.exit_code}, no test file"
+        reason, why = (
+            (reasons.PLUS_GENERATOR_KILLED, f"killed at the wall limit ({plus.wall_limit_s:g} s)")
+            if run.timed_out
+            else (reasons.PLUS_GENERATOR_EXIT, f"exit status {run.exit_code}, no test file")
+        )
         log.info("plus: %s: generation produced nothing (%s)", item_id or "<unnamed>", why)
         return GeneratedTests(
-            ok=False, detail=f"{why}: {run.stderr[-600:]}", wall_s=run.wall_s, isolation=run.isolation
+            ok=False,
+            detail=f"{why}: {run.stderr[-600:]}",
+            wall_s=run.wall_s,
+            isolation=run.isolation,
+            failure_reason=reason,
         )
     return GeneratedTests(module=module, ok=True, wall_s=run.wall_s, isolation=run.isolation, **stats)
