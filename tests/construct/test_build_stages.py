@@ -22,7 +22,8 @@ from construct_kit import (
     scripted_server,
 )
 
-from classforge_bench.pipeline.construct.build import BuildResult, CandidateResult
+from classforge_bench.pipeline.construct.build import BuildResult
+from classforge_bench.pipeline.construct.composition import CandidateResult
 from classforge_bench.pipeline.construct.gate import GateOutcome
 from classforge_bench.pipeline.core import reasons as R
 from classforge_bench.pipeline.llm.fake_server import HTTPError, Malformed, Truncated

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
+from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
@@ -20,6 +21,17 @@ from classforge_bench.pipeline.core.records import SCHEMA_VERSION, ClassMetrics,
 from classforge_bench.pipeline.core.urls import public_clone_url
 
 CompositionType = Literal["intra-domain", "cross-domain"]
+
+
+class Track(StrEnum):
+    """How classforge built a task: by fusing two harvested classes with LLMs (composition), or
+    from one harvested class as its authors wrote it (real-source). A `str`, so a release row
+    keeps the plain value ("real-source") and a configuration file names it the same way."""
+
+    COMPOSITION = "composition"
+    REAL_SOURCE = "real-source"
+
+
 VoteStatus = Literal["scored", "malformed", "call-failed"]
 
 # ClassEval-Pro writes "intra"/"cross"; classforge has always published the long form.
@@ -262,6 +274,9 @@ class Task(BaseModel):
     candidate_id: str | None = None
     schema_version: int | None = None
     plus: PlusSuite | None = Field(None, description="hidden plus tier: generated, validated tests (scored apart)")
+    # Last of the fields, so a real-source row keeps its column order from when the track was an
+    # extra column. None on a composition task: its rows carry no track column (they never did).
+    track: Track | None = Field(None, description="the construction track of a real-source task; None otherwise")
     # Not columns: where the task was read from, and the columns this model does not know.
     source: str | None = Field(None, exclude=True, description="which dataset the task came from")
     extras: dict[str, Any] = Field(
@@ -371,6 +386,7 @@ COLUMN_MEANINGS: dict[str, str] = {
     "metrics": "LOC, method count and dependency depth of the solution (ClassEval-Pro's Table 3)",
     "candidate_id": "the build's id of the candidate pair the task came from",
     "schema_version": "version of this row layout",
+    "track": "the construction track: real-source (a harvested class as it is); absent on composed tasks",
 }
 """What each release column holds, for the dataset card (a test keeps it complete)."""
 
@@ -395,6 +411,7 @@ __all__ = [
     "SourceRef",
     "SurvivingMutant",
     "Task",
+    "Track",
     "VoteStatus",
     "column_meaning",
     "column_origin",
