@@ -17,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from classforge_bench.pipeline.core.errors import InputError
 from classforge_bench.pipeline.core.strategy_names import EvalStrategy
-from classforge_bench.pipeline.core.task import Track
+from classforge_bench.pipeline.core.tracks import Track
 
 DOMAINS: tuple[str, ...] = (
     "Finance & E-commerce",

@@ -12,24 +12,15 @@ from __future__ import annotations
 
 import json
 from datetime import datetime
-from enum import StrEnum
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from classforge_bench.pipeline.core.records import SCHEMA_VERSION, ClassMetrics, HarvestedClass
+from classforge_bench.pipeline.core.tracks import Track
 from classforge_bench.pipeline.core.urls import public_clone_url
 
 CompositionType = Literal["intra-domain", "cross-domain"]
-
-
-class Track(StrEnum):
-    """How classforge built a task: by fusing two harvested classes with LLMs (composition), or
-    from one harvested class as its authors wrote it (real-source). A `str`, so a release row
-    keeps the plain value ("real-source") and a configuration file names it the same way."""
-
-    COMPOSITION = "composition"
-    REAL_SOURCE = "real-source"
 
 
 VoteStatus = Literal["scored", "malformed", "call-failed"]
