@@ -10,6 +10,7 @@ never written into docs/. `python scripts/docs_reference.py OUT_DIR` writes them
 
 from __future__ import annotations
 
+import enum
 import sys
 import types
 import typing
@@ -96,6 +97,8 @@ def _type_name(annotation: Any) -> str:
     args = typing.get_args(annotation)
     if origin is typing.Literal:
         return " / ".join(f'"{a}"' for a in args)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):  # its values, as a Literal's
+        return " / ".join(f'"{m.value}"' for m in annotation)
     if origin in (typing.Union, types.UnionType):
         return " or ".join("none" if a is type(None) else _type_name(a) for a in args)
     if origin in (list, tuple, dict):

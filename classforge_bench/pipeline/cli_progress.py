@@ -163,6 +163,7 @@ def task_progress(console, get_time: Callable[[], float] | None = None) -> Itera
     """A Rich progress display with one row per Prefect task (stage), counting finished runs;
     yields the `rich.progress.Progress`."""
     from rich.progress import Progress, SpinnerColumn, TaskID, TextColumn, TimeElapsedColumn
+    from rich.table import Column
 
     rows: dict[str, TaskID] = {}
     done: dict[str, int] = {}
@@ -175,7 +176,8 @@ def task_progress(console, get_time: Callable[[], float] | None = None) -> Itera
         count_column(),
         TextColumn("{task.fields[failed]}"),
         TimeElapsedColumn(),
-        TextColumn("{task.fields[now]}"),
+        # one line whatever the terminal's width: a wrapped row would leave stale copies above the rows
+        TextColumn("{task.fields[now]}", table_column=Column(no_wrap=True, overflow="ellipsis")),
         console=console,
         transient=False,
         get_time=get_time,
