@@ -82,7 +82,7 @@ RUN apt-get update \
  && apt-get install -y --no-install-recommends gcc libc6-dev \
  && (python -c "import os, sys, sysconfig; sys.exit(not os.path.exists(sysconfig.get_paths()['include'] + '/Python.h'))" \
      || apt-get install -y --no-install-recommends python3-dev) \
- && pip install -e . -r classforge_bench/benchmark/requirements/classeval.txt \
+ && pip install -e ".[all]" -r classforge_bench/benchmark/requirements/classeval.txt \
  && python -m venv /app/.venv-plus \
  && /app/.venv-plus/bin/pip install -r classforge_bench/pipeline/quality/plus/requirements.txt \
  && apt-get purge -y --auto-remove gcc libc6-dev python3-dev \

@@ -29,10 +29,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from classforge_bench.pipeline.config import EndpointConfig  # noqa: E402
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile  # noqa: E402
 from classforge_bench.pipeline.llm.preflight import check_endpoint  # noqa: E402
 from classforge_bench.pipeline.llm.prompts import load_prompt  # noqa: E402
 from classforge_bench.pipeline.llm.tokens import estimate_prompt_tokens  # noqa: E402
+from tests.fakes.openai_server import FakeOpenAIServer, ServerProfile  # noqa: E402
 
 PROBLEMS = "- [too-few-methods] 4 method(s) besides __init__, at least 5 required"
 

@@ -10,7 +10,7 @@ endpoint" below).
 What the script does:
 1. reads the harvested example classes (running the harvest first if the snapshot is missing);
 2. checks that every pair the pairing stage chooses has a hand-written fusion;
-3. starts the project's loopback OpenAI-compatible fake server (`classforge_bench.pipeline.llm.fake_server`) with a
+3. starts the project's loopback OpenAI-compatible fake server (`tests.fakes.openai_server`) with a
    responder that answers each role from `examples/llm_responses/<task>/`;
 4. runs the real build (`classforge_bench.pipeline.construct.run.run_build`, live mode, real sandbox gate) against it
    with a fresh response cache, and requires every candidate to become a task;
@@ -110,7 +110,7 @@ class Responder:
         raise LookupError(f"no hand-written {stage} reply for this prompt")
 
     def __call__(self, body: dict[str, Any]) -> str:
-        from classforge_bench.pipeline.llm.fake_server import messages_text
+        from tests.fakes.openai_server import messages_text
 
         stage = self._stage(body)
         task = self._task(messages_text(body["messages"]), stage)
@@ -151,7 +151,7 @@ def main(argv: list[str] | None = None) -> int:
     from classforge_bench.pipeline.core.records import HarvestedClass
     from classforge_bench.pipeline.core.store import read_jsonl
     from classforge_bench.pipeline.harvest.run import run_harvest
-    from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer
+    from tests.fakes.openai_server import FakeOpenAIServer
 
     config = load_example_config(args.config)
     classes_path = snapshot_classes_path(config)

@@ -77,10 +77,10 @@ fi
 stamp=.venv/.classforge-installed
 if [ ! -f "$stamp" ] || [ pyproject.toml -nt "$stamp" ]; then
   # pip -q is silent for minutes on a first install; say what is happening instead.
-  echo "setup: installing classforge and its dependencies into .venv (pip install -e '.[dev,classeval]':"
+  echo "setup: installing classforge and its dependencies into .venv (pip install -e '.[all,dev,classeval]':"
   echo "       prefect, datasets, huggingface_hub, openai, matplotlib, pytest, ...; ~2 minutes the first time)"
   .venv/bin/pip install -q --upgrade pip
-  .venv/bin/pip install -q -e ".[dev,classeval]"
+  .venv/bin/pip install -q -e ".[all,dev,classeval]"
   echo "setup: done"
   touch "$stamp"
 fi

@@ -547,10 +547,14 @@ def _run_build_flow(cfg, stoppable, flow_fn, **flow_args: object) -> None:
 
 def _build_flow(dask: str | None):
     """The build-benchmark flow, on a Dask task runner when `--dask` names a cluster."""
+    from classforge_bench.pipeline.core.extras import require
+
+    require("prefect", "classforge build")
     from classforge_bench.flows.build_benchmark import build_benchmark
 
     if not dask:
         return build_benchmark
+    require("prefect_dask", "--dask")
     from prefect_dask import DaskTaskRunner
 
     runner = DaskTaskRunner() if dask == "local" else DaskTaskRunner(address=dask)

@@ -271,8 +271,8 @@ def test_an_interrupted_generation_keeps_what_it_paid_for_in_the_folders_usage(t
     """Ctrl-C mid-generation: the answers already paid for are in the results folder's usage files,
     and after the resumed run `usage.json` equals everything the server answered (issue 14)."""
     from classforge_bench.pipeline.config import EndpointConfig
-    from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer
     from classforge_bench.pipeline.llm.usage_history import USAGE_DIR
+    from tests.fakes.openai_server import FakeOpenAIServer
 
     data = dataset(tmp_path)
     with FakeOpenAIServer(api_key="sk-test", default=f"```python\n{SOLUTION}```") as srv:

@@ -21,7 +21,7 @@ from classforge_bench.pipeline.config import Config, EndpointConfig, EvalStrateg
 from classforge_bench.pipeline.core.ast_helpers import find_class, methods_of, span
 from classforge_bench.pipeline.core.source import parse, slice_lines
 from classforge_bench.pipeline.core.task import Task
-from classforge_bench.pipeline.llm.fake_server import Delay, FakeOpenAIServer, HTTPError, Truncated, messages_text
+from tests.fakes.openai_server import Delay, FakeOpenAIServer, HTTPError, Truncated, messages_text
 
 TASKS = [
     "ClassEval_8",

@@ -19,7 +19,7 @@ from classforge_bench.benchmark.runner import EvaluationRequest, evaluate
 from classforge_bench.benchmark.summary import unscored_advice
 from classforge_bench.pipeline.cli import app
 from classforge_bench.pipeline.config import Config, EndpointConfig, EvaluateConfig, LLMConfig
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, HTTPError, messages_text
+from tests.fakes.openai_server import FakeOpenAIServer, HTTPError, messages_text
 
 TASKS = ["ClassEval_8", "ClassEval_11", "ClassEval_47"]  # BankAccount, BitStatusUtil, IPAddress
 TOO_LONG = HTTPError(

@@ -22,8 +22,8 @@ from classforge_bench.pipeline.core.task import MutationReport, SurvivingMutant
 from classforge_bench.pipeline.harvest.candidates import list_candidates, to_record
 from classforge_bench.pipeline.llm.cache import ResponseCache
 from classforge_bench.pipeline.llm.client import LLMClient
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, Text, messages_text
 from classforge_bench.pipeline.llm.ledger import UsageLedger
+from tests.fakes.openai_server import FakeOpenAIServer, Text, messages_text
 
 MODELS = {
     "composer": "composer-m",

@@ -15,7 +15,7 @@ from classforge_bench.pipeline.construct.composition import CandidateResult
 from classforge_bench.pipeline.construct.gate import GateUnavailable
 from classforge_bench.pipeline.core import reasons as R
 from classforge_bench.pipeline.core.folder_lock import FolderBusy, FolderLock
-from classforge_bench.pipeline.llm.fake_server import Delay, HTTPError
+from tests.fakes.openai_server import Delay, HTTPError
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ from construct_kit import MODELS, Run, judge_json, make_config, scripted_server,
 from classforge_bench.pipeline.config import ConfigError
 from classforge_bench.pipeline.core import reasons as R
 from classforge_bench.pipeline.llm.cache import ResponseCache
-from classforge_bench.pipeline.llm.fake_server import HTTPError
+from tests.fakes.openai_server import HTTPError
 
 OUTPUT_FILES = ("tasks.jsonl", "rejects.jsonl", "funnel.json")
 

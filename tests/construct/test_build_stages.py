@@ -26,7 +26,7 @@ from classforge_bench.pipeline.construct.build import BuildResult
 from classforge_bench.pipeline.construct.composition import CandidateResult
 from classforge_bench.pipeline.construct.gate import GateOutcome
 from classforge_bench.pipeline.core import reasons as R
-from classforge_bench.pipeline.llm.fake_server import HTTPError, Malformed, Truncated
+from tests.fakes.openai_server import HTTPError, Malformed, Truncated
 
 NAME = "FusedTallyCounterBoundedStack"  # what the scripted composer calls the fused class
 LATER = (R.COMPOSE, R.TESTS, R.JUDGES, R.SOLUTION, R.TASK)

@@ -11,7 +11,7 @@ from classforge_bench.pipeline.construct.compose import problem_feedback
 from classforge_bench.pipeline.construct.composition import CandidateResult
 from classforge_bench.pipeline.construct.skeleton_checks import check_skeleton
 from classforge_bench.pipeline.core import reasons as R
-from classforge_bench.pipeline.llm.fake_server import HTTPError, ServerProfile, Truncated
+from tests.fakes.openai_server import HTTPError, ServerProfile, Truncated
 
 
 @pytest.fixture

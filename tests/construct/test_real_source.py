@@ -26,10 +26,10 @@ from classforge_bench.pipeline.core.task import Task, Track
 from classforge_bench.pipeline.harvest.candidates import list_candidates, to_record
 from classforge_bench.pipeline.llm.cache import ResponseCache
 from classforge_bench.pipeline.llm.client import LLMClient
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, Text
 from classforge_bench.pipeline.llm.ledger import UsageLedger
 from classforge_bench.pipeline.release.real_card import real_source_section
 from classforge_bench.pipeline.release.stats import compute_stats
+from tests.fakes.openai_server import FakeOpenAIServer, Text
 
 ROOT = Path(__file__).resolve().parents[2]
 BUNDLE = ROOT / "examples" / "real-repos" / "security-use__security-use.bundle"

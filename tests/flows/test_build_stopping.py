@@ -18,10 +18,10 @@ import time
 from pathlib import Path
 
 import pytest
-from test_flow_faults import live_config
+from flow_kit import live_config
 
 from classforge_bench.pipeline.core.orphan_guard import children_of
-from classforge_bench.pipeline.llm.fake_server import Delay, FakeOpenAIServer, ServerProfile, Text
+from tests.fakes.openai_server import Delay, FakeOpenAIServer, ServerProfile, Text
 
 ROOT = Path(__file__).resolve().parents[2]
 ANSWERED = 2  # the server answers this many requests, then never again (or at a crawl)

@@ -142,7 +142,7 @@ MODELS = (
 
 
 def _priced_live_config(example_config: Path, base_url: str, tmp_path: Path, budget_usd: float) -> Path:
-    from test_flow_faults import live_config
+    from flow_kit import live_config
 
     path = live_config(example_config, base_url, tmp_path, preflight=True)
     text = path.read_text().replace("preflight = true", f"preflight = true\nbudget_usd = {budget_usd}", 1)
@@ -154,7 +154,7 @@ def _priced_live_config(example_config: Path, base_url: str, tmp_path: Path, bud
 @pytest.mark.parametrize("budget", [0, 0.001])
 def test_a_budget_that_cannot_pay_the_probes_stops_before_the_first(example_config, tmp_path, monkeypatch, budget):
     """`llm.budget_usd = 0` sent every endpoint probe (24 paid requests) before stopping."""
-    from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer
+    from tests.fakes.openai_server import FakeOpenAIServer
 
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test")
     _no_prefect(monkeypatch)
@@ -173,7 +173,6 @@ def test_a_budget_that_cannot_pay_the_probes_stops_before_the_first(example_conf
 def test_the_probe_bound_covers_what_the_probes_cost(example_config, tmp_path):
     """The bound is what decides; it must not be below what the probes really cost."""
     from classforge_bench.pipeline.config import load_config
-    from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer
     from classforge_bench.pipeline.llm.ledger import UsageLedger
     from classforge_bench.pipeline.llm.preflight import (
         ProbeBudgetTooSmall,
@@ -182,6 +181,7 @@ def test_the_probe_bound_covers_what_the_probes_cost(example_config, tmp_path):
         probe_ledger_entries,
         require_probe_budget,
     )
+    from tests.fakes.openai_server import FakeOpenAIServer
 
     with FakeOpenAIServer(default='{"ok": true}', models=list(MODELS)) as srv:
         cfg = load_config(_priced_live_config(example_config, srv.base_url, tmp_path, 1.0))

@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
+from flow_kit import live_config
 
 from classforge_bench.pipeline.config import ConfigError
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, HTTPError, Text
+from tests.fakes.openai_server import FakeOpenAIServer, HTTPError, Text
 
 HOLD_LOCK = """
 import sys, time
@@ -20,21 +20,6 @@ FolderLock(Path(sys.argv[1]), "another build-benchmark run").acquire()
 print("held", flush=True)
 time.sleep(600)
 """
-ROLES = ("[llm.composer]", "[llm.test_writer]", "[[llm.judges]]", "[llm.solver]")
-
-
-def live_config(example_config: Path, base_url: str, tmp_path: Path, *, preflight: bool = False) -> Path:
-    """The example, but live against `base_url` with a fresh cache: nothing can be replayed.
-    Without `preflight` the endpoint check is off: an outage that starts after it."""
-    text = example_config.read_text().replace('mode = "replay"', f'mode = "live"\npreflight = {str(preflight).lower()}')
-    text = "\n".join(line for line in text.splitlines() if not line.startswith("cache_imports"))
-    for role in ROLES:
-        text = text.replace(role, f'{role}\nbase_url = "{base_url}"\nmax_retries = 0\nbackoff_base_s = 0')
-    assert text.count("[construction]") == 1
-    text = text.replace("[construction]\n", "[construction]\ncandidate_retries = 1\ncandidate_retry_delay_s = 0\n")
-    path = tmp_path / "live.toml"
-    path.write_text(text)
-    return path
 
 
 def live_real_source_config(real_source_config: Path, base_url: str, tmp_path: Path) -> Path:

@@ -9,7 +9,7 @@ from datetime import UTC, date, datetime
 
 import pytest
 from classgen import make_class
-from test_scan import reasons, scan
+from scan_kit import reasons, scan
 
 from classforge_bench.pipeline.harvest.repo_builder import CommitSpec
 from classforge_bench.pipeline.harvest.runtime_imports import version_guard

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from llmkit import API_KEY, Harness
 
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer
+from tests.fakes.openai_server import FakeOpenAIServer
 
 
 @pytest.fixture

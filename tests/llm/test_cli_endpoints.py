@@ -10,7 +10,7 @@ from llmkit import API_KEY, dead_url
 from typer.testing import CliRunner
 
 from classforge_bench.pipeline.cli import app
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
+from tests.fakes.openai_server import FakeOpenAIServer, ServerProfile
 
 # The ClassEval release beside the checkout (../shared), looked up from a checkout or a worktree.
 DATASET = next(

@@ -12,7 +12,7 @@ from llmkit import API_KEY, endpoint
 
 from classforge_bench.pipeline.config import CostConfig, MissingAPIKey
 from classforge_bench.pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, UnpricedModel
-from classforge_bench.pipeline.llm.fake_server import (
+from tests.fakes.openai_server import (
     Delay,
     Disconnect,
     FakeOpenAIServer,

@@ -8,7 +8,7 @@ import urllib.request
 
 import pytest
 
-from classforge_bench.pipeline.llm.fake_server import (
+from tests.fakes.openai_server import (
     FakeOpenAIServer,
     HTTPError,
     Malformed,
@@ -127,7 +127,7 @@ def test_base_url_needs_a_running_server():
 
 
 def test_a_llama_cpp_server_refuses_above_one_slots_window_as_the_real_one_does():
-    from classforge_bench.pipeline.llm.fake_server import ServerProfile
+    from tests.fakes.openai_server import ServerProfile
 
     # 8192 tokens over 2 slots: a request gets 4096; one of 6000 fits the whole context, not its slot.
     profile = ServerProfile(context_window=8192, llama_cpp=True, slots=2)

@@ -8,8 +8,8 @@ from llmkit import API_KEY, endpoint
 
 from classforge_bench.pipeline.config import CostConfig
 from classforge_bench.pipeline.llm.errors import BudgetExceeded, LLMCallFailed, PromptTooLong
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, NullContent, ServerProfile, Text, Truncated
 from classforge_bench.pipeline.llm.tokens import estimate_prompt_tokens
+from tests.fakes.openai_server import FakeOpenAIServer, NullContent, ServerProfile, Text, Truncated
 
 MSGS = [{"role": "system", "content": "You judge tests."}, {"role": "user", "content": "Score these tests."}]
 SCHEMA = {"type": "object", "properties": {"score": {"type": "integer"}}, "required": ["score"]}

@@ -6,7 +6,6 @@ import pytest
 from llmkit import API_KEY, ENV, dead_url, endpoint
 
 from classforge_bench.pipeline.config import Config, EndpointConfig
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
 from classforge_bench.pipeline.llm.preflight import (
     EndpointUnusable,
     apply_reports,
@@ -15,6 +14,7 @@ from classforge_bench.pipeline.llm.preflight import (
     endpoints_of_build,
     require_usable,
 )
+from tests.fakes.openai_server import FakeOpenAIServer, ServerProfile
 
 
 def test_an_openai_like_server_passes_every_probe():
@@ -123,7 +123,7 @@ def _hold_the_slot(srv: FakeOpenAIServer) -> None:
 
 @pytest.mark.parametrize("busy", [True, False])
 def test_a_timed_out_probe_tells_a_busy_server_from_one_that_does_not_answer(busy):
-    from classforge_bench.pipeline.llm.fake_server import Delay
+    from tests.fakes.openai_server import Delay
 
     # Busy: llama.cpp's /slots says its one slot computes another client's request. Not busy: a
     # server that takes the request and never answers, and has nothing to say about itself.
@@ -140,7 +140,7 @@ def test_a_timed_out_probe_tells_a_busy_server_from_one_that_does_not_answer(bus
 def test_a_busy_server_is_told_whatever_the_sdk_calls_its_timeout(monkeypatch):
     import openai
 
-    from classforge_bench.pipeline.llm.fake_server import Delay
+    from tests.fakes.openai_server import Delay
 
     def reworded(self, request):  # a later openai release's wording
         openai.APIConnectionError.__init__(self, message="The read deadline passed.", request=request)

@@ -14,9 +14,9 @@ from llmkit import API_KEY
 from typer.testing import CliRunner
 
 from classforge_bench.pipeline.config import EndpointConfig
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, ServerProfile
 from classforge_bench.pipeline.llm.ledger import UsageLedger
 from classforge_bench.pipeline.llm.preflight import PROBE_ROLE, check_endpoints, probe_ledger_entries
+from tests.fakes.openai_server import FakeOpenAIServer, ServerProfile
 
 ROOT = Path(__file__).resolve().parents[2]
 CLASSFORGE = Path(sys.executable).with_name("classforge")

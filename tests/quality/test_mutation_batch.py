@@ -8,7 +8,7 @@ from __future__ import annotations
 import textwrap
 
 import pytest
-from test_mutation import CLASSES, SOLUTION, TESTS, CountingBackend
+from mutation_kit import CLASSES, SOLUTION, TESTS, CountingBackend
 
 from classforge_bench.pipeline.config import MutationConfig, SandboxConfig
 from classforge_bench.pipeline.quality.mutation import measure_mutation

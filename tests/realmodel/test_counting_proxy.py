@@ -5,7 +5,7 @@ from __future__ import annotations
 import openai
 import pytest
 
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, HTTPError, Text, Truncated
+from tests.fakes.openai_server import FakeOpenAIServer, HTTPError, Text, Truncated
 from tests.realmodel.proxy import CountingProxy, _usage_of
 
 

@@ -10,8 +10,8 @@ import os
 import textwrap
 
 import pytest
+from attacks import ATTACKS, FINITE_LIMIT_S, HOST_TARGETS, MARK, bait, config  # noqa: F401 - a fixture
 from sandbox_support import leftover_processes
-from test_sandbox_adversarial import ATTACKS, FINITE_LIMIT_S, HOST_TARGETS, MARK, bait, config  # noqa: F401 - a fixture
 
 from classforge_bench.pipeline.sandbox import SuiteRequest, SuiteStatus, execute
 from classforge_bench.pipeline.sandbox.batch import can_batch, execute_batch

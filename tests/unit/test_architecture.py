@@ -194,7 +194,6 @@ ALLOWED_BARE_RAISES = {
         "classforge_bench/pipeline/harvest/github_source.py",
         "keyword_groups",
     ): "a domain outside DOMAINS; the harvest always searches DOMAINS",
-    ("classforge_bench/pipeline/llm/fake_server.py", "FakeOpenAIServer.base_url"): "the test fake used before start()",
     (
         "classforge_bench/pipeline/llm/ledger.py",
         "UsageLedger.absorb",

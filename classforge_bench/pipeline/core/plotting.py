@@ -9,10 +9,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from classforge_bench.pipeline.core.extras import require
 from classforge_bench.pipeline.core.store import atomic_open
 
 
 def new_figure(width: float = 7.0, height: float = 4.0):
+    require("matplotlib", "the plots")
     from matplotlib.backends.backend_agg import FigureCanvasAgg
     from matplotlib.figure import Figure
 

@@ -10,6 +10,6 @@ nothing, so importing one of them does not load the OpenAI SDK.
 
 Each judge has a role of its own (judge-1, judge-2, judge-3, 1-based as in the build's records):
 the role is part of the cache key.
-Tests script answers with `FakeOpenAIServer` (classforge_bench.pipeline.llm.fake_server); its `ServerProfile` makes
+Tests script answers with `FakeOpenAIServer` (tests/fakes/openai_server.py, not shipped); its `ServerProfile` makes
 it behave like real local servers. `classforge_bench.pipeline.llm.preflight` checks endpoints before a run.
 """

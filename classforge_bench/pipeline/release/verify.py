@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import ValidationError
 
+from classforge_bench.pipeline.core.extras import require
 from classforge_bench.pipeline.core.task import CORE_COLUMNS
 from classforge_bench.pipeline.formats.release_rows import DATA_GLOB, SPLIT, core_arrow_schema
 from classforge_bench.pipeline.release.manifest import MANIFEST, Manifest, file_entries, sha256_file
@@ -159,6 +160,7 @@ def _check_parquet(folder: Path, manifest: Manifest | None, label: str) -> list[
 
 
 def _check_datasets_load(folder: Path, expected_rows: int | None, label: str, cache_dir: Path | None) -> list[str]:
+    require("datasets", "verify-release (it loads the folder with datasets.load_dataset)")
     import datasets
 
     bars_were_on = not datasets.utils.are_progress_bars_disabled()

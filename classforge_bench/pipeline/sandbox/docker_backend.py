@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from functools import lru_cache
 
 from classforge_bench.pipeline.config import SandboxConfig
+from classforge_bench.pipeline.core.extras import require
 from classforge_bench.pipeline.sandbox.base import (
     ExecResult,
     Perturbation,
@@ -150,6 +151,7 @@ class DockerBackend:
 
     def client(self):
         if self._client is None:
+            require("docker", "the docker sandbox backend")
             import docker
 
             try:

@@ -76,8 +76,9 @@ def _search_stats(raw: bytes | None, max_iterations: int) -> dict[str, Any]:
     }
 
 
-# The checkout's own generator environment (scripts/setup.sh), found from the code, not the cwd.
-DEFAULT_PYTHON = Path(__file__).resolve().parents[3] / ".venv-plus" / "bin" / "python"
+# The checkout's own generator environment (scripts/setup.sh), found from the code, not the cwd
+# (this file is classforge_bench/pipeline/quality/plus/generate.py: the checkout is parents[4]).
+DEFAULT_PYTHON = Path(__file__).resolve().parents[4] / ".venv-plus" / "bin" / "python"
 
 
 def generator_python(config: PlusConfig, item_id: str = "") -> str:
