@@ -19,8 +19,8 @@ from classforge_bench.pipeline.core.stop_hooks import run_stop_hooks
 from classforge_bench.pipeline.core.task import Track
 from classforge_bench.pipeline.llm.cache import ResponseCache
 from classforge_bench.pipeline.llm.client import LLMClient
-from classforge_bench.pipeline.llm.fake_server import FakeOpenAIServer, Text, messages_text
 from classforge_bench.pipeline.llm.ledger import UsageLedger
+from tests.fakes.openai_server import FakeOpenAIServer, Text, messages_text
 
 TRACKS = [Track.COMPOSITION, Track.REAL_SOURCE]
 # who makes a candidate's first call: the composer; on the real-source track the docstring writer

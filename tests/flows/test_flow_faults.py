@@ -7,7 +7,7 @@ import subprocess
 import sys
 
 import pytest
-from flow_kit import live_config
+from flow_kit import live_config, live_real_source_config
 
 from classforge_bench.pipeline.config import ConfigError
 from tests.fakes.openai_server import FakeOpenAIServer, HTTPError, Text
@@ -20,19 +20,6 @@ FolderLock(Path(sys.argv[1]), "another build-benchmark run").acquire()
 print("held", flush=True)
 time.sleep(600)
 """
-
-
-def live_real_source_config(real_source_config: Path, base_url: str, tmp_path: Path) -> Path:
-    """The real-source example, live against `base_url`, with the composer writing the docstrings
-    too thin to ship (TextStatistics' ten properties: the one class of the 13 that needs an LLM)."""
-    text = real_source_config.read_text().replace('mode = "replay"', 'mode = "live"\npreflight = false')
-    text = text.replace('docstring_role = "none"', 'docstring_role = "composer"')
-    text = text.replace("[construction]\n", "[construction]\ncandidate_retries = 1\ncandidate_retry_delay_s = 0\n")
-    for role, model in (("[llm.composer]", "docs-writer"), ("[[llm.judges]]", "docs-judge")):
-        text += f'\n{role}\nmodel = "{model}"\nbase_url = "{base_url}"\nmax_retries = 0\nbackoff_base_s = 0\n'
-    path = tmp_path / "live-real-source.toml"
-    path.write_text(text)
-    return path
 
 
 @pytest.mark.slow
