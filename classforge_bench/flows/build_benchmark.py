@@ -170,7 +170,8 @@ def stage_reporter(logger, label: str) -> construct_lib.StageStarted:
     """Logs each stage of candidate `label` as it starts, so a live view can say where it is."""
 
     def started(stage: str) -> None:
-        logger.info("candidate %s: %s", label, stage, extra={CANDIDATE_STAGE: (label, stage)})
+        # the run's name already says which candidate: "Task run 'candidate <label>' - stage judges"
+        logger.info("stage %s", stage, extra={CANDIDATE_STAGE: (label, stage)})
 
     return started
 
