@@ -303,10 +303,14 @@ class Task(BaseModel):
         """The task as a flat release row (JSON-able): core columns, what is set of the rest, extras."""
         row = self.model_dump(mode="json", by_alias=True, include=set(CORE_COLUMNS))
         # A field nobody set (a ClassEval task has no judges) is no column; a None someone set is one.
-        rest = self.model_dump(mode="json", by_alias=True, exclude=set(CORE_COLUMNS))
+        rest = self.model_dump(mode="json", by_alias=True, exclude={*CORE_COLUMNS, "track"})
         row.update({k: v for k, v in rest.items() if v is not None or k in self.model_fields_set})
         if self.sources is not None and self.license is None:
             row["license"] = task_license(list(self.sources))
+        # After the licence: a real-source row keeps the column order it had when the track was its
+        # first extra column (byte-identical releases); a composed task has no track column.
+        if self.track is not None:
+            row["track"] = self.track.value
         for key, value in self.extras.items():
             row.setdefault(key, value)
         return row
