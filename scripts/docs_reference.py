@@ -16,6 +16,7 @@ GitHub too) holding a short introduction and a marker; when the site is built th
 
 from __future__ import annotations
 
+import enum
 import re
 import sys
 import types
@@ -79,6 +80,8 @@ def _type_name(annotation: Any) -> str:
     args = typing.get_args(annotation)
     if origin is typing.Literal:
         return " / ".join(f'"{a}"' for a in args)
+    if isinstance(annotation, type) and issubclass(annotation, enum.Enum):  # its values, as a Literal's
+        return " / ".join(f'"{m.value}"' for m in annotation)
     if origin in (typing.Union, types.UnionType):
         return " or ".join("none" if a is type(None) else _type_name(a) for a in args)
     if origin in (list, tuple, dict):

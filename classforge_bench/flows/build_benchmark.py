@@ -4,9 +4,12 @@ judges -> solution -> verification -> release.
 Every task calls plain library code. Resume comes from the library's on-disk stage outputs
 (per-repository shards, per-candidate result files, the content-addressed LLM response cache), so
 a crashed or cancelled run started again with the same parameters redoes nothing that finished
-and pays for no LLM call twice. Composition through verification run per candidate
-(`build-candidate`, mapped over the pairs) because each candidate's stages form one chain; the
-stage-by-stage verdicts of each candidate are in its result file and in the funnel.
+and pays for no LLM call twice. Either track's stages run per candidate (`build-candidate`, mapped
+over the pairs of the composition track or the classes of the real-source track, through the one
+driver in `construct/build.py`) because each candidate's stages form one chain: the task runner
+(threads, or Dask), `construction.candidate_retries`, the budget and stop handling apply to both.
+Each stage a candidate starts is logged (`CANDIDATE_STAGE`), so a live view shows where it is;
+the stage-by-stage verdicts of each candidate are in its result file and in the funnel.
 
 How a run ends, so that `prefect deployment run --watch` and the CLI's exit code say it:
 - Completed: a new version was released; or Completed named `AlreadyReleased`: every task is in
@@ -37,9 +40,6 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from classforge_bench.pipeline.config import Config, HarvestConfig, load_config, require_sources, require_writable
 from classforge_bench.pipeline.construct import build as construct_lib
-from classforge_bench.pipeline.construct.pairing import Pair
-from classforge_bench.pipeline.construct.real_build import RealBuildResult
-from classforge_bench.pipeline.construct.real_run import real_models, run_real_build
 from classforge_bench.pipeline.construct.run import Construction, build_dir, open_construction
 from classforge_bench.pipeline.core import parsing
 from classforge_bench.pipeline.core import reasons as R
@@ -48,6 +48,7 @@ from classforge_bench.pipeline.core.folder_lock import FolderLock
 from classforge_bench.pipeline.core.funnel import FunnelReport
 from classforge_bench.pipeline.core.records import RepoRef
 from classforge_bench.pipeline.core.store import write_json, write_jsonl
+from classforge_bench.pipeline.core.task import Track
 from classforge_bench.pipeline.harvest import run as harvest_lib
 from classforge_bench.pipeline.harvest.github_source import GitHubSearchResult, preflight, search_github
 from classforge_bench.pipeline.llm.ledger import Usage
@@ -147,9 +148,10 @@ def _config_json(cfg: Config) -> str:
     return cfg.model_dump_json()
 
 
-@task(name="pair-classes", cache_policy=NO_CACHE)
-def plan_build(cfg: Config, run_key: str) -> list[Pair]:
-    return list(_construction(_config_json(cfg), run_key).plan.pairing.pairs)
+@task(name="plan-candidates", cache_policy=NO_CACHE)
+def plan_build(cfg: Config, run_key: str) -> list:
+    """The track's candidates in build order: the composition track's pairs, the real-source track's classes."""
+    return list(_construction(_config_json(cfg), run_key).plan.candidates)
 
 
 class InfrastructureFault(InfrastructureError):
@@ -161,9 +163,24 @@ def _retries_left() -> bool:
     return ctx is not None and ctx.task_run.run_count <= ctx.task.retries
 
 
-@task(name="build-candidate", tags=["llm", "sandbox"], cache_policy=NO_CACHE, task_run_name="candidate {pair.label}")
-def build_candidate(pair: Pair, cfg: Config, run_key: str) -> construct_lib.CandidateOutcome:
-    """Composition, tests, judges, solution and verification for one pair.
+CANDIDATE_STAGE = "candidate_stage"  # a log record's extra: (candidate label, stage), read by the CLI's live rows
+
+
+def stage_reporter(logger, label: str) -> construct_lib.StageStarted:
+    """Logs each stage of candidate `label` as it starts, so a live view can say where it is."""
+
+    def started(stage: str) -> None:
+        # the run's name already says which candidate: "Task run 'candidate <label>' - stage judges"
+        logger.info("stage %s", stage, extra={CANDIDATE_STAGE: (label, stage)})
+
+    return started
+
+
+@task(
+    name="build-candidate", tags=["llm", "sandbox"], cache_policy=NO_CACHE, task_run_name="candidate {candidate.label}"
+)
+def build_candidate(candidate: Any, cfg: Config, run_key: str) -> construct_lib.CandidateOutcome:
+    """Every stage of the track for one candidate (a pair, or a class on the real-source track).
 
     An infrastructure fault is retried by Prefect (`construction.candidate_retries`); on the last
     attempt it is returned as unfinished, so the next run retries it. The calls every attempt paid
@@ -171,28 +188,25 @@ def build_candidate(pair: Pair, cfg: Config, run_key: str) -> construct_lib.Cand
     """
     built = _construction(_config_json(cfg), run_key)
     plan, client, gate = built.plan, built.client, built.gate
+    logger = get_run_logger()
     try:
         with _llm_slots(run_key, cfg.llm.concurrency):
-            status, value = construct_lib.build_candidate(plan, pair, client, gate)
+            status, value = construct_lib.build_candidate(
+                plan, candidate, client, gate, stage_reporter(logger, candidate.label)
+            )
     except Exception as exc:  # noqa: BLE001 - a bug in one candidate is reported with it, never fatal to the others
-        get_run_logger().exception("candidate %s failed", pair.label)
+        logger.exception("candidate %s failed", candidate.label)
         return "incomplete", construct_lib.Incomplete(
-            candidate_id=pair.candidate_id, reason=R.INCOMPLETE_ERROR, detail=f"{type(exc).__name__}: {exc}"
+            candidate_id=candidate.candidate_id, reason=R.INCOMPLETE_ERROR, detail=f"{type(exc).__name__}: {exc}"
         )
     if isinstance(value, construct_lib.Incomplete) and value.reason == R.INCOMPLETE_INFRASTRUCTURE and _retries_left():
-        raise InfrastructureFault(f"candidate {pair.candidate_id}: {value.detail}")
+        raise InfrastructureFault(f"candidate {candidate.candidate_id}: {value.detail}")
     return status, value
 
 
 @task(name="finish-build", cache_policy=NO_CACHE)
-def finish_build(cfg: Config, run_key: str, pairs: list[Pair], outcomes: list) -> construct_lib.BuildResult:
-    return construct_lib.finish_build(_construction(_config_json(cfg), run_key).plan, list(zip(pairs, outcomes)))
-
-
-@task(name="build-real-source", tags=["sandbox"], cache_policy=NO_CACHE)
-def build_real_source(cfg: Config) -> RealBuildResult:
-    """The real-source track: every harvested class through its stages (no pairing, no composition)."""
-    return run_real_build(cfg, dict(os.environ))
+def finish_build(cfg: Config, run_key: str, candidates: list, outcomes: list) -> construct_lib.BuildResult:
+    return construct_lib.finish_build(_construction(_config_json(cfg), run_key).plan, list(zip(candidates, outcomes)))
 
 
 class BuildRunSummary(BaseModel):
@@ -217,7 +231,7 @@ class BuildRunSummary(BaseModel):
 @task(name="release", cache_policy=NO_CACHE)
 def release(
     cfg: Config,
-    result: construct_lib.BuildResult | RealBuildResult,
+    result: construct_lib.BuildResult,
     harvest: harvest_lib.HarvestSummary,
     version: str | None,
 ) -> PublishResult:
@@ -231,12 +245,11 @@ def release(
             harvest.funnel.merge(result.funnel),
             f"not released: {len(result.incomplete)} candidate(s) unfinished ({result.stopped or 'see build.json'}); run again to resume",
         )
-    models = real_models(cfg) if isinstance(result, RealBuildResult) else construct_lib.models_by_role(cfg.llm)
     published = publish(
         result.tasks,
         cfg.release,
         harvest.funnel.merge(result.funnel),
-        models,
+        result.models,
         config_record=config_record(cfg),
         decontamination=harvest.corpora,
         version=version,
@@ -290,7 +303,10 @@ def check_models(cfg: Config, checked: list[dict] | None, run_key: str) -> None:
 
 
 def final_state(
-    summary: BuildRunSummary, result: construct_lib.BuildResult, published: PublishResult, track: str = "composition"
+    summary: BuildRunSummary,
+    result: construct_lib.BuildResult,
+    published: PublishResult,
+    track: Track = Track.COMPOSITION,
 ) -> State:
     """How the run ends (see the module docstring); the summary (a `BuildRunSummary`) travels as the state's data.
     A finished real-source build that dropped every class ends Completed (`NothingReleased`): each
@@ -302,7 +318,7 @@ def final_state(
             f"{result.incomplete[0].detail[:300]}; nothing released; run again to resume",
             data=summary,
         )
-    if published.path is None and not result.tasks and track == "real-source":
+    if published.path is None and not result.tasks and track == Track.REAL_SOURCE:
         return Completed(
             name="NothingReleased",
             message=f"released nothing: {published.note}; every class was dropped with a reason (see the funnel)",
@@ -407,30 +423,30 @@ def _run(cfg: Config, release_version: str | None, endpoint_reports: list[dict] 
         sum(h["reused"] for h in harvested),
     )
 
-    if cfg.construction.track == "real-source":
-        return _release_and_report(cfg, build_real_source(cfg), summary, release_version, 0)
-    pairs = plan_build(cfg, run_key)
-    candidate_task = build_candidate.with_options(
-        retries=cfg.construction.candidate_retries, retry_delay_seconds=cfg.construction.candidate_retry_delay_s
-    )
-    announce_stage(logger, "build-candidate", len(pairs))
-    futures = candidate_task.map(pairs, cfg=unmapped(cfg), run_key=unmapped(run_key))
-    outcomes = [_outcome(f) for f in futures]
     try:
-        result = finish_build(cfg, run_key, pairs, outcomes)
+        candidates = plan_build(cfg, run_key)
+        candidate_task = build_candidate.with_options(
+            retries=cfg.construction.candidate_retries, retry_delay_seconds=cfg.construction.candidate_retry_delay_s
+        )
+        announce_stage(logger, "build-candidate", len(candidates))
+        futures = candidate_task.map(candidates, cfg=unmapped(cfg), run_key=unmapped(run_key))
+        outcomes = [_outcome(f) for f in futures]
+        result = finish_build(cfg, run_key, candidates, outcomes)
     finally:
         _close_construction(_config_json(cfg), run_key)
-    return _release_and_report(cfg, result, summary, release_version, len(pairs))
+    return _release_and_report(cfg, result, summary, release_version, len(candidates))
 
 
-def _release_and_report(cfg: Config, result, summary, release_version: str | None, pairs: int) -> State:
+def _release_and_report(
+    cfg: Config, result: construct_lib.BuildResult, summary, release_version: str | None, candidates: int
+) -> State:
     """Release what the build made (either track) and end the run with its summary."""
     logger = get_run_logger()
     logger.info(
         "build (%s): %d tasks from %d candidates (%d resumed, %d unfinished)",
-        cfg.construction.track,
+        result.track,
         len(result.tasks),
-        pairs or summary.classes,
+        candidates,
         result.resumed,
         len(result.incomplete),
     )
@@ -450,6 +466,6 @@ def _release_and_report(cfg: Config, result, summary, release_version: str | Non
         funnel=published.funnel,
         usage=result.usage.total,
     )
-    state = final_state(run_summary, result, published, cfg.construction.track)
+    state = final_state(run_summary, result, published, result.track)
     publish_artifacts(run_summary, state)
     return state

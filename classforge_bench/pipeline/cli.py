@@ -22,6 +22,7 @@ from classforge_bench.pipeline.cli_support import (
 from classforge_bench.pipeline.core import parsing
 from classforge_bench.pipeline.core.errors import ClassforgeError, InfrastructureError
 from classforge_bench.pipeline.core.strategy_names import EvalStrategy
+from classforge_bench.pipeline.core.tracks import Track
 
 if TYPE_CHECKING:
     from classforge_bench.flows.build_benchmark import BuildRunSummary
@@ -69,10 +70,7 @@ def main(
 StrategyChoice = Enum("StrategyChoice", {s: s for s in get_args(EvalStrategy)}, type=str)  # type: ignore[misc]
 LevelsChoice = Enum("LevelsChoice", {s: s for s in ("labels", "model")}, type=str)  # type: ignore[misc]
 
-TrackChoice = Enum("TrackChoice", {s: s for s in ("composition", "real-source")}, type=str)  # type: ignore[misc]
-
-
-TrackOpt = Annotated[TrackChoice | None, typer.Option(help="override construction.track: composition or real-source")]
+TrackOpt = Annotated[Track | None, typer.Option(help="override construction.track: composition or real-source")]
 SourceOpt = Annotated[
     list[Path] | None,
     typer.Option(help="a git repository or a folder of them to harvest; repeatable; replaces the file's sources"),

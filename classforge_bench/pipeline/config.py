@@ -17,6 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, f
 
 from classforge_bench.pipeline.core.errors import InputError
 from classforge_bench.pipeline.core.strategy_names import EvalStrategy
+from classforge_bench.pipeline.core.tracks import Track
 
 DOMAINS: tuple[str, ...] = (
     "Finance & E-commerce",
@@ -436,8 +437,8 @@ class RealSourceConfig(Section):
 class ConstructConfig(Section):
     """The LLM construction stages: pairing, composition, tests, judges, solution."""
 
-    track: Literal["composition", "real-source"] = Field(
-        "composition", description="composition: fuse pairs with LLMs; real-source: each harvested class is a task"
+    track: Track = Field(
+        Track.COMPOSITION, description="composition: fuse pairs with LLMs; real-source: each harvested class is a task"
     )
     real_source: RealSourceConfig = Field(default_factory=RealSourceConfig)
     pairing: PairingConfig = Field(default_factory=PairingConfig)

@@ -15,6 +15,7 @@ import construct_fixtures as fx
 
 from classforge_bench.pipeline.config import Config, CostConfig, EndpointConfig
 from classforge_bench.pipeline.construct.build import BuildResult, BuildSettings, build_tasks
+from classforge_bench.pipeline.construct.composition import CompositionTrack
 from classforge_bench.pipeline.construct.gate import GateOutcome
 from classforge_bench.pipeline.core.records import HarvestedClass, RepoRef
 from classforge_bench.pipeline.core.task import MutationReport, SurvivingMutant
@@ -224,7 +225,8 @@ class Run:
             self.cfg.llm, ENV, cache, UsageLedger(self.cfg.llm.costs), sleep=self.sleeps.append, rng=random.Random(3)
         )
         try:
-            return build_tasks(classes, BuildSettings.of(self.cfg), client, self.gate, out_dir, mutator=self.mutator)
+            track = CompositionTrack(classes, BuildSettings.of(self.cfg), out_dir, mutator=self.mutator)
+            return build_tasks(track, client, self.gate, out_dir)
         finally:
             client.close()
             cache.close()

@@ -10,7 +10,8 @@ import threading
 import pytest
 from construct_kit import MODELS, Run, ScriptedGate, intra_pair, make_config, scripted_server, three_pairs
 
-from classforge_bench.pipeline.construct.build import BuildResult, CandidateResult
+from classforge_bench.pipeline.construct.build import BuildResult
+from classforge_bench.pipeline.construct.composition import CandidateResult
 from classforge_bench.pipeline.construct.gate import GateUnavailable
 from classforge_bench.pipeline.core import reasons as R
 from classforge_bench.pipeline.core.folder_lock import FolderBusy, FolderLock

@@ -24,7 +24,8 @@ from construct_kit import (
     without_methods,
 )
 
-from classforge_bench.pipeline.construct.build import BuildResult, CandidateResult
+from classforge_bench.pipeline.construct.build import BuildResult
+from classforge_bench.pipeline.construct.composition import CandidateResult
 from classforge_bench.pipeline.construct.gate import GateOutcome
 from classforge_bench.pipeline.core import reasons as R
 from tests.fakes.openai_server import HTTPError, Malformed, Truncated

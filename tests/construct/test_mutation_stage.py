@@ -21,7 +21,7 @@ from construct_kit import (
 )
 
 from classforge_bench.pipeline.config import MutationConfig
-from classforge_bench.pipeline.construct.build import CandidateResult
+from classforge_bench.pipeline.construct.composition import CandidateResult
 from classforge_bench.pipeline.construct.gate import GateOutcome, SandboxGate
 from classforge_bench.pipeline.core import reasons as R
 

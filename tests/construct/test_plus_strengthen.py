@@ -24,6 +24,7 @@ from construct_kit import (
 
 from classforge_bench.pipeline.config import MutationConfig
 from classforge_bench.pipeline.construct.build import BuildSettings, build_tasks
+from classforge_bench.pipeline.construct.composition import CompositionTrack
 from classforge_bench.pipeline.core import reasons as R
 from classforge_bench.pipeline.core.task import PlusSuite
 from classforge_bench.pipeline.llm.cache import ResponseCache
@@ -60,15 +61,10 @@ def _build(server, tmp_path: Path, mutator, plus_maker, *, strengthen_first=True
     cache = ResponseCache(cfg.llm.cache_path)
     client = LLMClient(cfg.llm, ENV, cache, UsageLedger(cfg.llm.costs), sleep=lambda s: None, rng=random.Random(3))
     try:
-        return build_tasks(
-            intra_pair(),
-            BuildSettings.of(cfg),
-            client,
-            ScriptedGate(),
-            tmp_path / "out",
-            mutator=mutator,
-            plus_maker=plus_maker,
+        track = CompositionTrack(
+            intra_pair(), BuildSettings.of(cfg), tmp_path / "out", mutator=mutator, plus_maker=plus_maker
         )
+        return build_tasks(track, client, ScriptedGate(), tmp_path / "out")
     finally:
         client.close()
         cache.close()

@@ -7,8 +7,8 @@ import construct_fixtures as fx
 import pytest
 from construct_kit import MODELS, Run, intra_pair, make_config, scripted_server
 
-from classforge_bench.pipeline.construct.build import CandidateResult
 from classforge_bench.pipeline.construct.compose import problem_feedback
+from classforge_bench.pipeline.construct.composition import CandidateResult
 from classforge_bench.pipeline.construct.skeleton_checks import check_skeleton
 from classforge_bench.pipeline.core import reasons as R
 from tests.fakes.openai_server import HTTPError, ServerProfile, Truncated

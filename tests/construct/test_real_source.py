@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 from construct_kit import ENV, ScriptedGate, ScriptedMutator, endpoint, harvested, make_config, mutation_report
 
+from classforge_bench.pipeline.construct.build import BuildSettings, build_tasks
 from classforge_bench.pipeline.construct.common import Prompts, StageContext
-from classforge_bench.pipeline.construct.real_build import build_real_tasks
-from classforge_bench.pipeline.construct.real_candidate import GeneratedSuite
+from classforge_bench.pipeline.construct.real_candidate import GeneratedSuite, RealSourceTrack
 from classforge_bench.pipeline.construct.real_docs import write_docstrings
 from classforge_bench.pipeline.construct.real_examples import observed_examples
 from classforge_bench.pipeline.construct.real_skeleton import check_real_skeleton, derive_skeleton, with_docstrings
@@ -22,7 +22,7 @@ from classforge_bench.pipeline.construct.task import code_columns
 from classforge_bench.pipeline.core import reasons as R
 from classforge_bench.pipeline.core.records import HarvestedClass, RepoRef
 from classforge_bench.pipeline.core.source import is_placeholder_body
-from classforge_bench.pipeline.core.task import Task
+from classforge_bench.pipeline.core.task import Task, Track
 from classforge_bench.pipeline.harvest.candidates import list_candidates, to_record
 from classforge_bench.pipeline.llm.cache import ResponseCache
 from classforge_bench.pipeline.llm.client import LLMClient
@@ -120,9 +120,15 @@ def test_skeleton_round_trips_through_the_task_model(breaker):
         method_test_classes={"allow_request": "CircuitBreakerTestAllowRequest"},
         solution=derived.solution,
     )
-    task = Task(**columns, domain1="Utils", extras={"track": "real-source"})
-    back = Task.from_row(json.loads(json.dumps(task.to_row())))
-    assert back.model_dump() == task.model_dump() and back.extras["track"] == "real-source"
+    task = Task(**columns, domain1="Utils", track=Track.REAL_SOURCE, extras={"methods_given": []})
+    row = json.loads(json.dumps(task.to_row()))
+    back = Task.from_row(row)
+    assert back.model_dump() == task.model_dump() and back.track is Track.REAL_SOURCE and "track" not in back.extras
+    assert list(row)[-2:] == ["track", "methods_given"], "the field is last, then the extras: the old column order"
+    # a task built before the track was a field (its row came from `extras`) loads the same
+    older = Task(**columns, domain1="Utils", extras={"track": "real-source", "methods_given": []}).to_row()
+    assert older == row and Task.from_row(older).track is Track.REAL_SOURCE
+    assert "track" not in Task(**columns, domain1="Utils").to_row(), "a composed task's row has no track column"
     # the records are the methods the model writes: not the constructor, not the shipped helper
     assert [m.method_name for m in task.methods_info] == [
         m.name for m in breaker.methods if m.name not in ("__init__", "_get_state")
@@ -417,7 +423,8 @@ def _build(tmp_path, classes, mutator=None, generator=None, **real):
     gen, gate = generator or Generator(), ScriptedGate()
     with ResponseCache(tmp_path / "c.sqlite") as cache, LLMClient(cfg.llm, ENV, cache, UsageLedger({})) as client:
         cfg.construction.mutation.enabled = mutator is not None
-        result = build_real_tasks(classes, cfg, client, gate, tmp_path / "built", gen, mutator=mutator)
+        track = RealSourceTrack(classes, BuildSettings.of(cfg), tmp_path / "built", gen, mutator=mutator)
+        result = build_tasks(track, client, gate, tmp_path / "built")
     return result, gen, gate
 
 
@@ -483,7 +490,8 @@ def test_weak_generated_tests_fail_the_mutation_gate(breaker, tmp_path):
 def test_no_generator_is_a_named_drop(breaker, tmp_path):
     cfg = make_config("http://127.0.0.1:9/v1", tmp_path, mode="replay")
     with ResponseCache(tmp_path / "c.sqlite") as cache, LLMClient(cfg.llm, ENV, cache, UsageLedger({})) as client:
-        result = build_real_tasks([breaker], cfg, client, ScriptedGate(), tmp_path / "b", None)
+        track = RealSourceTrack([breaker], BuildSettings.of(cfg), tmp_path / "b", None)
+        result = build_tasks(track, client, ScriptedGate(), tmp_path / "b")
     assert result.funnel.stages["tests"].dropped == {R.NO_TEST_GENERATOR: 1}
 
 
@@ -565,7 +573,8 @@ def _build_with(tmp_path, classes, generator, **construction):
     for k, v in construction.items():
         setattr(cfg.construction, k, v)
     with ResponseCache(tmp_path / "c.sqlite") as cache, LLMClient(cfg.llm, ENV, cache, UsageLedger({})) as client:
-        return build_real_tasks(classes, cfg, client, ScriptedGate(), tmp_path / "built", generator)
+        track = RealSourceTrack(classes, BuildSettings.of(cfg), tmp_path / "built", generator)
+        return build_tasks(track, client, ScriptedGate(), tmp_path / "built")
 
 
 def test_the_method_count_is_checked_before_any_test_is_generated(breaker, tmp_path):

@@ -74,3 +74,29 @@ def example_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     path = tmp_path / "classforge.toml"
     path.write_text(text)
     return path
+
+
+@pytest.fixture
+def real_source_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """examples/real-source.toml with outputs redirected into the test's folder and no test
+    generator (`plus.python` names no interpreter): each of the 13 shipped classes runs its stages
+    up to `tests` in seconds, where it is dropped with `no-test-generator` (tests/flows/
+    test_real_source_build.py runs the generator). The flow tests check orchestration."""
+    monkeypatch.setattr("huggingface_hub.constants.HF_HUB_CACHE", str(tmp_path / "hf-hub"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-hub"))  # for task runners in other processes (Dask)
+    text = (ROOT / "examples" / "real-source.toml").read_text()
+    replaced = {
+        'output_root = "../harvested/real-source-track"': f'output_root = "{tmp_path / "harvested"}"',
+        'bundle_sources = ["real-repos"]': f'bundle_sources = ["{ROOT / "examples" / "real-repos"}"]',
+        'workdir = "../.cache/clones"': f'workdir = "{tmp_path / "clones"}"',
+        'cache_path = "../.cache/llm-real-source.sqlite"': f'cache_path = "{tmp_path / "llm.sqlite"}"',
+        'output_root = "../benchmark/releases-real-source"': f'output_root = "{tmp_path / "releases"}"',
+        'output_root = "../built"': f'output_root = "{tmp_path / "built"}"',
+        'cache_dir = "../.cache/plus"': f'cache_dir = "{tmp_path / "plus"}"\npython = "{tmp_path / "no-plus" / "python"}"',
+    }
+    for old, new in replaced.items():
+        assert old in text, f"the real-source example configuration changed: {old} is no longer redirected"
+        text = text.replace(old, new)
+    path = tmp_path / "real-source.toml"
+    path.write_text(text)
+    return path

@@ -1,4 +1,4 @@
-"""A build configuration pointed at a live loopback endpoint: shared by the flow fault and stop tests."""
+"""Build configurations pointed at a live loopback endpoint (either track): shared by the flow fault and stop tests."""
 
 from __future__ import annotations
 
@@ -17,5 +17,18 @@ def live_config(example_config: Path, base_url: str, tmp_path: Path, *, prefligh
     assert text.count("[construction]") == 1
     text = text.replace("[construction]\n", "[construction]\ncandidate_retries = 1\ncandidate_retry_delay_s = 0\n")
     path = tmp_path / "live.toml"
+    path.write_text(text)
+    return path
+
+
+def live_real_source_config(real_source_config: Path, base_url: str, tmp_path: Path) -> Path:
+    """The real-source example, live against `base_url`, with the composer writing the docstrings
+    too thin to ship (TextStatistics' ten properties: the one class of the 13 that needs an LLM)."""
+    text = real_source_config.read_text().replace('mode = "replay"', 'mode = "live"\npreflight = false')
+    text = text.replace('docstring_role = "none"', 'docstring_role = "composer"')
+    text = text.replace("[construction]\n", "[construction]\ncandidate_retries = 1\ncandidate_retry_delay_s = 0\n")
+    for role, model in (("[llm.composer]", "docs-writer"), ("[[llm.judges]]", "docs-judge")):
+        text += f'\n{role}\nmodel = "{model}"\nbase_url = "{base_url}"\nmax_retries = 0\nbackoff_base_s = 0\n'
+    path = tmp_path / "live-real-source.toml"
     path.write_text(text)
     return path

@@ -10,7 +10,7 @@ import logging
 import pytest
 from rich.console import Console
 
-from classforge_bench.flows.build_benchmark import STAGE_TOTAL
+from classforge_bench.flows.build_benchmark import CANDIDATE_STAGE, STAGE_TOTAL
 from classforge_bench.pipeline.cli_progress import TASK_LOGGER, TaskRunCounter, task_progress
 
 pytestmark = pytest.mark.filterwarnings("ignore:Logger 'prefect:UserWarning")  # no flow run: the API handler warns
@@ -102,6 +102,35 @@ def test_rows_count_k_of_n_and_their_clocks_stop_when_the_stage_ends():
         assert _row(bar, "harvest-repository") == ended
         assert "0:00:00" in _row(bar, "search-github")
         assert all(t.finished for t in bar.tasks)
+
+
+def _stage(label: str, stage: str) -> None:
+    logging.getLogger(TASK_LOGGER).info(
+        "candidate %s: %s",
+        label,
+        stage,
+        extra={"task_name": "build-candidate", "task_run_name": f"candidate {label}", CANDIDATE_STAGE: (label, stage)},
+    )
+
+
+def test_the_candidate_row_names_each_running_candidates_stage():
+    console = Console(file=io.StringIO(), force_terminal=True, width=200)
+    logging.getLogger(TASK_LOGGER).setLevel(logging.INFO)
+    logging.getLogger("prefect.flow_runs").setLevel(logging.INFO)
+    with task_progress(console, get_time=Clock()) as bar:
+        _announce("build-candidate", 3)
+        _stage("Cart+Invoice (cand-1)", "compose")
+        _stage("cls-breaker", "license")
+        _stage("Cart+Invoice (cand-1)", "judges")
+        row = _row(bar, "build-candidate")
+        assert "0 of 3" in row and "Cart+Invoice: judges, cls-breaker: license" in row, row
+        assert "compose" not in row, "a candidate shows the stage it started last"
+        logging.getLogger(TASK_LOGGER).info(
+            "Finished in state Completed()",
+            extra={"task_name": "build-candidate", "task_run_name": "candidate Cart+Invoice (cand-1)"},
+        )
+        row = _row(bar, "build-candidate")
+        assert "1 of 3" in row and "Cart+Invoice" not in row and "cls-breaker: license" in row, row
 
 
 def test_terminal_log_handlers_print_above_the_rows_and_hold_back_what_the_rows_count():

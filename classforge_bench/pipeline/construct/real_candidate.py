@@ -11,16 +11,21 @@
     mutation    the mutation gate, unchanged (no LLM strengthening on this track)
     task        the record (`classforge_bench.pipeline.construct.task.code_columns`, provenance from the harvest)
 Nothing here writes a solution: the reference is the real class with its module context.
+`RealSourceTrack` hands these stages to the one driver (`build.py`), which walks them per class.
 """
 
 from __future__ import annotations
 
-from typing import Literal, Protocol
+import hashlib
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Protocol
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from classforge_bench.pipeline.config import FALLBACK_DOMAIN, Config
-from classforge_bench.pipeline.construct.common import StageContext, StageOutcome
+from classforge_bench.pipeline.config import FALLBACK_DOMAIN
+from classforge_bench.pipeline.construct.build import BuildResult, BuildSettings, CandidateRecord, Stage, StageResult
+from classforge_bench.pipeline.construct.common import Prompts, StageContext, StageOutcome
 from classforge_bench.pipeline.construct.gate import Gate, GateOutcome
 from classforge_bench.pipeline.construct.licence import licence_outcome
 from classforge_bench.pipeline.construct.real_docs import DocstringsResult, write_docstrings, writer_endpoint
@@ -34,14 +39,19 @@ from classforge_bench.pipeline.construct.real_skeleton import (
     too_few_methods,
     with_docstrings,
 )
-from classforge_bench.pipeline.construct.strengthen import Mutator
+from classforge_bench.pipeline.construct.strengthen import Mutator, SandboxMutator
 from classforge_bench.pipeline.construct.task import RecordError, code_columns
 from classforge_bench.pipeline.core import reasons as R
-from classforge_bench.pipeline.core.funnel import FunnelReport
+from classforge_bench.pipeline.core.funnel import Funnel, FunnelReport
 from classforge_bench.pipeline.core.records import SCHEMA_VERSION, HarvestedClass, content_id
-from classforge_bench.pipeline.core.task import MutationReport, SourceRef, Task
+from classforge_bench.pipeline.core.task import MutationReport, SourceRef, Task, Track
+from classforge_bench.pipeline.llm.cache import canonical_json
+from classforge_bench.pipeline.llm.client import LLMClient
+from classforge_bench.pipeline.llm.prompts import load_prompt
+from classforge_bench.pipeline.quality.plus.observe import OBSERVE_VERSION
+from classforge_bench.pipeline.quality.plus.suite import PLUS_VERSION
 
-TRACK = "real-source"
+REAL_STAGES_VERSION = 2  # 2: methods no test observes keep no example instead of dropping the class
 
 
 class GeneratedSuite(BaseModel):
@@ -72,14 +82,8 @@ class TestGenerator(Protocol):
     ) -> GeneratedSuite | None: ...
 
 
-class RealCandidateResult(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    candidate_id: str
-    fingerprint: str
+class RealCandidateResult(CandidateRecord):
     class_id: str
-    status: Literal["built", "rejected"] = "rejected"
-    outcomes: list[StageOutcome] = Field(default_factory=list)
     derived: DerivedSkeleton | None = None
     docstrings: DocstringsResult | None = None
     suite: GeneratedSuite | None = None
@@ -87,10 +91,14 @@ class RealCandidateResult(BaseModel):
     skeleton: str | None = Field(None, description="the skeleton as shipped, examples included")
     examples: dict[str, list[str]] = Field(default_factory=dict)
     mutation: MutationReport | None = None
-    task: Task | None = None
 
-    def stop(self, outcome: StageOutcome) -> RealCandidateResult:
-        self.outcomes.append(outcome)
+    @model_validator(mode="after")
+    def _task_columns(self) -> RealCandidateResult:
+        # `Task.extras` is not serialised with the task, and a task stored before the track was a
+        # field has none: both come back from the result when a finished candidate is loaded.
+        if self.task is not None:
+            self.task.extras = self.task_extras()
+            self.task.track = Track.REAL_SOURCE
         return self
 
     def task_extras(self) -> dict:
@@ -100,7 +108,6 @@ class RealCandidateResult(BaseModel):
         typed = [m for m in (self.derived.from_annotations if self.derived else []) if m not in written]
         public = [m for m in methods if not m.startswith("_") and m != "__init__"]
         return {
-            "track": TRACK,
             "docstrings_llm_written": written,
             "docstrings_from_annotations": typed,
             "methods_without_example": [m for m in public if m not in self.examples] if self.skeleton else [],
@@ -110,88 +117,220 @@ class RealCandidateResult(BaseModel):
         }
 
 
+class ClassCandidate(BaseModel):
+    """One harvested class as a candidate of the driver."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    hc: HarvestedClass
+
+    @property
+    def candidate_id(self) -> str:
+        return candidate_id_for(self.hc)
+
+    @property
+    def label(self) -> str:
+        return self.hc.id
+
+
 def candidate_id_for(hc: HarvestedClass) -> str:
     return "cand-real-" + content_id(hc.id)[:16]
 
 
-def run_real_candidate(
-    hc: HarvestedClass,
-    ctx: StageContext,
-    gate: Gate,
-    generator: TestGenerator | None,
-    fingerprint: str,
-    config: Config,
-    mutator: Mutator | None = None,
-) -> RealCandidateResult:
-    """Every stage for one class. Raises only what is not about the class (budget, replay miss, sandbox)."""
-    result = RealCandidateResult(candidate_id=ctx.candidate_id, fingerprint=fingerprint, class_id=hc.id)
+@dataclass
+class RealWork:
+    """One class in progress: its record and what its stages share."""
+
+    track: RealSourceTrack
+    hc: HarvestedClass
+    ctx: StageContext
+    gate: Gate
+    record: RealCandidateResult
+
+
+class RealSourceTrack:
+    """Every harvested class a candidate task, in class-id order (see the module docstring)."""
+
+    kind = Track.REAL_SOURCE
+    record_type: type[CandidateRecord] = RealCandidateResult
+
+    def __init__(
+        self,
+        classes: list[HarvestedClass],
+        settings: BuildSettings,
+        out_dir: Path,
+        generator: TestGenerator | None,
+        *,
+        mutator: Mutator | None = None,
+    ):
+        self.settings, self.generator = settings, generator
+        self.classes = sorted(classes, key=lambda hc: hc.id)
+        self.prompts = Prompts(settings.construction)
+        if mutator is None and settings.construction.mutation.enabled:
+            mutator = SandboxMutator(settings.sandbox, settings.construction.mutation, Path(out_dir) / "mutation-cache")
+        self.mutator = mutator if settings.construction.mutation.enabled else None
+
+    def candidates(self, funnel: Funnel) -> list[ClassCandidate]:
+        return [ClassCandidate(hc=hc) for hc in self.classes]
+
+    def stages(self) -> list[Stage[RealWork]]:
+        return [
+            Stage("license", _license_stage),
+            Stage("skeleton", _skeleton),
+            Stage("docstrings", _docstrings),
+            Stage("tests", _tests),
+            Stage("reference", _reference),
+            Stage("examples", _examples),
+            Stage("mutation", _mutation),
+            Stage("task", _record),
+        ]
+
+    def start(self, candidate: ClassCandidate, client: LLMClient, gate: Gate, fingerprint: str) -> RealWork:
+        cid = candidate.candidate_id
+        ctx = StageContext(
+            client=client,
+            llm=self.settings.llm,
+            construct=self.settings.construction,
+            prompts=self.prompts,
+            candidate_id=cid,
+        )
+        record = RealCandidateResult(candidate_id=cid, fingerprint=fingerprint, class_id=candidate.hc.id)
+        return RealWork(track=self, hc=candidate.hc, ctx=ctx, gate=gate, record=record)
+
+    def fingerprint_material(self) -> dict[str, Any]:
+        return real_fingerprint_material(self.settings, self.generator)
+
+    def llm_models(self) -> dict[str, str]:
+        llm = self.settings.llm
+        endpoint = writer_endpoint(llm, self.settings.construction.real_source.docstring_role)
+        return {"docstring_writer": endpoint.model, "docstring_judge": llm.judges[0].model} if endpoint else {}
+
+    def models(self) -> dict[str, str]:
+        """Role -> model for the release card: the generator, and the docstring roles when configured."""
+        return {"test_generator": self.generator.name if self.generator is not None else "none"} | self.llm_models()
+
+    def check(self) -> None:
+        """Nothing of this track's settings depends on another."""
+
+    def finish(self, finished: list[Any], funnel: FunnelReport) -> tuple[FunnelReport, dict[str, Any]]:
+        for suite in (r.suite for r in finished if r.suite is not None):
+            funnel = funnel.merge(suite.funnel)
+        return funnel, {}
+
+    def summary(self, result: BuildResult) -> dict[str, Any]:
+        return {
+            "track": Track.REAL_SOURCE.value,
+            "fingerprint": result.fingerprint,
+            "tasks": len(result.tasks),
+            "rejected": len(result.rejections),
+            "incomplete": [i.model_dump(mode="json") for i in result.incomplete],
+            "stopped": result.stopped,
+            "resumed": result.resumed,
+            "test_generator": self.generator.name if self.generator is not None else None,
+            "docstring_role": self.settings.construction.real_source.docstring_role,
+            "mode": self.settings.llm.mode,
+        }
+
+
+def real_fingerprint_material(config: BuildSettings, generator: TestGenerator | None) -> dict[str, Any]:
+    """Everything that changes what a finished real-source candidate contains."""
     rs = config.construction.real_source
-    licence = licence_outcome(hc, rs)
-    if not licence.keep:
-        return result.stop(licence)
-    result.outcomes.append(licence)
+    endpoint = writer_endpoint(config.llm, rs.docstring_role)
+    prompts = {
+        n: f"{t.version}:{t.sha256}"
+        for n in ("docstring_writer", "docstring_judge")
+        for t in [load_prompt(n, config.construction.prompt_versions.get(n))]
+    }
+    return {
+        "stages_version": REAL_STAGES_VERSION,
+        "real_source": rs.model_dump(mode="json"),
+        "generator": generator.name if generator is not None else None,
+        # what the plus tier does with the generator's output (conversion, rules, state assertions)
+        "plus_versions": [PLUS_VERSION, OBSERVE_VERSION],
+        "generator_settings": config.plus.model_dump(
+            mode="json", exclude={"python", "cache_dir", "enabled", "strengthen_first"}
+        ),
+        "docstring_models": [
+            e.model_dump(include={"model", "temperature", "max_tokens"})
+            for e in ([endpoint, config.llm.judges[0]] if endpoint else [])
+        ],
+        "prompts": prompts if endpoint else {},
+        "min_methods": config.construction.min_methods,
+        "mutation": config.construction.mutation.model_dump(mode="json", exclude={"workers"}),
+        "gate": config.sandbox.model_dump(
+            mode="json", include={"min_line_coverage", "wall_limit_s", "environment_checks"}
+        ),
+    }
+
+
+def real_fingerprint(config: BuildSettings, generator: TestGenerator | None) -> str:
+    """The real-source track's inputs hashed (what `build.build_fingerprint` gives a build of it)."""
+    material = real_fingerprint_material(config, generator)
+    return hashlib.sha256(canonical_json(material).encode("utf-8")).hexdigest()[:16]
+
+
+# -- the stages, in order ---------------------------------------------------------------------------
+
+
+def _license_stage(w: RealWork) -> StageResult:
+    return licence_outcome(w.hc, w.track.settings.construction.real_source)
+
+
+def _skeleton(w: RealWork) -> StageResult:
     try:
-        result.derived = derived = derive_skeleton(hc)
+        w.record.derived = derive_skeleton(w.hc)
     except DerivationError as exc:
-        return result.stop(StageOutcome.drop(R.SKELETON, R.DERIVATION_FAILED, str(exc)))
-    result.outcomes.append(StageOutcome.kept(R.SKELETON))
-    result.docstrings = docs = write_docstrings(ctx, derived, rs.docstring_role, config.construction.prompt_versions)
-    if not docs.outcome.keep:
-        return result.stop(docs.outcome)
-    result.outcomes.append(docs.outcome)
-    for written in docs.written:
-        derived.docstrings[written.method] = written.docstring
-    return _tests_and_gate(result, hc, gate, generator, config, mutator)
+        return StageOutcome.drop(R.SKELETON, R.DERIVATION_FAILED, str(exc))
+    return StageOutcome.kept(R.SKELETON)
 
 
-def _tests_and_gate(
-    result: RealCandidateResult,
-    hc: HarvestedClass,
-    gate: Gate,
-    generator: TestGenerator | None,
-    config: Config,
-    mutator: Mutator | None,
-) -> RealCandidateResult:
-    derived = result.derived
+def _docstrings(w: RealWork) -> StageResult:
+    derived, construction = w.record.derived, w.track.settings.construction
+    assert derived is not None
+    w.record.docstrings = docs = write_docstrings(
+        w.ctx, derived, construction.real_source.docstring_role, construction.prompt_versions
+    )
+    if docs.outcome.keep:
+        for written in docs.written:
+            derived.docstrings[written.method] = written.docstring
+    return docs.outcome
+
+
+def _tests(w: RealWork) -> StageResult:
+    derived, generator = w.record.derived, w.track.generator
     assert derived is not None
     if generator is None:
-        return result.stop(
-            StageOutcome.drop(R.TESTS, R.NO_TEST_GENERATOR, "no test generator is installed or configured")
-        )
-    few = too_few_methods(derived, config.construction.min_methods)
+        return StageOutcome.drop(R.TESTS, R.NO_TEST_GENERATOR, "no test generator is installed or configured")
+    few = too_few_methods(derived, w.track.settings.construction.min_methods)
     if few is not None:  # before the search: the task check would drop the class after it anyway
-        return result.stop(StageOutcome.drop(R.TESTS, R.TOO_FEW_METHODS, few))
+        return StageOutcome.drop(R.TESTS, R.TOO_FEW_METHODS, few)
     suite = generator(
-        derived.solution, derived.class_name, item_id=result.candidate_id, skeleton=contract_skeleton(derived)
+        derived.solution, derived.class_name, item_id=w.record.candidate_id, skeleton=contract_skeleton(derived)
     )
     if suite is None or not suite.test_classes:
         reason = (suite.failure_reason if suite else None) or R.NO_GENERATED_TESTS
         detail = (suite.failure if suite else "") or f"{generator.name} found no test"
-        return result.stop(StageOutcome.drop(R.TESTS, reason, detail[:2000]))
-    result.suite = suite
-    result.outcomes.append(StageOutcome.kept(R.TESTS))
-    result.gate = verdict = gate(derived.solution, suite.tests, suite.test_classes, item_id=result.candidate_id)
+        return StageOutcome.drop(R.TESTS, reason, detail[:2000])
+    w.record.suite = suite
+    return StageOutcome.kept(R.TESTS)
+
+
+def _reference(w: RealWork) -> StageResult:
+    derived, suite = w.record.derived, w.record.suite
+    assert derived is not None and suite is not None
+    w.record.gate = verdict = w.gate(derived.solution, suite.tests, suite.test_classes, item_id=w.record.candidate_id)
     if not verdict.passed:
-        return result.stop(StageOutcome.drop(R.REFERENCE, verdict.reason or R.GATE_ERROR, verdict.detail[:2000]))
-    result.outcomes.append(StageOutcome.kept(R.REFERENCE))
-    outcome = _examples(result, config)
-    if not outcome.keep:
-        return result.stop(outcome)
-    result.outcomes.append(outcome)
-    if mutator is not None:
-        outcome = _mutation(result, mutator, config)
-        if not outcome.keep:
-            return result.stop(outcome)
-        result.outcomes.append(outcome)
-    return _record(result, hc, config)
+        return StageOutcome.drop(R.REFERENCE, verdict.reason or R.GATE_ERROR, verdict.detail[:2000])
+    return StageOutcome.kept(R.REFERENCE)
 
 
-def _examples(result: RealCandidateResult, config: Config) -> StageOutcome:
+def _examples(w: RealWork) -> StageResult:
     """Stage `examples`: observed examples into the docstrings, then the skeleton checks."""
+    result, construction = w.record, w.track.settings.construction
     derived, suite = result.derived, result.suite
     assert derived is not None and suite is not None
     result.examples = found = observed_examples(
-        suite.tests, derived.class_name, config.construction.real_source.max_examples_per_method
+        suite.tests, derived.class_name, construction.real_source.max_examples_per_method
     )
     docs = {
         name: with_examples(text, found.get(name, []))
@@ -205,24 +344,28 @@ def _examples(result: RealCandidateResult, config: Config) -> StageOutcome:
         return StageOutcome.drop(
             R.EXAMPLES, R.NO_OBSERVED_EXAMPLE, "no observed example for any of: " + ", ".join(unseen)
         )
-    report = check_real_skeleton(result.skeleton, derived.context, config.construction.min_methods, frozenset(unseen))
+    report = check_real_skeleton(result.skeleton, derived.context, construction.min_methods, frozenset(unseen))
     verdict = report.verdict()
     return StageOutcome.of(R.EXAMPLES, verdict)
 
 
-def _mutation(result: RealCandidateResult, mutator: Mutator, config: Config) -> StageOutcome:
+def _mutation(w: RealWork) -> StageResult:
+    result, mutator = w.record, w.track.mutator
+    if mutator is None:
+        return None
     derived, suite, verdict = result.derived, result.suite, result.gate
     assert derived is not None and suite is not None and verdict is not None
     result.mutation = report = mutator(
         derived.solution, suite.tests, suite.test_classes, item_id=result.candidate_id, reference_wall_s=verdict.wall_s
     )
-    need = config.construction.mutation.min_score
+    need = w.track.settings.construction.mutation.min_score
     if report.score is not None and report.score < need:
         return StageOutcome.drop(R.MUTATION, R.WEAK_TESTS, f"{report.summary()} < {need:.0%}")
     return StageOutcome.kept(R.MUTATION)
 
 
-def _record(result: RealCandidateResult, hc: HarvestedClass, config: Config) -> RealCandidateResult:
+def _record(w: RealWork) -> StageResult:
+    result, hc = w.record, w.hc
     derived, suite, verdict = result.derived, result.suite, result.gate
     assert derived is not None and suite is not None and verdict is not None and result.skeleton is not None
     domain = hc.domains[0] if hc.domains else FALLBACK_DOMAIN
@@ -248,19 +391,19 @@ def _record(result: RealCandidateResult, hc: HarvestedClass, config: Config) -> 
             environment_checks=verdict.environment,
             source_class_ids=[hc.id],
             sources=[SourceRef.of(hc, domain)],
-            models=_models(config, result),
+            models=_models(w.track.settings, result),
             prompt_versions=versions,
             candidate_id=result.candidate_id,
             schema_version=SCHEMA_VERSION,
+            track=Track.REAL_SOURCE,
             extras=result.task_extras(),
         )
     except (RecordError, ValidationError) as exc:
-        return result.stop(StageOutcome.drop(R.TASK, R.RECORD_INVALID, str(exc)[:2000]))
-    result.status = "built"
-    return result.stop(StageOutcome.kept(R.TASK))
+        return StageOutcome.drop(R.TASK, R.RECORD_INVALID, str(exc)[:2000])
+    return None
 
 
-def _models(config: Config, result: RealCandidateResult) -> dict[str, str]:
+def _models(config: BuildSettings, result: RealCandidateResult) -> dict[str, str]:
     """Who wrote what: the generator always; the docstring roles only when they wrote something."""
     models = {"test_generator": result.suite.generator if result.suite else ""}
     if result.docstrings and result.docstrings.written:

@@ -323,7 +323,7 @@ INCOMPLETE_INFRASTRUCTURE: Final = _code(
 # run retries them (after an outage, a missing key, a sandbox that would not start).
 INFRASTRUCTURE: Final = frozenset({LLM_CALL_FAILED, GATE_ERROR})
 
-# -- real-source track (classforge_bench/pipeline/construct/real_build.py), stages in order ----------------------
+# -- real-source track (classforge_bench/pipeline/construct/real_candidate.py), stages in order ----------------------
 LICENSE: Final = "license"
 DOCSTRINGS: Final = "docstrings"
 REFERENCE: Final = "reference"  # the generated tests on the real class: the verification gate

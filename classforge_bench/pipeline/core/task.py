@@ -17,9 +17,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from classforge_bench.pipeline.core.records import SCHEMA_VERSION, ClassMetrics, HarvestedClass
+from classforge_bench.pipeline.core.tracks import Track
 from classforge_bench.pipeline.core.urls import public_clone_url
 
 CompositionType = Literal["intra-domain", "cross-domain"]
+
+
 VoteStatus = Literal["scored", "malformed", "call-failed"]
 
 # ClassEval-Pro writes "intra"/"cross"; classforge has always published the long form.
@@ -265,6 +268,9 @@ class Task(BaseModel):
     candidate_id: str | None = None
     schema_version: int | None = None
     plus: PlusSuite | None = Field(None, description="hidden plus tier: generated, validated tests (scored apart)")
+    # Last of the fields, so a real-source row keeps its column order from when the track was an
+    # extra column. None on a composition task: its rows carry no track column (they never did).
+    track: Track | None = Field(None, description="the construction track of a real-source task; None otherwise")
     # Not columns: where the task was read from, and the columns this model does not know.
     source: str | None = Field(None, exclude=True, description="which dataset the task came from")
     extras: dict[str, Any] = Field(
@@ -300,10 +306,14 @@ class Task(BaseModel):
         """The task as a flat release row (JSON-able): core columns, what is set of the rest, extras."""
         row = self.model_dump(mode="json", by_alias=True, include=set(CORE_COLUMNS))
         # A field nobody set (a ClassEval task has no judges) is no column; a None someone set is one.
-        rest = self.model_dump(mode="json", by_alias=True, exclude=set(CORE_COLUMNS))
+        rest = self.model_dump(mode="json", by_alias=True, exclude={*CORE_COLUMNS, "track"})
         row.update({k: v for k, v in rest.items() if v is not None or k in self.model_fields_set})
         if self.sources is not None and self.license is None:
             row["license"] = task_license(list(self.sources))
+        # After the licence: a real-source row keeps the column order it had when the track was its
+        # first extra column (byte-identical releases); a composed task has no track column.
+        if self.track is not None:
+            row["track"] = self.track.value
         for key, value in self.extras.items():
             row.setdefault(key, value)
         return row
@@ -385,6 +395,7 @@ COLUMN_MEANINGS: dict[str, str] = {
     "metrics": "LOC, method count and dependency depth of the solution (ClassEval-Pro's Table 3)",
     "candidate_id": "the build's id of the candidate pair the task came from",
     "schema_version": "version of this row layout",
+    "track": "the construction track: real-source (a harvested class as it is); absent on composed tasks",
 }
 """What each release column holds, for the dataset card (a test keeps it complete)."""
 
@@ -409,6 +420,7 @@ __all__ = [
     "SourceRef",
     "SurvivingMutant",
     "Task",
+    "Track",
     "VoteStatus",
     "column_meaning",
     "column_origin",

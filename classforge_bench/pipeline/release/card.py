@@ -8,6 +8,7 @@ from typing import Any
 
 from classforge_bench.pipeline.core.funnel import FunnelReport
 from classforge_bench.pipeline.core.task import CORE_COLUMNS, column_meaning, column_origin
+from classforge_bench.pipeline.core.tracks import Track
 from classforge_bench.pipeline.formats.release_rows import DATA_GLOB, SPLIT
 from classforge_bench.pipeline.release.manifest import SourceRepo
 from classforge_bench.pipeline.release.privacy import PRIVATE_NOTE, is_private
@@ -144,7 +145,7 @@ def build_facts(config: dict[str, Any]) -> dict[str, Any]:
 
 
 def _real_source(config: dict[str, Any]) -> bool:
-    return _dig(config, "construction.track", "composition") == "real-source"
+    return _dig(config, "construction.track", Track.COMPOSITION) == Track.REAL_SOURCE
 
 
 def _llm_docstrings(config: dict[str, Any]) -> bool:

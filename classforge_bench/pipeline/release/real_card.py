@@ -11,10 +11,11 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from classforge_bench.pipeline.core.tracks import Track
 from classforge_bench.pipeline.release.stats import DatasetStats, TaskStats
 from classforge_bench.pipeline.release.tables import md_table
 
-TRACK = "real-source"
+TRACK = Track.REAL_SOURCE
 # Published figures: ClassEval's from the ClassEval paper, ClassEval-Pro's from its paper's Table 3.
 PUBLISHED = {"ClassEval": ("45.7", "1.77", "5"), "ClassEval-Pro": ("~117", "~3", "~9")}
 
