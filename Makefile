@@ -12,7 +12,7 @@ setup:
 # Two builds side by side: the composition track's replayed example, and the real-source track on
 # the real repositories shipped in examples/real-repos (no LLM call; its own Prefect home and release
 # folder, so neither waits for nor races the other's files). Both talk to one temporary Prefect server,
-# started once for the whole run by `cli_server` (its health wait survives a slow start; a build given
+# started once for the whole run by `classforge_bench.pipeline.cli.server` (its health wait survives a slow start; a build given
 # PREFECT_API_URL starts none). The example's progress shows first; then the real-source build's log,
 # what it wrote so far and then live until it ends (it is not held back to the end).
 # `make run REAL_SOURCE=0`: the example only.
@@ -21,7 +21,7 @@ PY_CLI = .venv/bin/python -m classforge_bench.pipeline.cli
 run: setup
 	@mkdir -p .cache
 	@if [ "$(REAL_SOURCE)" = 0 ]; then exec $(PY_CLI) build --config examples/classforge.toml; fi; \
-	exec .venv/bin/python -m classforge_bench.pipeline.cli_server $(MAKE) --no-print-directory run-both-builds
+	exec .venv/bin/python -m classforge_bench.pipeline.cli.server $(MAKE) --no-print-directory run-both-builds
 
 .PHONY: run-both-builds
 run-both-builds:

@@ -19,8 +19,8 @@ from pathlib import Path
 
 import pytest
 
-from classforge_bench.pipeline import cli_flowlog
-from classforge_bench.pipeline.cli_flowlog import disk_full_line, flow_log, write_failure
+from classforge_bench.pipeline.cli import flowlog as cli_flowlog
+from classforge_bench.pipeline.cli.flowlog import disk_full_line, flow_log, write_failure
 
 ROOT = Path(__file__).resolve().parents[2]
 RECORDS = 1000  # a build logs thousands of records; the failed disk must cost one, not thousands
@@ -96,7 +96,7 @@ _BUILD = textwrap.dedent("""
     import errno, logging, os, sys
     from pathlib import Path
     import typer
-    from classforge_bench.pipeline import cli, cli_flowlog
+    from classforge_bench.pipeline.cli import build as cli, flowlog as cli_flowlog
     from classforge_bench.pipeline.config import Config
     from classforge_bench.pipeline.core.store import StoreWriteError
 

@@ -23,7 +23,9 @@ def run(*args: str):
 
 def _no_prefect(monkeypatch) -> None:
     """The order "before any work": reaching Prefect's set-up fails the test."""
-    monkeypatch.setattr("classforge_bench.pipeline.cli._prefect_defaults", lambda: pytest.fail("Prefect was started"))
+    monkeypatch.setattr(
+        "classforge_bench.pipeline.cli.build._prefect_defaults", lambda: pytest.fail("Prefect was started")
+    )
 
 
 @pytest.mark.parametrize("key", ["spec_corpora", "local_sources"])
@@ -120,7 +122,7 @@ def test_the_build_folder_stays_held_through_the_endpoint_probes(example_config,
         )
         raise SystemExit(9)  # stop the first build here; the probes are what matters
 
-    monkeypatch.setattr("classforge_bench.pipeline.cli._preflight", second_build_tries_the_folder)
+    monkeypatch.setattr("classforge_bench.pipeline.cli.build._preflight", second_build_tries_the_folder)
     done = run("build", "--config", str(example_config))
     (other,) = seen or [done.output]
     assert other.returncode == 3, other.stdout + other.stderr
@@ -256,7 +258,7 @@ def test_an_unwritable_output_folder_is_refused_before_any_paid_call(example_con
         example_config.read_text().replace(f'output_root = "{releases}"', f'output_root = "{target}"')
     )
     monkeypatch.setattr(
-        "classforge_bench.pipeline.cli._preflight", lambda *a, **k: pytest.fail("an endpoint was probed")
+        "classforge_bench.pipeline.cli.build._preflight", lambda *a, **k: pytest.fail("an endpoint was probed")
     )
     _no_prefect(monkeypatch)
     done = run("build", "--config", str(example_config))
@@ -270,7 +272,7 @@ def test_the_terminal_gets_one_line_per_record_and_the_log_file_the_tracebacks(t
     import io
     import logging
 
-    from classforge_bench.pipeline.cli_flowlog import flow_log
+    from classforge_bench.pipeline.cli.flowlog import flow_log
 
     terminal = io.StringIO()
     handler = logging.StreamHandler(terminal)
@@ -313,7 +315,7 @@ def test_a_traceback_on_a_logger_that_keeps_its_records_from_the_root_is_cut_too
     import io
     import logging
 
-    from classforge_bench.pipeline.cli_flowlog import flow_log
+    from classforge_bench.pipeline.cli.flowlog import flow_log
 
     terminal = io.StringIO()
     handler = logging.StreamHandler(terminal)
@@ -346,7 +348,7 @@ def test_the_embedded_servers_stderr_goes_to_the_build_log(tmp_path, monkeypatch
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from classforge_bench.pipeline.cli_flowlog import flow_log
+    from classforge_bench.pipeline.cli.flowlog import flow_log
 
     # Another flow test in the session may have entered Prefect's harness, which points
     # PREFECT_API_URL at its own server; this test is about a build that starts the embedded one.
@@ -373,7 +375,7 @@ def test_with_the_users_own_prefect_server_nothing_is_patched(tmp_path, monkeypa
     from prefect.server.api.server import SubprocessASGIServer
     from prefect.settings import PREFECT_API_URL, temporary_settings
 
-    from classforge_bench.pipeline.cli_flowlog import flow_log
+    from classforge_bench.pipeline.cli.flowlog import flow_log
 
     with temporary_settings({PREFECT_API_URL: "http://127.0.0.1:4200/api"}), flow_log(tmp_path / "built"):
         assert "_run_uvicorn_command" not in SubprocessASGIServer().__dict__

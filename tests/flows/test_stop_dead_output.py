@@ -23,7 +23,7 @@ HANG_GUARD_S = 120
 # it blocks inside the write holding the stream's lock (what Prefect's or Rich's output does).
 _COMMAND = textwrap.dedent("""
     import sys, threading
-    from classforge_bench.pipeline.cli_stopping import Stoppable, say_stopped
+    from classforge_bench.pipeline.cli.stopping import Stoppable, say_stopped
     flood = sys.argv[1] == "flood"
 
     def work():

@@ -132,7 +132,9 @@ def test_build_fails_fast_before_prefect_on_an_unreachable_endpoint(tmp_path, mo
     monkeypatch.setenv("OPENAI_API_KEY", API_KEY)
     cfg = _config(tmp_path, dead_url())
     # "before Prefect" as an order, not a time: reaching Prefect's set-up fails the test
-    monkeypatch.setattr("classforge_bench.pipeline.cli._prefect_defaults", lambda: pytest.fail("Prefect was started"))
+    monkeypatch.setattr(
+        "classforge_bench.pipeline.cli.build._prefect_defaults", lambda: pytest.fail("Prefect was started")
+    )
     out = CliRunner().invoke(app, ["build", "--config", str(cfg)], terminal_width=200)
     assert out.exit_code == 2, out.output
     assert out.output.count("endpoint check failed") == 1 and "unreachable" in out.output

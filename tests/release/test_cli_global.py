@@ -45,7 +45,7 @@ def test_bad_cutoff_is_rejected_before_any_server_starts(
     def no_prefect() -> None:
         raise AssertionError("Prefect must not start for a bad --cutoff")
 
-    monkeypatch.setattr("classforge_bench.pipeline.cli._prefect_defaults", no_prefect)
+    monkeypatch.setattr("classforge_bench.pipeline.cli.build._prefect_defaults", no_prefect)
     result = CliRunner().invoke(app, ["build", "--cutoff", cutoff])
     assert result.exit_code == 2, result.output
     (line,) = result.stderr.splitlines()

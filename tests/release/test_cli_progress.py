@@ -11,7 +11,7 @@ import pytest
 from rich.console import Console
 
 from classforge_bench.flows.build_benchmark import CANDIDATE_STAGE, STAGE_TOTAL
-from classforge_bench.pipeline.cli_progress import TASK_LOGGER, TaskRunCounter, task_progress
+from classforge_bench.pipeline.cli.progress import TASK_LOGGER, TaskRunCounter, task_progress
 
 pytestmark = pytest.mark.filterwarnings("ignore:Logger 'prefect:UserWarning")  # no flow run: the API handler warns
 

@@ -19,7 +19,7 @@ ROOT = Path(__file__).resolve().parents[2]
 # the backend's probe makes it, and a run's) when the signal comes.
 _COMMAND = textwrap.dedent("""
     import sys, threading
-    from classforge_bench.pipeline.cli_stopping import Stoppable, say_stopped
+    from classforge_bench.pipeline.cli.stopping import Stoppable, say_stopped
     from classforge_bench.pipeline.sandbox.workdir import WorkDir
 
     def work():

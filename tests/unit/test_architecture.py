@@ -44,11 +44,13 @@ def test_import_contracts_hold() -> None:
     assert exe, "import-linter is a dev dependency: pip install -e '.[dev]'"
     run = subprocess.run([exe, "--no-cache"], cwd=ROOT, capture_output=True, text=True, timeout=600)
     assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
-    assert "2 kept, 0 broken" in run.stdout
+    assert "3 kept, 0 broken" in run.stdout
 
 
 def _modules(package) -> list[str]:
-    return sorted(m.name for m in pkgutil.walk_packages(package.__path__, package.__name__ + "."))
+    # a `__main__` module runs its program when imported (`python -m classforge_bench.pipeline.cli`)
+    names = pkgutil.walk_packages(package.__path__, package.__name__ + ".")
+    return sorted(m.name for m in names if not m.name.endswith(".__main__"))
 
 
 def _loaded_after_import(modules: list[str]) -> dict[str, list[str]]:

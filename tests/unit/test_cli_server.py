@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from classforge_bench.pipeline import cli_server
+from classforge_bench.pipeline.cli import server as cli_server
 
 # A stand-in server: its first SLOW answers to /api/health come after the client's read timeout,
 # then it answers 200; it counts what it was asked in a file. No network beyond 127.0.0.1.

@@ -6,7 +6,7 @@ ReadTimeout out of the flow call, hundreds of traceback lines. Here the wait is 
 while the server starts means "not yet", a server process that dies is started again on a new port
 (a few times), and the only failure is one sentence after PREFECT_SERVER_EPHEMERAL_STARTUP_TIMEOUT_SECONDS.
 
-    python -m classforge_bench.pipeline.cli_server COMMAND [ARG...]
+    python -m classforge_bench.pipeline.cli.server COMMAND [ARG...]
 
 runs COMMAND with one temporary server for its whole duration (PREFECT_API_URL set for it and its
 children), so `make run`'s two builds share one server instead of starting one each.
@@ -182,7 +182,7 @@ def prefect_api() -> Iterator[str]:
 def main(argv: list[str]) -> int:
     """Run argv with one temporary server (or the named one); its exit code, or 2 with one line."""
     if not argv:
-        print("usage: python -m classforge_bench.pipeline.cli_server COMMAND [ARG...]", file=sys.stderr)
+        print("usage: python -m classforge_bench.pipeline.cli.server COMMAND [ARG...]", file=sys.stderr)
         return 2
     try:
         if os.environ.get("PREFECT_API_URL"):

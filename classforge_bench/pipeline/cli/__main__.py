@@ -1,0 +1,5 @@
+"""`python -m classforge_bench.pipeline.cli` is the `classforge` console script."""
+
+from classforge_bench.pipeline.cli import app
+
+app()
