@@ -230,3 +230,34 @@ def test_the_type_a_param_line_states_in_its_last_part():
     assert contract.argument_problem("i = Invoice(number='A', clock=None)\n") is None
     assert contract.argument_problem("i = Invoice(number='A')\ni.overdue(today=i)\n") is not None
     assert contract.argument_problem("i = Invoice(number='A')\ni.overdue(today={'open': 1})\n") is not None
+
+
+BIGNUM = '''
+class BigNumCalculator:
+    """Big number arithmetic on numbers written as strings."""
+
+    def add(self, num1, num2):
+        """Adds two big numbers.
+        :param num1: The first number to add, str.
+        :param num2: The second number to add, str.
+        :return: The sum of the two numbers, str.
+        >>> bigNum = BigNumCalculator()
+        >>> bigNum.add("12345678901234567890", "98765432109876543210")
+        '111111111011111111100'
+        """
+'''
+
+
+def test_a_number_written_as_text_keeps_that_shape():
+    # ClassEval_9: every string shown is digits; add("", "") and add("#:FIV", "0") ask what the
+    # skeleton never states (two correct published answers failed the plus tier on them).
+    contract = derive_contract(BIGNUM, "BigNumCalculator")
+    for call in ('c = BigNumCalculator()\nc.add(num1="", num2="1")\n', 'c = BigNumCalculator()\nc.add("#:FIV", "0")\n'):
+        problem = contract.argument_problem(call)
+        assert problem is not None and problem[0] == reasons.PLUS_OFF_DOMAIN and "number in digits" in problem[1]
+    assert contract.argument_problem('c = BigNumCalculator()\nc.add(num1="-03", num2="7")\n') is None
+    # a string parameter whose examples are words keeps any string
+    words = derive_contract(
+        BIGNUM.replace('"12345678901234567890", "98765432109876543210"', '"ab", "cd"'), "BigNumCalculator"
+    )
+    assert words.argument_problem('c = BigNumCalculator()\nc.add(num1="", num2="#")\n') is None

@@ -30,6 +30,12 @@ class Shown:
     says_negative: bool = False
     says_zero: bool = False  # "zero", "0", "non-negative", ">= 0" in the method's description
     char: bool = False  # named or described as one character (`char`, ":param c: a single character")
+    strings: list[str] = field(default_factory=list)
+
+    def only_numeric_strings(self) -> bool:
+        """Every string shown is a number written in digits ("12345678901234567890", "-3", "0.5"):
+        the parameter is a number passed as text, and "" or "#:FIV" is outside what it shows."""
+        return bool(self.strings) and all(_NUMERIC_TEXT.fullmatch(s) for s in self.strings)
 
     def only_non_negative(self) -> bool:
         return bool(self.numbers) and min(self.numbers) >= 0 and not self.says_negative
@@ -38,6 +44,8 @@ class Shown:
         """Every number shown is above 0 and the text never admits 0 or a negative: 0 is out of range."""
         return self.only_non_negative() and min(self.numbers) > 0 and not self.says_zero
 
+
+_NUMERIC_TEXT = re.compile(r"[-+]?\d+(\.\d+)?")
 
 Evidence = dict[str, dict[str, Shown]]  # method -> parameter -> what the description shows
 
@@ -97,6 +105,8 @@ def _record(shown: Shown, node: ast.expr) -> None:
     shown.types.add("float" if kind == "int" else kind)
     if kind in ("int", "float") and isinstance(value, int | float):
         shown.numbers.append(float(value))
+    if kind == "str" and isinstance(value, str):
+        shown.strings.append(value)
 
 
 def _called_method(call: ast.Call, class_name: str, methods: set[str]) -> str | None:
@@ -199,13 +209,16 @@ def _out_of_range(shown: Shown, node: ast.expr) -> str | None:
             return "the description shows only values > 0 and never admits 0"
     if kind == "str" and isinstance(value, str) and shown.char and len(value) != 1:
         return "the description says one character"
+    if kind == "str" and isinstance(value, str) and shown.only_numeric_strings() and not _NUMERIC_TEXT.fullmatch(value):
+        return "every string the description and base tests show is a number in digits"
     return None
 
 
 def off_domain(body: str, class_name: str, evidence: Evidence) -> str | None:
     """The first number or string passed outside the sign, range or shape the description shows:
     a negative where every value shown is >= 0 and the text never says 'negative'; 0 where every
-    value shown is > 0 and the text never admits zero; a string of another length for a character."""
+    value shown is > 0 and the text never admits zero; a string of another length for a character;
+    a string that is not a number where every string shown is one."""
     for method, kw in _keyword_arguments(body, class_name, evidence):
         shown = evidence.get(method, {}).get(kw.arg or "")
         why = _out_of_range(shown, kw.value) if shown is not None else None

@@ -31,7 +31,7 @@ from classforge_bench.pipeline.quality.plus.validate import validate
 
 log = logging.getLogger(__name__)
 
-PLUS_VERSION = 9  # 9: the task contract (task_contract.py), generator failure reasons; bump when conversion, rules or validation change what a suite holds
+PLUS_VERSION = 10  # 10: numeric strings keep their shape; 9: the task contract (task_contract.py), generator failure reasons; bump when conversion, rules or validation change what a suite holds
 
 
 def suite_key(
