@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import pytest
-from fairness_kit import unfair_verdicts
 
 from classforge_bench.pipeline.construct.run import run_build
 from classforge_bench.pipeline.quality.plus.generate import DEFAULT_PYTHON
 from classforge_bench.pipeline.release.stats import compute_stats
 from classforge_bench.pipeline.release.tables import size_table
+from tests.fairness_kit import unfair_verdicts
 
 ROOT = Path(__file__).resolve().parents[2]
 CACHE = ROOT / "examples" / "llm_cache.jsonl"

@@ -11,8 +11,11 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from classforge_bench.pipeline.cli import app, build_overrides
+from classforge_bench.pipeline.cli import app
+from classforge_bench.pipeline.cli.build import build_overrides
 from classforge_bench.pipeline.config import load_config
+from classforge_bench.pipeline.formats.loader import load_dataset as load_tasks
+from tests.fairness_kit import blind_implementations, unfair_verdicts
 
 ROOT = Path(__file__).resolve().parents[2]
 REPOS = ROOT / "examples" / "real-repos"
@@ -78,7 +81,9 @@ def test_real_source_build_on_the_shipped_repositories(prefect_harness, real_rep
     release = summary.release
     assert release.parent == tmp_path / "out" / "releases" and verify_release(release) == []
     rows = [json.loads(line) for line in (release / "tasks.jsonl").read_text().splitlines()]
-    assert "CircuitBreaker" in [r["class_name"] for r in rows] and {r["track"] for r in rows} == {"real-source"}
+    # CircuitBreaker and RateLimiter were released before the contract: their timeouts and cleanup
+    # were reached only by walks passing 0 or negative durations, which their skeletons never admit
+    assert "_AlertStats" in [r["class_name"] for r in rows] and {r["track"] for r in rows} == {"real-source"}
     assert load_config(ROOT / "examples" / "real-source.toml").construction.mutation.min_score == 0.86
     assert stages["mutation"].kept == len(rows) >= 1
     # the generated tests' own funnel (walks included) joins the build's: every test kept or dropped with a reason
@@ -92,11 +97,10 @@ def test_real_source_build_on_the_shipped_repositories(prefect_harness, real_rep
         for r in rows
         for s in r["sources"]
     )
-    breaker = next(r for r in rows if r["class_name"] == "CircuitBreaker")
-    assert ">>> " in breaker["skeleton"] and breaker["methods_given"] == ["_get_state"]
-    # its package (security_use/sensor) names the domain, not the "statistics" in one method's docstring
-    assert (breaker["domain1"], breaker["sources"][0]["domain"]) == ("Security & Crypto", "Security & Crypto")
-    assert "def _get_state(self) -> CircuitState:" in breaker["skeleton"]
+    # a correct implementation of the skeleton passes: two blind ones for each task that has them
+    tasks = [task for task in load_tasks(release).tasks if blind_implementations("real-source", task)]
+    assert [task.class_name for task in tasks] == ["_AlertStats"]
+    assert unfair_verdicts("real-source", tasks) == {}
     # a cache of its own: the datasets cache is keyed by the folder's name (the version), so a
     # release of an earlier run under the same version would be served instead of this one
     loaded = datasets.load_dataset(str(release), split="test", cache_dir=str(tmp_path / "hf-datasets"))

@@ -50,7 +50,7 @@ def test_terminal_card_report_plot_and_artifact_show_one_order(
     write: Callable[..., Path], tmp_path: Path, monkeypatch: Any
 ) -> None:
     from classforge_bench.flows import build_benchmark
-    from classforge_bench.pipeline.cli import funnel_table
+    from classforge_bench.pipeline.cli.app import funnel_table
     from classforge_bench.pipeline.llm.ledger import Usage
     from classforge_bench.pipeline.release.plots import funnel_figure
     from classforge_bench.pipeline.release.report import write_report

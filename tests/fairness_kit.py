@@ -11,7 +11,7 @@ from pathlib import Path
 from classforge_bench.pipeline.core.task import Task
 from classforge_bench.pipeline.sandbox import run_suite
 
-FAIRNESS = Path(__file__).resolve().parents[1] / "data" / "fairness"
+FAIRNESS = Path(__file__).resolve().parent / "data" / "fairness"
 
 
 def blind_implementations(corpus: str, task: Task) -> list[Path]:
