@@ -362,3 +362,15 @@ def test_sources_merge_per_repository_and_keep_the_published_keys(release: Path)
     manifest = Manifest.model_validate(published)
     assert {s.repo: s.license_spdx for s in manifest.sources}["bob/tools"] == "Apache-2.0"
     assert manifest.model_dump(mode="json")["sources"] == published["sources"]
+
+
+def test_status_lines_show_paths_one_way(tmp_path, monkeypatch):
+    """Relative to the working directory when inside it, absolute otherwise (make run printed one
+    build's release relative and the other's absolute)."""
+    from classforge_bench.pipeline.release.writer import shown_path
+
+    monkeypatch.chdir(tmp_path)
+    assert shown_path(tmp_path / "benchmark" / "releases" / "v") == "benchmark/releases/v"
+    assert shown_path(Path("built") / "example") == "built/example"
+    outside = tmp_path.parent / "elsewhere"
+    assert shown_path(outside) == str(outside)

@@ -29,6 +29,7 @@ from classforge_bench.pipeline.cli.app import (
     console,
     funnel_table,
 )
+from classforge_bench.pipeline.release.writer import shown_path
 
 TrackOpt = Annotated[Track | None, typer.Option(help="override construction.track: composition or real-source")]
 
@@ -221,7 +222,9 @@ def _build_flow(dask: str | None):
 def _print_build_result(result: BuildRunSummary) -> None:
     """The build's closing lines: funnel, harvest, decontamination, tasks, LLM usage, release."""
     console.print(funnel_table(result.funnel, "Build funnel"))
-    console.print(f"harvest: {result.classes} classes from {result.repos} repositories ({result.snapshot}/)")
+    console.print(
+        f"harvest: {result.classes} classes from {result.repos} repositories ({shown_path(result.snapshot)}/)"
+    )
     _warn_clone_failures(result.snapshot)
     decontamination = result.snapshot / "decontamination.json"
     if decontamination.is_file():
@@ -229,7 +232,7 @@ def _print_build_result(result: BuildRunSummary) -> None:
 
         _print_decontamination(json.loads(decontamination.read_text(encoding="utf-8")))
     console.print(
-        f"build: {result.tasks} verified tasks ({result.build_dir}/); "
+        f"build: {result.tasks} verified tasks ({shown_path(result.build_dir)}/); "
         f"{result.incomplete} unfinished{' - stopped: ' + result.stopped if result.stopped else ''}"
     )
     usage = result.usage

@@ -21,7 +21,7 @@ from classforge_bench.pipeline.core.records import Rejection
 from classforge_bench.pipeline.core.task import Task
 from classforge_bench.pipeline.release.history import ReleaseIndex, release_index, solution_digest
 from classforge_bench.pipeline.release.versions import next_version
-from classforge_bench.pipeline.release.writer import write_release
+from classforge_bench.pipeline.release.writer import shown_path, write_release
 
 STAGE = R.RELEASE
 
@@ -116,6 +116,6 @@ def _publish_locked(
         len(fresh),
         len(tasks) - len(fresh),
         full_funnel,
-        f"released {len(fresh)} task(s) as {version} at {path}",
+        f"released {len(fresh)} task(s) as {version} at {shown_path(path)}",
         left_out.rejections,
     )

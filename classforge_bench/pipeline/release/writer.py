@@ -88,6 +88,16 @@ def _config_dict(config: Config | Mapping[str, Any]) -> dict[str, Any]:
     return redact(to_jsonable_python(dict(config)))
 
 
+def shown_path(path: Path) -> str:
+    """A path as a status line shows it: relative to the working directory when inside it, else
+    absolute; one convention for every line a command prints."""
+    absolute = path.absolute()
+    try:
+        return str(absolute.relative_to(Path.cwd()))
+    except ValueError:
+        return str(absolute)
+
+
 def portable_path(path: Path) -> Path:
     """A configured path as a release may show it: relative to the project (the working directory
     the build ran in) when inside it, else only its last component."""
