@@ -29,7 +29,6 @@ from classforge_bench.pipeline.cli.app import (
     console,
     funnel_table,
 )
-from classforge_bench.pipeline.release.writer import shown_path
 
 TrackOpt = Annotated[Track | None, typer.Option(help="override construction.track: composition or real-source")]
 
@@ -221,6 +220,8 @@ def _build_flow(dask: str | None):
 
 def _print_build_result(result: BuildRunSummary) -> None:
     """The build's closing lines: funnel, harvest, decontamination, tasks, LLM usage, release."""
+    from classforge_bench.pipeline.release.writer import shown_path
+
     console.print(funnel_table(result.funnel, "Build funnel"))
     console.print(
         f"harvest: {result.classes} classes from {result.repos} repositories ({shown_path(result.snapshot)}/)"
