@@ -5,6 +5,7 @@ it is made (the sandbox probe's folder was not covered, and one was left in the 
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -64,3 +65,30 @@ def test_a_folder_removed_by_its_run_is_not_removed_again_at_a_stop(tmp_path):
     made.remove()
     assert not Path(made.path).exists()
     assert run_stop_hooks() == []  # nothing registered is left for it
+
+
+def test_removing_a_folder_already_gone_leaves_its_parent_alone(tmp_path):
+    """A stop may remove the folder before the run's own `finally` does; the second removal found
+    nothing and, chmod-ing the missing folder's parent to 0700 to retry, took /tmp from every user."""
+    from classforge_bench.pipeline.sandbox.workdir import WorkDir
+
+    parent = tmp_path / "shared-tmp"
+    parent.mkdir()
+    parent.chmod(0o1777)
+    work = WorkDir.create(str(parent), None)
+    shutil.rmtree(work.path)  # gone before remove() runs
+    work.remove()
+    assert parent.stat().st_mode & 0o7777 == 0o1777
+
+
+def test_a_folder_its_code_locked_is_still_removed(tmp_path):
+    from classforge_bench.pipeline.sandbox.workdir import WorkDir
+
+    work = WorkDir.create(str(tmp_path), None)
+    locked = Path(work.path) / "locked"
+    locked.mkdir()
+    (locked / "f").write_text("x")
+    locked.chmod(0)
+    Path(work.path).chmod(0o500)
+    work.remove()
+    assert not Path(work.path).exists()

@@ -106,12 +106,19 @@ class WorkDir:
         self._removed = True
         self._stop_hook.__exit__(None, None, None)
 
+        root = os.path.abspath(self.path)
+
         def unlock_and_retry(func, path, _exc_info) -> None:
             # Code under test may have removed permissions on its own files; we own the tree or
-            # are root, so restore them and retry once.
-            parent = os.path.dirname(path)
+            # are root, so restore them and retry once. Never above the work folder: when the folder
+            # itself is already gone (a stop removed it first), its parent is the system's temp
+            # folder, and a chmod to 0700 there took it from every other user.
+            path = os.path.abspath(path)
+            if not (path == root or path.startswith(root + os.sep)):
+                return
             try:
-                os.chmod(parent, 0o700)
+                if path != root:
+                    os.chmod(os.path.dirname(path), 0o700)
                 if os.path.isdir(path) and not os.path.islink(path):
                     os.chmod(path, 0o700)
                 func(path)
