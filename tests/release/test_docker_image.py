@@ -101,7 +101,7 @@ def test_app_image_carries_classeval_packages_and_libfaketime() -> None:
     app = _app_stage()
     apt_installs = " ".join(re.findall(r"apt-get install[^&]*", app))
     assert "libfaketime" in apt_installs
-    assert re.search(r"pip install -e \. -r classforge_bench/benchmark/requirements/classeval\.txt", app)
+    assert re.search(r"pip install -e \"\.\[all\]\" -r classforge_bench/benchmark/requirements/classeval\.txt", app)
     assert re.search(r"apt-get purge -y --auto-remove gcc libc6-dev", app)
     sandbox = (REPO / "Dockerfile").read_text(encoding="utf-8").split("FROM base AS app")[0]
     assert "ARG SANDBOX_REQUIREMENTS=classforge_bench/benchmark/requirements/classeval.txt" in sandbox
@@ -116,7 +116,7 @@ def test_app_image_has_the_plus_tiers_generator_where_the_code_looks_for_it() ->
     app = _app_stage()
     assert DEFAULT_PYTHON.relative_to(REPO) == Path(".venv-plus/bin/python")  # beside the code
     assert re.search(r"^WORKDIR /app$", app, flags=re.M) and "COPY pipeline ./pipeline" in app
-    assert re.search(r"pip install -e \. ", app)  # the code stays at /app (a plain install moves it)
+    assert re.search(r"pip install -e \"\.\[all\]\" ", app)  # the code stays at /app (a plain install moves it)
     assert "python -m venv /app/.venv-plus" in app
     assert "/app/.venv-plus/bin/pip install -r classforge_bench/pipeline/quality/plus/requirements.txt" in app
 
