@@ -19,7 +19,7 @@ STRATEGIES = "'holistic', 'incremental', 'compositional', 'bottom_up', 'top_down
 def test_version_and_short_help() -> None:
     runner = CliRunner()
     shown = runner.invoke(app, ["--version"])
-    assert shown.exit_code == 0 and shown.stdout.strip() == f"classforge {version('classforge')}"
+    assert shown.exit_code == 0 and shown.stdout.strip() == f"classforge {version('classforge-bench')}"
     for args in (["-h"], ["evaluate", "-h"], ["build", "-h"]):
         helped = runner.invoke(app, args, prog_name="classforge")
         assert helped.exit_code == 0 and "Usage: classforge" in helped.stdout, args
