@@ -139,14 +139,12 @@ def base_pass_plus_fail(results, tasks: dict, cfg) -> list[dict]:
 
     found = []
     for record in results.samples:
-        task = tasks[record.request.task_id]
-        if not record.scored or record.result.outcome is None or task.plus is None or not task.plus.tests:
+        task = tasks[record.task_id]
+        if not record.scored or record.outcome is None or task.plus is None or not task.plus.tests:
             continue
-        if class_level_status(task, record.result.outcome) != "success":
+        if class_level_status(task, record.outcome) != "success":
             continue
-        run = run_suite(
-            record.request.program, task.plus.test, task.plus.test_classes, config=cfg.sandbox, coverage=False
-        )
+        run = run_suite(record.program, task.plus.test, task.plus.test_classes, config=cfg.sandbox, coverage=False)
         failing = [
             f"{c.name}.{m.name}: {m.exc_type}: {(m.message or '')[:160]}"
             for c in run.classes
@@ -156,8 +154,8 @@ def base_pass_plus_fail(results, tasks: dict, cfg) -> list[dict]:
         if failing or not run.passed:
             found.append(
                 {
-                    "task_id": record.request.task_id,
-                    "model": record.request.model,
+                    "task_id": record.task_id,
+                    "model": record.model,
                     "failing": failing or [run.status.value],
                 }
             )

@@ -121,7 +121,7 @@ def main() -> None:
                 wall, remote = run(args.dataset, samples, folder, address, None)
             finally:
                 stop(procs)
-            same = [s.result.bucket for s in remote.samples] == [s.result.bucket for s in results.samples]
+            same = [s.bucket for s in remote.samples] == [s.bucket for s in results.samples]
             print(
                 f"dask, {n} worker(s): {wall:.1f} s, {len(records) / wall:.2f} samples/s, {remote.stats.sandbox_runs} runs, "
                 f"x{figures['local'][0] / wall:.2f} the local throughput, buckets as local: {same} ({_load()})",

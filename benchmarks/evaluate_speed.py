@@ -202,25 +202,25 @@ def measure_samples(args, tasks: list, samples: Path, tmp_path: Path) -> dict:
     buckets: dict[str, int] = {}
     programs = []
     for s in results.samples:  # type: ignore[attr-defined]
-        buckets[s.result.bucket] = buckets.get(s.result.bucket, 0) + 1
-        if s.request.program is not None:
+        buckets[s.bucket] = buckets.get(s.bucket, 0) + 1
+        if s.program is not None:
             programs.append(
                 {
-                    "program": s.request.program,
-                    "tests": by_id[s.request.task_id].test,
-                    "classes": by_id[s.request.task_id].test_classes,
+                    "program": s.program,
+                    "tests": by_id[s.task_id].test,
+                    "classes": by_id[s.task_id].test_classes,
                 }
             )
     # what each runaway sample cost: every run of it together, against its limit
     runaway = [
         {
-            "task": s.request.task_id,
-            "limit_s": s.request.limit_s,
-            "runs_wall_s": s.result.runs_wall_s,
-            "reruns": s.result.reruns,
+            "task": s.task_id,
+            "limit_s": s.execution.limit_s,
+            "runs_wall_s": s.execution.runs_wall_s,
+            "reruns": s.execution.reruns,
         }
         for s in results.samples
-        if s.result.suite_status == "timeout"
+        if s.execution is not None and s.execution.suite_status == "timeout"
     ]
     base_wall, base = run_inprocess(programs, tmp_path)
     return {

@@ -176,13 +176,13 @@ def verdicts(results) -> dict[str, list]:
     """model/task -> [bucket, {class: [tests run, failures, errors, timed out]}]: what a score is made of."""
     found = {}
     for record in results.samples:
-        outcome = record.result.outcome
+        outcome = record.outcome
         classes = (
             {n: [c.tests_run, c.failures, c.errors, c.timed_out] for n, c in sorted(outcome.test_classes.items())}
             if outcome is not None
             else {}
         )
-        found[f"{record.request.model}/{record.request.task_id}"] = [record.result.bucket, classes]
+        found[f"{record.model}/{record.task_id}"] = [record.bucket, classes]
     return found
 
 

@@ -363,16 +363,16 @@ def plus_verdict(results: dict[str, Any]) -> bool | None:
 def sample_verdict(sample: dict[str, Any]) -> ImplResult:
     """A sample file of `classforge evaluate` (SampleRecord): it passes when it completed and no
     test of any test class failed, erred or timed out."""
-    result = sample.get("result", {})
-    classes = (result.get("outcome") or {}).get("test_classes", {})
+    bucket = (sample.get("score") or {}).get("bucket")
+    classes = ((sample.get("execution") or {}).get("outcome") or {}).get("test_classes", {})
     tests = sum(c.get("tests_run", 0) for c in classes.values())
     bad = {
         n: c.get("failures", 0) + c.get("errors", 0)
         for n, c in classes.items()
         if c.get("failures") or c.get("errors") or c.get("timed_out")
     }
-    passed = result.get("bucket") == "completed" and tests > 0 and not bad
-    detail = f"{result.get('bucket')}: {tests - sum(bad.values())} of {tests} tests pass"
+    passed = bucket == "completed" and tests > 0 and not bad
+    detail = f"{bucket}: {tests - sum(bad.values())} of {tests} tests pass"
     if bad:
         detail += "; failing in " + ", ".join(f"{n} ({k})" for n, k in sorted(bad.items()))
     return ImplResult(passed, detail)

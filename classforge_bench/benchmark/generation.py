@@ -7,9 +7,10 @@ skeleton. The special models need no client: `reference` is the canonical soluti
 the bare skeleton. Pre-generated samples (`--samples`) are whole-class completions, extracted and
 assembled like a holistic answer, or per-method steps, read and assembled like live steps.
 
-A sample whose output holds no code at all is `no_code` (nothing to run). A model call that fails
-for good (`LLMError`) makes the sample a `generation_error`, reported and never scored; the steps
-that did succeed are in the cache, so a resumed run only pays for the failed one.
+Each function here returns the sample's `Generation` part, which the generation phase fills into
+the sample's record once. A sample whose output holds no code at all is `no_code` (nothing to run).
+A model call that fails for good (`LLMError`) makes the sample a `generation_error`, reported and
+never scored; the steps that did succeed are in the cache, so a resumed run only pays for the failed one.
 """
 
 from __future__ import annotations
@@ -19,16 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING
 
 from classforge_bench.benchmark.levels import model_levels
-from classforge_bench.benchmark.results import (
-    DIRECT,
-    Bucket,
-    LevelsRecord,
-    SampleRequest,
-    SampleResult,
-    SampleSource,
-    StepRecord,
-    cause_of,
-)
+from classforge_bench.benchmark.record import Generation, LevelsRecord, SampleRecord, SampleSource, StepRecord, Unrun
 from classforge_bench.benchmark.samples_file import PregeneratedSample, PregeneratedStep
 from classforge_bench.benchmark.strategies import (
     GenerationStep,
@@ -46,7 +38,7 @@ from classforge_bench.benchmark.strategies import (
 from classforge_bench.pipeline.config import EndpointConfig
 from classforge_bench.pipeline.core.source import lone_surrogate
 from classforge_bench.pipeline.core.task import Task
-from classforge_bench.pipeline.llm.errors import LLMError
+from classforge_bench.pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, LLMError, PromptTooLong
 from classforge_bench.pipeline.llm.extraction import Extraction, extract_code
 
 EVAL_ROLE = "evaluate"
@@ -55,67 +47,90 @@ if TYPE_CHECKING:  # the OpenAI SDK under the client is loaded only when a model
     from classforge_bench.pipeline.llm.client import LLMClient
 
 
-Sampled = tuple[SampleRequest, SampleResult | None]
-"""A generated sample: its request with the program, and a result only when there is nothing to run."""
+def cause_of(error: LLMError) -> str:
+    """The unscored cause of a model call that failed for good."""
+    if isinstance(error, PromptTooLong):
+        return "prompt-too-long"
+    if isinstance(error, CacheMiss):
+        return "replay-miss"
+    if isinstance(error, BudgetExceeded):
+        return "budget-reached"
+    if isinstance(error, LLMCallFailed) and not error.transient:
+        return "request-refused"
+    return "llm-unavailable"
 
 
-def _unrun(bucket: Bucket, reason: str, cause: str | None = None) -> SampleResult:
-    return SampleResult(bucket=bucket, reason=reason, cause=cause)
+def failed_generation(
+    error: LLMError, reason: str, steps: list[StepRecord] | None = None, levels: LevelsRecord | None = None
+) -> Generation:
+    """A model call failed for good: nothing to run, and why (the steps before it are kept)."""
+    return Generation(
+        source="llm",
+        steps=steps or [],
+        levels=levels,
+        unrun="generation_error",
+        reason=reason,
+        cause=cause_of(error),
+    )
 
 
-def special_sample(unit: SampleRequest, task: Task) -> Sampled:
+def special_sample(record: SampleRecord, task: Task) -> Generation:
     """The `reference` or `empty` model's program."""
-    if unit.model == "reference":
-        return unit.model_copy(update={"source": "reference", "program": reference_program(task)}), None
-    if unit.model == "empty":
-        return unit.model_copy(update={"source": "empty", "program": empty_program(task)}), None
-    raise ValueError(f"task {task.task_id}: {unit.model!r} is not a special model")
+    if record.model == "reference":
+        return Generation(source="reference", program=reference_program(task))
+    if record.model == "empty":
+        return Generation(source="empty", program=empty_program(task))
+    raise ValueError(f"task {task.task_id}: {record.model!r} is not a special model")
 
 
-def completion_sample(unit: SampleRequest, task: Task, completion: str) -> Sampled:
+def completion_sample(task: Task, completion: str) -> Generation:
     """A pre-generated whole-class completion, extracted and assembled like a holistic answer."""
     ex = extract_code(completion, class_name=task.class_name)
     step = StepRecord(
         index=0, kind="completion", targets=task.method_names, raw=completion, extracted=ex.code, extraction_how=ex.how
     )
-    return finish_sample(unit, "samples_file", task, [step], None, {}, ex.code, holistic=True)
+    return finish_sample("samples_file", task, [step], None, {}, ex.code, holistic=True)
 
 
-def step_record(step: GenerationStep, out: StepOutput, raw: str) -> StepRecord:
-    """What one step (live or pre-generated) answered and what was extracted from it."""
+def step_record(step: GenerationStep, out: StepOutput, raw: str, **call: object) -> StepRecord:
+    """What one step (live or pre-generated) answered and what was extracted from it; `call`: the
+    model call's own fields (prompt, tokens, cache), for a live step."""
     extracted = out.class_code if step.kind == "class" else out.methods.get(step.target, "")
     ex = out.extraction
     code_how, method_how = (ex.how, None) if isinstance(ex, Extraction) else (ex.extraction.how, ex.how)
-    return StepRecord(
-        index=step.index,
-        kind=step.kind,
-        targets=step.targets,
-        level=step.level,
-        raw=raw,
-        extracted=extracted or "",
-        extraction_how=code_how,
-        method_how=method_how,
+    return StepRecord.model_validate(
+        dict(
+            index=step.index,
+            kind=step.kind,
+            targets=step.targets,
+            level=step.level,
+            raw=raw,
+            extracted=extracted or "",
+            extraction_how=code_how,
+            method_how=method_how,
+        )
+        | call
     )
 
 
-def pregenerated_sample(unit: SampleRequest, answer: PregeneratedSample, task: Task) -> Sampled:
-    """One line of a samples file (its request and its answer) as a generated sample."""
+def pregenerated_sample(record: SampleRecord, answer: PregeneratedSample, task: Task) -> Generation:
+    """One line of a samples file (named by `record`, answered by `answer`) as a generated sample."""
     if answer.steps is not None:
-        return steps_sample(unit, task, answer.steps)
+        return steps_sample(record.strategy, task, answer.steps)
     assert answer.completion is not None  # a sample has one of the two shapes (samples_file checks it)
-    return completion_sample(unit, task, answer.completion)
+    return completion_sample(task, answer.completion)
 
 
-def steps_sample(unit: SampleRequest, task: Task, answers: Sequence[PregeneratedStep]) -> Sampled:
+def steps_sample(strategy: str, task: Task, answers: Sequence[PregeneratedStep]) -> Generation:
     """Pre-generated answers of a per-method strategy, read and assembled exactly as live answers
     are: each answer goes through its step's `read_step_output`, the methods through `assemble`.
     Answers name their method, or follow the strategy's order (`plan`)."""
     levels = (
         LevelsRecord(source="labels", levels=levels_from_labels(task))
-        if unit.strategy in ("bottom_up", "top_down")
+        if strategy in ("bottom_up", "top_down")
         else None
     )
-    planned = plan(task, unit.strategy, levels.levels if levels else None)  # type: ignore[arg-type]
+    planned = plan(task, strategy, levels.levels if levels else None)  # type: ignore[arg-type]
     by_method = {step.target: step for step in planned}
     pairs = [(by_method[a.method] if a.method is not None else planned[i], a.completion) for i, a in enumerate(answers)]
     generated: dict[str, str] = {}
@@ -124,11 +139,10 @@ def steps_sample(unit: SampleRequest, task: Task, answers: Sequence[Pregenerated
         out = read_step_output(task, step, raw)
         generated.update(out.methods)
         records.append(step_record(step, out, raw))
-    return finish_sample(unit, "samples_file", task, records, levels, generated, None, holistic=False)
+    return finish_sample("samples_file", task, records, levels, generated, None, holistic=False)
 
 
 def finish_sample(
-    unit: SampleRequest,
     source: SampleSource,
     task: Task,
     steps: list[StepRecord],
@@ -137,13 +151,15 @@ def finish_sample(
     class_code: str | None,
     *,
     holistic: bool,
-) -> Sampled:
+) -> Generation:
     """The program of a sample from what its steps produced, or `no_code` when there is nothing of
     the model's to run: no code at all, or a whole-class answer that defines no class."""
-    asked = unit.model_copy(update={"source": source, "steps": steps, "levels": levels})
 
-    def no_code(reason: str) -> Sampled:
-        return asked, _unrun("no_code", reason)
+    def unrun(bucket: Unrun, reason: str) -> Generation:
+        return Generation(source=source, steps=steps, levels=levels, unrun=bucket, reason=reason)
+
+    def no_code(reason: str) -> Generation:
+        return unrun("no_code", reason)
 
     if holistic:
         if not (class_code and class_code.strip()):
@@ -159,8 +175,8 @@ def finish_sample(
     if fault:
         # not text Python can compile (an unpaired "\ud800" escape, or invalid UTF-8 in the
         # samples file); this sample alone is a compile error, and it must never reach a file as code
-        return asked, _unrun("compile_error", f"task {task.task_id}: the code is not valid source text: {fault}")
-    return asked.model_copy(update={"program": program}), None
+        return unrun("compile_error", f"task {task.task_id}: the code is not valid source text: {fault}")
+    return Generation(source=source, steps=steps, levels=levels, program=program)
 
 
 class LLMGenerator:
@@ -189,14 +205,14 @@ class LLMGenerator:
                 found = self._levels.setdefault(key, found)
         return found
 
-    def generate(self, unit: SampleRequest, task: Task) -> Sampled:
-        endpoint = self.endpoint_for(unit.model)
+    def generate(self, record: SampleRecord, task: Task) -> Generation:
+        endpoint = self.endpoint_for(record.model)
         levels: LevelsRecord | None = None
         steps: list[StepRecord] = []
         try:
-            if unit.strategy in ("bottom_up", "top_down"):
-                levels = self.levels(unit.model, task)
-            planned = plan(task, unit.strategy, levels.levels if levels else None)  # type: ignore[arg-type]
+            if record.strategy in ("bottom_up", "top_down"):
+                levels = self.levels(record.model, task)
+            planned = plan(task, record.strategy, levels.levels if levels else None)  # type: ignore[arg-type]
             generated: dict[str, str] = {}
             class_code: str | None = None
             for step in planned:
@@ -207,40 +223,31 @@ class LLMGenerator:
                     prompt.messages,
                     task_id=task.task_id,
                     prompt_version=prompt.prompt_version,
-                    sample_index=unit.sample_index,
+                    sample_index=record.sample_index,
                 )
                 out = read_step_output(task, step, reply.text)
                 generated.update(out.methods)
                 if step.kind == "class":
                     class_code = out.class_code
                 steps.append(
-                    step_record(step, out, reply.text).model_copy(
-                        update=dict(
-                            prompt_version=prompt.prompt_version,
-                            prompt_sha256=prompt.sha256,
-                            finish_reason=reply.finish_reason,
-                            truncated=reply.truncated,
-                            prompt_tokens=reply.prompt_tokens,
-                            completion_tokens=reply.completion_tokens,
-                            cached=reply.cached,
-                            attempts=reply.attempts,
-                            cache_key=reply.cache_key,
-                        )
+                    step_record(
+                        step,
+                        out,
+                        reply.text,
+                        prompt_version=prompt.prompt_version,
+                        prompt_sha256=prompt.sha256,
+                        finish_reason=reply.finish_reason,
+                        truncated=reply.truncated,
+                        prompt_tokens=reply.prompt_tokens,
+                        completion_tokens=reply.completion_tokens,
+                        cached=reply.cached,
+                        attempts=reply.attempts,
+                        cache_key=reply.cache_key,
                     )
                 )
         except LLMError as exc:
-            done = len(steps)
-            asked = unit.model_copy(update={"source": "llm", "steps": steps, "levels": levels})
-            return asked, _unrun(
-                "generation_error", f"task {task.task_id}: step {done + 1} failed: {exc}", cause_of(exc)
-            )
+            reason = f"task {task.task_id}: step {len(steps) + 1} failed: {exc}"
+            return failed_generation(exc, reason, steps, levels)
         return finish_sample(
-            unit, "llm", task, steps, levels, generated, class_code, holistic=any(s.kind == "class" for s in steps)
+            "llm", task, steps, levels, generated, class_code, holistic=any(s.kind == "class" for s in steps)
         )
-
-
-def direct_unit(model: str, task_id: str, sample_index: int, dataset_sha256: str | None = None) -> SampleRequest:
-    """A special model's sample: it has no strategy of its own."""
-    return SampleRequest(
-        model=model, strategy=DIRECT, task_id=task_id, sample_index=sample_index, dataset_sha256=dataset_sha256
-    )

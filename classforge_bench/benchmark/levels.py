@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from classforge_bench.benchmark.results import LevelsRecord
+from classforge_bench.benchmark.record import LevelsRecord
 from classforge_bench.benchmark.strategies import levels_from_labels
 from classforge_bench.pipeline.config import EndpointConfig
 from classforge_bench.pipeline.core.task import Task

@@ -108,8 +108,8 @@ class SampleOutcome(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    # Which task and sample this is lives in the sample's request (`SampleRequest`), and the status
-    # is written once, as the sample's `SampleResult.bucket`, which fills it in when a file is read.
+    # Which task and sample this is lives in the sample's record (`SampleRecord`), and the status
+    # is written once, as the bucket of the record's score, which fills it in when a file is read.
     status: SampleStatus = Field(exclude=True)
     error: ExceptionInfo | None = Field(default=None, description="what stopped a sample that did not complete")
     test_classes: dict[str, TestClassOutcome] = Field(default_factory=dict)

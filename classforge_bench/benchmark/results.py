@@ -3,24 +3,20 @@
 A run folder holds everything needed to re-grade it offline (`classforge evaluate --regrade DIR`):
 `results.json`, a small summary (the tasks as they were scored, the reference pre-run, settings,
 scores, usage, and the list of sample files), and one file per sample under `samples/` holding
-that sample's whole journey as two records: its `SampleRequest` (what was run: model, strategy,
-task, index, dataset, the raw and extracted text of every step, the program, its limit,
-environment and content hash) and its `SampleResult` (what happened: bucket, per-test-class
-outcomes, error category, timings, resource use, tokens, which stored execution it reused).
+that sample's one record (`classforge_bench.benchmark.record.SampleRecord`): its name (model,
+strategy, task, index, dataset), then what generation filled in (the raw and extracted text of
+every step, the program), what execution filled in (the run's limit, environment and content hash,
+its figures, the per-test-class outcomes) and what scoring filled in (bucket, cause, error category).
 Scores are derived from those records and nothing else. Each sample's file is written as soon as
 the sample is final, so it is also the unit a killed run resumes from (`SampleFiles`);
 `results.json` is written once, at the end. Schema version 4 split each sample file into request
-and result; version 5 holds a sample's identity once (the request's task and index; the bucket,
-not also the outcome's status). Versions 1 (everything in `results.json`), 2 and 3 (one flat
-record per sample) and 4 are still read: their outcome's copies must agree with the request and
-the bucket, else the file is refused by name.
+and result; version 5 held a sample's identity once; version 6 holds the one record in the three
+parts its phases fill (and the tokens once, in the steps). Versions 1 (everything in
+`results.json`), 2 and 3 (one flat record per sample), 4 and 5 are still read
+(`classforge_bench.benchmark.record_versions`): their copies must agree, else the file is refused by name.
 
-Buckets: every sample lands in exactly one. The scored buckets are `SampleOutcome.status`'s
-values; the unscored ones say why a sample could not be judged (`generation_error`: the model
-call failed for good; `sandbox_error`: the sandbox itself failed; `task_broken`: a pre-generated
-sample of a task whose reference solution fails). Unscored samples are counted and listed, never
-silently dropped; a resumed run retries the first two. `cause` names why in one code
-(`UNSCORED_CAUSES`), and `repeats` says whether running again would fail the same way.
+Unscored samples (`record.UNSCORED_CAUSES`) are counted and listed, never silently dropped; a
+resumed run retries those whose model or sandbox failed.
 """
 
 from __future__ import annotations
@@ -31,227 +27,28 @@ import logging
 import re
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Final, Literal, get_args
+from typing import Any, Final, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+from pydantic import Field, ValidationError
 
 from classforge_bench.benchmark.environment import EnvironmentInfo
 from classforge_bench.benchmark.metrics import Estimate, MetricsReport
-from classforge_bench.benchmark.outcomes import SampleOutcome, SampleStatus
-from classforge_bench.benchmark.taxonomy import Category
+from classforge_bench.benchmark.record import Record, SampleRecord
 from classforge_bench.pipeline.core.errors import InputError
 from classforge_bench.pipeline.core.store import write_json
 from classforge_bench.pipeline.core.task import Task
 from classforge_bench.pipeline.formats.quirks import QuirkFix
-from classforge_bench.pipeline.llm.errors import BudgetExceeded, CacheMiss, LLMCallFailed, LLMError, PromptTooLong
 from classforge_bench.pipeline.llm.ledger import UsageSummary
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION: Final = 5
-READABLE_VERSIONS = (1, 2, 3, 4, 5)
+SCHEMA_VERSION: Final = 6
+READABLE_VERSIONS = (1, 2, 3, 4, 5, 6)
 RESULTS_FILE = "results.json"
 SAMPLES_DIR = "samples"
 
-UnscoredBucket = Literal["generation_error", "sandbox_error", "task_broken"]
-Bucket = Literal[SampleStatus, UnscoredBucket]
-SCORED_BUCKETS: tuple[str, ...] = get_args(SampleStatus)
-BUCKETS: tuple[str, ...] = SCORED_BUCKETS + get_args(UnscoredBucket)
-SampleSource = Literal["llm", "reference", "empty", "samples_file"]
-# why a sample is unscored, and whether running again repeats it
-UNSCORED_CAUSES: dict[str, tuple[str, bool]] = {
-    "prompt-too-long": ("the prompt does not fit the model's context window", True),
-    "request-refused": ("the server refused the request itself (a 4xx, or the same 5xx twice)", True),
-    "replay-miss": ("replay mode has no recorded answer for the request", True),
-    "budget-reached": ("the run's LLM budget was spent", True),
-    "llm-unavailable": ("the model could not be reached or kept failing (outage, timeout, rate limit, key)", False),
-    "sandbox-failed": ("the sandbox itself failed", False),
-    "task-broken": ("the task's reference solution fails", True),
-}
 SPECIAL_MODELS: tuple[str, ...] = ("reference", "empty")
 DIRECT = "direct"  # the strategy label of samples that were not generated step by step (special models)
-
-
-class Record(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-
-class StepRecord(Record):
-    """One model call (or one pre-generated completion) and what was extracted from it."""
-
-    index: int
-    kind: Literal["class", "method", "completion"]
-    targets: list[str] = Field(default_factory=list)
-    level: int | None = None
-    prompt_version: str | None = Field(None, description='e.g. "eval_holistic@v1"; None for pre-generated text')
-    prompt_sha256: str | None = None
-    raw: str
-    extracted: str = Field(description="the code taken from `raw` (a method at class-body indentation, or a module)")
-    extraction_how: str = Field(description="how the code was found: fenced, unclosed_fence, unfenced, empty")
-    method_how: str | None = Field(
-        None, description="method steps: how the method was cut out (ast, ast_dedented, lines, not_found)"
-    )
-    finish_reason: str | None = None
-    truncated: bool = False
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-    cached: bool = False
-    attempts: int = 0
-    cache_key: str | None = None
-
-
-class LevelsRecord(Record):
-    """Dependency levels used by bottom_up/top_down, and where they came from."""
-
-    source: Literal["labels", "model", "labels_fallback"]
-    levels: dict[str, int]
-    note: str = ""
-    prompt_version: str | None = None
-    raw: str | None = None
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
-class SampleRequest(Record):
-    """What is run for one sample: who answered what, the program, and the run it asked for.
-
-    Built in steps: the runner names the sample (model, strategy, task, index, dataset), generation
-    adds how the code was obtained (source, levels, steps) and the program, execution the limit,
-    the environment and the content hash of the run (`execution_key`, the key of `executions/`)."""
-
-    model: str
-    strategy: str
-    task_id: str
-    sample_index: int = Field(ge=0)
-    dataset_sha256: str | None = Field(None, description="the dataset the task was read from (results.json: dataset)")
-    source: SampleSource = "llm"
-    levels: LevelsRecord | None = None
-    steps: list[StepRecord] = Field(default_factory=list)
-    program: str | None = None
-    limit_s: float | None = Field(None, description="the run's time limit (scaled from the reference); None: not run")
-    environment: str | None = Field(
-        None, description="interpreter + harness of the run (classforge_bench.benchmark.execution.environment_tag)"
-    )
-    execution_key: str | None = Field(None, description="content hash of the run: its stored execution in executions/")
-
-    @property
-    def key(self) -> tuple[str, str, str, int]:
-        return self.model, self.strategy, self.task_id, self.sample_index
-
-    @property
-    def prompt_tokens(self) -> int:
-        return sum(s.prompt_tokens for s in self.steps) + (self.levels.prompt_tokens if self.levels else 0)
-
-    @property
-    def completion_tokens(self) -> int:
-        return sum(s.completion_tokens for s in self.steps) + (self.levels.completion_tokens if self.levels else 0)
-
-
-class SampleResult(Record):
-    """What happened to one sample: its bucket, per-test outcomes, error class, timings, resource use."""
-
-    bucket: Bucket
-    reason: str = Field("", description="why the sample is not `completed`, in words")
-    cause: str | None = Field(None, description="unscored samples: why, as a code of UNSCORED_CAUSES")
-    repeats: bool | None = Field(None, description="unscored samples: running again fails the same way")
-    outcome: SampleOutcome | None = Field(None, description="per-test-class outcomes; present for every scored sample")
-    error_category: Category | None = None
-    error_reason: str | None = None
-    suite_status: str | None = Field(None, description="SuiteStatus of the whole-file run; None: not run")
-    detail: str = ""
-    wall_s: float | None = Field(None, description="wall time of the whole-file run")
-    runs_wall_s: float | None = Field(None, description="wall time of every run of the sample together")
-    cpu_s: float | None = Field(None, description="CPU time of the whole-file run, where the sandbox reports it")
-    peak_memory_mb: float | None = Field(None, description="peak memory of the whole-file run, where reported")
-    isolation: str = ""
-    per_class: bool = Field(False, description="an abnormal end was accounted per test class")
-    reruns: int = Field(0, description="later runs of the test classes an abnormal end did not reach, within the limit")
-    reused: Literal["reference", "store"] | None = Field(
-        None, description="not run for this sample: the reference pre-run's execution, or one found in executions/"
-    )
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-    @model_validator(mode="before")
-    @classmethod
-    def _status_from_bucket(cls, data: Any) -> Any:
-        """The outcome's status is the bucket, written once and filled in here; files before
-        schema 5 hold a copy too, which must agree."""
-        if not isinstance(data, dict) or not isinstance(data.get("outcome"), dict):
-            return data
-        outcome, bucket = data["outcome"], data.get("bucket")
-        if "status" in outcome and outcome["status"] != bucket:
-            raise ValueError(f"the outcome's status {outcome['status']!r} is not the bucket {bucket!r}")
-        return data | {"outcome": outcome | {"status": bucket}}
-
-    @model_validator(mode="after")
-    def _one_status(self) -> SampleResult:
-        if self.outcome is not None and self.outcome.status != self.bucket:
-            raise ValueError(f"the outcome's status {self.outcome.status!r} is not the bucket {self.bucket!r}")
-        return self
-
-
-class SampleRecord(Record):
-    """One evaluated sample: its request and its result, the whole content of its file in `samples/`.
-
-    Files written before schema 4 (one flat record, the run under `execution`) and before schema 5
-    (the outcome naming its sample again) are read too."""
-
-    request: SampleRequest
-    result: SampleResult
-
-    @model_validator(mode="before")
-    @classmethod
-    def _older_shapes(cls, data: Any) -> Any:
-        """Records before schema 5 name their sample in the outcome too: that copy must be the
-        request's (a record that says two things is refused, never resolved by picking one), then goes."""
-        data = _split_flat(data)
-        outcome = _stored_outcome(data)
-        if outcome is None:
-            return data
-        for field in _IDENTITY:
-            if field in outcome and outcome[field] != data["request"].get(field):
-                raise ValueError(
-                    f"the request's {field} is {data['request'].get(field)!r} but its outcome's is {outcome[field]!r}"
-                )
-        kept = {k: v for k, v in outcome.items() if k not in _IDENTITY}
-        return data | {"result": data["result"] | {"outcome": kept}}
-
-    @property
-    def scored(self) -> bool:
-        return self.result.bucket in SCORED_BUCKETS
-
-    @property
-    def group(self) -> tuple[str, str]:
-        return self.request.model, self.request.strategy
-
-    @property
-    def key(self) -> tuple[str, str, str, int]:
-        return self.request.key
-
-
-_FLAT_REQUEST = ("model", "strategy", "task_id", "sample_index", "source", "levels", "steps", "program")
-_IDENTITY = ("task_id", "sample_index")
-
-
-def _split_flat(data: Any) -> Any:
-    """A record written before schema 4 (one flat record, the run under `execution`) as request and result."""
-    if not isinstance(data, dict) or "request" in data:
-        return data
-    flat = dict(data)
-    run = flat.pop("execution", None) or {}
-    request = {k: flat.pop(k) for k in _FLAT_REQUEST if k in flat}
-    request |= {"limit_s": run.get("limit_s"), "execution_key": run.get("key")}
-    return {"request": request, "result": flat | {k: v for k, v in run.items() if k not in ("key", "limit_s")}}
-
-
-def _stored_outcome(data: Any) -> dict[str, Any] | None:
-    """The outcome of a record read from a file (request and result still plain data), else None."""
-    if not isinstance(data, dict) or not isinstance(data.get("request"), dict):
-        return None
-    result = data.get("result")
-    outcome = result.get("outcome") if isinstance(result, dict) else None
-    return outcome if isinstance(outcome, dict) else None
 
 
 class ReferenceRecord(Record):
@@ -346,7 +143,7 @@ class RunStats(Record):
 
 
 class RunResults(Record):
-    schema_version: Literal[1, 2, 3, 4, 5] = SCHEMA_VERSION
+    schema_version: Literal[1, 2, 3, 4, 5, 6] = SCHEMA_VERSION
     run_id: str
     created_at: datetime = Field(default_factory=lambda: datetime.now(UTC))
     classforge_version: str
@@ -378,26 +175,12 @@ class ResultsError(InputError):
 def sample_file(record: SampleRecord) -> str:
     """A sample's file, relative to the run folder: readable, and unique (the hash tells apart
     labels that slug the same, e.g. `org/model` and `org-model`)."""
-    req = record.request
-    exact = json.dumps(list(req.key))
+    exact = json.dumps(list(record.key))
     tag = hashlib.sha256(exact.encode()).hexdigest()[:8]
     return (
-        f"{SAMPLES_DIR}/{_slug(req.model)}/{_slug(req.strategy)}/"
-        f"{_slug(req.task_id, 80)}__{req.sample_index}__{tag}.json"
+        f"{SAMPLES_DIR}/{_slug(record.model)}/{_slug(record.strategy)}/"
+        f"{_slug(record.task_id, 80)}__{record.sample_index}__{tag}.json"
     )
-
-
-def cause_of(error: LLMError) -> str:
-    """The unscored cause of a model call that failed for good."""
-    if isinstance(error, PromptTooLong):
-        return "prompt-too-long"
-    if isinstance(error, CacheMiss):
-        return "replay-miss"
-    if isinstance(error, BudgetExceeded):
-        return "budget-reached"
-    if isinstance(error, LLMCallFailed) and not error.transient:
-        return "request-refused"
-    return "llm-unavailable"
 
 
 class SampleFiles:
@@ -430,7 +213,7 @@ class SampleFiles:
             if self.run_dir / sample_file(record) != path:
                 log.warning("%s: holds another sample (%s), the sample is done again", path, sample_file(record))
                 continue
-            if record.result.bucket not in self.REDONE:
+            if record.bucket not in self.REDONE:
                 out[record.key] = record
         return out
 
@@ -456,11 +239,16 @@ def read_sample(path: Path) -> SampleRecord:
     (a samples file's invalid UTF-8), which `json` reads back and pydantic's parser refuses."""
     data = _read_json(path)
     try:
-        return SampleRecord.model_validate(data)
+        record = SampleRecord.model_validate(data)
     except ValidationError as e:
         first = e.errors()[0]
         where = ".".join(str(part) for part in first["loc"])
         raise ResultsError(f"{path}: not a sample record: {where + ': ' if where else ''}{first['msg']}"[:400]) from e
+    unfilled = [name for name in ("generation", "score") if getattr(record, name) is None]
+    if unfilled:
+        # a file is written when its sample is final: generated and scored (execution may be skipped)
+        raise ResultsError(f"{path}: not a sample record: {', '.join(unfilled)}: never filled")
+    return record
 
 
 def _read_json(path: Path) -> Any:
@@ -485,7 +273,7 @@ def load_results(run_dir_or_file: Path) -> RunResults:
             f"{path}: results schema version {version!r}; this classforge reads versions "
             f"{', '.join(map(str, READABLE_VERSIONS))}"
         )
-    if version in (2, 3, 4, 5):
+    if version != 1:
         names = data.pop("sample_files", None)
         if not isinstance(names, list):
             raise ResultsError(f"{path}: no list of sample files")

@@ -42,7 +42,7 @@ import time
 from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -61,23 +61,16 @@ from classforge_bench.benchmark.execution import (
     StoredExecution,
     environment_tag,
     job_for,
-    to_outcome,
 )
-from classforge_bench.benchmark.generation import (
-    LLMGenerator,
-    Sampled,
-    direct_unit,
-    pregenerated_sample,
-    special_sample,
-)
+from classforge_bench.benchmark.execution_phase import execute_samples, execution_phase
+from classforge_bench.benchmark.generation_phase import GenerationPhase, generation_phase, pregenerated_phase
 from classforge_bench.benchmark.leaderboard import board_of
-from classforge_bench.benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
 from classforge_bench.benchmark.plots import write_plots
 from classforge_bench.benchmark.plus import plus_scores
+from classforge_bench.benchmark.progress import EvaluationError, PhaseCounter, Progress
+from classforge_bench.benchmark.record import SampleRecord
 from classforge_bench.benchmark.results import (
-    DIRECT,
     SPECIAL_MODELS,
-    UNSCORED_CAUSES,
     DatasetInfo,
     GroupScores,
     ReferenceRecord,
@@ -85,10 +78,6 @@ from classforge_bench.benchmark.results import (
     RunSettings,
     RunStats,
     SampleFiles,
-    SampleRecord,
-    SampleRequest,
-    SampleResult,
-    cause_of,
     dataset_label,
     file_sha256,
     load_results,
@@ -97,7 +86,7 @@ from classforge_bench.benchmark.results import (
 )
 from classforge_bench.benchmark.results_page import PAGE_FILE, write_page
 from classforge_bench.benchmark.samples_file import Answer, read_samples_file, samples_task_ids
-from classforge_bench.benchmark.scoring import categorise, score_run
+from classforge_bench.benchmark.scoring import recategorise, score_run
 from classforge_bench.benchmark.strategies import STRATEGIES, reference_program
 from classforge_bench.benchmark.summary import render_summary
 from classforge_bench.pipeline.core.task import Task
@@ -106,11 +95,9 @@ from classforge_bench.pipeline.formats.loader import LoadedDataset, load_dataset
 if TYPE_CHECKING:  # the client (and the OpenAI SDK under it) is loaded only when a model is asked
     from classforge_bench.pipeline.llm.client import LLMClient
 from classforge_bench.pipeline.config import Config, EvaluateConfig, LLMConfig, SandboxConfig
-from classforge_bench.pipeline.core.errors import InputError
 from classforge_bench.pipeline.core.folder_lock import FolderLock
 from classforge_bench.pipeline.core.store import remove_partial_writes, write_text
-from classforge_bench.pipeline.llm.errors import LLMError
-from classforge_bench.pipeline.llm.ledger import LedgerEntry, UsageSummary
+from classforge_bench.pipeline.llm.ledger import UsageSummary
 from classforge_bench.pipeline.llm.usage_history import (
     USAGE_DIR,
     new_run_id,
@@ -125,13 +112,6 @@ log = logging.getLogger(__name__)
 
 SUMMARY_FILE = "summary.md"
 EXECUTIONS_DIR = "executions"
-
-Progress = Callable[[str, int, int], None]
-"""progress(phase, done, total): phases "reference", "generation", "execution", "scoring"."""
-
-
-class EvaluationError(InputError):
-    """The evaluation cannot start or go on; the message says why (and which task, if one)."""
 
 
 class EvaluationRequest(BaseModel):
@@ -272,7 +252,7 @@ def reference_prerun(
     reference's CPU time, which load does not inflate (`evaluation_limit`), so one timing suffices."""
     limit = sandbox.wall_limit_s * REFERENCE_LIMIT_FACTOR
     jobs = {t.task_id: job_for(t, reference_program(t), limit) for t in tasks}
-    counter = _Counter("reference", len(jobs), progress)
+    counter = PhaseCounter("reference", len(jobs), progress)
     done = _run_cached(executor, jobs, cache, counter.tick)
     return [
         _reference_record(t.task_id, done[t.task_id].whole, jobs[t.task_id].key(executor.config), sandbox)
@@ -344,345 +324,6 @@ def user_cache_dir(env: Mapping[str, str]) -> Path | None:
     return None
 
 
-class _Counter:
-    def __init__(self, phase: str, total: int, progress: Progress | None) -> None:
-        self.phase, self.total, self.progress, self.done = phase, total, progress, 0
-        if progress:
-            progress(phase, 0, total)
-
-    def tick(self) -> None:
-        self.done += 1
-        if self.progress:
-            self.progress(self.phase, self.done, self.total)
-
-
-def _generate(
-    units: list[tuple[SampleRequest, Task]],
-    generator: LLMGenerator | None,
-    client: LLMClient | None,
-    progress: Progress | None,
-) -> list[Sampled]:
-    counter = _Counter("generation", len(units), progress)
-    out: dict[int, Sampled] = {}
-    llm = [i for i, (u, _) in enumerate(units) if u.model not in SPECIAL_MODELS]
-    for i, (u, t) in enumerate(units):
-        if u.model in SPECIAL_MODELS:
-            out[i] = special_sample(u, t)
-            counter.tick()
-    if llm:
-        assert generator is not None and client is not None  # evaluate() creates both when any LLM model is asked for
-
-        def one(item: tuple[SampleRequest, Task]) -> Sampled:
-            try:
-                return generator.generate(*item)
-            finally:
-                counter.tick()
-
-        for i, result in zip(llm, client.map(one, [units[i] for i in llm]), strict=True):
-            u, t = units[i]
-            if result.error is not None:
-                if isinstance(result.error, LLMError):  # already handled inside; kept for safety
-                    out[i] = (
-                        u.model_copy(update={"source": "llm"}),
-                        SampleResult(bucket="generation_error", reason=str(result.error), cause=cause_of(result.error)),
-                    )
-                    continue
-                raise EvaluationError(
-                    f"task {t.task_id}: generating {u.model}/{u.strategy} sample {u.sample_index} "
-                    f"failed: {type(result.error).__name__}: {result.error}"
-                ) from result.error
-            out[i] = result.unwrap()  # no error: its value
-    return [out[i] for i in range(len(units))]
-
-
-def _final(request: SampleRequest, result: SampleResult) -> SampleRecord:
-    """The sample's record, with what its result takes from the request (tokens) and its cause (whether it repeats)."""
-    cause = result.cause
-    return SampleRecord(
-        request=request,
-        result=result.model_copy(
-            update={
-                "repeats": UNSCORED_CAUSES[cause][1] if cause in UNSCORED_CAUSES else None,
-                "prompt_tokens": request.prompt_tokens,
-                "completion_tokens": request.completion_tokens,
-            }
-        ),
-    )
-
-
-def _outcome_reason(outcome: SampleOutcome) -> str:
-    if outcome.status == "completed" or outcome.error is None:
-        return ""
-    return f"{outcome.error.type}: {outcome.error.message}"[:500]
-
-
-def _unexecuted(request: SampleRequest, early: SampleResult) -> SampleRecord:
-    """A sample generation already decided: nothing to run."""
-    if early.bucket == "no_code":
-        early = early.model_copy(update={"outcome": SampleOutcome(status="no_code")})
-    elif early.bucket == "compile_error":  # found before assembly could give a program to compile
-        error = ExceptionInfo(type="UnicodeEncodeError", message=early.reason)
-        early = early.model_copy(update={"outcome": SampleOutcome(status="compile_error", error=error)})
-    return _final(request, early)
-
-
-def _executed(
-    request: SampleRequest,
-    task: Task,
-    stored: StoredExecution,
-    environment: str,
-    reused: Literal["reference", "store"] | None,
-) -> SampleRecord:
-    """The record of a sample that ran (or reused a run): its request gains the run's limit, environment and key."""
-    w = stored.whole
-    request = request.model_copy(
-        update={"limit_s": stored.limit_s, "environment": environment, "execution_key": stored.key}
-    )
-    run = SampleResult(
-        bucket="sandbox_error",
-        suite_status=w.status.value,
-        detail=w.detail,
-        wall_s=w.wall_s,
-        runs_wall_s=round(stored.wall_s, 4),
-        cpu_s=w.cpu_s,
-        peak_memory_mb=w.peak_memory_mb,
-        isolation=w.isolation,
-        per_class=stored.apart,
-        reruns=len(stored.reruns),
-        reused=reused,
-    )
-    if stored.infrastructure_failure:
-        return _final(
-            request,
-            run.model_copy(
-                update={
-                    "cause": "sandbox-failed",
-                    "reason": f"task {request.task_id}: the sandbox failed: {stored.runs[-1].detail}",
-                }
-            ),
-        )
-    outcome = to_outcome(request.task_id, stored, task.test_classes)
-    return _final(
-        request,
-        run.model_copy(update={"bucket": outcome.status, "outcome": outcome, "reason": _outcome_reason(outcome)}),
-    )
-
-
-def _class_floors(executor: Executor, ref: ReferenceRecord) -> dict[str, float]:
-    """What each test class may use of a sample's limit at least: the limit's factor times the
-    reference's time in it (its tests' own times, from the stored pre-run)."""
-    stored = executor.store.get(ref.execution_key)
-    if stored is None:
-        return {}
-    factor = executor.config.scale_factor
-    return {c.name: round(factor * sum(m.duration_s or 0.0 for m in c.methods), 2) for c in stored.whole.classes}
-
-
-Sink = Callable[[SampleRecord], object]
-
-
-def execute_samples(
-    generated: list[Sampled],
-    tasks: dict[str, Task],
-    refs: dict[str, ReferenceRecord],
-    executor: Executor,
-    progress: Progress | None = None,
-    sink: Sink | None = None,
-) -> list[SampleRecord]:
-    """Every generated sample to one record in one bucket (see `classforge_bench.benchmark.results`); `sink` gets
-    each record as soon as it is final (the run folder's sample files)."""
-    jobs: dict[int, ExecutionJob] = {}
-    reused: dict[int, str] = {}  # sample -> the reference pre-run's execution key
-    records: dict[int, SampleRecord] = {}
-    floors: dict[str, dict[str, float]] = {}  # task -> its classes' floors (see _class_floors)
-    environment = environment_tag(executor.config)
-
-    def final(i: int, record: SampleRecord) -> None:
-        records[i] = categorise(tasks[record.request.task_id], record)
-        if sink is not None:
-            sink(records[i])
-
-    for i, (req, early) in enumerate(generated):
-        if early is not None:
-            final(i, _unexecuted(req, early))
-            continue
-        assert req.program is not None  # a sample without a result has a program (generation's contract)
-        ref = refs[req.task_id]
-        if not ref.broken and req.program == reference_program(tasks[req.task_id]):
-            # the reference's own program (model `reference`, or a model that answered with it)
-            # already ran in the pre-run, with a more generous limit: its execution is this one's
-            reused[i] = ref.execution_key
-            continue
-        syntax = syntax_error_of(req.program)
-        if syntax is not None:
-            outcome = SampleOutcome(status="compile_error", error=syntax)
-            final(
-                i,
-                _final(
-                    req,
-                    SampleResult(bucket="compile_error", outcome=outcome, reason=f"{syntax.type}: {syntax.message}"),
-                ),
-            )
-            continue
-        if req.task_id not in floors:
-            floors[req.task_id] = _class_floors(executor, ref)
-        jobs[i] = job_for(tasks[req.task_id], req.program, ref.limit_s, floors[req.task_id])
-    for i, key in reused.items():
-        req = generated[i][0]
-        stored = executor.store.get(key)
-        if stored is None:  # the pre-run result is always stored when the reference passed
-            raise EvaluationError(f"task {req.task_id}: the reference pre-run's execution {key} is missing")
-        final(i, _executed(req, tasks[req.task_id], stored, environment, "reference"))
-    samples_of: dict[str, list[int]] = {}
-    for i, job in jobs.items():
-        samples_of.setdefault(job.key(executor.config), []).append(i)
-    counter = _Counter("execution", len(samples_of), progress)
-
-    def executed(stored: StoredExecution) -> None:
-        for i in samples_of.get(stored.key, []):
-            req = generated[i][0]
-            final(
-                i,
-                _executed(
-                    req,
-                    tasks[req.task_id],
-                    stored,
-                    environment,
-                    "store" if stored.key in executor.reused_keys else None,
-                ),
-            )
-        counter.tick()
-
-    executor.run(list(jobs.values()), on_done=executed)
-    return [records[i] for i in range(len(generated))]
-
-
-def _units(
-    request: EvaluationRequest,
-    cfg: EvaluateConfig,
-    tasks: list[Task],
-    broken: set[str],
-    dataset_sha256: str | None = None,
-) -> list[tuple[SampleRequest, Task]]:
-    units = []
-    for model in request.models:
-        strategies = [DIRECT] if model in SPECIAL_MODELS else cfg.strategies
-        for strategy in strategies:
-            for t in tasks:
-                if t.task_id in broken:
-                    continue  # never paid for: a broken task cannot be scored
-                for i in range(cfg.n_samples):
-                    units.append(
-                        (
-                            direct_unit(model, t.task_id, i, dataset_sha256)
-                            if model in SPECIAL_MODELS
-                            else SampleRequest(
-                                model=model,
-                                strategy=strategy,
-                                task_id=t.task_id,
-                                sample_index=i,
-                                dataset_sha256=dataset_sha256,
-                            ),
-                            t,
-                        )
-                    )
-    return units
-
-
-class _Generation(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-
-    generated: list[Sampled]
-    broken_samples: list[Sampled] = Field(default_factory=list, description="pre-generated samples of broken tasks")
-    order: list[tuple[str, str, str, int]] = Field(
-        default_factory=list, description="every sample of the run, in order"
-    )
-    models: list[str]
-    strategies: list[str]
-    usage: UsageSummary | None = None
-
-
-def _generation_phase(
-    request: EvaluationRequest,
-    cfg: EvaluateConfig,
-    llm: LLMConfig,
-    tasks: list[Task],
-    broken: set[str],
-    samples: list[Answer] | None,
-    client: LLMClient | None,
-    env: Mapping[str, str] | None,
-    progress: Progress | None,
-    done: Collection[tuple[str, str, str, int]] = (),
-    keep_usage: Callable[[list[LedgerEntry]], None] | None = None,
-    dataset_sha256: str | None = None,
-) -> _Generation:
-    """Pre-generated samples, or every (model, strategy, task, index) of the non-broken tasks;
-    the samples in `done` (finished by an earlier, interrupted run) are left out but keep their place in `order`.
-    `keep_usage` receives what the client paid for, even when generation is interrupted."""
-    if samples is not None:
-        return _pregenerated_phase(samples, tasks, broken, done, dataset_sha256)
-    all_units = _units(request, cfg, tasks, broken, dataset_sha256)
-    units = [(u, t) for u, t in all_units if u.key not in done]
-    llm_models = any(m not in SPECIAL_MODELS for m in request.models)
-    needs_llm = any(u.model not in SPECIAL_MODELS for u, _ in units)  # not when every LLM sample is already done
-    own_client = needs_llm and client is None
-    if own_client:
-        from classforge_bench.pipeline.llm.client import LLMClient
-
-        client = LLMClient.from_config(llm, env or {})
-    usage = None
-    try:
-        generator = _llm_generator(client, cfg) if needs_llm else None
-        generated = _generate(units, generator, client if needs_llm else None, progress)
-    finally:
-        # A client handed in may already hold what was spent before generation (the endpoint's
-        # pre-flight probes): its usage is this run's even when every sample was finished earlier.
-        # (An own client exists only when the run needs the model, so this is every client.)
-        if client is not None:
-            usage = client.ledger.summary()
-            if keep_usage is not None:
-                keep_usage(client.ledger.entries())
-            if own_client:
-                client.close()
-    special = [DIRECT] if any(m in SPECIAL_MODELS for m in request.models) else []
-    return _Generation(
-        generated=generated,
-        order=[u.key for u, _ in all_units],
-        models=list(request.models),
-        strategies=(list(cfg.strategies) if llm_models else []) + special,
-        usage=usage,
-    )
-
-
-def _pregenerated_phase(
-    samples: list[Answer],
-    tasks: list[Task],
-    broken: set[str],
-    done: Collection[tuple[str, str, str, int]],
-    dataset_sha256: str | None,
-) -> _Generation:
-    """The samples file's answers as generated samples (those in `done` left out, in `order` still);
-    a broken task's are set apart."""
-    by_id = {t.task_id: t for t in tasks}
-    generated = [
-        pregenerated_sample(req.model_copy(update={"dataset_sha256": dataset_sha256}), answer, by_id[req.task_id])
-        for req, answer in samples
-        if req.key not in done
-    ]
-    return _Generation(
-        generated=[g for g in generated if g[0].task_id not in broken],
-        broken_samples=[g for g in generated if g[0].task_id in broken],
-        order=[req.key for req, _ in samples],
-        models=list(dict.fromkeys(req.model for req, _ in samples)),
-        strategies=list(dict.fromkeys(req.strategy for req, _ in samples)),
-    )
-
-
-def _llm_generator(client: LLMClient | None, cfg: EvaluateConfig) -> LLMGenerator:
-    assert client is not None, "a run that needs the model has a client: handed in, or made for the run"
-    return LLMGenerator(client, cfg.endpoint, levels_source=cfg.levels_source)
-
-
 # -- the run ----------------------------------------------------------------------------------------
 
 
@@ -702,7 +343,7 @@ def _environment(
 
 
 def _read_samples(
-    request: EvaluationRequest, dataset: LoadedDataset, tasks: list[Task], covered: list[str]
+    request: EvaluationRequest, dataset: LoadedDataset, tasks: list[Task], covered: list[str], dataset_sha: str
 ) -> tuple[list[Answer] | None, str | None]:
     """The pre-generated samples of the selected tasks and the file's hash, when a samples file is
     given; samples of tasks the dataset holds but --task/--max-tasks did not select are left out, saying so."""
@@ -716,6 +357,7 @@ def _read_samples(
         known_tasks=set(dataset.all_task_ids) or set(selected),
         task_methods={t.task_id: t.method_names for t in tasks},
         selected=set(selected),
+        dataset_sha256=dataset_sha,
     )
     left_out = [t for t in covered if t not in set(selected)]
     if not samples:
@@ -725,37 +367,6 @@ def _read_samples(
             f"{' ...' if len(left_out) > 5 else ''} (in the dataset, not selected by --task/--max-tasks)"
         )
     return samples, file_sha256(path)
-
-
-def _execution_phase(
-    phase: _Generation,
-    by_id: dict[str, Task],
-    refs: dict[str, ReferenceRecord],
-    executor: Executor,
-    files: SampleFiles,
-    finished: dict[tuple[str, str, str, int], SampleRecord],
-    progress: Progress | None,
-) -> tuple[list[SampleRecord], int]:
-    """The run's records in the run's order (this invocation's, and those an earlier run finished),
-    each written to its file when final; and how many came from the earlier run."""
-    records = execute_samples(phase.generated, by_id, refs, executor, progress, sink=files.write)
-    for req, _ in phase.broken_samples:
-        ref = refs[req.task_id]
-        records.append(
-            _final(
-                req,
-                SampleResult(
-                    bucket="task_broken",
-                    cause="sandbox-failed" if ref.infrastructure else "task-broken",
-                    reason=f"task {req.task_id} is broken: {ref.cause}",
-                ),
-            )
-        )
-        files.write(records[-1])
-    fresh = {r.key: r for r in records}
-    by_key = finished | fresh
-    resumed = sum(1 for k in phase.order if k in finished and k not in fresh)
-    return [by_key[k] for k in phase.order if k in by_key], resumed
 
 
 def evaluate(
@@ -815,7 +426,7 @@ def _evaluate_loaded(
     clock: dict[str, float],
 ) -> RunOutcome:
     cfg = config.evaluate
-    dataset, tasks, dataset_sha, run_dir = loaded.dataset, loaded.tasks, loaded.dataset_sha, loaded.run_dir
+    dataset, tasks, run_dir = loaded.dataset, loaded.tasks, loaded.run_dir
     by_id = {t.task_id: t for t in tasks}
 
     environment = _environment(dataset.format, tasks, cfg, config.sandbox) if cfg.environment == "dataset" else None
@@ -833,24 +444,13 @@ def _evaluate_loaded(
     finished = files.finished()  # a killed run's finished samples: not done again
     t0 = time.perf_counter()
     usage_run = new_run_id()
-    phase = _generation_phase(
-        request,
-        cfg,
-        config.llm,
-        tasks,
-        broken,
-        loaded.samples,
-        client,
-        env,
-        progress,
-        done=finished,
-        keep_usage=lambda entries: save_usage(run_dir, usage_run, "generation", entries),
-        dataset_sha256=dataset_sha,
-    )
+    phase = _generation(request, config, loaded, broken, client, env, progress, finished, usage_run)
     clock["generation"] = time.perf_counter() - t0
 
     t0 = time.perf_counter()
-    records, resumed = _execution_phase(phase, by_id, refs, executor, files, finished, progress)
+    records, resumed = execution_phase(
+        phase.records, phase.broken_records, phase.order, by_id, refs, executor, files, finished, progress
+    )
     clock["execution"] = time.perf_counter() - t0
 
     settings = _settings(request, config, phase.models, phase.strategies, loaded.samples_sha, tasks)
@@ -860,6 +460,36 @@ def _evaluate_loaded(
         write_usage_files(run_dir, *recorded_usage(run_dir, config.llm.costs, usage_run))
     results = _run_results(request, loaded, settings, references, records, phase.usage, plus, executor, resumed)
     return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
+
+
+def _generation(
+    request: EvaluationRequest,
+    config: EvaluatorConfig,
+    loaded: _LoadedRun,
+    broken: set[str],
+    client: LLMClient | None,
+    env: Mapping[str, str] | None,
+    progress: Progress | None,
+    finished: Collection[tuple[str, str, str, int]],
+    usage_run: str,
+) -> GenerationPhase:
+    """A samples file's answers read into their records, else every planned sample generated (what
+    the client pays for kept in the run's usage files as it goes)."""
+    if loaded.samples is not None:
+        return pregenerated_phase(loaded.samples, loaded.tasks, broken, finished)
+    return generation_phase(
+        request.models,
+        config.evaluate,
+        config.llm,
+        loaded.tasks,
+        broken,
+        client,
+        env,
+        progress,
+        done=finished,
+        keep_usage=lambda entries: save_usage(loaded.run_dir, usage_run, "generation", entries),
+        dataset_sha256=loaded.dataset_sha,
+    )
 
 
 def _run_results(
@@ -917,8 +547,8 @@ def _load_run(request: EvaluationRequest, config: EvaluatorConfig) -> _LoadedRun
     if not tasks:
         raise EvaluationError(f"{request.dataset}: no task selected")
     dataset_sha = file_sha256(request.dataset)
-    samples, samples_sha = _read_samples(request, dataset, tasks, covered or [])
-    models = list(dict.fromkeys(req.model for req, _ in samples)) if samples is not None else request.models
+    samples, samples_sha = _read_samples(request, dataset, tasks, covered or [], dataset_sha)
+    models = list(dict.fromkeys(record.model for record, _ in samples)) if samples is not None else request.models
     run_id = run_id_for(
         dataset_label(Path(request.dataset)),
         _identity(dataset_sha, request, cfg, config.sandbox, tasks, samples_sha, models),
@@ -1036,8 +666,9 @@ def regrade(run_dir: Path, progress: Progress | None = None, plots: bool = False
     results = load_results(run_dir)
     run_dir = Path(run_dir) if Path(run_dir).is_dir() else Path(run_dir).parent
     by_id = {t.task_id: t for t in results.tasks}
-    missing = sorted({r.request.task_id for r in results.samples} - set(by_id))
+    missing = sorted({r.task_id for r in results.samples} - set(by_id))
     if missing:
         raise EvaluationError(f"{run_dir}: samples of tasks the results do not hold: {', '.join(missing)}")
-    results.samples = [categorise(by_id[r.request.task_id], r) for r in results.samples]
+    for record in results.samples:
+        recategorise(by_id[record.task_id], record)
     return _score_and_write(run_dir, results, progress, plots=plots)

@@ -37,7 +37,7 @@ from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from classforge_bench.benchmark.results import SampleRequest
+from classforge_bench.benchmark.record import SampleRecord
 from classforge_bench.pipeline.core.errors import InputError
 from classforge_bench.pipeline.formats.textfiles import utf8_lines
 
@@ -78,8 +78,9 @@ class PregeneratedSample(BaseModel):
         return self
 
 
-Answer = tuple[SampleRequest, PregeneratedSample]
-"""One sample of the file: its request (model, strategy, task, index as numbered here) and the line's answer."""
+Answer = tuple[SampleRecord, PregeneratedSample]
+"""One sample of the file: its record, named (model, strategy, task, index as numbered here) and not
+yet filled, and the line's answer, which generation reads into the record."""
 
 
 def _check_steps(where: str, s: PregeneratedSample, strategy: str, methods: Sequence[str] | None) -> None:
@@ -149,10 +150,12 @@ def read_samples_file(
     known_tasks: Collection[str],
     task_methods: Mapping[str, Sequence[str]] | None = None,
     selected: Collection[str] | None = None,
+    dataset_sha256: str | None = None,
 ) -> list[Answer]:
     """Every sample of the file (see the module docstring); `task_methods` (task -> method names)
     lets per-method steps be checked against the tasks. With `selected`, samples of the other
-    (known) tasks are left out: the caller says which and why."""
+    (known) tasks are left out: the caller says which and why. `dataset_sha256` names the dataset
+    in each record."""
     path = Path(path)
     if not path.is_file():
         raise SamplesFileError(f"{path}: no such samples file")
@@ -189,8 +192,8 @@ def read_samples_file(
         taken.add(index)
         out.append(
             (
-                SampleRequest(
-                    model=model, strategy=strategy, task_id=s.task_id, sample_index=index, source="samples_file"
+                SampleRecord(
+                    model=model, strategy=strategy, task_id=s.task_id, sample_index=index, dataset_sha256=dataset_sha256
                 ),
                 s,
             )

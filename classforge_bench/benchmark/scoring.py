@@ -1,7 +1,11 @@
-"""Scores of a run from its sample records alone: pass@k, taxonomy and DEP per (model, strategy).
+"""Scoring: each sample's score part, then pass@k, taxonomy and DEP per (model, strategy).
 
-Used by the run itself and by `--regrade`, so both give the same numbers from the same records.
-Only scored samples of non-broken tasks count; every other sample is counted in its bucket.
+`score_sample` fills a sample's score once, from what its generation and execution parts hold:
+its bucket (the bucket generation ended it with, the sandbox's failure, or its outcome's status;
+`task_broken` when its task's reference fails), why, and its error category. `score_run` then
+scores every (model, strategy) from the records alone, for the run itself and for `--regrade`, so
+both give the same numbers from the same records. Only scored samples of non-broken tasks count;
+every other sample is counted in its bucket.
 """
 
 from __future__ import annotations
@@ -12,23 +16,57 @@ from collections.abc import Sequence
 from classforge_bench.benchmark.metrics import DepCounts, Estimate, canonical_dependencies, compute_metrics, dep_counts
 from classforge_bench.benchmark.outcomes import SampleOutcome
 from classforge_bench.benchmark.passk import bootstrap_ratio_ci
-from classforge_bench.benchmark.results import BUCKETS, DepScores, GroupScores, RunSettings, SampleRecord
-from classforge_bench.benchmark.taxonomy import classify, summarise
+from classforge_bench.benchmark.record import BUCKETS, SCORED_BUCKETS, UNSCORED_CAUSES, Bucket, SampleRecord, Score
+from classforge_bench.benchmark.results import DepScores, GroupScores, ReferenceRecord, RunSettings
+from classforge_bench.benchmark.taxonomy import Category, classify, summarise
 from classforge_bench.pipeline.core.errors import IntegrityError
 from classforge_bench.pipeline.core.task import Task
 
 
-def categorise(task: Task, record: SampleRecord) -> SampleRecord:
-    """Fill in the error category of a scored sample (None when it passes every test class)."""
-    result = record.result
-    c = classify(task, result.outcome) if record.scored and result.outcome is not None else None
-    return record.model_copy(
-        update={
-            "result": result.model_copy(
-                update={"error_category": c.category if c else None, "error_reason": c.reason if c else None}
-            )
-        }
+def score_sample(task: Task, record: SampleRecord, broken: ReferenceRecord | None = None) -> SampleRecord:
+    """Fill the sample's score, once (module docstring); `broken`: its task's reference, when that
+    fails and the sample is therefore not judged."""
+    bucket, reason, cause = _verdict(record, broken)
+    category, why = _category(task, bucket, record.found_outcome())
+    repeats = UNSCORED_CAUSES[cause][1] if cause in UNSCORED_CAUSES else None
+    return record.fill(
+        Score(bucket=bucket, reason=reason, cause=cause, repeats=repeats, error_category=category, error_reason=why)
     )
+
+
+def _verdict(record: SampleRecord, broken: ReferenceRecord | None) -> tuple[Bucket, str, str | None]:
+    """(bucket, reason, cause): decided by the first of the broken task, generation, the sandbox, the outcome."""
+    if broken is not None:
+        cause = "sandbox-failed" if broken.infrastructure else "task-broken"
+        return "task_broken", f"task {record.task_id} is broken: {broken.cause}", cause
+    generation, run = record.generation, record.execution
+    assert generation is not None, f"sample {record.key} is scored before it is generated"
+    if generation.unrun is not None:
+        return generation.unrun, generation.reason, generation.cause
+    assert run is not None, f"sample {record.key} has a program and is scored before it is executed"
+    if run.sandbox_failure is not None:
+        return "sandbox_error", f"task {record.task_id}: the sandbox failed: {run.sandbox_failure}", "sandbox-failed"
+    assert run.outcome is not None, f"sample {record.key}: a run the sandbox did not fail has an outcome"
+    outcome = run.outcome
+    reason = (
+        ""
+        if outcome.status == "completed" or outcome.error is None
+        else f"{outcome.error.type}: {outcome.error.message}"
+    )
+    return outcome.status, reason[:500], None
+
+
+def _category(task: Task, bucket: str, outcome: SampleOutcome | None) -> tuple[Category | None, str | None]:
+    """The error category of a scored sample and why (None when it passes every test class)."""
+    c = classify(task, outcome) if bucket in SCORED_BUCKETS and outcome is not None else None
+    return (c.category, c.reason) if c else (None, None)
+
+
+def recategorise(task: Task, record: SampleRecord) -> None:
+    """`--regrade`: the error category again, from the stored outcome (the taxonomy may have
+    changed since the run); nothing else of the score moves."""
+    assert record.score is not None, f"sample {record.key} was never scored"
+    record.score.error_category, record.score.error_reason = _category(task, record.score.bucket, record.outcome)
 
 
 def _ratio(parts: Sequence[tuple[int, int]]) -> float:
@@ -61,18 +99,19 @@ def _dep_scores(per_task: list[DepCounts], resamples: int, seed: int) -> DepScor
 
 def _outcome(record: SampleRecord) -> SampleOutcome:
     """A scored sample's per-test outcomes, which every scored sample carries."""
-    assert record.result.outcome is not None, f"scored sample {record.request.key} has no outcome"
-    return record.result.outcome
+    outcome = record.outcome
+    assert outcome is not None, f"scored sample {record.key} has no outcome"
+    return outcome
 
 
 def _scored_by_task(tasks: Sequence[Task], records: Sequence[SampleRecord]) -> dict[str, list[SampleRecord]]:
-    """Each task's scored samples, grouped by the task their requests name; a sample index twice is an error."""
+    """Each task's scored samples, grouped by the task their records name; a sample index twice is an error."""
     by_task: dict[str, list[SampleRecord]] = {t.task_id: [] for t in tasks}
     for r in records:
-        if r.scored and r.request.task_id in by_task:
-            by_task[r.request.task_id].append(r)
+        if r.scored and r.task_id in by_task:
+            by_task[r.task_id].append(r)
     for task_id, task_records in by_task.items():
-        indices = [r.request.sample_index for r in task_records]
+        indices = [r.sample_index for r in task_records]
         if len(set(indices)) != len(indices):
             raise IntegrityError(f"task {task_id}: duplicate sample indices {sorted(indices)}")
     return by_task
@@ -87,7 +126,7 @@ def score_group(
     settings: RunSettings,
 ) -> GroupScores:
     """One (model, strategy); `tasks` are the selected tasks, `broken` those excluded."""
-    buckets: Counter[str] = Counter(r.result.bucket for r in records)
+    buckets: Counter[str] = Counter(r.bucket for r in records if r.bucket is not None)
     scorable = [t for t in tasks if t.task_id not in broken]
     by_task = _scored_by_task(scorable, records)
     scored_tasks = [t for t in scorable if by_task[t.task_id]]
@@ -111,7 +150,7 @@ def score_group(
         for t in scored_tasks:
             canonical = canonical_dependencies(t)
             per_task_dep.append(
-                sum((dep_counts(t, r.request.program or "", canonical) for r in by_task[t.task_id]), DepCounts())
+                sum((dep_counts(t, r.program or "", canonical) for r in by_task[t.task_id]), DepCounts())
             )
         dep = _dep_scores(per_task_dep, settings.bootstrap_resamples, settings.bootstrap_seed)
     return GroupScores(
@@ -125,8 +164,8 @@ def score_group(
         metrics=metrics,
         taxonomy=dict(taxonomy),
         dep=dep,
-        prompt_tokens=sum(r.result.prompt_tokens for r in records),
-        completion_tokens=sum(r.result.completion_tokens for r in records),
+        prompt_tokens=sum(r.generation.prompt_tokens for r in records if r.generation),
+        completion_tokens=sum(r.generation.completion_tokens for r in records if r.generation),
     )
 
 

@@ -13,10 +13,9 @@ from collections import Counter
 
 from classforge_bench.benchmark.leaderboard import short_path
 from classforge_bench.benchmark.metrics import Estimate
+from classforge_bench.benchmark.record import BUCKETS, UNSCORED_CAUSES, SampleRecord, Score
 from classforge_bench.benchmark.results import (
-    BUCKETS,
     SPECIAL_MODELS,
-    UNSCORED_CAUSES,
     GroupScores,
     ReferenceRecord,
     RunResults,
@@ -198,18 +197,22 @@ def _cell(text: str, limit: int = 200) -> str:
     return text.replace("|", "\\|").replace("\n", " ")[:limit]
 
 
+def _unscored(results: RunResults) -> list[tuple[SampleRecord, Score]]:
+    """The unscored samples of a run, each with its score (every sample of a run's results has one)."""
+    return [(r, r.score) for r in results.samples if not r.scored and r.score is not None]
+
+
 def _unscored_causes(results: RunResults) -> list[str]:
     """Why the unscored samples are unscored: per group and cause, the count, whether running
     again repeats it, and the first sample's reason in full."""
-    groups: dict[tuple[str, str, str], list] = {}
-    for r in results.samples:
-        if not r.scored:
-            groups.setdefault((r.request.strategy, r.request.model, r.result.cause or "unknown"), []).append(r)
+    groups: dict[tuple[str, str, str], list[tuple[SampleRecord, Score]]] = {}
+    for r, score in _unscored(results):
+        groups.setdefault((r.strategy, r.model, score.cause or "unknown"), []).append((r, score))
     if not groups:
         return []
     rows = []
     for (strategy, model, cause), records in groups.items():
-        repeats = {r.result.repeats for r in records}
+        repeats = {score.repeats for _, score in records}
         again = (
             "yes"
             if repeats == {True}
@@ -218,7 +221,7 @@ def _unscored_causes(results: RunResults) -> list[str]:
             else "unknown (written before causes were recorded)"
         )
         what = UNSCORED_CAUSES.get(cause, ("not recorded", False))[0]
-        first = records[0]
+        first, first_score = records[0]
         rows.append(
             [
                 strategy,
@@ -226,7 +229,7 @@ def _unscored_causes(results: RunResults) -> list[str]:
                 f"{cause}: {what}",
                 str(len(records)),
                 again,
-                f"{first.request.task_id} #{first.request.sample_index}: {_cell(first.result.reason, 300)}",
+                f"{first.task_id} #{first.sample_index}: {_cell(first_score.reason, 300)}",
             ]
         )
     return [
@@ -240,12 +243,12 @@ def _unscored_causes(results: RunResults) -> list[str]:
 def unscored_advice(results: RunResults) -> str | None:
     """One line for the terminal about unscored samples: how many, why, and whether running the
     same command again can help (it retries only what a re-run can change)."""
-    unscored = [r for r in results.samples if not r.scored]
+    unscored = [score for _, score in _unscored(results)]
     if not unscored:
         return None
-    causes = Counter(r.result.cause or "unknown" for r in unscored)
+    causes = Counter(score.cause or "unknown" for score in unscored)
     why = ", ".join(f"{n} {cause}" for cause, n in causes.most_common())
-    retried = sum(1 for r in unscored if r.result.repeats is not True)
+    retried = sum(1 for score in unscored if score.repeats is not True)
     if retried == len(unscored):
         advice = "run the same command again to retry them"
     elif retried:

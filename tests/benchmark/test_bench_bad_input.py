@@ -82,15 +82,15 @@ def test_bad_samples_get_their_own_outcome_and_the_rest_are_scored(classeval_pat
     cfg = Config()
     cfg.evaluate = EvaluateConfig(output_root=tmp_path / "results", bootstrap_resamples=50)
     out = evaluate(EvaluationRequest(dataset=classeval_path, samples_file=samples, task_ids=[BANK]), cfg, env={})
-    by = {s.request.strategy: s for s in out.results.samples}
-    assert by["good"].result.bucket == by["separator"].result.bucket == "completed"
-    assert by["good"].result.outcome.test_class_status("BankAccountTest") == "success"
-    assert by["latin1"].result.bucket == by["surrogate"].result.bucket == "compile_error"
-    assert "lone surrogate U+DCE9" in by["latin1"].result.reason
-    assert "lone surrogate U+D800" in by["surrogate"].result.reason
-    assert by["latin1"].result.error_category == "syntax" and by["latin1"].result.suite_status is None
+    by = {s.strategy: s for s in out.results.samples}
+    assert by["good"].bucket == by["separator"].bucket == "completed"
+    assert by["good"].outcome.test_class_status("BankAccountTest") == "success"
+    assert by["latin1"].bucket == by["surrogate"].bucket == "compile_error"
+    assert "lone surrogate U+DCE9" in by["latin1"].score.reason
+    assert "lone surrogate U+D800" in by["surrogate"].score.reason
+    assert by["latin1"].score.error_category == "syntax" and by["latin1"].execution is None
     # the results hold the bad text escaped, and read back and regrade
-    assert load_results(out.run_dir).samples[1].request.steps[0].raw == by["latin1"].request.steps[0].raw
+    assert load_results(out.run_dir).samples[1].generation.steps[0].raw == by["latin1"].generation.steps[0].raw
     assert [g.metrics for g in regrade(out.run_dir).results.scores] == [g.metrics for g in out.results.scores]
 
 

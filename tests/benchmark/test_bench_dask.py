@@ -107,9 +107,9 @@ class _NoLocalSandbox:
 def _verdicts(results) -> list[tuple]:
     return [
         (
-            s.request.sample_index,
-            s.result.bucket,
-            {n: c.status for n, c in (s.result.outcome.test_classes if s.result.outcome else {}).items()},
+            s.sample_index,
+            s.bucket,
+            {n: c.status for n, c in (s.outcome.test_classes if s.outcome else {}).items()},
         )
         for s in results.samples
     ]
@@ -124,7 +124,7 @@ def test_a_cluster_run_gives_the_local_results_and_resumes(cluster, classeval, c
     ).results
     assert remote.stats.sandbox_runs >= 4  # the reference and the three samples that run, all on the worker
     assert _verdicts(remote) == _verdicts(local)
-    assert [s.result.bucket for s in remote.samples] == ["completed", "completed", "compile_error", "completed"]
+    assert [s.bucket for s in remote.samples] == ["completed", "completed", "compile_error", "completed"]
     assert remote.reference[0].broken is False
     again = evaluate(
         request, _config(tmp_path / "remote" / "results", cluster), env={}, backend=_NoLocalSandbox()

@@ -130,13 +130,13 @@ def test_code_under_test_runs_in_the_dataset_environment_named_in_the_results(jw
     assert r.settings.environment is not None and r.settings.environment.name == jwt_env.name
     assert r.broken_task_ids == []
     [sample] = r.samples
-    assert sample.result.bucket == "completed" and sample.result.outcome.test_class_status("TokenTestEncode") == "error"
-    assert "No module named 'github'" in json.dumps(sample.result.outcome.model_dump())
+    assert sample.bucket == "completed" and sample.outcome.test_class_status("TokenTestEncode") == "error"
+    assert "No module named 'github'" in json.dumps(sample.outcome.model_dump())
     # on the host (classforge's interpreter) the same answer passes: the verdict depended on the tree
     cfg.evaluate.environment = "host"
     host = evaluate(EvaluationRequest(dataset=dataset, samples_file=samples), cfg, env={}).results
     assert host.settings.environment is None
-    assert host.samples[0].result.outcome.test_class_status("TokenTestEncode") == "success"
+    assert host.samples[0].outcome.test_class_status("TokenTestEncode") == "success"
 
 
 def test_the_docker_backend_needs_an_image_that_carries_the_requirements(tmp_path):

@@ -234,18 +234,18 @@ def test_fidelity_suite_on_real_classeval_tasks(classeval_path, tmp_path):
     cfg = Config()
     cfg.evaluate = EvaluateConfig(output_root=tmp_path / "results", bootstrap_resamples=50)
     out = evaluate(EvaluationRequest(dataset=classeval_path, samples_file=samples, task_ids=[BANK]), cfg, env={})
-    by_strategy = {s.request.strategy: s for s in out.results.samples}
+    by_strategy = {s.strategy: s for s in out.results.samples}
     for label, _, bucket, passing in answers:
         sample = by_strategy[label]
-        assert sample.result.bucket == bucket, (label, sample.result.reason)
+        assert sample.bucket == bucket, (label, sample.score.reason)
         got = {
             tc
             for tc in BANK_CLASSES
-            if sample.result.outcome is not None and sample.result.outcome.test_class_status(tc) == "success"
+            if sample.outcome is not None and sample.outcome.test_class_status(tc) == "success"
         }
         assert got == passing, label
-    assert "defines no class BankAccount" in by_strategy["no-class"].result.reason
-    assert by_strategy["syntax"].result.error_category == "syntax"
+    assert "defines no class BankAccount" in by_strategy["no-class"].score.reason
+    assert by_strategy["syntax"].score.error_category == "syntax"
     scores = {g.strategy: g for g in out.results.scores}
     assert scores["crlf"].metrics.class_level.full[1].value == 1.0
     assert scores["partial"].metrics.class_level.full[1].value == 0.0
@@ -357,18 +357,16 @@ def test_fidelity_suite_per_method_samples_of_every_strategy(classeval_path, tmp
     out = evaluate(
         EvaluationRequest(dataset=classeval_path, samples_file=samples, task_ids=[BANK, INTERP]), cfg, env={}
     )
-    by = {(s.request.model, s.request.strategy, s.request.task_id): s for s in out.results.samples}
+    by = {(s.model, s.strategy, s.task_id): s for s in out.results.samples}
     for line, bucket, passing in answers:
         sample = by[(line.get("model", "m"), line["strategy"], line["task_id"])]
-        assert sample.result.bucket == bucket, (line["strategy"], sample.result.reason)
-        got = {
-            tc for tc in sample.result.outcome.test_classes if sample.result.outcome.test_class_status(tc) == "success"
-        }
-        assert got == passing, (line["strategy"], sample.request.program)
-        assert [st.kind for st in sample.request.steps] == ["method"] * len(line["steps"])
+        assert sample.bucket == bucket, (line["strategy"], sample.score.reason)
+        got = {tc for tc in sample.outcome.test_classes if sample.outcome.test_class_status(tc) == "success"}
+        assert got == passing, (line["strategy"], sample.program)
+        assert [st.kind for st in sample.generation.steps] == ["method"] * len(line["steps"])
     top = by[("m", "top_down", BANK)]
-    assert [st.targets for st in top.request.steps] == [["transfer"], ["deposit"], ["withdraw"], ["view_balance"]]
-    assert top.request.levels is not None and top.request.levels.levels["transfer"] == 1
+    assert [st.targets for st in top.generation.steps] == [["transfer"], ["deposit"], ["withdraw"], ["view_balance"]]
+    assert top.generation.levels is not None and top.generation.levels.levels["transfer"] == 1
 
 
 def test_per_method_sample_errors_name_the_line(tmp_path):

@@ -61,7 +61,7 @@ def test_an_interrupted_run_resumes_from_its_finished_samples(tmp_path, caplog):
     kept = sample_files(run_dir)
     assert len(kept) == 4  # the no_code sample, then three executed ones
     # a sample file cut short (a disk that filled, a hand edit) is redone, and named
-    broken_path = next(p for p in kept if json.loads(p.read_text())["request"]["program"])
+    broken_path = next(p for p in kept if json.loads(p.read_text())["generation"]["program"])
     broken = json.loads(broken_path.read_text())
     broken_path.write_text(broken_path.read_text()[:100])
 
@@ -69,10 +69,10 @@ def test_an_interrupted_run_resumes_from_its_finished_samples(tmp_path, caplog):
     with caplog.at_level(logging.WARNING, logger="classforge_bench.benchmark.results"):
         resumed = evaluate(request, config(tmp_path / "cut"), env={}, backend=backend)
     assert f"{broken_path}: not valid JSON" in caplog.text
-    finished = {marker(json.loads(p.read_text())["request"]["program"] or "-") for p in kept if p != broken_path}
+    finished = {marker(json.loads(p.read_text())["generation"]["program"] or "-") for p in kept if p != broken_path}
     ran = {marker(p) for p in backend.programs}
     # only the missing samples ran, once each; the cut file's sample is redone from its stored execution
-    expected = {f"# sample {i}" for i in range(8)} - finished - {marker(broken["request"]["program"])}
+    expected = {f"# sample {i}" for i in range(8)} - finished - {marker(broken["generation"]["program"])}
     assert ran == expected and len(backend.programs) == len(expected)
     # the reference (one program for the three tasks), the cut sample, and the reference's second timing
     # when the first was slow enough to lift its limit (a busy machine): stored, so also reused
@@ -90,8 +90,9 @@ def test_an_interrupted_run_resumes_from_its_finished_samples(tmp_path, caplog):
 # what two runs of the same sample may differ in: their limits (scaled from the reference's own
 # timing), the runs' timings, and whether the execution was run or found in the store
 RUN_FIELDS = {
-    "request": {"limit_s", "execution_key"},
-    "result": {
+    "execution": {
+        "limit_s",
+        "key",
         "suite_status",
         "detail",
         "wall_s",
@@ -134,7 +135,7 @@ def test_a_run_killed_with_sigkill_resumes_and_scores_as_an_uninterrupted_one(tm
     proc.wait(30)
     proc.stderr.close()
     run_dir = next(root.iterdir())
-    done = {marker(json.loads(p.read_text())["request"]["program"] or "-") for p in sample_files(run_dir)}
+    done = {marker(json.loads(p.read_text())["generation"]["program"] or "-") for p in sample_files(run_dir)}
     assert 5 <= len(done) < 9 and not (run_dir / "results.json").exists()
 
     backend = Counting(get_backend(config(tmp_path).sandbox))
@@ -161,17 +162,17 @@ def test_a_sample_that_loops_forever_is_stopped_at_the_limit_scaled_from_its_ref
         out = evaluate(EvaluationRequest(dataset=path, samples_file=file, task_ids=["T0"]), cfg, env={})
         s = out.results.samples[0]
         (reference,) = [r for r in out.results.reference if r.task_id == "T0"]
-        limit = s.request.limit_s
+        limit = s.execution.limit_s
         # From the reference's CPU time and never below its wall time (sandbox/timing.py): on a busy
         # machine the wall time alone is stretched, so the limit is checked against both as measured.
         assert limit == reference.limit_s == evaluation_limit(reference.wall_s, reference.cpu_s, cfg.sandbox)
         assert limit >= cfg.sandbox.scale_floor_s
-        assert s.result.bucket == bucket and s.result.error_category == "timeout_resource"
-        assert s.result.suite_status == "timeout"
+        assert s.bucket == bucket and s.score.error_category == "timeout_resource"
+        assert s.execution.suite_status == "timeout"
         if bucket == "completed":  # two classes, both calling the looping add: each stopped within its share
-            assert f"CounterTestAdd ran past its share of the {limit:.1f}s of CPU limit" in s.result.detail
-            assert s.result.outcome.test_classes["CounterTestAdd"].timed_out
-            assert s.result.outcome.test_classes["CounterTestReset"].timed_out
+            assert f"CounterTestAdd ran past its share of the {limit:.1f}s of CPU limit" in s.execution.detail
+            assert s.outcome.test_classes["CounterTestAdd"].timed_out
+            assert s.outcome.test_classes["CounterTestReset"].timed_out
 
 
 def test_a_crash_reruns_the_classes_it_did_not_reach_within_what_is_left(tmp_path):
@@ -184,9 +185,9 @@ def test_a_crash_reruns_the_classes_it_did_not_reach_within_what_is_left(tmp_pat
     file.write_text(json.dumps({"task_id": "T0", "model": "m", "completion": f"```python\n{crashing}```"}) + "\n")
     out = evaluate(EvaluationRequest(dataset=data, samples_file=file, task_ids=["T0"]), config(tmp_path / "r"), env={})
     s = out.results.samples[0]
-    assert s.result.suite_status == "crashed" and s.result.reruns == 1
-    assert s.result.outcome.test_classes["CounterTestAdd"].problems[-1].exception.type == "Crashed"
-    assert s.result.outcome.test_class_status("CounterTestReset") == "success"  # from the rerun
+    assert s.execution.suite_status == "crashed" and s.execution.reruns == 1
+    assert s.outcome.test_classes["CounterTestAdd"].problems[-1].exception.type == "Crashed"
+    assert s.outcome.test_class_status("CounterTestReset") == "success"  # from the rerun
 
 
 def test_an_interrupted_generation_keeps_what_it_paid_for_in_the_folders_usage(tmp_path):
@@ -248,4 +249,4 @@ def test_a_reference_stretched_past_the_samples_wall_limit_is_not_broken(tmp_pat
     (reference,) = out.results.reference
     assert not reference.broken and reference.suite_status == "passed", reference
     assert reference.wall_s > cfg.sandbox.wall_limit_s
-    assert out.results.samples[0].result.bucket == "completed"
+    assert out.results.samples[0].bucket == "completed"

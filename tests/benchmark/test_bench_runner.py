@@ -94,9 +94,7 @@ def group(results: RunResults, strategy: str, model: str = "fake-coder"):
 
 def sample(results: RunResults, strategy: str, task_id: str, index: int = 0):
     return next(
-        s
-        for s in results.samples
-        if s.request.strategy == strategy and s.request.task_id == task_id and s.request.sample_index == index
+        s for s in results.samples if s.strategy == strategy and s.task_id == task_id and s.sample_index == index
     )
 
 
@@ -163,23 +161,23 @@ def test_five_strategies_with_scripted_faults_then_a_free_resume(classeval_path,
         assert sum(sum(g.buckets.values()) for g in r.scores) == 15
 
         retried = sample(r, "holistic", "ClassEval_8")
-        assert retried.result.bucket == "completed" and retried.result.error_category is None
-        assert retried.request.steps[0].attempts == 3
+        assert retried.bucket == "completed" and retried.score.error_category is None
+        assert retried.generation.steps[0].attempts == 3
         truncated = sample(r, "holistic", "ClassEval_47")
-        assert truncated.result.bucket == "compile_error" and truncated.result.error_category == "syntax"
-        assert truncated.request.steps[0].truncated and truncated.request.steps[0].finish_reason == "length"
-        assert truncated.request.steps[0].extraction_how == "unclosed_fence"
-        assert truncated.result.suite_status is None  # a syntax error is found without running anything
+        assert truncated.bucket == "compile_error" and truncated.score.error_category == "syntax"
+        assert truncated.generation.steps[0].truncated and truncated.generation.steps[0].finish_reason == "length"
+        assert truncated.generation.steps[0].extraction_how == "unclosed_fence"
+        assert truncated.execution.suite_status is None  # a syntax error is found without running anything
         unclosed = sample(r, "incremental", "ClassEval_11")
-        has_step = next(s for s in unclosed.request.steps if s.targets == ["has"])
+        has_step = next(s for s in unclosed.generation.steps if s.targets == ["has"])
         assert has_step.extraction_how == "unclosed_fence" and "<think>" in has_step.raw
-        assert unclosed.result.bucket == "completed" and unclosed.result.error_category is None
+        assert unclosed.bucket == "completed" and unclosed.score.error_category is None
         slow = sample(r, "compositional", "ClassEval_8")
-        assert next(s for s in slow.request.steps if s.targets == ["withdraw"]).attempts == 2
+        assert next(s for s in slow.generation.steps if s.targets == ["withdraw"]).attempts == 2
         wrong = sample(r, "top_down", "ClassEval_8")
-        assert wrong.result.bucket == "completed" and wrong.result.error_category == "logic"
-        assert wrong.result.outcome.test_class_status("BankAccountTestTransfer") == "fail"
-        assert wrong.result.outcome.test_class_status("BankAccountTestDeposit") == "success"  # other classes unaffected
+        assert wrong.bucket == "completed" and wrong.score.error_category == "logic"
+        assert wrong.outcome.test_class_status("BankAccountTestTransfer") == "fail"
+        assert wrong.outcome.test_class_status("BankAccountTestDeposit") == "success"  # other classes unaffected
 
         # scores follow: one of three tasks fails for holistic and for top_down
         assert class_pass1(r, "holistic") == pytest.approx(2 / 3)
@@ -194,13 +192,13 @@ def test_five_strategies_with_scripted_faults_then_a_free_resume(classeval_path,
 
         # prompt versions and orders are recorded per step
         for s in r.samples:
-            assert {st.prompt_version for st in s.request.steps} == {f"eval_{s.request.strategy}@v1"}
-            assert all(st.prompt_sha256 and st.cache_key for st in s.request.steps)
+            assert {st.prompt_version for st in s.generation.steps} == {f"eval_{s.strategy}@v1"}
+            assert all(st.prompt_sha256 and st.cache_key for st in s.generation.steps)
         bottom_up = sample(r, "bottom_up", "ClassEval_47")
-        assert [st.targets[0] for st in bottom_up.request.steps] == ["is_valid", "get_octets", "get_binary"]
-        assert bottom_up.request.levels.source == "labels"
+        assert [st.targets[0] for st in bottom_up.generation.steps] == ["is_valid", "get_octets", "get_binary"]
+        assert bottom_up.generation.levels.source == "labels"
         top_down = sample(r, "top_down", "ClassEval_47")
-        assert [st.targets[0] for st in top_down.request.steps] == ["get_binary", "get_octets", "is_valid"]
+        assert [st.targets[0] for st in top_down.generation.steps] == ["get_binary", "get_octets", "is_valid"]
         assert r.usage.total.requests == 3 + 4 * steps and r.usage.total.retries == 3
 
         # outputs
@@ -221,7 +219,7 @@ def test_five_strategies_with_scripted_faults_then_a_free_resume(classeval_path,
         assert len(server.chat_requests) == sent
         assert third.results.stats.sandbox_runs == 0 and third.results.stats.executions_reused > 0
         assert third.results.stats.samples_resumed == 0
-        assert all(st.cached for s in third.results.samples for st in s.request.steps)
+        assert all(st.cached for s in third.results.samples for st in s.generation.steps)
         assert [g.metrics for g in third.results.scores] == [g.metrics for g in r.scores]
 
 
@@ -238,8 +236,8 @@ def test_failed_generation_is_reported_unscored_and_retried_on_resume(classeval_
         first = evaluate(request(classeval_path), cfg, env={}).results
         assert failing.remaining == 0
         failed = sample(first, "holistic", "ClassEval_47", 1)
-        assert failed.result.bucket == "generation_error" and not failed.scored and failed.result.outcome is None
-        assert "ClassEval_47" in failed.result.reason and "503" in failed.result.reason
+        assert failed.bucket == "generation_error" and not failed.scored and failed.outcome is None
+        assert "ClassEval_47" in failed.score.reason and "503" in failed.score.reason
         holistic = group(first, "holistic")
         assert holistic.buckets["generation_error"] == 1 and holistic.n_scored == 5 and holistic.n_samples == 6
         # sample 0 (a class with no methods) fails at class level; the task still counts with its one scored sample
@@ -251,7 +249,7 @@ def test_failed_generation_is_reported_unscored_and_retried_on_resume(classeval_
         second = evaluate(request(classeval_path), cfg, env={}).results
         # only the failed sample is asked again (and now answered); the rest comes from the cache
         assert len(server.chat_requests) == sent + 1
-        assert sample(second, "holistic", "ClassEval_47", 1).result.bucket == "completed"
+        assert sample(second, "holistic", "ClassEval_47", 1).bucket == "completed"
         assert group(second, "holistic").metrics.ks == [1]
         assert group(second, "holistic").n_scored == 6
 
@@ -262,7 +260,7 @@ def test_sample_index_is_part_of_the_request_identity(classeval_path, tasks, tmp
         r = evaluate(request(classeval_path, tasks=["ClassEval_8"]), cfg, env={}).results
         # three samples of one prompt are three requests (temperature > 0), but one identical program runs once
         assert len(server.chat_requests) == 3
-        assert len({st.cache_key for s in r.samples for st in s.request.steps}) == 3
+        assert len({st.cache_key for s in r.samples for st in s.generation.steps}) == 3
         # the oracle answers with the canonical solution: its three programs reuse the reference pre-run
         assert r.stats.sandbox_runs == r.reference[0].timings
         assert group(r, "holistic").metrics.class_level.full[3].value == 1.0
@@ -285,9 +283,9 @@ def test_levels_from_the_model_with_a_recorded_fallback(classeval_path, tasks, t
         schema = bank_request.body["response_format"]["json_schema"]["schema"]
         assert schema["properties"]["levels"]["required"] == ["deposit", "withdraw", "view_balance", "transfer"]
         bank = sample(r, "bottom_up", "ClassEval_8")
-        assert bank.request.levels.source == "model" and bank.request.levels.prompt_version == "eval_levels@v1"
-        assert [st.targets[0] for st in bank.request.steps] == ["deposit", "withdraw", "view_balance", "transfer"]
-        assert [st.targets[0] for st in sample(r, "top_down", "ClassEval_8").request.steps] == [
+        assert bank.generation.levels.source == "model" and bank.generation.levels.prompt_version == "eval_levels@v1"
+        assert [st.targets[0] for st in bank.generation.steps] == ["deposit", "withdraw", "view_balance", "transfer"]
+        assert [st.targets[0] for st in sample(r, "top_down", "ClassEval_8").generation.steps] == [
             "transfer",
             "view_balance",
             "deposit",
@@ -295,10 +293,10 @@ def test_levels_from_the_model_with_a_recorded_fallback(classeval_path, tasks, t
         ]
         ip = sample(r, "bottom_up", "ClassEval_47")
         assert (
-            ip.request.levels.source == "labels_fallback"
-            and "no level for get_octets, get_binary" in ip.request.levels.note
+            ip.generation.levels.source == "labels_fallback"
+            and "no level for get_octets, get_binary" in ip.generation.levels.note
         )
-        assert [st.targets[0] for st in ip.request.steps] == ["is_valid", "get_octets", "get_binary"]
+        assert [st.targets[0] for st in ip.generation.steps] == ["is_valid", "get_octets", "get_binary"]
         assert all(g.metrics.class_level.full[1].value == 1.0 for g in r.scores)
 
 
@@ -308,9 +306,9 @@ def test_results_json_round_trips_and_carries_what_regrading_needs(classeval_pat
         out = evaluate(request(classeval_path, tasks=["ClassEval_8"]), cfg, env={})
     loaded = load_results(out.run_dir)
     assert loaded.model_dump(mode="json") == out.results.model_dump(mode="json")
-    assert loaded.schema_version == 5 and [t.task_id for t in loaded.tasks] == ["ClassEval_8"]
+    assert loaded.schema_version == 6 and [t.task_id for t in loaded.tasks] == ["ClassEval_8"]
     s = sample(loaded, "compositional", "ClassEval_8")
-    assert s.request.program and ast.parse(s.request.program)
-    assert set(s.result.outcome.test_classes) == set(tasks[0].test_classes)
-    assert all(st.raw and st.extracted for st in s.request.steps)
+    assert s.program and ast.parse(s.program)
+    assert set(s.outcome.test_classes) == set(tasks[0].test_classes)
+    assert all(st.raw and st.extracted for st in s.generation.steps)
     assert loaded.settings.temperature == 0.2 and loaded.settings.base_url.startswith("http://127.0.0.1:")

@@ -28,16 +28,14 @@ def config(root: Path, batch_size: int) -> Config:
 def verdicts(results) -> list[tuple]:
     return [
         (
-            s.request.task_id,
-            s.request.strategy,
-            s.request.sample_index,
-            s.result.bucket,
-            s.result.error_category,
-            s.result.error_reason,
-            s.result.suite_status,
-            {tc: s.result.outcome.test_class_status(tc) for tc in s.result.outcome.test_classes}
-            if s.result.outcome
-            else None,
+            s.task_id,
+            s.strategy,
+            s.sample_index,
+            s.bucket,
+            s.score.error_category,
+            s.score.error_reason,
+            s.execution.suite_status if s.execution else None,
+            {tc: s.outcome.test_class_status(tc) for tc in s.outcome.test_classes} if s.outcome else None,
         )
         for s in results.samples
     ]
@@ -55,15 +53,16 @@ def test_batched_samples_of_several_tasks_score_as_one_run_each(classeval, class
     alone = evaluate(request, config(tmp_path / "alone", 0), env={}).results
     batched = evaluate(request, config(tmp_path / "batched", 16), env={}).results
     assert verdicts(batched) == verdicts(alone)
-    assert [s.result.bucket for s in batched.samples].count("timeout") == 1 and "completed" in [
-        s.result.bucket for s in batched.samples
+    assert [s.bucket for s in batched.samples].count("timeout") == 1 and "completed" in [
+        s.bucket for s in batched.samples
     ]
     assert batched.scores[0].metrics == alone.scores[0].metrics
     runs = sum(
         1
         for s in alone.samples
-        if s.result.suite_status is not None
-        and s.request.execution_key not in {r.execution_key for r in alone.reference}
+        if s.execution is not None
+        and s.execution.suite_status is not None
+        and s.execution.key not in {r.execution_key for r in alone.reference}
     )
     assert alone.stats.sandbox_runs >= runs >= 5  # one start per distinct sample (the references come from the cache)
     if can_batch(get_backend(config(tmp_path, 16).sandbox)):

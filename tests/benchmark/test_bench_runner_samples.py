@@ -33,9 +33,9 @@ def test_pregenerated_samples_land_in_one_bucket_each_and_regrade_reproduces(cla
     r = out.results
     assert r.broken_task_ids == [BROKEN]
     assert "LAPTOP-2CS86KUM" in r.reference[1].cause
-    by_index = {(s.request.strategy, s.request.sample_index): s for s in r.samples if s.request.task_id == BANK}
+    by_index = {(s.strategy, s.sample_index): s for s in r.samples if s.task_id == BANK}
     ext = {i: by_index[("external", i)] for i in range(6)}
-    assert [ext[i].result.bucket for i in range(6)] == [
+    assert [ext[i].bucket for i in range(6)] == [
         "completed",
         "no_code",
         "compile_error",
@@ -43,41 +43,45 @@ def test_pregenerated_samples_land_in_one_bucket_each_and_regrade_reproduces(cla
         "timeout",
         "load_error",
     ]
-    assert all(s.request.source == "samples_file" and s.request.steps[0].kind == "completion" for s in r.samples)
+    assert all(s.generation.source == "samples_file" and s.generation.steps[0].kind == "completion" for s in r.samples)
 
-    assert ext[0].result.error_category is None
-    assert ext[1].result.error_category == "other" and ext[1].result.suite_status is None
-    assert ext[2].result.error_category == "syntax" and ext[2].result.suite_status is None
+    assert ext[0].score.error_category is None
+    assert ext[1].score.error_category == "other" and ext[1].execution is None
+    assert (
+        ext[2].score.error_category == "syntax"
+        and ext[2].execution.suite_status is None
+        and ext[2].execution.key is None
+    )
 
     # the runaway withdraw: it is stopped at its share of the limit, and the classes after it run
     # again with what is left, so only it and the ones calling it (transfer, the class-level
     # test) time out; all of it within the sample's one limit
     loop = ext[3]
-    assert loop.result.suite_status == "timeout" and loop.result.per_class and loop.result.reruns >= 1
+    assert loop.execution.suite_status == "timeout" and loop.execution.per_class and loop.execution.reruns >= 1
     # the limit is the one the reference run set (the floor, or more if the machine was busy then)
-    assert loop.request.limit_s == r.reference[0].limit_s >= config(tmp_path).sandbox.scale_floor_s
+    assert loop.execution.limit_s == r.reference[0].limit_s >= config(tmp_path).sandbox.scale_floor_s
     assert (
-        f"BankAccountTestWithdraw ran past its share of the {loop.request.limit_s:.1f}s of CPU limit"
-        in loop.result.detail
+        f"BankAccountTestWithdraw ran past its share of the {loop.execution.limit_s:.1f}s of CPU limit"
+        in loop.execution.detail
     )
-    statuses = {tc: loop.result.outcome.test_class_status(tc) for tc in loop.result.outcome.test_classes}
+    statuses = {tc: loop.outcome.test_class_status(tc) for tc in loop.outcome.test_classes}
     assert statuses["BankAccountTestDeposit"] == statuses["BankAccountTestViewBalance"] == "success"
     for runaway in ("BankAccountTestWithdraw", "BankAccountTestTransfer", "BankAccountTest"):
-        assert loop.result.outcome.test_classes[runaway].timed_out and statuses[runaway] == "error"
-    assert loop.result.outcome.test_classes["BankAccountTestWithdraw"].problems[0].exception.type != "NotRun"
-    assert loop.result.error_category == "timeout_resource"
+        assert loop.outcome.test_classes[runaway].timed_out and statuses[runaway] == "error"
+    assert loop.outcome.test_classes["BankAccountTestWithdraw"].problems[0].exception.type != "NotRun"
+    assert loop.score.error_category == "timeout_resource"
 
     hang = ext[4]
-    assert hang.result.suite_status == "timeout" and not hang.result.per_class
-    assert hang.result.error_category == "timeout_resource"
-    assert ext[5].result.outcome.error.type == "NameError" and ext[5].result.error_category == "dependency"
+    assert hang.execution.suite_status == "timeout" and not hang.execution.per_class
+    assert hang.score.error_category == "timeout_resource"
+    assert ext[5].outcome.error.type == "NameError" and ext[5].score.error_category == "dependency"
 
     field = by_index[("holistic", 0)]  # its own strategy label, numbered on its own
-    assert field.result.bucket == "completed" and field.result.error_category == "dependency"
-    assert field.result.error_reason.startswith("wrong field, method or library attribute in BankAccountTestWithdraw.")
+    assert field.bucket == "completed" and field.score.error_category == "dependency"
+    assert field.score.error_reason.startswith("wrong field, method or library attribute in BankAccountTestWithdraw.")
 
-    broken = next(s for s in r.samples if s.request.task_id == BROKEN)
-    assert broken.result.bucket == "task_broken" and not broken.scored and broken.result.outcome is None
+    broken = next(s for s in r.samples if s.task_id == BROKEN)
+    assert broken.bucket == "task_broken" and not broken.scored and broken.outcome is None
 
     external = next(g for g in r.scores if g.strategy == "external")
     assert external.model == "m1" and external.n_samples == 7 and external.n_scored == 6
@@ -121,13 +125,13 @@ def test_reference_model_reuses_one_execution_for_identical_samples(classeval_pa
     cfg.evaluate.n_samples = 3
     out = evaluate(EvaluationRequest(dataset=classeval_path, models=["reference"], task_ids=[BANK]), cfg, env={})
     r = out.results
-    assert [s.result.bucket for s in r.samples] == ["completed"] * 3
+    assert [s.bucket for s in r.samples] == ["completed"] * 3
     # the pre-run only: the three identical programs reuse it
     assert r.stats.sandbox_runs == r.reference[0].timings
-    assert {s.request.execution_key for s in r.samples} == {r.reference[0].execution_key}
+    assert {s.execution.key for s in r.samples} == {r.reference[0].execution_key}
     assert r.scores[0].strategy == "direct" and r.scores[0].metrics.class_level.full[3].value == 1.0
     store = ExecutionStore(out.run_dir / "executions")
-    assert store.get(r.samples[0].request.execution_key).program == r.samples[0].request.program
+    assert store.get(r.samples[0].execution.key).program == r.samples[0].program
 
 
 def test_limits_have_a_floor_and_a_cap_and_references_are_timed_once(classeval_path, tmp_path):
@@ -235,11 +239,11 @@ def test_one_file_per_sample_a_small_summary_and_old_results_still_regrade(class
         EvaluationRequest(dataset=classeval_path, samples_file=samples, task_ids=[BANK]), config(tmp_path), env={}
     )
     summary = json.loads((out.run_dir / "results.json").read_text(encoding="utf-8"))
-    assert summary["schema_version"] == 5 and "samples" not in summary and len(summary["sample_files"]) == 3
+    assert summary["schema_version"] == 6 and "samples" not in summary and len(summary["sample_files"]) == 3
     files = sorted((out.run_dir / "samples").rglob("*.json"))
     assert [str(f.relative_to(out.run_dir)) for f in files] == sorted(summary["sample_files"])
     first = json.loads((out.run_dir / summary["sample_files"][0]).read_text(encoding="utf-8"))
-    assert first["request"]["steps"][0]["raw"] == lines[0]["completion"]  # raw replies live in the sample files only
+    assert first["generation"]["steps"][0]["raw"] == lines[0]["completion"]  # raw replies live in the sample files only
     assert lines[0]["completion"] not in (out.run_dir / "results.json").read_text(encoding="utf-8")
 
     # a run folder written by schema version 1 (everything in results.json) is read and regraded
@@ -250,7 +254,7 @@ def test_one_file_per_sample_a_small_summary_and_old_results_still_regrade(class
     (old / "results.json").write_text(json.dumps(v1), encoding="utf-8")
     again = regrade(old)
     assert [g.metrics for g in again.results.scores] == [g.metrics for g in out.results.scores]
-    assert json.loads((old / "results.json").read_text(encoding="utf-8"))["schema_version"] == 5
+    assert json.loads((old / "results.json").read_text(encoding="utf-8"))["schema_version"] == 6
 
     # so is one written by schema version 2 (sample files without `cause`, `repeats`, `reruns`)
     v2 = tmp_path / "v2"

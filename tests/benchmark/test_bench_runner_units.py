@@ -197,8 +197,8 @@ def test_an_abnormal_run_is_accounted_per_class_within_the_limit():
 
 def test_class_floors_scale_the_references_own_time_in_each_class(tmp_path):
     from classforge_bench.benchmark.execution import ExecutionJob, ExecutionStore, Executor
+    from classforge_bench.benchmark.execution_phase import class_floors as _class_floors
     from classforge_bench.benchmark.results import ReferenceRecord
-    from classforge_bench.benchmark.runner import _class_floors
 
     timed = [
         MethodResult(name="t1", outcome=TestOutcome.PASSED, duration_s=0.2),

@@ -67,20 +67,20 @@ def test_unscored_samples_say_why_and_whether_a_rerun_repeats_it(classeval, clas
             bootstrap_resamples=100,
         )
         out = evaluate(EvaluationRequest(dataset=classeval_path, models=["fake-coder"], task_ids=TASKS), cfg, env={})
-    by_task = {s.request.task_id: s for s in out.results.samples}
+    by_task = {s.task_id: s for s in out.results.samples}
     too_long, outage, fine = by_task["ClassEval_8"], by_task["ClassEval_47"], by_task["ClassEval_11"]
-    assert (too_long.result.bucket, too_long.result.cause, too_long.result.repeats) == (
+    assert (too_long.bucket, too_long.score.cause, too_long.score.repeats) == (
         "generation_error",
         "prompt-too-long",
         True,
     )
-    assert (outage.result.bucket, outage.result.cause, outage.result.repeats) == (
+    assert (outage.bucket, outage.score.cause, outage.score.repeats) == (
         "generation_error",
         "llm-unavailable",
         False,
     )
-    assert fine.result.bucket == "completed" and fine.result.cause is None and fine.result.repeats is None
-    assert "context_length_exceeded" in too_long.result.reason or "maximum context length" in too_long.result.reason
+    assert fine.bucket == "completed" and fine.score.cause is None and fine.score.repeats is None
+    assert "context_length_exceeded" in too_long.score.reason or "maximum context length" in too_long.score.reason
 
     summary = out.summary
     section = summary.split("### Why samples are unscored", 1)[1].split("\n\n", 2)[1]
@@ -98,7 +98,7 @@ def test_unscored_samples_say_why_and_whether_a_rerun_repeats_it(classeval, clas
 
     # the record survives the round trip through its sample file
     assert (
-        next(s for s in load_results(out.run_dir).samples if s.request.task_id == "ClassEval_8").result.cause
+        next(s for s in load_results(out.run_dir).samples if s.task_id == "ClassEval_8").score.cause
         == "prompt-too-long"
     )
 
@@ -107,7 +107,7 @@ def test_unscored_samples_say_why_and_whether_a_rerun_repeats_it(classeval, clas
         server.add_rule(pattern=r"Please complete the class BankAccount\b", replies=[TOO_LONG] * 10)
         cfg.evaluate.endpoint.base_url = server.base_url
         again = evaluate(EvaluationRequest(dataset=classeval_path, models=["fake-coder"], task_ids=TASKS), cfg, env={})
-    assert [s.request.task_id for s in again.results.samples if not s.scored] == ["ClassEval_8"]
+    assert [s.task_id for s in again.results.samples if not s.scored] == ["ClassEval_8"]
     assert unscored_advice(again.results) == (
         "1 sample(s) could not be scored (1 prompt-too-long); a re-run would "
         "fail the same way: fix the cause first (see summary.md)."

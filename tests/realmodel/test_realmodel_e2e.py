@@ -233,6 +233,6 @@ def usage_by_role(path: Path) -> dict:
 
 
 def _samples(run_dir: Path, results: dict) -> list[dict]:
-    """The sample records: one file per sample, its request and result (results schema 4), read as one dict."""
+    """The sample records: one file per sample (results schema 6), its name, generation and score read as one dict."""
     records = [json.loads((run_dir / name).read_text()) for name in results["sample_files"]]
-    return [r["request"] | r["result"] for r in records]
+    return [r | r["generation"] | r["score"] for r in records]

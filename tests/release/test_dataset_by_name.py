@@ -155,7 +155,7 @@ def test_cli_evaluates_classeval_from_the_cache_offline(tmp_path: Path) -> None:
     results = json.loads((run_dir / "results.json").read_text())
     assert results["dataset"]["path"] == str(home / "hub" / f"datasets--FudanSELab--ClassEval/snapshots/{COMMIT}")
     samples = [json.loads((run_dir / name).read_text()) for name in results["sample_files"]]
-    assert [s["result"]["bucket"] for s in samples] == ["completed"]
+    assert [s["score"]["bucket"] for s in samples] == ["completed"]
 
 
 def test_decontamination_uses_classeval_only_when_cached(

@@ -177,7 +177,7 @@ def test_an_evaluation_in_the_declared_environment_runs_the_images_interpreter(c
     env = out.results.settings.environment
     assert env.kind == "image" and env.path == f"docker image {cfg.sandbox.docker_image}"
     assert env.declared_in == "classforge_bench/benchmark/requirements/classeval.txt" and "numpy" in env.requirements
-    assert out.results.samples[0].result.bucket == "completed" and out.results.broken_task_ids == []
+    assert out.results.samples[0].bucket == "completed" and out.results.broken_task_ids == []
     assert client.containers.created and {c.options["command"][0] for c in client.containers.created} == {
         sys.executable
     }

@@ -99,14 +99,16 @@ def test_an_implementation_passes_only_when_no_test_failed():
 
     def sample(bucket: str, **counts: int) -> dict:
         outcome = {"test_classes": {"CTestA": {"tests_run": 3, **counts}, "CTestB": {"tests_run": 2}}}
-        return {"result": {"bucket": bucket, "outcome": outcome}}
+        return {"score": {"bucket": bucket}, "execution": {"outcome": outcome}}
 
     assert rsy.sample_verdict(sample("completed")).passed
     failing = rsy.sample_verdict(sample("completed", failures=1))
     assert not failing.passed and "4 of 5 tests pass" in failing.detail and "CTestA (1)" in failing.detail
     assert not rsy.sample_verdict(sample("completed", errors=2)).passed
     assert not rsy.sample_verdict(sample("timeout")).passed
-    assert not rsy.sample_verdict({"result": {"bucket": "completed", "outcome": {"test_classes": {}}}}).passed
+    assert not rsy.sample_verdict(
+        {"score": {"bucket": "completed"}, "execution": {"outcome": {"test_classes": {}}}}
+    ).passed
 
 
 def test_the_plus_tier_counts_when_the_task_has_one():

@@ -46,7 +46,7 @@ def _evaluation_table(results) -> Table:
     from classforge_bench.benchmark.summary import compact_header, compact_rows
 
     # the tasks some sample was scored on: a samples file or --task may cover fewer than the dataset holds
-    scored = len({s.request.task_id for s in results.samples if s.scored})
+    scored = len({s.task_id for s in results.samples if s.scored})
     table = Table(
         title=f"pass@k (%) on {scored} scored task(s) of {results.dataset.n_tasks_selected} selected "
         f"({len(results.broken_task_ids)} broken, excluded)"
