@@ -1,7 +1,7 @@
 """Are two evaluation results folders the same, apart from timing? Prints every difference.
 
 Usage:
-    python benchmarks/results_identity.py A B [--drop KEY ...] [--show 5] [--skip NAME ...]
+    python benchmarks/results_identity.py A B [--records] [--drop KEY ...] [--show 5] [--skip NAME ...]
 
 `A` and `B` are results roots (`--out` of `classforge evaluate`) or run folders. Every file under
 either is compared with the file at the same relative path under the other:
@@ -12,7 +12,11 @@ either is compared with the file at the same relative path under the other:
   `created_at`); `--drop` adds keys;
 - other text files (`summary.md`, `results.html`) are compared line by line with the results
   page's "written <date> UTC" stamp masked;
-- `.classforge.lock` (the pid of the run that held the folder) is skipped, and so is any `--skip` name.
+- `.classforge.lock` (the pid of the run that held the folder) is skipped, and so is any `--skip` name;
+- with `--records`, folders written by two results schemas compare: each sample file under
+  `samples/` is read as this checkout reads it (`classforge_bench.benchmark.results.read_sample`,
+  every older schema into the current record) and compared as that record, and `schema_version`
+  is dropped too.
 
 It prints the counts (identical, differing, only in A, only in B), then for each differing file up
 to `--show` differences as `path: A-value != B-value`, then each differing field (list positions
@@ -69,12 +73,13 @@ def text_differences(a: str, b: str) -> Iterator[str]:
             yield f"line {n}: {_short(x)} != {_short(y)}"
 
 
-def differences(a: Path, b: Path, drop: frozenset[str]) -> list[str]:
+def differences(a: Path, b: Path, drop: frozenset[str], records: bool = False) -> list[str]:
     if a.suffix == ".json":
+        read = _record if records and "samples" in a.parts else _json
         try:
-            return list(json_differences(_json(a), _json(b), drop))
+            return list(json_differences(read(a), read(b), drop))
         except ValueError as e:
-            return [f"not JSON: {e}"]
+            return [f"not readable: {e}"]
     try:
         return list(text_differences(a.read_text(encoding="utf-8"), b.read_text(encoding="utf-8")))
     except UnicodeDecodeError:
@@ -91,16 +96,28 @@ def _json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
+def _record(path: Path) -> Any:
+    """A sample file as the current record (any schema this checkout reads), as JSON data."""
+    from classforge_bench.benchmark.results import ResultsError, read_sample
+
+    try:
+        return read_sample(path).model_dump(mode="json")
+    except ResultsError as e:
+        raise ValueError(str(e)) from e
+
+
 def _short(value: Any, limit: int = 160) -> str:
     text = json.dumps(value, sort_keys=True, default=str) if not isinstance(value, str) else repr(value)
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def compare(a: Path, b: Path, drop: frozenset[str], skip: frozenset[str], show: int) -> int:
+def compare(a: Path, b: Path, drop: frozenset[str], skip: frozenset[str], show: int, records: bool = False) -> int:
     left, right = files_under(a, skip), files_under(b, skip)
     common = sorted(left & right)
-    differing = {name: found for name in common if (found := differences(a / name, b / name, drop))}
+    differing = {name: found for name in common if (found := differences(a / name, b / name, drop, records))}
     print(f"A: {a}\nB: {b}\ndropped keys: {', '.join(sorted(drop))}")
+    if records:
+        print("sample files compared as the records this checkout reads them into")
     print(
         f"{len(common)} files in both: {len(common) - len(differing)} identical, {len(differing)} differ; "
         f"{len(left - right)} only in A, {len(right - left)} only in B"
@@ -125,11 +142,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--drop", action="append", default=[], help="another key to leave out (repeatable)")
     parser.add_argument("--skip", action="append", default=[], help="another file name to skip (repeatable)")
     parser.add_argument("--show", type=int, default=5, help="differences shown per file")
+    parser.add_argument("--records", action="store_true", help="compare sample files as records (two schemas)")
     args = parser.parse_args(argv)
     for folder in (args.a, args.b):
         if not folder.is_dir():
             parser.error(f"{folder}: not a folder")
-    return compare(args.a, args.b, TIMING_KEYS | set(args.drop), SKIPPED | set(args.skip), args.show)
+    drop = TIMING_KEYS | set(args.drop) | ({"schema_version"} if args.records else set())
+    return compare(args.a, args.b, drop, SKIPPED | set(args.skip), args.show, args.records)
 
 
 if __name__ == "__main__":

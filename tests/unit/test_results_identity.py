@@ -52,3 +52,36 @@ def test_every_other_difference_is_named(tmp_path, capsys):
     assert "score.bucket: 'completed' != 'timeout'" in out and "score.cause: missing != null" in out
     assert "line 1: '<p>one</p>' != '<p>two</p>'" in out
     assert "field score.bucket: differs in 1 file(s)" in out
+
+
+V5_SAMPLE = {  # a task_broken sample as schema 5 wrote it
+    "request": {"model": "m", "strategy": "external", "task_id": "T1", "sample_index": 0, "dataset_sha256": None,
+                "source": "samples_file", "levels": None, "steps": [], "program": "x = 1\n",
+                "limit_s": None, "environment": None, "execution_key": None},
+    "result": {"bucket": "task_broken", "reason": "task T1 is broken: failed", "cause": "task-broken",
+               "repeats": True, "outcome": None, "error_category": None, "error_reason": None,
+               "suite_status": None, "detail": "", "wall_s": None, "runs_wall_s": None, "cpu_s": None,
+               "peak_memory_mb": None, "isolation": "", "per_class": False, "reruns": 0, "reused": None,
+               "prompt_tokens": 0, "completion_tokens": 0},
+}  # fmt: skip
+V6_SAMPLE = {
+    "model": "m", "strategy": "external", "task_id": "T1", "sample_index": 0, "dataset_sha256": None,
+    "generation": {"source": "samples_file", "levels": None, "steps": [], "program": "x = 1\n", "unrun": None,
+                   "reason": "", "cause": None},
+    "execution": None,
+    "score": {"bucket": "task_broken", "reason": "task T1 is broken: failed", "cause": "task-broken",
+              "repeats": True, "error_category": None, "error_reason": None},
+}  # fmt: skip
+
+
+def test_records_of_two_schemas_compare_as_records(tmp_path, capsys):
+    a = _folder(tmp_path / "a", V5_SAMPLE, "x\n")
+    b = _folder(tmp_path / "b", V6_SAMPLE, "x\n")
+    assert _script().main([str(a), str(b), "--show", "0"]) == 1  # as files they differ in shape
+    assert _script().main([str(a), str(b), "--records"]) == 0
+    assert "2 files in both: 2 identical, 0 differ" in capsys.readouterr().out
+    changed = json.loads(json.dumps(V6_SAMPLE))
+    changed["score"]["repeats"] = False
+    c = _folder(tmp_path / "c", changed, "x\n")
+    assert _script().main([str(a), str(c), "--records"]) == 1
+    assert "score.repeats: true != false" in capsys.readouterr().out
