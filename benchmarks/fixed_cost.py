@@ -23,16 +23,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 from evaluate_vs_classeval import Meter  # noqa: E402  (one way to count the sandboxes' CPU)
-
 
 METER = Meter()
 
