@@ -11,7 +11,7 @@ either is compared with the file at the same relative path under the other:
   `wall_s`, `cpu_s`, `duration_s`, `runs_wall_s`, `peak_memory_mb`, `seconds`, `sandbox_runs`, and
   `created_at`); `--drop` adds keys;
 - other text files (`summary.md`, `results.html`) are compared line by line with the results
-  page's "written <date> UTC" stamp masked;
+  page's "written <date> UTC" stamp and each run's day in its table (`created_at`) masked;
 - `.classforge.lock` (the pid of the run that held the folder) is skipped, and so is any `--skip` name;
 - with `--records`, folders written by two results schemas compare: each sample file under
   `samples/` is read as this checkout reads it (`classforge_bench.benchmark.results.read_sample`,
@@ -40,6 +40,7 @@ TIMING_KEYS = frozenset(
 )
 SKIPPED = frozenset({".classforge.lock"})
 _STAMP = re.compile(r"written \d{4}-\d\d-\d\d \d\d:\d\d UTC")
+_RUN_DAY = re.compile(r"<td>\d{4}-\d\d-\d\d</td>")  # a run's day on the results page: created_at
 
 
 def files_under(root: Path, skip: frozenset[str]) -> set[str]:
@@ -64,8 +65,12 @@ def json_differences(a: Any, b: Any, drop: frozenset[str], where: str = "") -> I
         yield f"{where or '(root)'}: {_short(a)} != {_short(b)}"
 
 
+def _masked(text: str) -> list[str]:
+    return _RUN_DAY.sub("<td><date></td>", _STAMP.sub("written <date> UTC", text)).splitlines()
+
+
 def text_differences(a: str, b: str) -> Iterator[str]:
-    left, right = _STAMP.sub("written <date> UTC", a).splitlines(), _STAMP.sub("written <date> UTC", b).splitlines()
+    left, right = _masked(a), _masked(b)
     if len(left) != len(right):
         yield f"{len(left)} lines != {len(right)} lines"
     for n, (x, y) in enumerate(zip(left, right, strict=False), 1):

@@ -32,10 +32,10 @@ SAMPLE = {"score": {"bucket": "completed"}, "execution": {"wall_s": 1.0, "cpu_s"
 
 
 def test_timing_fields_and_the_page_date_are_not_differences(tmp_path, capsys):
-    a = _folder(tmp_path / "a", SAMPLE, "<p>written 2026-11-28 23:46 UTC</p>\n")
+    a = _folder(tmp_path / "a", SAMPLE, "<p>written 2026-11-28 23:46 UTC</p>\n<td>2026-11-28</td>\n")
     other = json.loads(json.dumps(SAMPLE))
     other["execution"] |= {"wall_s": 9.0, "cpu_s": 7.0, "reruns": [{"wall_s": 3}]}
-    b = _folder(tmp_path / "b", other, "<p>written 2026-11-29 00:01 UTC</p>\n")
+    b = _folder(tmp_path / "b", other, "<p>written 2026-11-29 00:01 UTC</p>\n<td>2026-11-29</td>\n")
     assert _script().main([str(a), str(b)]) == 0
     assert "2 files in both: 2 identical, 0 differ; 0 only in A, 0 only in B" in capsys.readouterr().out
 
