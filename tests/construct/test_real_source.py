@@ -406,7 +406,7 @@ class Generator:
         self.calls: list[str] = []
         self.body = body
 
-    def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "") -> GeneratedSuite:
+    def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "", seeds=()) -> GeneratedSuite:
         self.calls.append(class_name)
         tests = (
             f"import unittest\n\n\nclass {class_name}TestMain(unittest.TestCase):\n"
@@ -555,7 +555,7 @@ def test_the_generated_tests_own_funnel_joins_the_builds(breaker, tmp_path):
     assert "state-checks" not in suite_funnel(PlusSuite(generated=2, tests=2)).stages  # observation off
 
     class Counting(Generator):
-        def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "") -> GeneratedSuite:
+        def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "", seeds=()) -> GeneratedSuite:
             return super().__call__(solution, class_name, item_id=item_id).model_copy(update={"funnel": own})
 
     result, _, _ = _build(tmp_path, [breaker], mutator=ScriptedMutator([mutation_report(9, 1)]), generator=Counting())
@@ -586,7 +586,7 @@ def test_the_method_count_is_checked_before_any_test_is_generated(breaker, tmp_p
 
 def test_a_generator_failure_reaches_the_funnel_with_its_reason(breaker, tmp_path):
     class Failing(Generator):
-        def __call__(self, solution, class_name, *, item_id, skeleton=""):
+        def __call__(self, solution, class_name, *, item_id, skeleton="", seeds=()):
             self.calls.append(skeleton)
             return GeneratedSuite(
                 tests="",

@@ -145,7 +145,7 @@ def normalise_docstring(
         if not described.get(name) and typed.get(name):
             described[name] = typed[name]
     lacking = [f":param {p}:" for p in params if not described.get(p)]
-    fields = [f":param {p}: {described.get(p, '')}".rstrip() for p in params]
+    fields = [f":param {p}: {described.get(p, '')}".rstrip() for p in params] + raises_lines(parsed)
     if not constructor:
         ret = _one_line(parsed.returns.description) if parsed.returns and parsed.returns.description else ""
         if not ret and returns and (is_property or _RETURNING_SUMMARY.match(parsed.short_description or "")):
@@ -161,6 +161,17 @@ def normalise_docstring(
         lacking.insert(0, "no description")
     blocks = [b for b in (description, "\n".join(fields)) if b]
     return "\n\n".join(blocks), ", ".join(lacking)
+
+
+def raises_lines(parsed: docstring_parser.Docstring) -> list[str]:
+    """`:raises X: when` per exception the author documents (a Google `Raises:` or NumPy `Raises`
+    section, reST `:raises X:`): the task's contract reads the exceptions a test may expect from
+    these, so a section left out would make a documented failure an undocumented one."""
+    return [
+        f":raises {r.type_name}: {_one_line(r.description)}".rstrip()
+        for r in parsed.raises
+        if r.type_name and r.type_name.strip()
+    ]
 
 
 def docstring_literal(text: str, indent: str) -> str:
@@ -259,21 +270,51 @@ def is_private_helper(name: str) -> bool:
     return name.startswith("_") and not _is_special(name)
 
 
-def annotations_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+def type_variables(module: ast.Module) -> dict[str, str]:
+    """Module-level `T = TypeVar("T", ...)` -> how a docstring states a value of that type.
+
+    An annotation `T` is no class: written as it stands (`:param item: T`), the task's contract
+    would read a class name there and refuse every literal for the parameter. The statement names
+    the bound (`bound=Hashable`: a value of type Hashable) and is long enough not to read as a
+    type name itself."""
+    found: dict[str, str] = {}
+    for node in module.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        call = node.value
+        if not (isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == "TypeVar"):
+            continue
+        name = node.targets[0].id
+        bound = next((ast.unparse(k.value).strip("'\"") for k in call.keywords if k.arg == "bound"), None)
+        if bound:
+            found[name] = f"{name} (a value of type {bound})"
+        elif len(call.args) > 1:
+            found[name] = f"{name} (a value of one of the types {name} is constrained to)"
+        else:
+            found[name] = f"{name} (a value of any type)"
+    return found
+
+
+def annotations_of(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, typevars: dict[str, str] | None = None
+) -> dict[str, str]:
     """Parameter -> its annotation's source, and `return` -> the return annotation (quotes of
-    forward references dropped; `-> None` left out: a method that returns nothing says so already)."""
+    forward references dropped; `-> None` left out: a method that returns nothing says so already;
+    a bare type variable stated by `typevars`)."""
     a = fn.args
     every = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x is not None)]
     found = {p.arg: ast.unparse(p.annotation) for p in every if p.annotation is not None}
     if fn.returns is not None:
         found["return"] = ast.unparse(fn.returns)
-    found = {k: v.strip("'\"") for k, v in found.items()}
+    found = {k: (typevars or {}).get(v.strip("'\""), v.strip("'\"")) for k, v in found.items()}
     if found.get("return") == "None":
         del found["return"]
     return found
 
 
-def _method_docstring(fn: ast.FunctionDef | ast.AsyncFunctionDef, fallback: dict[str, str]) -> tuple[str, str, bool]:
+def _method_docstring(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, fallback: dict[str, str], typevars: dict[str, str]
+) -> tuple[str, str, bool]:
     """(docstring in the checks' form, what it lacks, whether annotations completed it)."""
     constructor = fn.name == "__init__"
     doc = ast.get_docstring(fn)
@@ -291,7 +332,7 @@ def _method_docstring(fn: ast.FunctionDef | ast.AsyncFunctionDef, fallback: dict
     text, lacking = normalise(doc)
     if not lacking:
         return text, lacking, False
-    typed, still = normalise(doc, annotations=annotations_of(fn))
+    typed, still = normalise(doc, annotations=annotations_of(fn, typevars))
     return typed, still, not still
 
 
@@ -300,6 +341,7 @@ def derive_skeleton(hc: HarvestedClass) -> DerivedSkeleton:
     solution = hc.module_source()
     cls = _target(solution, hc)
     fallback = _class_params(cls)
+    typevars = type_variables(parsing.parse(solution))
     docs: dict[str, str] = {}
     thin: dict[str, str] = {}
     typed: list[str] = []
@@ -308,7 +350,7 @@ def derive_skeleton(hc: HarvestedClass) -> DerivedSkeleton:
         if is_private_helper(fn.name):
             helpers.append(fn.name)  # shipped whole, as written: given code, not a specification
             continue
-        text, lacking, from_types = _method_docstring(fn, fallback)
+        text, lacking, from_types = _method_docstring(fn, fallback, typevars)
         if fn.name == "__init__":
             # Given code like a helper; its docstring states the public fields (real_fields.py),
             # after the normalised text, or the author's own when that cannot be completed.
