@@ -236,16 +236,31 @@ def _calls(stmt: ast.stmt) -> list[ast.Call]:
     return sorted(found, key=lambda c: (c.lineno, c.col_offset))
 
 
-def _written(stmt: ast.stmt) -> set[str]:
-    """Names whose object the statement writes into (`x.a = 1`, `x._items[0] = 2`, `del x.a`)."""
+def _root(node: ast.expr) -> tuple[str | None, bool]:
+    """(the name an attribute/subscript chain starts from, whether a private attribute is on the way)."""
+    private = False
+    while isinstance(node, (ast.Attribute, ast.Subscript, ast.Call)):
+        if isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+            private = True
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return (node.id if isinstance(node, ast.Name) else None), private
+
+
+def _internals(stmt: ast.stmt) -> set[str]:
+    """Names whose object the statement changes behind its public methods: a write into it
+    (`x.a = 1`, `x.items[0] = 2`, `del x.a`) or a call through a private part (`x._entries.append(1)`).
+    Reading private state (`x._rank[r] == 1`) changes nothing and ends nothing."""
     out: set[str] = set()
     for node in (n for part in _header(stmt) for n in ast.walk(part)):
         if isinstance(node, (ast.Attribute, ast.Subscript)) and isinstance(node.ctx, (ast.Store, ast.Del)):
-            root = node.value
-            while isinstance(root, (ast.Attribute, ast.Subscript)):
-                root = root.value
-            if isinstance(root, ast.Name):
-                out.add(root.id)
+            name, _ = _root(node)
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            name, private = _root(node.func.value)
+            name = name if private else None
+        else:
+            continue
+        if name is not None:
+            out.add(name)
     return out
 
 
@@ -291,7 +306,7 @@ class _Scope:
                 elif (src := _constructor_source(call, cls, self.env)) is not None:
                     seed = RepoSeed(origin=f"{self.path}:{call.lineno}", kind=self.kind, constructor=src)
                     self.done.append((cls, seed))
-        for var in _written(stmt):
+        for var in _internals(stmt):
             self.finish(var)
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
             self.bind(stmt.targets[0].id, stmt.value, bound)
