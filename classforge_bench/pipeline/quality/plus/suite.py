@@ -197,23 +197,14 @@ def make_plus_suite(
     `seeds`: how the class's repository builds and calls it (repo_seeds.py): tests of their own
     and the search's initial population.
     """
+    fields_only = documented_fields_only
     key = suite_key(
-        solution,
-        class_name,
-        import_statement,
-        sandbox,
-        plus,
-        described or "",
-        base_tests,
-        documented_fields_only,
-        seeds,
+        solution, class_name, import_statement, sandbox, plus, described or "", base_tests, fields_only, seeds
     )
     cached = cached_suite(plus, key)
     if cached is not None:
         return cached.model_copy(update={"generation_s": 0.0})
-    contract = derive_contract(
-        described or solution, class_name, base_tests, documented_fields_only=documented_fields_only
-    )
+    contract = derive_contract(described or solution, class_name, base_tests, documented_fields_only=fields_only)
     blocked = blocking_methods(solution, class_name)
     searched = without_methods(annotated_source(solution, class_name, contract.declared), class_name, set(blocked))
     seed_module = pynguin_seed_module(seeds, class_name, contract)
@@ -231,7 +222,7 @@ def make_plus_suite(
         return suite.model_copy(update={"failure": failed[1][:2000], "failure_reason": failed[0]})
     seeded = seed_tests(seeds, class_name, contract)
     suite = _screened_suite(
-        suite, generated, seeded, contract, blocked, solution, class_name, import_statement, sandbox, plus, item_id
+        suite, generated, contract, blocked, solution, class_name, import_statement, sandbox, plus, item_id, seeded
     )
     path = _cache_path(plus, key)
     if path is not None:
@@ -259,7 +250,6 @@ def _generator_failure(generated: GeneratedTests, blocked: dict[str, str], plus:
 def _screened_suite(
     suite: PlusSuite,
     generated: GeneratedTests,
-    seeded: list[PlusTest],
     contract: TaskContract,
     blocked: dict[str, str],
     solution: str,
@@ -268,12 +258,13 @@ def _screened_suite(
     sandbox: SandboxConfig,
     plus: PlusConfig,
     item_id: str,
+    seeded: Sequence[PlusTest] = (),
 ) -> PlusSuite:
     """Convert, screen by the contract (the repository's seeds first: the cap keeps them), observe,
     drop what asserts nothing, validate on the reference."""
     conversion = convert(generated.module, solution=solution, class_name=class_name, import_statement=import_statement)
     drops = list(conversion.dropped)
-    screened, screen_drops = screen(seeded + conversion.tests, plus.max_tests, class_name, task_contract=contract)
+    screened, screen_drops = screen([*seeded, *conversion.tests], plus.max_tests, class_name, task_contract=contract)
     observed = (
         observe_tests(screened, solution, class_name, sandbox, plus, item_id, contract=contract, blocked=set(blocked))
         if plus.observe_state and screened
