@@ -713,6 +713,25 @@ def test_the_method_count_is_checked_before_any_test_is_generated(breaker, tmp_p
     assert gen.calls == []  # no search spent on a class the task check would drop
 
 
+def test_the_repositorys_seeds_reach_the_generator(breaker, tmp_path):
+    from classforge_bench.pipeline.core.records import RepoSeed, SeedCall
+
+    seeds = [
+        RepoSeed(
+            origin="tests/test_cb.py:3", kind="test", constructor="CircuitBreaker()", calls=[SeedCall(call="reset()")]
+        )
+    ]
+
+    class Seeing(Generator):
+        def __call__(self, solution, class_name, *, item_id, skeleton="", seeds=()):
+            self.calls.append(list(seeds))
+            return super().__call__(solution, class_name, item_id=item_id, skeleton=skeleton)
+
+    gen = Seeing()
+    _build_with(tmp_path, [breaker.model_copy(update={"seeds": seeds})], gen)
+    assert gen.calls[0] == seeds
+
+
 def test_a_generator_failure_reaches_the_funnel_with_its_reason(breaker, tmp_path):
     class Failing(Generator):
         def __call__(self, solution, class_name, *, item_id, skeleton="", seeds=()):
