@@ -77,15 +77,35 @@ FULL = RepoSeed(
 
 
 def test_a_seed_is_a_test_body_and_a_documented_raise_stays_in_it():
-    [test] = seed_tests([FULL], "Ledger", CONTRACT)
+    [test] = seed_tests([FULL], "Ledger", CONTRACT, SOLUTION)
+    # arguments by name, so the contract's rules read them by parameter like any generated test's
     assert test.body == (
-        "ledger = Ledger('ann', limit=2)\n"
-        "ledger.book('2025-03-01', 5)\n"
-        "ledger.book('2025-03-02', 7)\n"
-        "ledger.book('2025-03-03', 1)\n"
+        "ledger = Ledger(owner='ann', limit=2)\n"
+        "ledger.book(day='2025-03-01', amount=5)\n"
+        "ledger.book(day='2025-03-02', amount=7)\n"
+        "ledger.book(day='2025-03-03', amount=1)\n"
         "ledger.total()\n"
     )
     assert test.origin == "seed_1 test tests/test_ledger.py:12" and test.methods == ["book", "total"]
+    # without the class's signatures the calls stay as the repository wrote them
+    assert seed_tests([FULL], "Ledger", CONTRACT)[0].body.startswith("ledger = Ledger('ann', limit=2)\n")
+
+
+def test_a_seed_is_screened_by_the_contract_like_any_generated_test():
+    from classforge_bench.pipeline.quality.plus.suite import screen
+
+    def screened(seed, solution=SOLUTION):
+        return screen(seed_tests([seed], "Ledger", CONTRACT, solution), 40, "Ledger", task_contract=CONTRACT)
+
+    negative = FULL.model_copy(update={"calls": [], "constructor": "Ledger('x', -1)"})
+    kept, drops = screened(negative)
+    # a negative limit: no value the skeleton shows is negative (the default is 100)
+    assert kept == [] and [d.reason for d in drops] == ["plus-off-domain"]
+    # an int where `:param day:` says a string: the type rule reads arguments by name, so a seed
+    # written positionally would pass it; named, it is dropped like a generated test
+    wrong_type = FULL.model_copy(update={"calls": [SeedCall(call="book(5, 5)")]})
+    assert [d.reason for d in screened(wrong_type)[1]] == ["plus-off-contract"]
+    assert screened(wrong_type, solution="")[1] == []
 
 
 def test_a_seed_ends_before_an_undocumented_raise_or_a_method_the_class_lacks():
@@ -113,11 +133,11 @@ def test_a_seed_ends_before_an_undocumented_raise_or_a_method_the_class_lacks():
 
 
 def test_the_seeds_as_pynguins_initial_population():
-    module = pynguin_seed_module([FULL], "Ledger", CONTRACT)
+    module = pynguin_seed_module([FULL], "Ledger", CONTRACT, SOLUTION)
     assert module.startswith("import under_test as module_0\n")
-    assert "def seed_test_1():\n    ledger_0 = module_0.Ledger('ann', limit=2)\n" in module
-    assert "var_1 = ledger_0.book('2025-03-02', 7)" in module
-    assert "book('2025-03-03', 1)" not in module  # the search starts from valid states
+    assert "def seed_test_1():\n    ledger_0 = module_0.Ledger(owner='ann', limit=2)\n" in module
+    assert "var_1 = ledger_0.book(day='2025-03-02', amount=7)" in module
+    assert "2025-03-03" not in module  # the search starts from valid states
     assert pynguin_seed_module([], "Ledger", CONTRACT) == ""
 
 
@@ -132,7 +152,7 @@ def test_the_search_starts_from_the_seeds(tmp_path):
     from classforge_bench.pipeline.quality.plus.generate import generate
 
     sandbox = make_config(wall_limit_s=300, memory_mb=4096, max_processes=64)
-    module = pynguin_seed_module([FULL], "Ledger", CONTRACT)
+    module = pynguin_seed_module([FULL], "Ledger", CONTRACT, SOLUTION)
     seeded = generate(SOLUTION, sandbox, _plus(tmp_path), item_id="ledger", seeds=module)
     plain = generate(SOLUTION, sandbox, _plus(tmp_path), item_id="ledger")
     assert seeded.ok and plain.ok, seeded.detail + plain.detail
@@ -165,6 +185,6 @@ def test_a_seeded_suite_asserts_what_the_reference_does_on_the_repositorys_calls
     )
     assert "seed_1 test tests/test_ledger.py:12" not in {d.origin for d in suite.drops}
     # the seed, with the reference's answers asserted: the documented raise, then the total
-    assert "ledger = Ledger('ann', limit=2)" in suite.test
-    assert "with self.assertRaises(OverflowError):\n            ledger.book('2025-03-03', 1)" in suite.test
+    assert "ledger = Ledger(owner='ann', limit=2)" in suite.test
+    assert "with self.assertRaises(OverflowError):\n            ledger.book(day='2025-03-03', amount=1)" in suite.test
     assert "self.assertEqual(ledger.total(), 12)" in suite.test

@@ -207,7 +207,7 @@ def make_plus_suite(
     contract = derive_contract(described or solution, class_name, base_tests, documented_fields_only=fields_only)
     blocked = blocking_methods(solution, class_name)
     searched = without_methods(annotated_source(solution, class_name, contract.declared), class_name, set(blocked))
-    seed_module = pynguin_seed_module(seeds, class_name, contract)
+    seed_module = pynguin_seed_module(seeds, class_name, contract, solution)
     generated, reused = generated_tests(searched, sandbox, plus, item_id, seed_module)
     suite = PlusSuite(
         generator=GENERATOR,
@@ -220,7 +220,7 @@ def make_plus_suite(
     if failed is not None:
         # Not cached: a generator that died may well succeed on a machine with more room.
         return suite.model_copy(update={"failure": failed[1][:2000], "failure_reason": failed[0]})
-    seeded = seed_tests(seeds, class_name, contract)
+    seeded = seed_tests(seeds, class_name, contract, solution)
     suite = _screened_suite(
         suite, generated, contract, blocked, solution, class_name, import_statement, sandbox, plus, item_id, seeded
     )
