@@ -56,8 +56,10 @@ def test_every_source_of_the_repository_gives_its_seeds_and_none_is_run(tmp_path
     assert {s.constructor for s in readme} == {"Ledger('readme')", "Ledger('session')"}
     notebook = next(s for s in ledger.seeds if s.origin.startswith("docs/walkthrough.ipynb"))
     assert notebook.kind == "example" and [c.call for c in notebook.calls] == ["book('2025-07-07', 2)", "clear()"]
-    # a value only a fixture gives (tmp_path) is no literal: no seed from that test
+    # a value only a fixture gives (tmp_path) is no literal: no seed from that test; a vendored
+    # folder is someone else's code, its README no usage of this repository's class
     assert not any("tmp_path" in s.constructor for s in ledger.seeds)
+    assert not any("vendored" in s.constructor for s in ledger.seeds)
     # the repository's tests come first; nothing of it was executed
     assert ledger.seeds[0].kind == "test"
     assert not list(repo.rglob("*.ran")) and not list((tmp_path / "clones").rglob("*.ran"))

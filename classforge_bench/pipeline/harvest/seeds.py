@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -90,13 +91,7 @@ def seed_texts(checkout: Path, listing: files.CheckoutListing) -> Iterator[tuple
         text = _read(abspath)
         if text is not None:
             yield rel, _kind(rel, abspath, checkout), text
-    for abspath in sorted(p for p in checkout.rglob("*") if p.suffix.lower() in (*_DOC_SUFFIXES, ".ipynb")):
-        rel = abspath.relative_to(checkout).as_posix()
-        if (
-            ".git" in abspath.relative_to(checkout).parts
-            or files.select(rel, abspath, checkout).reason in _NOT_THE_REPOSITORYS
-        ):
-            continue
+    for rel, abspath in _documents(checkout):
         text = _read(abspath)
         if text is None:
             continue
@@ -104,6 +99,26 @@ def seed_texts(checkout: Path, listing: files.CheckoutListing) -> Iterator[tuple
             yield rel, "example", _notebook_code(text)
         else:
             yield rel, "readme", _doc_code(text)
+
+
+def _documents(checkout: Path) -> list[tuple[str, Path]]:
+    """Markdown/reST pages and notebooks, in path order; `.git`, vendored and linked folders are
+    not entered (a repository may keep a whole virtualenv)."""
+    found: list[tuple[str, Path]] = []
+    for dirpath, dirnames, filenames in os.walk(checkout, followlinks=False):
+        here = Path(dirpath)
+        rel_dir = here.relative_to(checkout)
+        dirnames[:] = [
+            d
+            for d in dirnames
+            if d != ".git"
+            and files.select((rel_dir / d / "x.py").as_posix(), here / d / "x.py", checkout).reason
+            not in _NOT_THE_REPOSITORYS
+        ]
+        for name in filenames:
+            if name.lower().endswith((*_DOC_SUFFIXES, ".ipynb")) and not (here / name).is_symlink():
+                found.append(((rel_dir / name).as_posix(), here / name))
+    return sorted(found, key=lambda item: PurePosixPath(item[0]).parts)
 
 
 def _read(path: Path) -> str | None:
