@@ -15,7 +15,8 @@ its paths made absolute), runs the product's own CLI as a subprocess
 (`python -m classforge_bench.pipeline.cli build --config ... --out ...`, under `nice`), and reads
 only what the CLI writes: the harvest's and the build's funnel.json, the build's tasks.jsonl and
 the release's tasks.jsonl. It prints side by side: the funnel (counts per stage, per drop reason),
-the yield at each stage (of the harvested classes, and of those reaching test generation), the
+the yield at each stage (of the harvested classes, of those reaching the `tests` stage, and of those
+reaching the generator: past the method count that stage checks first), the
 released tasks' mutation score and line coverage, time per class (CPU of the build's process tree
 and wall, with the load average sampled during the run), and fairness: for each released task of
 your corpus, its holistic prompt (what a model sees) and its tests are written to
@@ -226,6 +227,7 @@ class Outcome:
     stages: list[tuple[str, dict[str, Any]]]
     harvested: int
     reaching_tests: int
+    reaching_generator: int  # past the method count the `tests` stage checks before any search
     released: list[dict[str, Any]]
     time: RunTime
     repos: int
@@ -244,7 +246,9 @@ def read_outcome(name: str, out: Path, rt: RunTime) -> Outcome:
     released = read_jsonl(rel / "tasks.jsonl") if rel else []
     tests = build["stages"].get("tests", {})
     repos = harvest["stages"].get("clone", {}).get("kept", 0)
-    return Outcome(name, stages, len(classes), int(tests.get("seen", 0)), released, rt, repos)
+    # `too-few-methods` is decided at the start of `tests`, before the generator runs (issue 34).
+    searched = int(tests.get("seen", 0)) - int(tests.get("dropped", {}).get("too-few-methods", 0))
+    return Outcome(name, stages, len(classes), int(tests.get("seen", 0)), searched, released, rt, repos)
 
 
 # The pipeline's stage order (core/reasons.py STAGES), repeated here so that the benchmark reads
@@ -431,9 +435,13 @@ def yield_table(outcomes: list[Outcome]) -> str:
             lambda o: f"{o.reaching_tests} ({pct(o.reaching_tests, o.harvested)} of harvested)",
         ),
         (
+            "reaching the generator (past the method count)",
+            lambda o: f"{o.reaching_generator} ({pct(o.reaching_generator, o.harvested)} of harvested)",
+        ),
+        (
             "released",
             lambda o: (
-                f"{len(o.released)} ({pct(len(o.released), o.harvested)} of harvested, {pct(len(o.released), o.reaching_tests)} of those reaching tests)"
+                f"{len(o.released)} ({pct(len(o.released), o.harvested)} of harvested, {pct(len(o.released), o.reaching_tests)} of those reaching tests, {pct(len(o.released), o.reaching_generator)} of those reaching the generator)"
             ),
         ),
     ]

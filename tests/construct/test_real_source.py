@@ -277,6 +277,133 @@ def test_shipped_helpers_are_given_code_for_the_checks_and_the_task_model():
     assert [m.method_name for m in columns["methods_info"]] == ["add", "last", "count", "total"]
 
 
+GENERIC = '''from collections.abc import Hashable
+from typing import Generic, TypeVar
+
+T = TypeVar("T", bound=Hashable)
+
+
+class Registry(Generic[T]):
+    """Items registered once each."""
+
+    def __init__(self):
+        self._items = {}
+
+    def add(self, item: T) -> None:
+        """Register an item."""
+        self._items[item] = True
+
+    def remove(self, item: T) -> None:
+        """Forget an item.
+
+        Args:
+            item: a registered item.
+
+        Raises:
+            KeyError: if the item was never registered.
+        """
+        del self._items[item]
+
+    def has(self, item: T) -> bool:
+        """Whether an item is registered."""
+        return item in self._items
+
+    def size(self) -> int:
+        """How many items are registered."""
+        return len(self._items)
+
+    def first(self) -> T:
+        """The item registered first.
+
+        Returns
+        -------
+        T
+            that item.
+
+        Raises
+        ------
+        LookupError
+            If nothing is registered.
+        """
+        if not self._items:
+            raise LookupError("empty")
+        return next(iter(self._items))
+'''
+
+
+def test_a_type_variable_is_stated_by_its_bound_and_the_contract_admits_any_value():
+    from classforge_bench.pipeline.construct.real_skeleton import contract_skeleton
+    from classforge_bench.pipeline.quality.plus.task_contract import derive_contract
+
+    derived = derive_skeleton(harvested(GENERIC, "Utilities"))
+    assert derived.docstrings["add"] == "Register an item.\n\n:param item: T (a value of type Hashable)\n:return: None"
+    contract = derive_contract(contract_skeleton(derived), "Registry", documented_fields_only=True)
+    # written as `:param item: T` the contract read a class name and refused every literal
+    assert contract.admits("add", "item", "1") and contract.admits("has", "item", "'a'")
+    bare = derive_contract(contract_skeleton(derived).replace("T (a value of type Hashable)", "T"), "Registry")
+    assert not bare.admits("add", "item", "1")
+
+
+def test_google_and_numpy_raises_sections_stay_documented_for_the_contract():
+    from classforge_bench.pipeline.construct.real_skeleton import contract_skeleton
+    from classforge_bench.pipeline.quality.plus.task_contract import derive_contract
+
+    derived = derive_skeleton(harvested(GENERIC, "Utilities"))
+    assert ":raises KeyError: if the item was never registered." in derived.docstrings["remove"]
+    assert ":raises LookupError: If nothing is registered." in derived.docstrings["first"]
+    contract = derive_contract(contract_skeleton(derived), "Registry", documented_fields_only=True)
+    assert contract.exception_for(["remove"], ["KeyError", "LookupError", "Exception"]) == "KeyError"
+    assert contract.exception_for(["first"], ["LookupError", "Exception"]) == "LookupError"
+    # an exception the text does not document stays undocumented
+    assert contract.exception_for(["size"], ["KeyError"]) is None
+
+
+def test_a_given_constructor_may_call_a_method_and_a_dataclass_needs_no_init():
+    calls = GENERIC.replace("        self._items = {}\n", "        self._items = {}\n        self.add(0)\n")
+    derived = derive_skeleton(harvested(calls, "Utilities"))
+    docs = {m: d + "\n>>> r = Registry()" for m, d in derived.docstrings.items() if m != "__init__"}
+    shipped = with_docstrings(derived.skeleton, "Registry", docs)
+    # as 10 of ClassEval's constructors do (`self.create_deck()`): the call is given code
+    assert check_real_skeleton(shipped, derived.context, 5).ok
+    # the composition track's check, which the real-source track waives, refuses it
+    from classforge_bench.pipeline.construct.real_skeleton import without_context
+    from classforge_bench.pipeline.construct.skeleton_checks import check_skeleton
+
+    composed = check_skeleton(without_context(shipped, derived.context), 5)
+    assert R.CONSTRUCTOR_CALLS_METHOD in {p.reason for p in composed.problems}
+    record = '''from dataclasses import dataclass
+
+
+@dataclass
+class Token:
+    """A token and its expiry."""
+
+    value: str
+    expiry: str
+    scopes: list
+    owner: str = ""
+
+    def upper(self) -> str:
+        """The value in capitals.\n\n:return: str\n>>> Token('a', 'b', []).upper()\n'A'"""
+
+    def lower(self) -> str:
+        """The value in small letters.\n\n:return: str\n>>> Token('A', 'b', []).lower()\n'a'"""
+
+    def size(self) -> int:
+        """The value's length.\n\n:return: int\n>>> Token('ab', 'b', []).size()\n2"""
+
+    def expired(self, now: str) -> bool:
+        """Whether the expiry is before now.\n\n:param now: str\n:return: bool\n>>> Token('a', '1', []).expired('2')\nTrue"""
+
+    def owned(self) -> bool:
+        """Whether it has an owner.\n\n:return: bool\n>>> Token('a', 'b', []).owned()\nFalse"""
+'''
+    assert check_real_skeleton(record, [], 5).ok
+    # without the decorator the same class has no constructor at all
+    plain = check_real_skeleton(record.replace("@dataclass\n", ""), [], 5)
+    assert [p.reason for p in plain.problems] == [R.NO_CONSTRUCTOR]
+
+
 # -- docstrings written by an LLM and judged for leaks (fake server) ------------------------------
 
 
@@ -406,7 +533,7 @@ class Generator:
         self.calls: list[str] = []
         self.body = body
 
-    def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "") -> GeneratedSuite:
+    def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "", seeds=()) -> GeneratedSuite:
         self.calls.append(class_name)
         tests = (
             f"import unittest\n\n\nclass {class_name}TestMain(unittest.TestCase):\n"
@@ -555,7 +682,9 @@ def test_the_generated_tests_own_funnel_joins_the_builds(breaker, tmp_path):
     assert "state-checks" not in suite_funnel(PlusSuite(generated=2, tests=2)).stages  # observation off
 
     class Counting(Generator):
-        def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "") -> GeneratedSuite:
+        def __call__(
+            self, solution: str, class_name: str, *, item_id: str, skeleton: str = "", seeds=()
+        ) -> GeneratedSuite:
             return super().__call__(solution, class_name, item_id=item_id).model_copy(update={"funnel": own})
 
     result, _, _ = _build(tmp_path, [breaker], mutator=ScriptedMutator([mutation_report(9, 1)]), generator=Counting())
@@ -584,9 +713,28 @@ def test_the_method_count_is_checked_before_any_test_is_generated(breaker, tmp_p
     assert gen.calls == []  # no search spent on a class the task check would drop
 
 
+def test_the_repositorys_seeds_reach_the_generator(breaker, tmp_path):
+    from classforge_bench.pipeline.core.records import RepoSeed, SeedCall
+
+    seeds = [
+        RepoSeed(
+            origin="tests/test_cb.py:3", kind="test", constructor="CircuitBreaker()", calls=[SeedCall(call="reset()")]
+        )
+    ]
+
+    class Seeing(Generator):
+        def __call__(self, solution, class_name, *, item_id, skeleton="", seeds=()):
+            self.calls.append(list(seeds))
+            return super().__call__(solution, class_name, item_id=item_id, skeleton=skeleton)
+
+    gen = Seeing()
+    _build_with(tmp_path, [breaker.model_copy(update={"seeds": seeds})], gen)
+    assert gen.calls[0] == seeds
+
+
 def test_a_generator_failure_reaches_the_funnel_with_its_reason(breaker, tmp_path):
     class Failing(Generator):
-        def __call__(self, solution, class_name, *, item_id, skeleton=""):
+        def __call__(self, solution, class_name, *, item_id, skeleton="", seeds=()):
             self.calls.append(skeleton)
             return GeneratedSuite(
                 tests="",

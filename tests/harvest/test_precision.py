@@ -267,6 +267,36 @@ class Storage(abc.ABC):
     }
 
 
+def test_an_abstract_base_class_is_dropped_but_abstractmethod_without_abcmeta_is_not(make_repo, tmp_path):
+    """An ABC with an abstract method cannot be instantiated (`Agent(...)` raises TypeError): no test
+    of its own can build it. Concrete methods beside it (BaseAgent in the yield corpus) do not
+    change that; `@abstractmethod` on a plain class enforces nothing and the class stays."""
+    abstract = '@abstractmethod\ndef reply(self, text):\n    """The provider\'s answer."""\n'
+    agent = make_class(
+        "Agent", methods=6, imports="import json\nfrom abc import ABC, abstractmethod\n", extra_method=abstract
+    )
+    agent = agent.replace("class Agent:", "class Agent(ABC):")
+    meta = make_class(
+        "Driver",
+        methods=6,
+        imports="import json\nimport abc\n",
+        extra_method=abstract.replace("@abstractmethod", "@abc.abstractmethod"),
+    )
+    meta = meta.replace("class Driver:", "class Driver(metaclass=abc.ABCMeta):")
+    plain = make_class(
+        "Plain", methods=6, imports="import json\nfrom abc import abstractmethod\n", extra_method=abstract
+    )
+    files = {"ag/agent.py": agent, "ag/driver.py": meta, "ag/plain.py": plain}
+    shard = scan(make_repo("abc__kit", [("2025-02-03", files)]), tmp_path)
+    assert reasons(shard) == {
+        "abc/kit:ag/agent.py::Agent": "abstract-class",
+        "abc/kit:ag/driver.py::Driver": "abstract-class",
+    }
+    assert [c.class_name for c in shard.classes] == ["Plain"]
+    detail = next(r.detail for r in shard.rejects if r.reason == "abstract-class")
+    assert "reply" in detail
+
+
 # Issue 22's precision items.
 
 

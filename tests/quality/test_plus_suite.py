@@ -117,7 +117,7 @@ def test_one_validation_run_would_keep_the_hash_dependent_test():
 def canned_generator(monkeypatch):
     calls: list[str] = []
 
-    def fake(source, sandbox, plus, *, item_id=""):
+    def fake(source, sandbox, plus, *, item_id="", seeds=""):
         calls.append(item_id)
         return GeneratedTests(module=CANNED, ok=True, wall_s=1.0, isolation="fake")
 

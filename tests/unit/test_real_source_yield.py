@@ -79,19 +79,23 @@ def test_outcome_reads_the_funnels_and_the_release(tmp_path):
     built.mkdir(parents=True)
     build_stages = {
         "license": {"seen": 3, "kept": 3, "dropped": {}},
-        "docstrings": {"seen": 3, "kept": 2, "dropped": {"docstring-needs-llm": 1}},
-        "tests": {"seen": 2, "kept": 1, "dropped": {"no-generated-tests": 1}},
+        "docstrings": {"seen": 3, "kept": 3, "dropped": {}},
+        "tests": {"seen": 3, "kept": 1, "dropped": {"no-generated-tests": 1, "too-few-methods": 1}},
     }
     (built / "funnel.json").write_text(json.dumps({"stages": build_stages}))
     rel = tmp_path / "releases" / "2026.11.28"
     rel.mkdir(parents=True)
     (rel / "tasks.jsonl").write_text(json.dumps({"task_id": "T1", "class_name": "C", "coverage": 97.5}) + "\n")
     o = rsy.read_outcome("corpus", tmp_path, rsy.RunTime(wall_s=30.0, cpu_s=12.0))
-    assert (o.repos, o.harvested, o.reaching_tests, len(o.released)) == (2, 3, 2, 1)
+    # the method count drops a class inside `tests` before any search: it reaches the stage, not the generator
+    assert (o.repos, o.harvested, o.reaching_tests, o.reaching_generator, len(o.released)) == (2, 3, 3, 2, 1)
     assert [s for s, _ in o.stages] == ["clone", "license", "docstrings", "tests"]
     table = rsy.side_by_side([o])
-    assert "| docstrings | 3 -> 2 (docstring-needs-llm x1) |" in table
-    assert "1 (33.3% of harvested, 50.0% of those reaching tests)" in rsy.yield_table([o])
+    assert "| tests | 3 -> 1 (no-generated-tests x1, too-few-methods x1) |" in table
+    assert (
+        "1 (33.3% of harvested, 33.3% of those reaching tests, 50.0% of those reaching the generator)"
+        in rsy.yield_table([o])
+    )
 
 
 def test_an_implementation_passes_only_when_no_test_failed():

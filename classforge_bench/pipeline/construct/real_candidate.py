@@ -17,6 +17,7 @@ Nothing here writes a solution: the reference is the real class with its module 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
@@ -43,7 +44,7 @@ from classforge_bench.pipeline.construct.strengthen import Mutator, SandboxMutat
 from classforge_bench.pipeline.construct.task import RecordError, code_columns
 from classforge_bench.pipeline.core import reasons as R
 from classforge_bench.pipeline.core.funnel import Funnel, FunnelReport
-from classforge_bench.pipeline.core.records import SCHEMA_VERSION, HarvestedClass, content_id
+from classforge_bench.pipeline.core.records import SCHEMA_VERSION, HarvestedClass, RepoSeed, content_id
 from classforge_bench.pipeline.core.task import MutationReport, SourceRef, Task, Track
 from classforge_bench.pipeline.llm.cache import canonical_json
 from classforge_bench.pipeline.llm.client import LLMClient
@@ -51,7 +52,7 @@ from classforge_bench.pipeline.llm.prompts import load_prompt
 from classforge_bench.pipeline.quality.plus.observe import OBSERVE_VERSION
 from classforge_bench.pipeline.quality.plus.suite import PLUS_VERSION
 
-REAL_STAGES_VERSION = 2  # 2: methods no test observes keep no example instead of dropping the class
+REAL_STAGES_VERSION = 3  # 3: the repository's seeds feed the generator; 2: methods no test observes keep no example instead of dropping the class
 
 
 class GeneratedSuite(BaseModel):
@@ -78,7 +79,13 @@ class TestGenerator(Protocol):
     name: str
 
     def __call__(
-        self, solution: str, class_name: str, *, item_id: str, skeleton: str = ""
+        self,
+        solution: str,
+        class_name: str,
+        *,
+        item_id: str,
+        skeleton: str = "",
+        seeds: Sequence[RepoSeed] = (),
     ) -> GeneratedSuite | None: ...
 
 
@@ -305,7 +312,11 @@ def _tests(w: RealWork) -> StageResult:
     if few is not None:  # before the search: the task check would drop the class after it anyway
         return StageOutcome.drop(R.TESTS, R.TOO_FEW_METHODS, few)
     suite = generator(
-        derived.solution, derived.class_name, item_id=w.record.candidate_id, skeleton=contract_skeleton(derived)
+        derived.solution,
+        derived.class_name,
+        item_id=w.record.candidate_id,
+        skeleton=contract_skeleton(derived),
+        seeds=w.hc.seeds,
     )
     if suite is None or not suite.test_classes:
         reason = (suite.failure_reason if suite else None) or R.NO_GENERATED_TESTS

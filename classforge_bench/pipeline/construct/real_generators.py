@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 
 from classforge_bench.pipeline.config import Config, PlusConfig, SandboxConfig
 from classforge_bench.pipeline.construct.gate import GateUnavailable
@@ -18,6 +19,7 @@ from classforge_bench.pipeline.core import parsing
 from classforge_bench.pipeline.core import reasons as R
 from classforge_bench.pipeline.core.ast_helpers import class_methods, find_class
 from classforge_bench.pipeline.core.funnel import FunnelReport, StageCounts
+from classforge_bench.pipeline.core.records import RepoSeed
 from classforge_bench.pipeline.core.task import PlusSuite
 
 
@@ -65,9 +67,18 @@ class PlusGenerator:
 
         self.sandbox, self.plus, self.name = sandbox, plus, GENERATOR
 
-    def __call__(self, solution: str, class_name: str, *, item_id: str, skeleton: str = "") -> GeneratedSuite | None:
+    def __call__(
+        self,
+        solution: str,
+        class_name: str,
+        *,
+        item_id: str,
+        skeleton: str = "",
+        seeds: Sequence[RepoSeed] = (),
+    ) -> GeneratedSuite | None:
         """The suite, its tests inside the contract of `skeleton` (the task as shipped; default: the
-        solution), where only the fields the constructor's docstring documents are observable."""
+        solution), where only the fields the constructor's docstring documents are observable;
+        `seeds`: how the class's repository builds and calls it (tests and the search's start)."""
         from classforge_bench.pipeline.quality.plus import GeneratorUnavailable, make_plus_suite
 
         try:
@@ -80,6 +91,7 @@ class PlusGenerator:
                 item_id=item_id,
                 described=skeleton or None,
                 documented_fields_only=bool(skeleton),
+                seeds=seeds,
             )
         except GeneratorUnavailable as exc:
             raise GateUnavailable(f"candidate {item_id}: test generator unavailable: {exc}") from exc

@@ -35,7 +35,6 @@ from classforge_bench.pipeline.construct.skeleton_checks import (
     Problem,
     SkeletonReport,
     check_skeleton,
-    constructor_calls,
     doc_problems,
     is_elided,
 )
@@ -145,7 +144,7 @@ def normalise_docstring(
         if not described.get(name) and typed.get(name):
             described[name] = typed[name]
     lacking = [f":param {p}:" for p in params if not described.get(p)]
-    fields = [f":param {p}: {described.get(p, '')}".rstrip() for p in params]
+    fields = [f":param {p}: {described.get(p, '')}".rstrip() for p in params] + raises_lines(parsed)
     if not constructor:
         ret = _one_line(parsed.returns.description) if parsed.returns and parsed.returns.description else ""
         if not ret and returns and (is_property or _RETURNING_SUMMARY.match(parsed.short_description or "")):
@@ -161,6 +160,17 @@ def normalise_docstring(
         lacking.insert(0, "no description")
     blocks = [b for b in (description, "\n".join(fields)) if b]
     return "\n\n".join(blocks), ", ".join(lacking)
+
+
+def raises_lines(parsed: docstring_parser.Docstring) -> list[str]:
+    """`:raises X: when` per exception the author documents (a Google `Raises:` or NumPy `Raises`
+    section, reST `:raises X:`): the task's contract reads the exceptions a test may expect from
+    these, so a section left out would make a documented failure an undocumented one."""
+    return [
+        f":raises {r.type_name}: {_one_line(r.description)}".rstrip()
+        for r in parsed.raises
+        if r.type_name and r.type_name.strip()
+    ]
 
 
 def docstring_literal(text: str, indent: str) -> str:
@@ -259,21 +269,51 @@ def is_private_helper(name: str) -> bool:
     return name.startswith("_") and not _is_special(name)
 
 
-def annotations_of(fn: ast.FunctionDef | ast.AsyncFunctionDef) -> dict[str, str]:
+def type_variables(module: ast.Module) -> dict[str, str]:
+    """Module-level `T = TypeVar("T", ...)` -> how a docstring states a value of that type.
+
+    An annotation `T` is no class: written as it stands (`:param item: T`), the task's contract
+    would read a class name there and refuse every literal for the parameter. The statement names
+    the bound (`bound=Hashable`: a value of type Hashable) and is long enough not to read as a
+    type name itself."""
+    found: dict[str, str] = {}
+    for node in module.body:
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+            continue
+        call = node.value
+        if not (isinstance(call, ast.Call) and ast.unparse(call.func).rsplit(".", 1)[-1] == "TypeVar"):
+            continue
+        name = node.targets[0].id
+        bound = next((ast.unparse(k.value).strip("'\"") for k in call.keywords if k.arg == "bound"), None)
+        if bound:
+            found[name] = f"{name} (a value of type {bound})"
+        elif len(call.args) > 1:
+            found[name] = f"{name} (a value of one of the types {name} is constrained to)"
+        else:
+            found[name] = f"{name} (a value of any type)"
+    return found
+
+
+def annotations_of(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, typevars: dict[str, str] | None = None
+) -> dict[str, str]:
     """Parameter -> its annotation's source, and `return` -> the return annotation (quotes of
-    forward references dropped; `-> None` left out: a method that returns nothing says so already)."""
+    forward references dropped; `-> None` left out: a method that returns nothing says so already;
+    a bare type variable stated by `typevars`)."""
     a = fn.args
     every = [*a.posonlyargs, *a.args, *a.kwonlyargs, *(x for x in (a.vararg, a.kwarg) if x is not None)]
     found = {p.arg: ast.unparse(p.annotation) for p in every if p.annotation is not None}
     if fn.returns is not None:
         found["return"] = ast.unparse(fn.returns)
-    found = {k: v.strip("'\"") for k, v in found.items()}
+    found = {k: (typevars or {}).get(v.strip("'\""), v.strip("'\"")) for k, v in found.items()}
     if found.get("return") == "None":
         del found["return"]
     return found
 
 
-def _method_docstring(fn: ast.FunctionDef | ast.AsyncFunctionDef, fallback: dict[str, str]) -> tuple[str, str, bool]:
+def _method_docstring(
+    fn: ast.FunctionDef | ast.AsyncFunctionDef, fallback: dict[str, str], typevars: dict[str, str]
+) -> tuple[str, str, bool]:
     """(docstring in the checks' form, what it lacks, whether annotations completed it)."""
     constructor = fn.name == "__init__"
     doc = ast.get_docstring(fn)
@@ -291,7 +331,7 @@ def _method_docstring(fn: ast.FunctionDef | ast.AsyncFunctionDef, fallback: dict
     text, lacking = normalise(doc)
     if not lacking:
         return text, lacking, False
-    typed, still = normalise(doc, annotations=annotations_of(fn))
+    typed, still = normalise(doc, annotations=annotations_of(fn, typevars))
     return typed, still, not still
 
 
@@ -300,6 +340,7 @@ def derive_skeleton(hc: HarvestedClass) -> DerivedSkeleton:
     solution = hc.module_source()
     cls = _target(solution, hc)
     fallback = _class_params(cls)
+    typevars = type_variables(parsing.parse(solution))
     docs: dict[str, str] = {}
     thin: dict[str, str] = {}
     typed: list[str] = []
@@ -308,7 +349,7 @@ def derive_skeleton(hc: HarvestedClass) -> DerivedSkeleton:
         if is_private_helper(fn.name):
             helpers.append(fn.name)  # shipped whole, as written: given code, not a specification
             continue
-        text, lacking, from_types = _method_docstring(fn, fallback)
+        text, lacking, from_types = _method_docstring(fn, fallback, typevars)
         if fn.name == "__init__":
             # Given code like a helper; its docstring states the public fields (real_fields.py),
             # after the normalised text, or the author's own when that cannot be completed.
@@ -391,27 +432,39 @@ def check_real_skeleton(
 ) -> SkeletonReport:
     """The existing skeleton checks on a derived skeleton (context set aside), with the differences
     real code needs: private helper methods are allowed and ship implemented, like the constructor
-    (given code: neither their docstrings nor their bodies are checked, and the constructor may call
-    them), and methods in `unobserved` need no `>>>` example (no generated test observes them; the
-    task records which)."""
+    (given code: neither their docstrings nor their bodies are checked); the constructor may call
+    any method, as 10 of ClassEval's 100 constructors do (`self.create_deck()`): its code is given,
+    so the dependency is stated, and the tests run the model's method through it; a dataclass needs
+    no `__init__` (the fields it declares are its constructor); methods in `unobserved` need no
+    `>>>` example (no generated test observes them; the task records which)."""
     code = without_context(skeleton, context)
     report = check_skeleton(code, min_methods)
     recomputed = (R.PRIVATE_METHOD, R.UNDOCUMENTED_METHOD, R.BODY_NOT_ELIDED, R.CONSTRUCTOR_CALLS_METHOD)
-    kept = [p for p in report.problems if p.reason not in recomputed]
-    if len(kept) == len(report.problems):
+    module = cst.parse_module(code) if report.class_name else None
+    cls = next((s for s in module.body if isinstance(s, cst.ClassDef)), None) if module is not None else None
+    waived = recomputed + ((R.NO_CONSTRUCTOR,) if cls is not None and is_dataclass_with_fields(cls) else ())
+    kept = [p for p in report.problems if p.reason not in waived]
+    if len(kept) == len(report.problems) or cls is None:
         return report
-    module = cst.parse_module(code)
-    cls = next(s for s in module.body if isinstance(s, cst.ClassDef))
     kept += _written_problems(cls, unobserved)
-    functions = [s for s in cls.body.body if isinstance(s, cst.FunctionDef)]
-    init = next((f for f in functions if f.name.value == "__init__"), None)
-    if init is not None:
-        constructor_calls(
-            init,
-            {f.name.value for f in functions if not _given(f)},
-            lambda reason, detail: kept.append(Problem(reason=reason, detail=detail)),
-        )
     return SkeletonReport(problems=kept, class_name=report.class_name, methods=report.methods)
+
+
+def is_dataclass_with_fields(cls: cst.ClassDef) -> bool:
+    """`@dataclass` (any spelling, with or without arguments) over annotated fields: the generated
+    `__init__` takes exactly the fields the skeleton shows."""
+    names = [
+        cst.Module([]).code_for_node(d.decorator.func if isinstance(d.decorator, cst.Call) else d.decorator)
+        for d in cls.decorators
+    ]
+    fields = [
+        s
+        for line in (cls.body.body if isinstance(cls.body, cst.IndentedBlock) else [])
+        if isinstance(line, cst.SimpleStatementLine)
+        for s in line.body
+        if isinstance(s, cst.AnnAssign)
+    ]
+    return any(n.rsplit(".", 1)[-1] == "dataclass" for n in names) and bool(fields)
 
 
 def contract_skeleton(derived: DerivedSkeleton) -> str:

@@ -192,6 +192,10 @@ UNRESOLVED_NAME: Final = _code("unresolved-name", "uses a name nothing defines")
 INTERACTIVE_INPUT: Final = _code("interactive-input", "reads the keyboard (input, getpass)")
 TERMINAL_CONTROL: Final = _code("terminal-control", "drives a terminal (curses, tty, ...)")
 ABSTRACT_STUBS: Final = _code("abstract-stubs", "every method besides __init__ is a stub")
+ABSTRACT_CLASS: Final = _code(
+    "abstract-class",
+    "an abstract base class (abstract methods, ABC/ABCMeta): it cannot be instantiated, so nothing can test it",
+)
 # -- harvest: decontamination -----------------------------------------------------------------
 EXACT_DUPLICATE: Final = _code("exact-duplicate", "the same code as another class of this harvest")
 NEAR_DUPLICATE: Final = _code("near-duplicate", "near-identical tokens to another class of this harvest")

@@ -73,6 +73,28 @@ class ClassMetrics(BaseModel):
     dependency_depth: int = Field(description="longest chain of intra-class self.method() calls, 1 = no calls")
 
 
+class SeedCall(BaseModel):
+    """One call of a repository seed (`RepoSeed`): a public method with literal arguments."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    call: str = Field(description="the call on the instance, without it: `union(1, 2)`")
+    raises: str | None = Field(
+        None, description="the exception type the repository's own test expects of it (pytest.raises, assertRaises)"
+    )
+
+
+class RepoSeed(BaseModel):
+    """A constructor and the calls made on that instance, as the repository's own tests, examples,
+    README snippets or other code write them. Read with `ast`, never run on the host: the plus tier
+    replays them on the reference in the sandbox (a seed of the search and of the observed tests)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    origin: str = Field(description="`path:line` of the statement that builds the instance")
+    kind: Literal["test", "example", "readme", "call-site"]
+    constructor: str = Field(description="`Class(...)` or a factory `Class.method(...)`, literal arguments only")
+    calls: list[SeedCall] = Field(default_factory=list)
+
+
 class HarvestedClass(Record):
     """A self-contained class that passed the harvest filters, with its provenance."""
 
@@ -100,6 +122,10 @@ class HarvestedClass(Record):
     excluded_methods: list[str] = Field(
         default_factory=list,
         description="methods cut out of `source` ('name: why'): their keyboard or terminal use cannot be tested",
+    )
+    seeds: list[RepoSeed] = Field(
+        default_factory=list,
+        description="how the repository itself builds and calls the class (its tests, examples, README, call sites)",
     )
 
     def module_source(self) -> str:

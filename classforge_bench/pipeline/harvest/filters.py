@@ -126,7 +126,8 @@ class Testability:
 
     `interactive-input` reads the keyboard (`input()`, `getpass`), `terminal-control` drives a
     terminal (curses/termios/tty/msvcrt, clearing the screen, moving the cursor), `abstract-stubs`
-    has no behaviour (every method but `__init__` is a stub).
+    has no behaviour (every method but `__init__` is a stub), `abstract-class` cannot be instantiated
+    (an ABC with abstract methods: a test can only reach it through a subclass no skeleton states).
     """
 
     name: str = R.TESTABILITY
@@ -148,4 +149,28 @@ class Testability:
         behaviour = [m for m in c.methods if m.name != "__init__"]
         if behaviour and all(is_placeholder_body(m) for m in behaviour):
             return Verdict.drop(R.ABSTRACT_STUBS, f"all {len(behaviour)} methods besides __init__ are stubs")
+        abstract = abstract_methods(c.node)
+        if abstract:
+            return Verdict.drop(
+                R.ABSTRACT_CLASS, f"abstract methods {', '.join(abstract)}: `{c.name}(...)` raises TypeError"
+            )
         return KEEP
+
+
+_ABSTRACT_DECORATORS = {"abstractmethod", "abstractproperty", "abstractclassmethod", "abstractstaticmethod"}
+
+
+def abstract_methods(cls: ast.ClassDef) -> list[str]:
+    """The methods an ABC declares abstract (Python refuses to instantiate it while they are); none
+    when the class is no ABC (`@abstractmethod` alone, without ABCMeta, enforces nothing)."""
+    meta = [ast.unparse(b) for b in cls.bases] + [ast.unparse(k.value) for k in cls.keywords if k.arg == "metaclass"]
+    if not any(m.rsplit(".", 1)[-1] in ("ABC", "ABCMeta") for m in meta):
+        return []
+    return [
+        fn.name
+        for fn in class_methods(cls)
+        if any(
+            (d.attr if isinstance(d, ast.Attribute) else getattr(d, "id", "")) in _ABSTRACT_DECORATORS
+            for d in fn.decorator_list
+        )
+    ]

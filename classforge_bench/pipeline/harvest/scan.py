@@ -20,6 +20,7 @@ from classforge_bench.pipeline.harvest import confine, files
 from classforge_bench.pipeline.harvest.candidates import Candidate, list_candidates, to_record
 from classforge_bench.pipeline.harvest.filters import ImportPurity, ReferenceCompleteness, Structure, Testability
 from classforge_bench.pipeline.harvest.provenance import History, PostCutoff
+from classforge_bench.pipeline.harvest.seeds import collect_seeds
 
 
 class RepoShard(BaseModel):
@@ -113,6 +114,7 @@ def _scan(
             if cand is not None:
                 survivors.append((cand, len(sink.rejections)))
     kept = _with_provenance(survivors, checkout, cutoff, funnel, sink)
+    collect_seeds(checkout, listing, kept)
     return RepoShard(
         repo=ref, head_commit=ref.head_commit, classes=kept, rejects=sink.rejections, funnel=funnel.report()
     )

@@ -32,6 +32,10 @@ GENERATOR = "pynguin==0.48.0"  # what made the tests; part of every cache key
 MODULE_NAME = "under_test"
 _OUTPUT = f"out/test_{MODULE_NAME}.py"
 _STATISTICS = "pynguin-report/statistics.csv"
+# Pynguin reads its initial population from the first file under this folder whose name holds the
+# module's name and "test_".
+_SEED_DIR = "seeds"
+_SEED_FILE = f"{_SEED_DIR}/test_{MODULE_NAME}.py"
 
 
 class GeneratorUnavailable(InfrastructureError):
@@ -96,7 +100,9 @@ def generator_python(config: PlusConfig, item_id: str = "") -> str:
     return str(python)
 
 
-def pynguin_command(python: str, config: PlusConfig) -> list[str]:
+def pynguin_command(python: str, config: PlusConfig, seeded: bool = False) -> list[str]:
+    """The search's command line; `seeded`: start the population from the seed module (repo_seeds.py)."""
+    seeding = ["--initial_population_seeding", "True", "--initial_population_data", _SEED_DIR] if seeded else []
     return [
         python,
         "-m",
@@ -122,6 +128,7 @@ def pynguin_command(python: str, config: PlusConfig) -> list[str]:
         "Coverage",
         "AlgorithmIterations",
         "SearchTime",
+        *seeding,
     ]
 
 
@@ -137,17 +144,21 @@ def generator_sandbox(sandbox: SandboxConfig, plus: PlusConfig, item_id: str = "
     )
 
 
-def generate(source: str, sandbox: SandboxConfig, plus: PlusConfig, *, item_id: str = "") -> GeneratedTests:
-    """Run Pynguin on `source` (a module defining the class under test) in a fresh sandbox."""
+def generate(
+    source: str, sandbox: SandboxConfig, plus: PlusConfig, *, item_id: str = "", seeds: str = ""
+) -> GeneratedTests:
+    """Run Pynguin on `source` (a module defining the class under test) in a fresh sandbox;
+    `seeds`: a pytest module of call sequences to start the search from (repo_seeds.py)."""
     if not source.strip():
         raise InputError(f"[{item_id}] nothing to generate tests for: the source is empty")
     config = generator_sandbox(sandbox, plus, item_id)
     backend = get_backend(config)
     limits = RunLimits.from_config(config, wall_s=plus.wall_limit_s)
+    inputs = {f"{MODULE_NAME}.py": source, "out/.keep": ""} | ({_SEED_FILE: seeds} if seeds else {})
     try:
         run = backend.run(
-            {f"{MODULE_NAME}.py": source, "out/.keep": ""},
-            pynguin_command(backend.python, plus),
+            inputs,
+            pynguin_command(backend.python, plus, seeded=bool(seeds)),
             limits,
             outputs=[_OUTPUT, _STATISTICS],
             env={"PYTHONHASHSEED": str(plus.hash_seed)},

@@ -9,6 +9,7 @@ Not in it: the time caps and wall limits, which do not change a run that stays w
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
@@ -16,6 +17,7 @@ from pydantic import ValidationError
 
 from classforge_bench.pipeline.config import PlusConfig, SandboxConfig
 from classforge_bench.pipeline.core import reasons
+from classforge_bench.pipeline.core.records import RepoSeed
 from classforge_bench.pipeline.core.store import write_text
 from classforge_bench.pipeline.core.task import PlusDrop, PlusSuite
 from classforge_bench.pipeline.quality.cache import content_key
@@ -25,6 +27,7 @@ from classforge_bench.pipeline.quality.plus.convert import PlusTest, convert, un
 from classforge_bench.pipeline.quality.plus.generate import GENERATOR, GeneratedTests, generate
 from classforge_bench.pipeline.quality.plus.observe import OBSERVE_VERSION, Observed, observe_tests
 from classforge_bench.pipeline.quality.plus.render import name_tests, render
+from classforge_bench.pipeline.quality.plus.repo_seeds import pynguin_seed_module, seed_tests
 from classforge_bench.pipeline.quality.plus.rules import violation
 from classforge_bench.pipeline.quality.plus.task_contract import TaskContract, derive_contract
 from classforge_bench.pipeline.quality.plus.validate import validate
@@ -43,6 +46,7 @@ def suite_key(
     described: str = "",
     base_tests: str = "",
     documented_fields_only: bool = False,
+    seeds: Sequence[RepoSeed] = (),
 ) -> str:
     settings = plus.model_dump(
         mode="json", include={"seed", "hash_seed", "max_iterations", "assertions", "max_tests", "validation_runs"}
@@ -52,6 +56,8 @@ def suite_key(
             "observe": OBSERVE_VERSION
         }
     checks = sandbox.environment_checks.model_dump(mode="json")
+    # Only a seeded suite's key names its seeds: suites made without any keep their keys.
+    seeded = [[s.model_dump(mode="json") for s in seeds]] if seeds else []
     return content_key(
         PLUS_VERSION,
         GENERATOR,
@@ -64,6 +70,7 @@ def suite_key(
         described,
         base_tests,
         documented_fields_only,
+        *seeded,
     )
 
 
@@ -71,24 +78,25 @@ def _cache_path(plus: PlusConfig, key: str, kind: str = "suites") -> Path | None
     return None if plus.cache_dir is None else Path(plus.cache_dir) / kind / key[:2] / f"{key}.json"
 
 
-def generation_path(source: str, plus: PlusConfig) -> Path | None:
-    """Where the generator's run on `source` is cached (its module, wall time, coverage)."""
+def generation_path(source: str, plus: PlusConfig, seeds: str = "") -> Path | None:
+    """Where the generator's run on `source` (from the seed module `seeds`) is cached (its module,
+    wall time, coverage)."""
     settings = plus.model_dump(mode="json", include={"seed", "hash_seed", "max_iterations", "budget_s", "assertions"})
-    return _cache_path(plus, content_key(GENERATOR, settings, source), "generated")
+    return _cache_path(plus, content_key(GENERATOR, settings, source, *([seeds] if seeds else [])), "generated")
 
 
 def generated_tests(
-    source: str, sandbox: SandboxConfig, plus: PlusConfig, item_id: str = ""
+    source: str, sandbox: SandboxConfig, plus: PlusConfig, item_id: str = "", seeds: str = ""
 ) -> tuple[GeneratedTests, bool]:
     """Pynguin's module for `source`, from the cache when this exact run was made before: the search
     is the costly part, so a change of conversion or validation never repeats it."""
-    path = generation_path(source, plus)
+    path = generation_path(source, plus, seeds)
     if path is not None and path.is_file():
         try:
             return GeneratedTests.model_validate_json(path.read_text(encoding="utf-8")), True
         except (ValidationError, ValueError, OSError) as exc:
             log.warning("plus: ignoring unreadable cached generation %s: %s", path, exc)
-    generated = generate(source, sandbox, plus, item_id=item_id)
+    generated = generate(source, sandbox, plus, item_id=item_id, seeds=seeds)
     # A run that produced nothing is not kept: it may well succeed on a machine with more room.
     if path is not None and generated.ok:
         write_text(path, generated.model_dump_json())
@@ -178,26 +186,29 @@ def make_plus_suite(
     described: str | None = None,
     base_tests: str = "",
     documented_fields_only: bool = False,
+    seeds: Sequence[RepoSeed] = (),
 ) -> PlusSuite:
     """The validated plus suite of one class (cached by content under plus.cache_dir).
 
     `described`: the task's skeleton, from which its contract is derived (default: the solution);
     `base_tests`: the task's own tests, whose values are in the contract too;
     `documented_fields_only`: only fields the constructor's docstring names are observable
-    (the real-source track, whose constructors are the author's code, not a specification).
+    (the real-source track, whose constructors are the author's code, not a specification);
+    `seeds`: how the class's repository builds and calls it (repo_seeds.py): tests of their own
+    and the search's initial population.
     """
+    fields_only = documented_fields_only
     key = suite_key(
-        solution, class_name, import_statement, sandbox, plus, described or "", base_tests, documented_fields_only
+        solution, class_name, import_statement, sandbox, plus, described or "", base_tests, fields_only, seeds
     )
     cached = cached_suite(plus, key)
     if cached is not None:
         return cached.model_copy(update={"generation_s": 0.0})
-    contract = derive_contract(
-        described or solution, class_name, base_tests, documented_fields_only=documented_fields_only
-    )
+    contract = derive_contract(described or solution, class_name, base_tests, documented_fields_only=fields_only)
     blocked = blocking_methods(solution, class_name)
     searched = without_methods(annotated_source(solution, class_name, contract.declared), class_name, set(blocked))
-    generated, reused = generated_tests(searched, sandbox, plus, item_id)
+    seed_module = pynguin_seed_module(seeds, class_name, contract, solution)
+    generated, reused = generated_tests(searched, sandbox, plus, item_id, seed_module)
     suite = PlusSuite(
         generator=GENERATOR,
         seed=plus.seed,
@@ -209,8 +220,9 @@ def make_plus_suite(
     if failed is not None:
         # Not cached: a generator that died may well succeed on a machine with more room.
         return suite.model_copy(update={"failure": failed[1][:2000], "failure_reason": failed[0]})
+    seeded = seed_tests(seeds, class_name, contract, solution)
     suite = _screened_suite(
-        suite, generated, contract, blocked, solution, class_name, import_statement, sandbox, plus, item_id
+        suite, generated, contract, blocked, solution, class_name, import_statement, sandbox, plus, item_id, seeded
     )
     path = _cache_path(plus, key)
     if path is not None:
@@ -246,11 +258,13 @@ def _screened_suite(
     sandbox: SandboxConfig,
     plus: PlusConfig,
     item_id: str,
+    seeded: Sequence[PlusTest] = (),
 ) -> PlusSuite:
-    """Convert, screen by the contract, observe, drop what asserts nothing, validate on the reference."""
+    """Convert, screen by the contract (the repository's seeds first: the cap keeps them), observe,
+    drop what asserts nothing, validate on the reference."""
     conversion = convert(generated.module, solution=solution, class_name=class_name, import_statement=import_statement)
     drops = list(conversion.dropped)
-    screened, screen_drops = screen(conversion.tests, plus.max_tests, class_name, task_contract=contract)
+    screened, screen_drops = screen([*seeded, *conversion.tests], plus.max_tests, class_name, task_contract=contract)
     observed = (
         observe_tests(screened, solution, class_name, sandbox, plus, item_id, contract=contract, blocked=set(blocked))
         if plus.observe_state and screened
@@ -267,7 +281,7 @@ def _screened_suite(
         "tests": len(kept),
         "dropped": _counts(drops),
         "drops": drops,
-        "generated": len(conversion.tests) + len(conversion.dropped) + observed.walks,
+        "generated": len(seeded) + len(conversion.tests) + len(conversion.dropped) + observed.walks,
         "observed": len(screened) if plus.observe_state else 0,
         "unchecked": _counts(observed.unchecked),
     }
