@@ -640,7 +640,12 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--clones", type=Path, help="folder holding the manifest's clones (owner__name)")
     p.add_argument("--manifest", type=Path, default=DEFAULT_MANIFEST)
     p.add_argument("--work", type=Path, default=REPO / ".cache" / "real-source-yield")
-    p.add_argument("--impls", type=Path, help="blind implementations: IMPLS/<task_id>/*.py")
+    p.add_argument(
+        "--impls",
+        type=Path,
+        default=REPO / "tests" / "data" / "fairness" / "corpus",
+        help="blind implementations: IMPLS/<task_id>/*.py (default: the recorded ones of our corpus)",
+    )
     p.add_argument("--fairness-out", type=Path, default=Path("/work/fairness"))
     p.add_argument("--only", choices=["corpus", "shipped"])
     p.add_argument("--reuse", action="store_true", help="read the last builds' outputs instead of building again")
