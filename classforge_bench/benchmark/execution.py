@@ -75,7 +75,7 @@ from classforge_bench.pipeline.sandbox.suite import harness_source
 
 log = logging.getLogger(__name__)
 
-EXEC_PROTOCOL = 4  # 4: limits are CPU time (wall ceiling above). Bump when what a stored execution means changes; old entries are then ignored
+EXEC_PROTOCOL = 5  # 4: limits are CPU time (wall ceiling above); 5: a lone run, like a batched one, imports the task's libraries before its runner (not in its CPU time). Bump when what a stored execution means changes; old entries are then ignored
 _ABNORMAL = (SuiteStatus.TIMEOUT, SuiteStatus.CRASHED, SuiteStatus.RESOURCE_EXCEEDED)
 _NORMAL = (SuiteStatus.PASSED, SuiteStatus.FAILED, SuiteStatus.ZERO_TESTS)
 MIN_RERUN_S = 0.5  # what is left of a limit below this runs nothing: a sandbox start alone takes ~0.1 s
