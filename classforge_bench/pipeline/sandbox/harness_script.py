@@ -465,6 +465,7 @@ def supervise(spec_path: str) -> int:
         "workdir": os.getcwd(),
         "cpu_limit_s": spec.get("cpu_limit_s"),  # cpu_clock runs: the runner's own backstop
     }
+    cpu_before = _cpu_so_far()  # the runner's CPU time is its own, as in a batch (not this process's start)
     pid, rfd = _fork_runner(key, context)
     channel, shares, exited, reaped_status = _await_runner(pid, rfd, spec, started)
     # Escaped processes could still rewrite files after we write the report. kill(-1) is safe only
@@ -480,7 +481,7 @@ def supervise(spec_path: str) -> int:
     body = _body(
         spec["run_id"],
         channel,
-        _runner_summary(started, exited, reaped_status, shares),
+        _runner_summary(started, exited, reaped_status, shares, cpu_before),
         context["canaries"],
         integrity,
         undumpable,
