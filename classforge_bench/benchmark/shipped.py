@@ -248,7 +248,7 @@ def _trust_note(
     release: str, total: int, used: int, other_job: int, slow: int, there: dict[str, str], here: dict[str, str]
 ) -> str:
     if used == total:
-        return f"release {release}: the verified results of its {total} reference(s) it ships are used (same environment); none runs here"
+        return f"release {release}: the shipped results of its {total} reference(s) are used (same environment): none runs here"
     parts = []
     if other_job:
         parts.append(f"{other_job} without a shipped result for the job run here (not shipped, or other limits)")
@@ -257,9 +257,10 @@ def _trust_note(
             f"{slow} whose CPU time sets its limit run(s) here (machine {there.get('cpu')} ({there.get('arch')}) "
             f"at release, {here.get('cpu')} ({here.get('arch')}) here)"
         )
-    return f"release {release}: {used} of {total} shipped reference result(s) used (same environment); " + "; ".join(
-        parts
+    used_line = (
+        f"release {release}: the shipped results of {used} of its {total} reference(s) are used (same environment)"
     )
+    return f"{used_line}; " + "; ".join(parts)
 
 
 def release_trust(folder: Path, tasks: list[Task], jobs: Mapping[str, ExecutionJob], executor: Executor) -> Trust:
