@@ -6,7 +6,8 @@ Usage:
 Measured, each as its own `python -m classforge_bench.pipeline.cli ...` process (median of --repeat, wall and CPU
 time of the process and everything it starts, with the load average): `python -c pass` (the
 interpreter's own start, the floor), `classforge --help`, and `classforge evaluate --samples` on 1
-sample of 1 task (the canonical solution of ClassEval_0), without and with `--task`, each into an
+sample of 1 task (the canonical solution of ClassEval_0, which reuses its reference's run; and an
+answer that differs from it by a comment, which runs itself), without and with `--task`, each into an
 empty results folder with an empty user reference cache (`XDG_CACHE_HOME` a fresh folder: cold, the
 reference and the sample both run), then once more into another empty results folder with the same
 user cache (warm: the reference comes from the cache). Targets (issue 31): one sample <= 1.5 s wall
@@ -76,6 +77,12 @@ def main() -> None:
         samples.write_text(
             json.dumps({"task_id": task["task_id"], "completion": task["solution_code"]}) + "\n", encoding="utf-8"
         )
+        # an answer that is not the reference's own program (a comment added), so it runs itself
+        answer = tmp_path / "answer.jsonl"
+        answer.write_text(
+            json.dumps({"task_id": task["task_id"], "completion": task["solution_code"] + "\n# an answer\n"}) + "\n",
+            encoding="utf-8",
+        )
         base = [*cli, "evaluate", "--dataset", str(args.dataset), "--samples", str(samples)]
         other = args.compare.resolve() if args.compare else None
         measure("python -c pass", lambda i: [sys.executable, "-c", "pass"], args.repeat, other)
@@ -97,6 +104,19 @@ def main() -> None:
                     args.repeat,
                     other,
                 )
+        for i_phase, label in (("a", "cold"), ("b", "warm reference")):
+            measure(
+                f"evaluate 1 other answer, 1 task ({label})",
+                lambda i, phase=i_phase: [
+                    f"XDG_CACHE:{tmp_path / f'answer{i}' / 'xdg'}",
+                    *base[:-1],
+                    str(answer),
+                    "--out",
+                    str(tmp_path / f"answer{i}" / phase),
+                ],
+                args.repeat,
+                other,
+            )
         print(f"CPU time by {METER.method}")
 
 
