@@ -108,10 +108,15 @@ def imported_modules(task: Task) -> set[str]:
     return names
 
 
+def distribution_of(module: str) -> str:
+    """The distribution that installs the top-level module `module` (its own name unless `_DISTRIBUTIONS` says otherwise)."""
+    return _DISTRIBUTIONS.get(module, module)
+
+
 def dataset_requirements(tasks: Iterable[Task]) -> list[str]:
     """The distributions the tasks need beyond the standard library, sorted."""
     third_party = {name for t in tasks for name in imported_modules(t) if not is_stdlib_module(name)}
-    return sorted({_DISTRIBUTIONS.get(name, name) for name in third_party}, key=str.lower)
+    return sorted({distribution_of(name) for name in third_party}, key=str.lower)
 
 
 def requirements_file(name: str) -> Path:

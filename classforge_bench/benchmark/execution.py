@@ -75,7 +75,7 @@ from classforge_bench.pipeline.sandbox.suite import harness_source
 
 log = logging.getLogger(__name__)
 
-EXEC_PROTOCOL = 4  # 4: limits are CPU time (wall ceiling above). Bump when what a stored execution means changes; old entries are then ignored
+EXEC_PROTOCOL = 5  # 4: limits are CPU time (wall ceiling above); 5: a lone run, like a batched one, imports the task's libraries before its runner (not in its CPU time). Bump when what a stored execution means changes; old entries are then ignored
 _ABNORMAL = (SuiteStatus.TIMEOUT, SuiteStatus.CRASHED, SuiteStatus.RESOURCE_EXCEEDED)
 _NORMAL = (SuiteStatus.PASSED, SuiteStatus.FAILED, SuiteStatus.ZERO_TESTS)
 MIN_RERUN_S = 0.5  # what is left of a limit below this runs nothing: a sandbox start alone takes ~0.1 s
@@ -137,24 +137,7 @@ class ExecutionJob(BaseModel):
                 "tests": self.tests,
                 "test_classes": list(self.test_classes),
                 "limit_s": round(self.limit_s, 6),
-                # settings that can change an outcome; worker counts and paths cannot
-                "sandbox": config.model_dump(
-                    mode="json",
-                    include={
-                        "backend",
-                        "memory_mb",
-                        "max_processes",
-                        "max_file_mb",
-                        "hash_seed",
-                        "isolation",
-                        "python",
-                        "env",
-                        "docker_image",
-                        "tmp_size_mb",
-                        "grace_s",
-                        "wall_ceiling_factor",
-                    },
-                ),
+                "sandbox": outcome_settings(config),
             }
             | ({"repeat": self.repeat} if self.repeat else {})
             | (  # keys of first runs stay as they were
@@ -162,6 +145,35 @@ class ExecutionJob(BaseModel):
             )
         )
         return hashlib.sha256(json.dumps(material, sort_keys=True).encode()).hexdigest()
+
+
+# The sandbox settings that can change an outcome (worker counts and paths cannot): part of every
+# execution's key, and of the environment a release's shipped reference results were made in.
+OUTCOME_SETTINGS = frozenset(
+    {
+        "backend",
+        "memory_mb",
+        "max_processes",
+        "max_file_mb",
+        "hash_seed",
+        "isolation",
+        "python",
+        "env",
+        "docker_image",
+        "tmp_size_mb",
+        "grace_s",
+        "wall_ceiling_factor",
+    }
+)
+
+
+def outcome_settings(config: SandboxConfig) -> dict:
+    return config.model_dump(mode="json", include=set(OUTCOME_SETTINGS))
+
+
+def harness_digest() -> str:
+    """What version of the sandbox harness a run was made with: the execution protocol and its source's hash."""
+    return f"{EXEC_PROTOCOL}:{hashlib.sha256(harness_source().encode()).hexdigest()}"
 
 
 def environment_tag(config: SandboxConfig) -> str:
@@ -174,7 +186,7 @@ def environment_tag(config: SandboxConfig) -> str:
         stamp = f"{st.st_size}:{st.st_mtime_ns}"
     except OSError:
         stamp = "unknown"
-    material = json.dumps([python, stamp, EXEC_PROTOCOL, hashlib.sha256(harness_source().encode()).hexdigest()])
+    material = json.dumps([python, stamp, harness_digest()])
     return hashlib.sha256(material.encode()).hexdigest()[:16]
 
 

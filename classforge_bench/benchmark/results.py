@@ -77,6 +77,9 @@ class DatasetInfo(Record):
     )
     fixes_applied: list[QuirkFix] = Field(default_factory=list)
     notices: list[QuirkFix] = Field(default_factory=list)
+    shipped_references: str | None = Field(
+        None, description="a release's shipped reference results: whether they were used, and if not why (one line)"
+    )
 
 
 class RunSettings(Record):

@@ -87,6 +87,7 @@ from classforge_bench.benchmark.results import (
 from classforge_bench.benchmark.results_page import PAGE_FILE, write_page
 from classforge_bench.benchmark.samples_file import Answer, read_samples_file, samples_task_ids
 from classforge_bench.benchmark.scoring import recategorise, score_run
+from classforge_bench.benchmark.shipped import Trust, release_trust
 from classforge_bench.benchmark.strategies import STRATEGIES, reference_program
 from classforge_bench.benchmark.summary import render_summary
 from classforge_bench.pipeline.core.task import Task
@@ -238,22 +239,30 @@ def _settings(
 REFERENCE_LIMIT_FACTOR = 5
 
 
+def reference_jobs(tasks: list[Task], sandbox: SandboxConfig) -> dict[str, ExecutionJob]:
+    """task id -> the job of its reference's pre-run (what a release's shipped results are matched against)."""
+    limit = sandbox.wall_limit_s * REFERENCE_LIMIT_FACTOR
+    return {t.task_id: job_for(t, reference_program(t), limit) for t in tasks}
+
+
 def reference_prerun(
     tasks: list[Task],
     executor: Executor,
     sandbox: SandboxConfig,
     progress: Progress | None = None,
     cache: ExecutionStore | None = None,
+    trusted: Mapping[str, StoredExecution] | None = None,
 ) -> list[ReferenceRecord]:
     """Run every task's reference once; broken = anything but a pass (see the module docstring).
 
     `cache`: reference runs kept by content across results folders (`reference_cache`); a run found
-    there is copied into this run's store instead of running again. The limit scales from the
-    reference's CPU time, which load does not inflate (`evaluation_limit`), so one timing suffices."""
-    limit = sandbox.wall_limit_s * REFERENCE_LIMIT_FACTOR
-    jobs = {t.task_id: job_for(t, reference_program(t), limit) for t in tasks}
+    there is copied into this run's store instead of running again. `trusted`: runs by key a
+    release ships and this environment trusts (`classforge_bench.benchmark.shipped`), used likewise.
+    The limit scales from the reference's CPU time, which load does not inflate (`evaluation_limit`),
+    so one timing suffices."""
+    jobs = reference_jobs(tasks, sandbox)
     counter = PhaseCounter("reference", len(jobs), progress)
-    done = _run_cached(executor, jobs, cache, counter.tick)
+    done = _run_cached(executor, jobs, cache, counter.tick, trusted or {})
     return [
         _reference_record(t.task_id, done[t.task_id].whole, jobs[t.task_id].key(executor.config), sandbox)
         for t in tasks
@@ -261,15 +270,21 @@ def reference_prerun(
 
 
 def _run_cached(
-    executor: Executor, jobs: dict[str, ExecutionJob], cache: ExecutionStore | None, tick: Callable[[], None]
+    executor: Executor,
+    jobs: dict[str, ExecutionJob],
+    cache: ExecutionStore | None,
+    tick: Callable[[], None],
+    trusted: Mapping[str, StoredExecution],
 ) -> dict[str, StoredExecution]:
-    """task id -> its job's execution: from this run's store, else the shared cache, else run (and
-    then kept in the cache too; a sandbox failure never is)."""
+    """task id -> its job's execution: from this run's store, else the release's trusted results,
+    else the shared cache, else run (and then kept in the cache too; a sandbox failure never is)."""
     keys = {tid: job.key(executor.config) for tid, job in jobs.items()}
-    if cache is not None:
-        for key in keys.values():
-            if executor.store.get(key) is None and (hit := cache.get(key)) is not None:
-                executor.store.put(hit)
+    for key in keys.values():
+        if executor.store.get(key) is not None:
+            continue
+        hit = trusted.get(key) or (cache.get(key) if cache is not None else None)
+        if hit is not None:
+            executor.store.put(hit)
     # Batched like the samples (one sandbox start per batch, not per reference): each reference's
     # CPU time is what its own forked runner used, without an interpreter start, and load does
     # not move it.
@@ -432,10 +447,9 @@ def _evaluate_loaded(
     environment = _environment(dataset.format, tasks, cfg, config.sandbox) if cfg.environment == "dataset" else None
     if environment is not None:
         config = config.model_copy(update={"sandbox": config.sandbox.model_copy(update={"python": environment.python})})
-    executor = _executor(config, run_dir, backend, cluster)
+    executor = evaluation_executor(config, run_dir, backend, cluster)
     t0 = time.perf_counter()
-    cache = reference_cache(cfg, config.sandbox, env)
-    references = reference_prerun(tasks, executor, config.sandbox, progress, cache=cache)
+    references, shipped_note = _reference_phase(dataset, tasks, executor, config, env, progress)
     refs = {r.task_id: r for r in references}
     broken = {r.task_id for r in references if r.broken}
     clock["reference"] = time.perf_counter() - t0
@@ -459,6 +473,7 @@ def _evaluate_loaded(
     if (run_dir / USAGE_DIR).is_dir():
         write_usage_files(run_dir, *recorded_usage(run_dir, config.llm.costs, usage_run))
     results = _run_results(request, loaded, settings, references, records, phase.usage, plus, executor, resumed)
+    results.dataset.shipped_references = shipped_note
     return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
 
 
@@ -490,6 +505,27 @@ def _generation(
         keep_usage=lambda entries: save_usage(loaded.run_dir, usage_run, "generation", entries),
         dataset_sha256=loaded.dataset_sha,
     )
+
+
+def _reference_phase(
+    dataset: LoadedDataset,
+    tasks: list[Task],
+    executor: Executor,
+    config: EvaluatorConfig,
+    env: Mapping[str, str] | None,
+    progress: Progress | None,
+) -> tuple[list[ReferenceRecord], str | None]:
+    """The reference pre-run, each reference from a release's trusted shipped results, the user's
+    cache or a run; and the line saying what became of the release's shipped results, if it has any."""
+    cfg = config.evaluate
+    shipped = (
+        release_trust(Path(dataset.path), tasks, reference_jobs(tasks, config.sandbox), executor)
+        if dataset.format == "classforge-release" and cfg.shipped_references
+        else Trust()
+    )
+    cache = reference_cache(cfg, config.sandbox, env)
+    references = reference_prerun(tasks, executor, config.sandbox, progress, cache=cache, trusted=shipped.executions)
+    return references, shipped.note
 
 
 def _run_results(
@@ -564,7 +600,7 @@ def _load_run(request: EvaluationRequest, config: EvaluatorConfig) -> _LoadedRun
     )
 
 
-def _executor(
+def evaluation_executor(
     config: EvaluatorConfig, run_dir: Path, backend: SandboxBackend | None, cluster: DaskCluster | None
 ) -> Executor:
     """The run's executor over its own store; a Dask cluster's workers are checked first."""

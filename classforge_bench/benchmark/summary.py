@@ -338,6 +338,8 @@ def render_summary(results: RunResults) -> str:
         [[g.strategy, g.model, *(str(g.taxonomy.get(c, 0)) for c in CATEGORIES)] for g in results.scores],
     )
     lines += _broken_section(broken)
+    if results.dataset.shipped_references:
+        lines += ["", f"Shipped reference results: {results.dataset.shipped_references}."]
     fixes = Counter(f.kind for f in results.dataset.fixes_applied)
     lines += ["", "## Dataset fixes applied while loading", ""]
     lines.append(", ".join(f"{k} x{n}" for k, n in sorted(fixes.items())) if fixes else "None.")

@@ -253,10 +253,21 @@ def release(
         config_record=config_record(cfg),
         decontamination=harvest.corpora,
         version=version,
+        references=_shipped_references(cfg),
     )
     # Like the harvest's and the build's drops, the release stage's are written down with their reasons.
     write_jsonl(build_dir(cfg) / "release-rejects.jsonl", published.rejections)
     return published
+
+
+def _shipped_references(cfg: Config):
+    """The released tasks' references run as the evaluator runs them, for the release to ship
+    (`release.ship_references`); the user's reference cache is found as `classforge evaluate` finds it."""
+    if not cfg.release.ship_references:
+        return None
+    from classforge_bench.benchmark.release_references import verified_references
+
+    return verified_references(cfg, {k: os.environ[k] for k in ("XDG_CACHE_HOME", "HOME") if os.environ.get(k)})
 
 
 def configure(

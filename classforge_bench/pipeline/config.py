@@ -486,6 +486,11 @@ class EvaluateConfig(Section):
     plots: bool = Field(
         False, description="draw passk.png and taxonomy.png into the run folder (matplotlib is loaded only then)"
     )
+    shipped_references: bool = Field(
+        True,
+        description="use a release's shipped reference results (references.json) where its environment "
+        "fingerprint matches this one's, instead of running those references (docs/evaluate.md)",
+    )
     reference_cache: Path | None = Field(
         None,
         description="reference pre-runs kept by content (task, environment, limits) and shared by every "
@@ -570,6 +575,11 @@ class ReleaseConfig(Section):
     )
     license: str | None = Field(None, description="dataset licence on the card; default: per source repository")
     hub_repo_id: str | None = Field(None, description="ORG/NAME, shown in the card's loading example")
+    ship_references: bool = Field(
+        True,
+        description="run the released tasks' references as the evaluator does and ship the results "
+        "(references.json), for evaluators in the same environment to trust instead of running them",
+    )
 
 
 class PlusConfig(Section):

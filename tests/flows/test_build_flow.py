@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.mark.slow
 def test_flow_runs_end_to_end_and_resumes(prefect_harness, example_config, tmp_path):
     from classforge_bench.flows.build_benchmark import build_benchmark
+    from classforge_bench.pipeline.formats.shipped_references import read_shipped
     from classforge_bench.pipeline.release.verify import verify_release
 
     first = build_benchmark(config_path=str(example_config))
@@ -27,6 +28,9 @@ def test_flow_runs_end_to_end_and_resumes(prefect_harness, example_config, tmp_p
     assert stages["solution"].kept == 3 and stages["release"].kept == 3
     release = first.release
     assert release.parent == tmp_path / "releases" and verify_release(release) == []
+    # the release ships its references' verified results, one per released task (issue 31)
+    shipped = read_shipped(release)
+    assert shipped is not None and len(shipped.references) == 3
     assert first.usage.requests == 0, "the example replays recorded responses only"
     before = (snap / "classes.jsonl").read_bytes()
     clones = tmp_path / "clones"

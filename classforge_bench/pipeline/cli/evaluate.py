@@ -279,6 +279,8 @@ def _print_evaluation(outcome, *, regraded: bool) -> None:
             f"[yellow]samples of {len(left_out)} task(s) not selected by --task/--max-tasks are left out: "
             f"{', '.join(left_out[:5])}{' ...' if len(left_out) > 5 else ''}[/yellow]"
         )
+    if results.dataset.shipped_references:
+        console.print(results.dataset.shipped_references, soft_wrap=True, markup=False)
     if results.plus_scores:
         table = Table(title="base vs plus pass@1 (%): plus = base tests + tests no LLM wrote")
         for column in plus_header():

@@ -10,17 +10,21 @@ touched, and `classforge verify-release` accepts the copy like any release.
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
 from classforge_bench.pipeline.config import PlusConfig
 from classforge_bench.pipeline.core.funnel import FunnelReport
 from classforge_bench.pipeline.core.task import Task
+from classforge_bench.pipeline.formats.shipped_references import ShippedReferences, ShippedReferencesError, read_shipped
 from classforge_bench.pipeline.release.errors import ReleaseError
 from classforge_bench.pipeline.release.manifest import MANIFEST, Manifest
 from classforge_bench.pipeline.release.verify import read_front_matter
 from classforge_bench.pipeline.release.versions import validate_version
 from classforge_bench.pipeline.release.writer import write_release
+
+log = logging.getLogger(__name__)
 
 
 def is_release_folder(path: Path) -> bool:
@@ -87,4 +91,22 @@ def write_plus_release(release: Path, out: Path, suites: dict[str, dict[str, Any
         decontamination=manifest.decontamination,
         earlier_releases=manifest.earlier_releases,
         derived_from=manifest.version,
+        references=_carried_references(release),
     )
+
+
+def _carried_references(release: Path):
+    """The original's shipped reference results, which hold for the copy: its tasks keep their
+    solutions and base tests, so their references' jobs and keys (plus suites are not part of them)."""
+    try:
+        shipped = read_shipped(release)
+    except ShippedReferencesError as exc:
+        log.warning("%s; the strengthened copy ships no reference results", exc)
+        return None
+    if shipped is None:
+        return None
+
+    def carried(_tasks: list[Task]) -> ShippedReferences:
+        return shipped
+
+    return carried

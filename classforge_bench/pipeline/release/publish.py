@@ -7,7 +7,7 @@ holds them, so a resumed run never creates a duplicate version.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -19,6 +19,7 @@ from classforge_bench.pipeline.core.folder_lock import FolderLock
 from classforge_bench.pipeline.core.funnel import KEEP, Funnel, FunnelReport, RejectionList, Verdict
 from classforge_bench.pipeline.core.records import Rejection
 from classforge_bench.pipeline.core.task import Task
+from classforge_bench.pipeline.formats.shipped_references import ShippedReferences
 from classforge_bench.pipeline.release.history import ReleaseIndex, release_index, solution_digest
 from classforge_bench.pipeline.release.versions import next_version
 from classforge_bench.pipeline.release.writer import shown_path, write_release
@@ -58,15 +59,19 @@ def publish(
     config_record: Mapping[str, Any],
     decontamination: dict[str, list[str]] | None,
     version: str | None = None,
+    references: Callable[[list[Task]], ShippedReferences | None] | None = None,
 ) -> PublishResult:
     """Dedup against every release, choose the next version and write it, holding the release
     folder's lock throughout: two builds finishing at once cannot pick the same version.
 
     `config_record` is the build's configuration as the manifest records it (`writer.config_record`);
-    `decontamination` what the harvest's dedup checked (None when unrecorded)."""
+    `decontamination` what the harvest's dedup checked (None when unrecorded); `references` the
+    released tasks' verified reference results to ship (`write_release`)."""
     root = Path(release.output_root)
     with FolderLock(root, "publishing a release"):
-        return _publish_locked(tasks, release, funnel, models, version, root, config_record, decontamination)
+        return _publish_locked(
+            tasks, release, funnel, models, version, root, config_record, decontamination, references
+        )
 
 
 def _publish_locked(
@@ -78,6 +83,7 @@ def _publish_locked(
     root: Path,
     config_record: Mapping[str, Any],
     decontamination: dict[str, list[str]] | None,
+    references: Callable[[list[Task]], ShippedReferences | None] | None = None,
 ) -> PublishResult:
     index = release_index(root) if root.is_dir() else ReleaseIndex()
     left_out = RejectionList()
@@ -109,6 +115,7 @@ def _publish_locked(
         hub_repo_id=release.hub_repo_id,
         decontamination=decontamination,
         earlier_releases=list(index.versions),
+        references=references,
     )
     return PublishResult(
         path,

@@ -3,7 +3,8 @@
 Checks: the manifest parses and names this version; every file matches its manifest size and
 sha256 and no file is unlisted; the card's YAML parses and declares the test split; the Parquet
 schema has the required columns with the published types; row counts agree across manifest,
-Parquet and tasks.jsonl; and (optionally, ~1 s) `datasets.load_dataset(folder)` loads the split.
+Parquet and tasks.jsonl; the shipped reference results (references.json, when there) are of this
+release's tasks and passed; and (optionally, ~1 s) `datasets.load_dataset(folder)` loads the split.
 Problems are collected rather than raised so a user sees all of them at once.
 """
 
@@ -19,6 +20,11 @@ from pydantic import ValidationError
 from classforge_bench.pipeline.core.extras import require
 from classforge_bench.pipeline.core.task import CORE_COLUMNS
 from classforge_bench.pipeline.formats.release_rows import DATA_GLOB, SPLIT, core_arrow_schema
+from classforge_bench.pipeline.formats.shipped_references import (
+    ShippedReferencesError,
+    read_shipped,
+    shipped_problems,
+)
 from classforge_bench.pipeline.release.manifest import MANIFEST, Manifest, file_entries, sha256_file
 
 
@@ -81,6 +87,23 @@ def _task_ids(folder: Path) -> list[str] | None:
         return None
     with open(jsonl, encoding="utf-8") as fh:
         return [json.loads(line)["task_id"] for line in fh if line.strip()]
+
+
+def _check_shipped(folder: Path, label: str) -> list[str]:
+    """The shipped reference results (references.json, when there) are this release's: of its tasks'
+    solutions and tests, each a pass. Their bytes against the manifest are `_check_files`'s."""
+    try:
+        shipped = read_shipped(folder, check_manifest=False)
+    except ShippedReferencesError as exc:
+        return [str(exc)]
+    if shipped is None:
+        return []
+    jsonl = folder / "tasks.jsonl"
+    if not jsonl.is_file():
+        return []  # reported by the Parquet check
+    with open(jsonl, encoding="utf-8") as fh:
+        rows = [json.loads(line) for line in fh if line.strip()]
+    return [f"{label}: {p}" for p in shipped_problems(shipped, rows)]
 
 
 def _load_manifest(folder: Path, label: str) -> tuple[Manifest | None, list[str]]:
@@ -236,6 +259,7 @@ def verify_release(
         problems += _check_files(folder, manifest, label)
     problems += _check_card(folder, label, track, manifest.row_count if manifest else None)
     problems += _check_parquet(folder, manifest, label)
+    problems += _check_shipped(folder, label)
     if load_with_datasets:
         problems += _check_datasets_load(folder, label, cache_dir)
     return problems

@@ -19,7 +19,7 @@ import logging
 import os
 import shutil
 import tempfile
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -39,6 +39,7 @@ from classforge_bench.pipeline.formats.release_rows import (
     short_type,
     to_arrow_table,
 )
+from classforge_bench.pipeline.formats.shipped_references import ShippedReferences, write_shipped
 from classforge_bench.pipeline.release.card import card_data, dataset_card, render_card, track_of
 from classforge_bench.pipeline.release.errors import ReleaseError, ReleaseExistsError
 from classforge_bench.pipeline.release.manifest import MANIFEST, Manifest, SourceRepo, file_entries
@@ -176,6 +177,7 @@ def write_release(
     decontamination: Mapping[str, list[str]] | None = None,
     earlier_releases: list[str] | None = None,
     derived_from: str | None = None,
+    references: Callable[[list[Task]], ShippedReferences | None] | None = None,
 ) -> Path:
     """Write `<output_root>/<version>/` and return its path.
 
@@ -186,7 +188,7 @@ def write_release(
     `decontamination` (the harvest's record of corpora checked) and `earlier_releases` (the
     versions deduplicated against) go into the manifest and the card's validity section.
     `derived_from`: the version this one copies with plus suites added (`classforge strengthen`).
-    """
+    `references`: the tasks' references' verified results to ship (see `_Contents.references`)."""
     root, dest = _new_version_folder(version, output_root)
     typed = _typed(tasks)
     records = release_rows(typed)
@@ -214,6 +216,7 @@ def write_release(
         decontamination=dict(decontamination) if decontamination is not None else None,
         earlier_releases=earlier_releases,
         derived_from=derived_from,
+        references=references,
     )
     _write_atomically(root, version, dest, contents)
     return dest
@@ -240,6 +243,10 @@ class _Contents:
     decontamination: dict[str, list[str]] | None
     earlier_releases: list[str] | None
     derived_from: str | None
+    # Given the tasks as the release's rows give them back (what an evaluator loads), their
+    # references' verified results to ship as references.json (classforge_bench.benchmark.
+    # release_references), or None to ship none.
+    references: Callable[[list[Task]], ShippedReferences | None] | None
 
 
 def _new_version_folder(version: str, output_root: Path) -> tuple[Path, Path]:
@@ -302,6 +309,10 @@ def _write_contents(folder: Path, version: str, c: _Contents) -> None:
     # Record the schema as Parquet stores it (list items read back as `element`, not `item`).
     written = pq.read_schema(folder / DATA_FILE)
     write_jsonl(folder / "tasks.jsonl", c.records)
+    if c.references is not None:
+        shipped = c.references([Task.from_row(row, source="classforge-release") for row in c.records])
+        if shipped is not None:
+            write_shipped(folder, shipped)
     write_json(folder / "funnel.json", c.funnel.model_dump(mode="json"))
     write_json(folder / "stats.json", c.stats.model_dump(mode="json"))
     write_plots(c.stats, folder / "plots", c.funnel)

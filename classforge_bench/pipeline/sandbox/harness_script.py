@@ -451,6 +451,11 @@ def supervise(spec_path: str) -> int:
     solution_src = _read(spec["solution_file"])
     tests_src = _read(spec["tests_file"])
     digests = {"solution": _sha256()(solution_src).hexdigest(), "tests": _sha256()(tests_src).hexdigest()}
+    if spec.get("warm_imports"):
+        # As a batch's supervisor does: the task's libraries are imported here, so a lone run's
+        # runner, like a batched one, spends its limit on the tests, not on importing numpy.
+        _warm(spec["warm_imports"])
+        started = time.monotonic()
     context = {
         "spec": spec,
         "solution_src": solution_src,
@@ -460,6 +465,7 @@ def supervise(spec_path: str) -> int:
         "workdir": os.getcwd(),
         "cpu_limit_s": spec.get("cpu_limit_s"),  # cpu_clock runs: the runner's own backstop
     }
+    cpu_before = _cpu_so_far()  # the runner's CPU time is its own, as in a batch (not this process's start)
     pid, rfd = _fork_runner(key, context)
     channel, shares, exited, reaped_status = _await_runner(pid, rfd, spec, started)
     # Escaped processes could still rewrite files after we write the report. kill(-1) is safe only
@@ -475,7 +481,7 @@ def supervise(spec_path: str) -> int:
     body = _body(
         spec["run_id"],
         channel,
-        _runner_summary(started, exited, reaped_status, shares),
+        _runner_summary(started, exited, reaped_status, shares, cpu_before),
         context["canaries"],
         integrity,
         undumpable,
@@ -604,19 +610,36 @@ def supervise_batch(spec_path: str) -> int:
 
 
 def _warm(names: list) -> None:
-    """Import the installed libraries the batch's tasks import (numpy, nltk...) once, here, before
-    any runner is forked: each runner then starts with them loaded, as with unittest. Isolation is
-    unchanged: a runner changes only its own copy-on-write copy of a module, and the next runner is
-    forked from this process, which never ran a solution. Only names the host read from the tasks'
-    own import lines arrive here; the solutions and their tests files are already out of the work
-    folder (nothing of a sample's can shadow a library), and a name that fails to import is left
-    to the runner, which reports it as the tests see it."""
-    for name in names:
-        if isinstance(name, str) and name.isidentifier() and not name.startswith("cf_"):
-            try:
-                __import__(name)
-            except Exception:  # noqa: BLE001 - any failure: the runner meets it again and reports it
-                continue
+    """Import the installed libraries the tasks import (numpy, nltk...) once, here, before any
+    runner is forked: each runner then starts with them loaded, as with unittest, and its CPU
+    time (what its limit is counted on) is the tests' alone, batched or lone alike.
+
+    Why this keeps runners apart: a runner is a fork of this process, so what it changes in a
+    module (an attribute, a cache, a monkeypatch) changes its own copy-on-write copy only; the next
+    runner is forked from this process again, which never ran a solution. Only names the host read
+    from the tasks' own import lines arrive here, and only installed code is imported: the work
+    folder (where a lone run's solution and tests lie; a batch's solutions are already gone) is
+    taken off the search path meanwhile, so nothing of a sample's can stand in for a library.
+    What an import does to the interpreter's global state happens before the runner is forked,
+    where a lone run without this would do it after: measured for ClassEval's libraries (numpy,
+    nltk, gensim, python-docx, bs4, openpyxl, pandas, PIL, PyPDF2, reportlab), that is only warnings
+    filters for their own warning categories; none draws from `random` (each runner seeds it after
+    the fork), starts a thread or installs a logging handler or signal handler. A name that fails
+    to import is left to the runner, which reports it as the tests see it."""
+    here = os.getcwd()
+    hidden = [(i, p) for i, p in enumerate(sys.path) if p in ("", ".", here)]
+    for i, _ in reversed(hidden):
+        del sys.path[i]
+    try:
+        for name in names:
+            if isinstance(name, str) and name.isidentifier() and not name.startswith("cf_"):
+                try:
+                    __import__(name)
+                except Exception:  # noqa: BLE001 - any failure: the runner meets it again and reports it
+                    continue
+    finally:
+        for i, entry in hidden:
+            sys.path.insert(i, entry)
 
 
 def _take_marks(path: str) -> list[bytes]:

@@ -133,8 +133,8 @@ class SuiteRequest(BaseModel):
     )
     warm_imports: list[str] = Field(
         default_factory=list,
-        description="installed libraries the task imports (its own import lines), imported once per batch "
-        "before the runners are forked",
+        description="installed libraries the task imports (its own import lines), imported by the supervisor "
+        "before it forks the runner(s), once per batch: the runners' CPU time is the tests' own",
     )
 
     def host_wall_s(self, limit_s: float) -> float:

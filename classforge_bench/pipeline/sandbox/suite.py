@@ -85,6 +85,7 @@ def _spec(
         "timeout_s": limit_s,
         "trace_cap": config.traceback_cap_chars,
         "preimport": machinery_imports(request.tests),
+        "warm_imports": list(request.warm_imports),
         "report_file": REPORT_FILE,
         "key_file": KEY_FILE,
         "share": request.class_floors is not None,
