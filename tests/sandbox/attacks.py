@@ -356,6 +356,15 @@ ATTACKS = [
 ]
 
 
+# Attacks whose payload runs when the test calls it. Armed here, where the list is made: armed in
+# one test module, the batched test run on its own got payloads that never ran (a memory bomb
+# that failed its test instead of exceeding the memory limit).
+for _a in ATTACKS:
+    for _payload in ("_grow", "_bomb"):
+        if f"def {_payload}" in _a.solution:
+            _a.solution = _a.solution.replace("return 41", f"{_payload}()")
+
+
 @pytest.fixture(scope="module")
 def config():
     return make_config(memory_mb=512, max_processes=24)
