@@ -18,7 +18,14 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from classforge_bench.pipeline.core import parsing
-from classforge_bench.pipeline.quality.plus.contract import argument_type, fits, variable_types
+from classforge_bench.pipeline.quality.plus.contract import (
+    argument_type,
+    fits,
+    instances,
+    literal_type,
+    named_arguments,
+    variable_types,
+)
 
 
 @dataclass
@@ -31,6 +38,9 @@ class Shown:
     says_zero: bool = False  # "zero", "0", "non-negative", ">= 0" in the method's description
     char: bool = False  # named or described as one character (`char`, ":param c: a single character")
     strings: list[str] = field(default_factory=list)
+    # what the task passes that no literal rule reads: None, a type (`arg_type=int`), an instance
+    # of the task's class; in the domain (TaskContract.with_shown_types), never a domain by itself
+    passed: set[str] = field(default_factory=set)
 
     def only_numeric_strings(self) -> bool:
         """Every string shown is a number written in digits ("12345678901234567890", "-3", "0.5"):
@@ -96,9 +106,16 @@ def _example_calls(doc: str) -> list[ast.Call]:
     return calls
 
 
-def _record(shown: Shown, node: ast.expr) -> None:
+def _record(shown: Shown, node: ast.expr, bound: tuple[str, set[str]] = ("", set())) -> None:
+    """`bound`: the task's class and the names its base tests bind to instances of it."""
+    if isinstance(node, ast.Name) and node.id in bound[1]:
+        shown.passed.add(bound[0])
+        return
     literal = literal_value(node)
     if literal is None or literal[1] is None:
+        kind = literal_type(node)
+        if kind in ("NoneType", "type"):
+            shown.passed.add(kind)
         return
     kind, value = literal
     # An example's 70 does not make 70.5 off-contract: an int shown stands for a number.
@@ -146,39 +163,27 @@ def shown_arguments(described: str, class_name: str, base_tests: str = "") -> Ev
                 _record(evidence[name][arg.arg], default)
     # Examples of one method often sit in another's docstring (the constructor's in every method's).
     docs = [ast.get_docstring(cls) or ""] + [ast.get_docstring(fn) or "" for fn in fns.values()]
-    for call in [c for doc in docs for c in _example_calls(doc)] + _test_calls(base_tests):
+    calls = _test_calls(base_tests)
+    bound = (class_name, instances(parsing.parse(base_tests), class_name) if calls else set())
+    for call in [c for doc in docs for c in _example_calls(doc)] + calls:
         method = _called_method(call, class_name, set(fns))
         if method not in params:  # not a call of the class, or of a constructor it inherits
             continue
         for param, node in zip(params[method], call.args):
-            _record(evidence[method][param], node)
+            _record(evidence[method][param], node, bound)
         for kw in call.keywords:
             if kw.arg in evidence[method]:
-                _record(evidence[method][kw.arg], kw.value)
+                _record(evidence[method][kw.arg], kw.value, bound)
     return evidence
 
 
 def _keyword_arguments(
     body: str, class_name: str, evidence: Evidence | None = None
 ) -> Iterator[tuple[str, ast.keyword]]:
-    """(method, argument) of every call of the class or of an attribute in a test body; positional
-    arguments named by the parameter order `evidence` records (the description's signature)."""
-    for call in (n for n in ast.walk(parsing.parse(body)) if isinstance(n, ast.Call)):
-        func = call.func
-        method = (
-            "__init__"
-            if isinstance(func, ast.Name) and func.id == class_name
-            else (func.attr if isinstance(func, ast.Attribute) else None)
-        )
-        if method is None:
-            continue
-        order = list((evidence or {}).get(method, {}))
-        yield from (
-            (method, ast.keyword(arg=order[i], value=a))
-            for i, a in enumerate(call.args)
-            if i < len(order) and not isinstance(a, ast.Starred)
-        )
-        yield from ((method, kw) for kw in call.keywords if kw.arg)
+    """(method, named argument) of every call in a test body, positional arguments named by the
+    parameter order `evidence` records (the description's signature)."""
+    order = {method: list(params) for method, params in (evidence or {}).items()}
+    return ((m, kw) for m, kw in named_arguments(body, class_name, order) if kw.arg)
 
 
 def unshown_type(body: str, class_name: str, evidence: Evidence, declared: dict[str, dict[str, str]]) -> str | None:
@@ -190,7 +195,7 @@ def unshown_type(body: str, class_name: str, evidence: Evidence, declared: dict[
         if shown is None or not shown.types or kw.arg in declared.get(method, {}):
             continue
         actual = argument_type(kw.value, variables)
-        if actual is not None and not any(fits(actual, wanted) for wanted in shown.types):
+        if actual is not None and not any(fits(actual, wanted) for wanted in shown.types | shown.passed):
             named = sorted("number" if t == "float" else t for t in shown.types)
             return f"{method}({kw.arg}=<{actual}>) where the description's examples and defaults show {'/'.join(named)}"
     return None
@@ -207,7 +212,9 @@ def _out_of_range(shown: Shown, node: ast.expr) -> str | None:
             return "the description shows only values >= 0"
         if value == 0 and shown.only_positive():
             return "the description shows only values > 0 and never admits 0"
-    if kind == "str" and isinstance(value, str) and shown.char and len(value) != 1:
+    # "the character's name" is no char where the task itself passes 'John'
+    one_char = shown.char and all(len(s) == 1 for s in shown.strings)
+    if kind == "str" and isinstance(value, str) and one_char and len(value) != 1:
         return "the description says one character"
     if kind == "str" and isinstance(value, str) and shown.only_numeric_strings() and not _NUMERIC_TEXT.fullmatch(value):
         return "every string the description and base tests show is a number in digits"

@@ -116,13 +116,28 @@ class TaskContract:
     # -- inputs ----------------------------------------------------------------------------------
     def argument_problem(self, body: str) -> tuple[str, str] | None:
         """(reason, detail) for the first argument outside its parameter's type, sign, range or shape."""
-        off = (off_contract(body, self.class_name, self.declared) if self.declared else None) or unshown_type(
+        order = {method: list(params) for method, params in self.evidence.items()}
+        declared = self.with_shown_types()
+        off = (off_contract(body, self.class_name, declared, order) if declared else None) or unshown_type(
             body, self.class_name, self.evidence, self.declared
         )
         if off is not None:
             return reasons.PLUS_OFF_CONTRACT, off
         outside = off_domain(body, self.class_name, self.evidence)
         return (reasons.PLUS_OFF_DOMAIN, outside) if outside else None
+
+    def with_shown_types(self) -> Contract:
+        """The declared types widened by the types the skeleton's examples and defaults and the
+        task's own base tests pass (`>>> c.format(None)`, `transfer(other_account=account)`): a
+        value the task itself passes is in its domain, whatever a loose `:param` line says."""
+        widened: Contract = {}
+        for method, params in self.declared.items():
+            shown = self.evidence.get(method, {})
+            widened[method] = {
+                p: "|".join(dict.fromkeys(t.split("|") + sorted(shown[p].types | shown[p].passed))) if p in shown else t
+                for p, t in params.items()
+            }
+        return widened
 
     def admits(self, method: str, param: str, source: str) -> bool:
         """Whether passing `source` (an argument's source text) to `param` stays in the contract."""
