@@ -38,7 +38,9 @@ import json
 import logging
 import os
 import re
+import site
 import sys
+import sysconfig
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -178,16 +180,38 @@ def harness_digest() -> str:
 
 def environment_tag(config: SandboxConfig) -> str:
     """What an execution's key leaves to the machine: the interpreter that runs the code (its path,
-    size and time stamp: a rebuilt or upgraded one is another) and the harness's source, so a
-    store shared across results folders never hands back a run made with another of either."""
-    python = os.path.realpath(config.python or sys.executable)
-    try:
-        st = os.stat(python)
-        stamp = f"{st.st_size}:{st.st_mtime_ns}"
-    except OSError:
-        stamp = "unknown"
-    material = json.dumps([python, stamp, harness_digest()])
+    size and time stamp: a rebuilt or upgraded one is another), the state of its site-packages
+    folders (installing, upgrading or removing a library adds or removes a `.dist-info` entry
+    there, which moves the folder's time stamp: a reference run with numpy 1.x is not handed back
+    after an upgrade to 2.x) and the harness's source, so a store shared across results folders
+    never hands back a run made with another of any of them."""
+    given = config.python or sys.executable
+    python = os.path.realpath(given)
+    material = json.dumps([python, _stamp(Path(python)), _site_stamps(Path(given)), harness_digest()])
     return hashlib.sha256(material.encode()).hexdigest()[:16]
+
+
+def _stamp(path: Path) -> str:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return "unknown"
+    return f"{st.st_size}:{st.st_mtime_ns}"
+
+
+def _site_stamps(python: Path) -> list[tuple[str, str]]:
+    """The site-packages folders the interpreter `python` imports libraries from, each with its stamp:
+    a virtual environment's own (found by its `pyvenv.cfg`, since the interpreter path resolves to
+    the base one) and, for this very interpreter, the ones it reports (purelib, platlib, user site)."""
+    folders: set[Path] = set()
+    venv = python.parent.parent
+    if (venv / "pyvenv.cfg").is_file():
+        folders.update(venv.glob("lib*/python*/site-packages"))
+    if os.path.realpath(python) == os.path.realpath(sys.executable):
+        paths = sysconfig.get_paths()
+        folders.update(Path(paths[k]) for k in ("purelib", "platlib"))
+        folders.add(Path(site.getusersitepackages()))
+    return sorted((str(f), _stamp(f)) for f in folders if f.is_dir())
 
 
 class StoredExecution(BaseModel):

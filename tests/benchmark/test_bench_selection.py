@@ -7,6 +7,8 @@ the limit comes from the reference's CPU time."""
 from __future__ import annotations
 
 import json
+import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,6 +120,23 @@ def test_a_second_results_folder_reuses_the_reference_runs_and_limits_come_from_
 def test_the_cache_is_per_interpreter():
     assert environment_tag(SandboxConfig()) == environment_tag(SandboxConfig())
     assert environment_tag(SandboxConfig()) != environment_tag(SandboxConfig(python="/bin/sh"))
+
+
+def test_the_cache_moves_when_a_library_is_installed_or_upgraded(tmp_path):
+    """A virtual environment's interpreter resolves to its base one; its libraries are told apart by
+    its own site-packages folder, whose stamp moves when pip adds or removes a `.dist-info` entry."""
+    venv = tmp_path / "venv"
+    site_packages = venv / "lib" / "python3.11" / "site-packages"
+    site_packages.mkdir(parents=True)
+    (venv / "bin").mkdir()
+    (venv / "bin" / "python").symlink_to(sys.executable)
+    (venv / "pyvenv.cfg").write_text("home = /usr/bin\n", encoding="utf-8")
+    sandbox = SandboxConfig(python=str(venv / "bin" / "python"))
+    before = environment_tag(sandbox)
+    assert environment_tag(sandbox) == before
+    (site_packages / "numpy-1.26.4.dist-info").mkdir()
+    os.utime(site_packages, ns=(1, 1_000_000_000))  # a stamp no earlier state had, whatever the clock
+    assert environment_tag(sandbox) != before
 
 
 @pytest.mark.parametrize(
