@@ -732,6 +732,21 @@ def test_the_repositorys_seeds_reach_the_generator(breaker, tmp_path):
     assert gen.calls[0] == seeds
 
 
+def test_a_finished_candidate_is_rebuilt_when_its_seeds_change(breaker, tmp_path):
+    """Resume: the class's id and source are the same, its repository's seeds are not; what the
+    generator was given changed, so the finished candidate is not reused."""
+    from classforge_bench.pipeline.core.records import RepoSeed, SeedCall
+
+    seed = RepoSeed(origin="tests/test_cb.py:3", kind="test", constructor="CircuitBreaker()", calls=[])
+    first, gen = [breaker.model_copy(update={"seeds": [seed]})], Generator()
+    assert _build_with(tmp_path, first, gen).resumed == 0 and gen.calls == ["CircuitBreaker"]
+    again = _build_with(tmp_path, first, gen)
+    assert again.resumed == 1 and gen.calls == ["CircuitBreaker"]  # unchanged: reused
+    changed = [breaker.model_copy(update={"seeds": [seed.model_copy(update={"calls": [SeedCall(call="reset()")]})]})]
+    rebuilt = _build_with(tmp_path, changed, gen)
+    assert rebuilt.resumed == 0 and gen.calls == ["CircuitBreaker", "CircuitBreaker"]
+
+
 def test_a_generator_failure_reaches_the_funnel_with_its_reason(breaker, tmp_path):
     class Failing(Generator):
         def __call__(self, solution, class_name, *, item_id, skeleton="", seeds=()):

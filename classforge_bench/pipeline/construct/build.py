@@ -62,7 +62,7 @@ from classforge_bench.pipeline.core import reasons as R
 from classforge_bench.pipeline.core.folder_lock import FolderLock
 from classforge_bench.pipeline.core.funnel import Funnel, FunnelReport, RejectionList
 from classforge_bench.pipeline.core.pool import map_concurrently
-from classforge_bench.pipeline.core.records import Rejection
+from classforge_bench.pipeline.core.records import Rejection, content_id
 from classforge_bench.pipeline.core.stop_hooks import at_stop
 from classforge_bench.pipeline.core.store import atomic_open, write_json, write_jsonl
 from classforge_bench.pipeline.core.task import Task, Track
@@ -121,6 +121,18 @@ class Candidate(Protocol):
 
     @property
     def label(self) -> str: ...
+
+    @property
+    def inputs_digest(self) -> str:
+        """A hash of what the candidate feeds its stages beyond the track's settings ('' when its
+        id already says it all): a finished candidate is reused only while it is the same."""
+        ...
+
+
+def candidate_fingerprint(fingerprint: str, candidate: Candidate) -> str:
+    """The build's fingerprint, joined with the candidate's own inputs when it has any."""
+    digest = candidate.inputs_digest
+    return content_id(f"{fingerprint}|{digest}") if digest else fingerprint
 
 
 W = TypeVar("W")
@@ -342,7 +354,8 @@ def build_candidate(
 ) -> CandidateOutcome:
     """One candidate: loaded when finished earlier, else its track's stages and its result file."""
     cid = candidate.candidate_id
-    done = load_finished(plan.out_dir, candidate, plan.fingerprint, plan.track.record_type)
+    fingerprint = candidate_fingerprint(plan.fingerprint, candidate)
+    done = load_finished(plan.out_dir, candidate, fingerprint, plan.track.record_type)
     if done is not None:
         return "resumed", done
     if plan.stop.is_set():
@@ -356,7 +369,7 @@ def build_candidate(
         # A stop ends the process without running the `finally` below: the spend would be missing
         # from usage/ while its answers, cached, cost nothing next time.
         with at_stop(f"saving the usage of {cid}", save_usage_now):
-            work = plan.track.start(candidate, client, gate, plan.fingerprint)
+            work = plan.track.start(candidate, client, gate, fingerprint)
             result = run_stages(plan.stages, work, on_stage)
     except (BudgetExceeded, UnpricedModel) as exc:
         if not plan.stop_reason:

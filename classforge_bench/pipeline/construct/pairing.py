@@ -112,6 +112,11 @@ class Pair(BaseModel):
     second: SourceRef
 
     @property
+    def inputs_digest(self) -> str:
+        """None: a pair is resumed on the build's fingerprint alone, as before."""
+        return ""
+
+    @property
     def label(self) -> str:
         """How people read a candidate in logs and the Prefect UI: its two classes, then its id."""
         return f"{self.first.class_name}+{self.second.class_name} ({self.candidate_id})"

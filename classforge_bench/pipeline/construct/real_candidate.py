@@ -139,6 +139,12 @@ class ClassCandidate(BaseModel):
     def label(self) -> str:
         return self.hc.id
 
+    @property
+    def inputs_digest(self) -> str:
+        """The whole harvested record: its id names the class, but its seeds (the repository's
+        tests and call sites), imports and context feed the generator too and may change alone."""
+        return content_id(canonical_json(self.hc.model_dump(mode="json")))
+
 
 def candidate_id_for(hc: HarvestedClass) -> str:
     return "cand-real-" + content_id(hc.id)[:16]
