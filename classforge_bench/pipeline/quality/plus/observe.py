@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 
 _SCRIPT, _PROGRAMS, _OUT = "cf_observe.py", "cf_programs.json", "cf_observed.json"
 _HOLDER = "observed"
-OBSERVE_VERSION = 4  # 4: the task contract decides the fields asserted and the exceptions allowed; bump when what the step asserts changes (2: non-literal arguments do not fit scalar annotations; 3: walks may pass 0 to numbers)
+OBSERVE_VERSION = 5  # 5: datetime, date, time, timedelta, Decimal, Fraction, Path and UUID values asserted; 4: the task contract decides the fields asserted and the exceptions allowed; bump when what the step asserts changes (2: non-literal arguments do not fit scalar annotations; 3: walks may pass 0 to numbers)
 
 
 class Statement(BaseModel):
@@ -151,6 +151,13 @@ def _agree(a: dict | None, b: dict | None) -> dict | None:
         return None
     if a == b:
         return a
+    if a["kind"] == "via" and b["kind"] == "via" and a["via"] == b["via"]:
+        of = _agree(a["of"], b["of"])
+        return (
+            {"kind": "via", "via": a["via"], "of": of}
+            if of is not None and of["kind"] != "notnone"
+            else {"kind": "notnone"}
+        )
     if a["kind"] == "fields" and b["kind"] == "fields":
         fields = {n: v for n in a["fields"] if (v := _agree(a["fields"][n], b["fields"].get(n))) is not None}
         return {"kind": "fields", "fields": fields} if fields else None
@@ -187,6 +194,8 @@ def check(expr: str, enc: dict) -> list[str]:
         return [f"self.assertAlmostEqual({expr}, {enc['value']!r})"]
     if kind == "lit":
         return [f"self.assertEqual({expr}, {enc['src']})"]
+    if kind == "via":  # a datetime by its isoformat(), a Decimal as a float (observe_script._VALUE_TYPES)
+        return check(enc["via"].format(expr), enc["of"])
     lines = [f"{_HOLDER} = {expr}"]
     for name, field in enc["fields"].items():
         lines += check(f"{_HOLDER}.{name}", field)

@@ -23,6 +23,8 @@ import signal
 import sys
 import traceback
 import unittest
+from collections.abc import Callable
+from typing import Any
 
 _ADDRESS = re.compile(r"\bat 0x[0-9a-fA-F]+|object at\b")
 _MAX_SRC = 240
@@ -57,12 +59,58 @@ def _literal(value, module, depth=0):
     return "[" + ", ".join(items) + "]" if isinstance(value, list) else "(" + "".join(i + ", " for i in items) + ")"
 
 
+def _isoformat(value):
+    return value.isoformat()
+
+
+def _seconds(value):
+    return value.total_seconds()
+
+
+# Values of the standard library's value types, read through a method or builtin every correct
+# implementation's value answers alike (no name of the reference's imports is needed in the test):
+# (module, class) -> (template applied to the expression, the same reading here).
+_ISO, _SECONDS, _FLOAT, _STR = (
+    ("{}.isoformat()", _isoformat),
+    ("{}.total_seconds()", _seconds),
+    ("float({})", float),
+    ("str({})", str),
+)
+_VALUE_TYPES: dict[tuple[str, str], tuple[str, Callable[[Any], Any]]] = {
+    ("datetime", "datetime"): _ISO,
+    ("datetime", "date"): _ISO,
+    ("datetime", "time"): _ISO,
+    ("datetime", "timedelta"): _SECONDS,
+    ("decimal", "Decimal"): _FLOAT,
+    ("fractions", "Fraction"): _FLOAT,
+    ("pathlib", "PosixPath"): _STR,
+    ("pathlib", "PurePosixPath"): _STR,
+    ("pathlib", "WindowsPath"): _STR,
+    ("pathlib", "PureWindowsPath"): _STR,
+    ("uuid", "UUID"): _STR,
+}
+
+
+def _value_type(value):
+    """{"via": template, "of": encoded} for a value of a standard value type, else None."""
+    found = _VALUE_TYPES.get((type(value).__module__, type(value).__name__))
+    if found is None:
+        return None
+    template, reader = found
+    of = encode(reader(value), None)
+    return {"kind": "via", "via": template, "of": of} if of is not None else None
+
+
 def encode(value, module):
-    """{"none"}, {"float": x}, {"lit": src}, {"fields": {name: encoded}} (a dataclass of the module), or None."""
+    """{"none"}, {"float": x}, {"lit": src}, {"fields": {name: encoded}} (a dataclass of the module),
+    {"via": template, "of": encoded} (a datetime, Decimal, Path... read through `template`), or None."""
     if value is None:
         return {"kind": "none"}
     if isinstance(value, float) and not isinstance(value, bool):
         return {"kind": "float", "value": value} if math.isfinite(value) else None
+    typed = _value_type(value)
+    if typed is not None:
+        return typed
     if (
         dataclasses.is_dataclass(value)
         and not isinstance(value, type)
