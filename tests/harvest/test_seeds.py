@@ -7,7 +7,7 @@ from pathlib import Path
 
 from scan_kit import scan
 
-from classforge_bench.pipeline.core.records import RepoSeed, SeedCall
+from classforge_bench.pipeline.core.records import SEED_SELF, RepoSeed, SeedCall
 from classforge_bench.pipeline.harvest.files import list_checkout
 from classforge_bench.pipeline.harvest.repo_builder import build_repo, load_spec
 from classforge_bench.pipeline.harvest.seeds import MAX_SEEDS, collect_seeds, sequences
@@ -131,3 +131,22 @@ def test_at_most_max_seeds_per_class(tmp_path):
     collect_seeds(repo, list_checkout(repo), [record])
     assert len(record.seeds) == MAX_SEEDS
     assert len({(s.constructor, tuple(s.calls)) for s in record.seeds}) == MAX_SEEDS
+
+
+def test_a_round_trip_feeds_the_instances_own_result_back_to_the_class():
+    """`data = t.to_dict(); Token.from_dict(data)`: the factory's argument is no literal, but the
+    instance's own result; the seed carries it as a call of its sequence (`SEED_SELF`)."""
+    src = (
+        "def t():\n"
+        "    token = Token(expiry='2024-01-15', created_at='2024-01-14')\n"
+        "    data = token.to_dict()\n"
+        "    restored = Token.from_dict(data)\n"
+        "    other = Token.from_dict(unknown)\n"  # not the instance's result: no seed, no call
+        "    Token.from_dict(data, strict=True)\n"
+    )
+    (seed,) = _seeds(src, names=("Token",))
+    assert [c.call for c in seed.calls] == [
+        "to_dict()",
+        f"from_dict({SEED_SELF}.to_dict())",
+        f"from_dict({SEED_SELF}.to_dict(), strict=True)",
+    ]

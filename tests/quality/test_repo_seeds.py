@@ -188,3 +188,22 @@ def test_a_seeded_suite_asserts_what_the_reference_does_on_the_repositorys_calls
     assert "ledger = Ledger(owner='ann', limit=2)" in suite.test
     assert "with self.assertRaises(OverflowError):\n            ledger.book(day='2025-03-03', amount=1)" in suite.test
     assert "self.assertEqual(ledger.total(), 12)" in suite.test
+
+
+def test_a_utc_timestamp_gets_its_z_twin_and_a_round_trip_names_the_instance():
+    from classforge_bench.pipeline.core.records import SEED_SELF
+    from classforge_bench.pipeline.quality.plus.repo_seeds import utc_twins
+
+    seed = RepoSeed(
+        origin="tests/test_token.py:3",
+        kind="test",
+        constructor="Ledger('2025-03-01T10:30:00+00:00')",
+        calls=[SeedCall(call="book('2025-03-01T09:00:00.5+00:00', 1)"), SeedCall(call="book('+00:00', 2)")],
+    )
+    (twin,) = utc_twins([seed, FULL])  # FULL writes no timestamp: no twin
+    assert twin.constructor == "Ledger('2025-03-01T10:30:00Z')" and twin.origin.endswith("(UTC as Z)")
+    assert [c.call for c in twin.calls] == ["book('2025-03-01T09:00:00.5Z', 1)", "book('+00:00', 2)"]
+    round_trip = FULL.model_copy(update={"calls": [SeedCall(call=f"count({SEED_SELF}.total())")]})
+    tests = seed_tests([round_trip, seed], "Ledger", CONTRACT)
+    assert tests[0].body.splitlines()[-1] == "ledger.count(ledger.total())"
+    assert [t.origin.endswith("(UTC as Z)") for t in tests] == [False, False, True]

@@ -95,6 +95,11 @@ class RepoSeed(BaseModel):
     calls: list[SeedCall] = Field(default_factory=list)
 
 
+# In a seed's call, the instance the seed builds: `from_dict(__seed_self__.to_dict())` feeds the
+# instance's own result back to the class, as the repository's round-trip tests do.
+SEED_SELF = "__seed_self__"
+
+
 class HarvestedClass(Record):
     """A self-contained class that passed the harvest filters, with its provenance."""
 

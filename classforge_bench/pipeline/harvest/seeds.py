@@ -6,7 +6,9 @@ read, never run: each is parsed with `ast` (Markdown and reST code blocks, `>>>`
 cells too), and every instance of a kept class built with literal arguments (`DisjointSet([1, 2])`,
 `DisjointSet[int]()`, a factory `TokenData.from_dict({...})`) yields its constructor and the public
 calls made on that instance afterwards in the same function, in source order, with the arguments
-literal (a name bound to a literal earlier in the function is inlined). A call inside
+literal (a name bound to a literal earlier in the function is inlined; a name bound to the
+result of a public call on the instance, fed back to the class, `Token.from_dict(data)` after
+`data = token.to_dict()`, becomes the call `from_dict(__seed_self__.to_dict())`). A call inside
 `pytest.raises(X)` / `assertRaises(X)` carries the X the author expects. A sequence ends where the
 code writes into the instance or calls a private method: what follows depends on internals no
 skeleton states. The plus tier replays the seeds on the reference in the sandbox, inside the
@@ -26,7 +28,7 @@ from typing import Literal
 
 from classforge_bench.pipeline.core import parsing
 from classforge_bench.pipeline.core import reasons as R
-from classforge_bench.pipeline.core.records import HarvestedClass, RepoSeed, SeedCall
+from classforge_bench.pipeline.core.records import SEED_SELF, HarvestedClass, RepoSeed, SeedCall
 from classforge_bench.pipeline.harvest import files
 
 Kind = Literal["test", "example", "readme", "call-site"]
@@ -289,6 +291,8 @@ class _Scope:
     env: dict[str, ast.expr] = field(default_factory=dict)
     live: dict[str, tuple[str, _Builder]] = field(default_factory=dict)  # variable -> (class, builder)
     done: list[tuple[str, RepoSeed]] = field(default_factory=list)
+    # variable -> (the instance, the public call on it whose result it holds): `data = t.to_dict()`
+    results: dict[str, tuple[str, str]] = field(default_factory=dict)
 
     def finish(self, var: str) -> None:
         if var in self.live:
@@ -309,12 +313,51 @@ class _Scope:
         if args is not None and len(builder.calls) < _MAX_CALLS:
             builder.calls.append(SeedCall(call=f"{func.attr}({args})", raises=raises))
 
+    def round_trip(self, call: ast.Call, raises: str | None) -> bool:
+        """`C.from_dict(data)` where `data = t.to_dict()` and `t` is followed: a call of `t`'s
+        sequence, `from_dict(SEED_SELF.to_dict())` (the instance's own result fed back to the
+        class); other arguments literal. False when the call is no such thing."""
+        func = call.func
+        fed = [a for a in [*call.args, *(k.value for k in call.keywords)] if isinstance(a, ast.Name)]
+        sources = {self.results[a.id][0] for a in fed if a.id in self.results}
+        if not isinstance(func, ast.Attribute) or func.attr.startswith("_") or len(sources) != 1:
+            return False
+        var = sources.pop()
+        if var not in self.live:
+            return False
+        env = dict(self.env) | {
+            name: parsing.parse_expression(f"{SEED_SELF}.{made}").body
+            for name, (source, made) in self.results.items()
+            if source == var
+        }
+        inlined = _Inline(env).visit(parsing.parse_expression(ast.unparse(call)).body)
+        assert isinstance(inlined, ast.Call)
+        own = {ast.unparse(v) for v in env.values() if ast.unparse(v).startswith(SEED_SELF)}
+        parts = [*inlined.args, *(k.value for k in inlined.keywords)]
+        if any(k.arg is None for k in inlined.keywords) or not all(
+            ast.unparse(p) in own or _is_literal(p) for p in parts
+        ):
+            return False
+        builder = self.live[var][1]
+        if len(builder.calls) < _MAX_CALLS:
+            args = ", ".join(
+                [ast.unparse(a) for a in inlined.args] + [f"{k.arg}={ast.unparse(k.value)}" for k in inlined.keywords]
+            )
+            builder.calls.append(SeedCall(call=f"{func.attr}({args})", raises=raises))
+        return True
+
     def statement(self, stmt: ast.stmt, raises: str | None) -> None:
         bound: ast.Call | None = None
         for call in _calls(stmt):
             func = call.func
             if isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in self.live:
                 self.call(call, raises)
+                if isinstance(stmt, ast.Assign) and stmt.value is call and isinstance(stmt.targets[0], ast.Name):
+                    args = _arguments(call, self.env)
+                    if args is not None and not func.attr.startswith("_"):
+                        self.results[stmt.targets[0].id] = (func.value.id, f"{func.attr}({args})")
+            elif _constructed(call, self.names) is not None and self.round_trip(call, raises):
+                continue
             elif (cls := _constructed(call, self.names)) is not None:
                 if isinstance(stmt, ast.Assign) and stmt.value is call:
                     bound = call

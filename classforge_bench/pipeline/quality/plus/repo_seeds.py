@@ -9,6 +9,8 @@ it. It serves twice:
   observation, which asserts what each call returned and the declared state (`observe.py`), and
   feeds the walks' pool with its constructor and arguments (`walks.py`). The repository's own
   expectations are not copied: the reference is the oracle, as for every generated test;
+* a seed passing a UTC timestamp spelled `+00:00` also gives a test with the same instant spelled
+  `Z` (`utc_twins`: a type-preserving mutation of the repository's literal);
 * as Pynguin's initial population (`generate.py`): the search starts from the repository's call
   sequences and literals (an ISO date string, a key the class looks up) instead of random ones.
 
@@ -21,10 +23,11 @@ class does not have ends the seed too (the repository may call another version o
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Sequence
 
 from classforge_bench.pipeline.core import parsing
-from classforge_bench.pipeline.core.records import RepoSeed
+from classforge_bench.pipeline.core.records import SEED_SELF, RepoSeed
 from classforge_bench.pipeline.quality.plus.convert import PlusTest
 from classforge_bench.pipeline.quality.plus.names import snake
 from classforge_bench.pipeline.quality.plus.task_contract import TaskContract
@@ -89,19 +92,48 @@ def seed_calls(
     return calls
 
 
+# An ISO 8601 timestamp at UTC written with the offset `+00:00` (a string literal's whole text).
+_UTC_OFFSET = re.compile(r"""(['"])(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?)\+00:00\1""")
+
+
+def _utc_as_z(text: str) -> str:
+    return _UTC_OFFSET.sub(lambda m: f"{m.group(1)}{m.group(2)}Z{m.group(1)}", text)
+
+
+def utc_twins(seeds: Sequence[RepoSeed]) -> list[RepoSeed]:
+    """For each seed passing a UTC timestamp spelled `+00:00`, its twin spelled `Z`: the same
+    instant in the other UTC form ISO 8601 gives it (a type-preserving mutation of the
+    repository's literal, EvalPlus-style); code that reads ISO dates treats both, or shows it
+    does not."""
+    twins = []
+    for seed in seeds:
+        constructor, calls = (
+            _utc_as_z(seed.constructor),
+            [c.model_copy(update={"call": _utc_as_z(c.call)}) for c in seed.calls],
+        )
+        if constructor != seed.constructor or calls != seed.calls:
+            twins.append(
+                seed.model_copy(
+                    update={"origin": f"{seed.origin} (UTC as Z)", "constructor": constructor, "calls": calls}
+                )
+            )
+    return twins
+
+
 def seed_tests(
     seeds: Sequence[RepoSeed], class_name: str, contract: TaskContract, solution: str = ""
 ) -> list[PlusTest]:
-    """One test body per seed: `name = Class(...)`, then `name.call(...)` per call kept (arguments
-    by name, from `solution`'s signatures)."""
+    """One test body per seed, and per twin of it (`utc_twins`): `name = Class(...)`, then
+    `name.call(...)` per call kept (arguments by name, from `solution`'s signatures)."""
     name = snake(class_name)
     found = _signatures(solution, class_name) if solution else {}
     tests: list[PlusTest] = []
-    for k, seed in enumerate(seeds, 1):
+    for k, seed in enumerate([*seeds, *utc_twins(seeds)], 1):
         calls = seed_calls(seed, contract, found)
         if calls is None:
             continue
-        body = "\n".join([f"{name} = {_constructor(seed, found)}"] + [f"{name}.{c}" for c in calls]) + "\n"
+        lines = [f"{name} = {_constructor(seed, found)}"] + [f"{name}.{c.replace(SEED_SELF, name)}" for c in calls]
+        body = "\n".join(lines) + "\n"
         methods = list(dict.fromkeys(_method(c) for c in calls))
         tests.append(PlusTest(origin=f"{SEED_ORIGIN}_{k} {seed.kind} {seed.origin}", methods=methods, body=body))
     return tests
@@ -120,7 +152,7 @@ def pynguin_seed_module(seeds: Sequence[RepoSeed], class_name: str, contract: Ta
         expected = {named(c.call, found.get(_method(c.call), [])) for c in seed.calls if c.raises is not None}
         lines = [f"    {snake(class_name)}_0 = module_0.{_constructor(seed, found)}"]
         for i, call in enumerate(c for c in calls if c not in expected):
-            lines.append(f"    var_{i} = {snake(class_name)}_0.{call}")
+            lines.append(f"    var_{i} = {snake(class_name)}_0.{call.replace(SEED_SELF, f'{snake(class_name)}_0')}")
         functions.append(f"def seed_test_{k}():\n" + "\n".join(lines) + "\n")
     if not functions:
         return ""

@@ -34,7 +34,7 @@ from classforge_bench.pipeline.quality.plus.validate import validate
 
 log = logging.getLogger(__name__)
 
-PLUS_VERSION = 11  # 11: types read only where stated, positional arguments checked, the task's own values in its domain; 10: numeric strings keep their shape; 9: the task contract (task_contract.py), generator failure reasons; bump when conversion, rules or validation change what a suite holds
+PLUS_VERSION = 12  # 12: seeds' UTC twins and round trips; 11: types read only where stated, positional arguments checked, the task's own values in its domain; 10: numeric strings keep their shape; 9: the task contract (task_contract.py), generator failure reasons; bump when conversion, rules or validation change what a suite holds
 
 
 def suite_key(
