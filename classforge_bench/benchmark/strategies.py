@@ -344,7 +344,7 @@ def assemble(task: Task, generated: Mapping[str, str]) -> str:
         edits.append((end + 1, end, ["", *"\n\n".join(extras).split("\n")]))
     for first, last, new_lines in sorted(edits, key=lambda e: e[0], reverse=True):
         lines[first - 1 : last] = new_lines
-    return "\n".join(sk.missing_imports + lines).rstrip("\n") + "\n"
+    return with_imports(sk.missing_imports, "\n".join(lines)).rstrip("\n") + "\n"
 
 
 def defines_class(code: str | None, class_name: str) -> bool:
@@ -361,7 +361,27 @@ def assemble_holistic(task: Task, class_code: str | None) -> str:
     if not defines_class(class_code, task.class_name):
         raise ValueError(f"task {task.task_id}: the answer defines no class {task.class_name}")
     assert class_code is not None  # defines_class is False for None
-    return "\n".join(task.import_statement + [class_code.strip("\n")]) + "\n"
+    return with_imports(task.import_statement, class_code.strip("\n")) + "\n"
+
+
+# A `from __future__` import at column 0, one line or parenthesised over several. It can only stand
+# at a module's top, so one found lower is a future import the prepended lines pushed down (or, in
+# the rarest case, text inside a string, which would not compile as a module's start either way).
+_FUTURE = re.compile(r"^from[ \t]+__future__[ \t]+import[ \t]+(?:\([^)]*\)|[^\n]*)\n?", re.MULTILINE)
+
+
+def with_imports(imports: list[str], code: str) -> str:
+    """`imports` put on top of `code`, as ClassEval's evaluator prepends a task's import lines; every
+    `from __future__` import of either is hoisted above them (Python requires them first in a module:
+    a real class written with `from __future__ import annotations`, whose task lists that line among
+    its imports, otherwise fails to import, reference and answers alike). Without future imports the
+    program is exactly the lines joined, as before."""
+    program = "\n".join([*imports, code])
+    futures = [m.group(0).rstrip("\n") for m in _FUTURE.finditer(program)]
+    if not futures:
+        return program
+    rest = _FUTURE.sub("", program)
+    return "\n".join([*dict.fromkeys(futures), rest])
 
 
 def reference_program(task: Task) -> str:

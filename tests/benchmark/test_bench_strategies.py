@@ -275,3 +275,25 @@ def test_a_method_the_model_failed_is_shown_by_its_contract_later(classeval):
     assert "MARKER" in listing
     cos_doc = task.method("cos").method_description.split('"""')[1].strip().split("\n")[0]
     assert cos_doc in listing and listing.index("def cos(") < listing.index("def factorial(")
+
+
+def test_a_future_import_is_hoisted_above_the_prepended_import_lines(classeval):
+    """A real class written with `from __future__ import annotations` lists that line among its task's
+    imports; prepended as ClassEval's evaluator prepends them, it lands below the others (and the
+    answer's own copy further down), and Python refuses the module: reference and answers all broke."""
+    base = classeval.by_id()["ClassEval_0"]
+    future = "from __future__ import annotations"
+    skeleton = base.skeleton.replace("import logging\n", f"{future}\nimport logging\n", 1)
+    task = base.model_copy(update={"import_statement": [future, *base.import_statement], "skeleton": skeleton})
+    answer = f'"""The model\'s module docstring."""\n{future}\n\n{base.solution_code}'
+    for program in (
+        assemble_holistic(task, answer),
+        reference_program(task.model_copy(update={"solution_code": f"{future}\n{base.solution_code}"})),
+        empty_program(task.model_copy(update={"import_statement": ["import json", future]})),
+    ):
+        compile(program, "program.py", "exec")  # raises SyntaxError when a future import is not first
+        assert program.startswith(future + "\n") and program.count(future) == 1
+    assert (
+        assemble_holistic(base, base.solution_code)
+        == "\n".join([*base.import_statement, base.solution_code.strip("\n")]) + "\n"
+    )
