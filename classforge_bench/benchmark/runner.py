@@ -70,6 +70,7 @@ from classforge_bench.benchmark.generation import (
     pregenerated_sample,
     special_sample,
 )
+from classforge_bench.benchmark.hash_seeds import hash_seed_checks
 from classforge_bench.benchmark.leaderboard import board_of
 from classforge_bench.benchmark.outcomes import ExceptionInfo, SampleOutcome, syntax_error_of
 from classforge_bench.benchmark.plots import write_plots
@@ -856,9 +857,13 @@ def _evaluate_loaded(
     settings = _settings(request, config, phase.models, phase.strategies, loaded.samples_sha, tasks)
     settings.environment = environment
     plus = _plus_phase(tasks, records, executor, config.sandbox, settings, progress, clock)
+    checks = hash_seed_checks(  # evaluate.hash_seeds: classforge_bench.benchmark.hash_seeds
+        records, by_id, executor, cfg.hash_seeds, lambda made, other: execute_samples(made, by_id, refs, other)
+    )
     if (run_dir / USAGE_DIR).is_dir():
         write_usage_files(run_dir, *recorded_usage(run_dir, config.llm.costs, usage_run))
     results = _run_results(request, loaded, settings, references, records, phase.usage, plus, executor, resumed)
+    results.hash_seed_checks = checks
     return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
 
 

@@ -31,6 +31,7 @@ class Shown:
     says_zero: bool = False  # "zero", "0", "non-negative", ">= 0" in the method's description
     char: bool = False  # named or described as one character (`char`, ":param c: a single character")
     strings: list[str] = field(default_factory=list)
+    sources: list[str] = field(default_factory=list)  # the literals shown, as written: repair.py's in-contract values
 
     def only_numeric_strings(self) -> bool:
         """Every string shown is a number written in digits ("12345678901234567890", "-3", "0.5"):
@@ -101,6 +102,7 @@ def _record(shown: Shown, node: ast.expr) -> None:
     if literal is None or literal[1] is None:
         return
     kind, value = literal
+    shown.sources.append(ast.unparse(node))
     # An example's 70 does not make 70.5 off-contract: an int shown stands for a number.
     shown.types.add("float" if kind == "int" else kind)
     if kind in ("int", "float") and isinstance(value, int | float):

@@ -46,7 +46,7 @@ log = logging.getLogger(__name__)
 
 _SCRIPT, _PROGRAMS, _OUT = "cf_observe.py", "cf_programs.json", "cf_observed.json"
 _HOLDER = "observed"
-OBSERVE_VERSION = 4  # 4: the task contract decides the fields asserted and the exceptions allowed; bump when what the step asserts changes (2: non-literal arguments do not fit scalar annotations; 3: walks may pass 0 to numbers)
+OBSERVE_VERSION = 5  # 5: each program runs in a folder of its own; 4: the task contract decides the fields asserted and the exceptions allowed; bump when what the step asserts changes (2: non-literal arguments do not fit scalar annotations; 3: walks may pass 0 to numbers)
 
 
 class Statement(BaseModel):
@@ -56,9 +56,13 @@ class Statement(BaseModel):
     source: str
     step: str | None = Field(None, description="the bare call on an instance, when the statement is one")
     observe: list[str] = Field(default_factory=list, description="instances to observe after it")
+    target: str | None = Field(None, description="the variable the step's value is assigned to (`r = x.m()`)")
+    none_checked: bool = Field(
+        False, description="a None the step returns is asserted (its description shows it returns nothing)"
+    )
 
 
-def _touched(node: ast.stmt, bound: set[str], class_name: str) -> list[str]:
+def touched(node: ast.stmt, bound: set[str], class_name: str) -> list[str]:
     """Instances the statement builds or calls a method of, in order of appearance."""
     names = [
         n.func.value.id
@@ -94,7 +98,7 @@ def statements(body: str, class_name: str) -> list[Statement]:
             and call.func.value.id in bound
             else None
         )
-        out.append(Statement(source=source, step=step, observe=_touched(node, bound, class_name)))
+        out.append(Statement(source=source, step=step, observe=touched(node, bound, class_name)))
     return out
 
 
@@ -102,7 +106,11 @@ def program(parts: list[Statement]) -> str:
     """The test body with its hooks, for the recorder."""
     lines: list[str] = []
     for k, part in enumerate(parts):
-        lines.append(f"__cf_step__({k}, lambda: (\n{part.step}\n))" if part.step else part.source)
+        hooked = f"__cf_step__({k}, lambda: (\n{part.step}\n))"
+        if part.step and part.target:
+            lines.append(f"{part.target} = {hooked}")
+        else:
+            lines.append(hooked if part.step else part.source)
         lines += [f"__cf_observe__('{k}:{name}', {name})" for name in part.observe]
     return "\n".join(lines) + "\n"
 
@@ -213,7 +221,10 @@ def _step(part: Statement, k: int, rec: dict, contract: TaskContract) -> list[st
             return Undocumented(f"{part.step.strip()[:80]} raises {seen['raises'] or 'an exception of its own'}")
         return [f"with self.assertRaises({allowed}):"] + ["    " + line for line in part.source.splitlines()]
     enc = seen["returns"]
-    return [part.source] if enc is None or enc["kind"] == "none" else check(part.step, enc)
+    if enc is None or (enc["kind"] == "none" and not part.none_checked):
+        return [part.source]
+    # an assigned value is asserted through its variable, after the assignment
+    return [part.source, *check(part.target, enc)] if part.target else check(part.step, enc)
 
 
 def with_state_checks(parts: list[Statement], rec: dict, contract: TaskContract) -> str | Undocumented:

@@ -18,9 +18,11 @@ import dataclasses
 import enum
 import json
 import math
+import os
 import re
 import signal
 import sys
+import tempfile
 import traceback
 import unittest
 
@@ -135,7 +137,8 @@ def _expire(signum, frame):
 
 
 def main(programs_path, out_path):
-    sys.path.insert(0, ".")
+    home = os.getcwd()
+    sys.path.insert(0, home)
     import under_test  # type: ignore[import-not-found]  # the sandbox's work folder holds it
 
     with open(programs_path, encoding="utf-8") as fh:
@@ -143,11 +146,15 @@ def main(programs_path, out_path):
     signal.signal(signal.SIGALRM, _expire)
     results = {}
     for program in programs:
+        # Each program in a folder of its own: what one leaves (a file, a folder) cannot change what
+        # the next one sees, so a recording does not depend on the programs' order.
+        os.chdir(tempfile.mkdtemp(prefix="cf_observe_"))
         signal.alarm(_PER_PROGRAM_S)
         try:
             results[program["id"]] = _run_program(program, under_test)
         finally:
             signal.alarm(0)
+            os.chdir(home)
     with open(out_path, "w", encoding="utf-8") as fh:
         json.dump(results, fh)
     return 0
