@@ -180,7 +180,9 @@ def agreed(first: dict, second: dict) -> dict:
     }
     for k, s in steps.items():
         if "returns" in s:
-            steps[k] = {"returns": _agree(s["returns"], second["steps"][k]["returns"])}
+            other = second["steps"][k]
+            handled = {"handled": s["handled"]} if s.get("handled") and s.get("handled") == other.get("handled") else {}
+            steps[k] = {"returns": _agree(s["returns"], other["returns"])} | handled
     return {"observed": observed, "steps": steps}
 
 

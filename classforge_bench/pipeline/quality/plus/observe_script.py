@@ -8,9 +8,12 @@ namespace with a `unittest.TestCase` as `self`, and writes what the hooks saw as
 * `__cf_observe__(k, obj)`: the object's public state after statement k: its public instance
   attributes and public properties (read once each, in name order), each value encoded as a
   literal the test can compare with, or left out when it has none (locks, functions, objects);
-* `__cf_step__(k, call)`: what a bare call returned, or the name of the exception it raised.
+* `__cf_step__(k, call)`: what a bare call returned, or the name of the exception it raised; for a
+  call that returned, the exceptions the code under test handled on the way (`handled`: a path the
+  reference takes, such as ZipFileProcessor.extract_file returning False after a KeyError).
 
-Values are encoded, never pickled: what comes back is data, the host decides what to assert.
+Values are encoded, never pickled: what comes back is data, the host decides what to assert. Each
+program runs in a fresh folder of its own, so none sees what another left.
 """
 
 import builtins
@@ -101,6 +104,22 @@ def public_state(obj, module):
     return state
 
 
+def _handled_in(module, found):
+    """A trace function noting the type of every exception that passes through a frame of the
+    module under test (one it handles itself and returns from: a path of its own)."""
+    path = getattr(module, "__file__", None)
+
+    def local(frame, event, arg):
+        if event == "exception":
+            found.append(arg[0].__name__)
+        return local
+
+    def calls(frame, event, arg):
+        return local if frame.f_code.co_filename == path else None
+
+    return calls
+
+
 def _run_program(program, module):
     record: dict = {"observed": {}, "steps": {}, "ok": True, "error": ""}
 
@@ -108,6 +127,8 @@ def _run_program(program, module):
         record["observed"][str(k)] = public_state(obj, module)
 
     def step(k, call):
+        handled: list = []
+        sys.settrace(_handled_in(module, handled))
         try:
             value = call()
         except Exception as exc:
@@ -116,7 +137,11 @@ def _run_program(program, module):
             bases = [c.__name__ for c in cls.__mro__ if c not in (BaseException, object)]
             record["steps"][str(k)] = {"raises": cls.__name__ if known else None, "bases": bases}
             return None
+        finally:
+            sys.settrace(None)
         record["steps"][str(k)] = {"returns": encode(value, module)}
+        if handled:
+            record["steps"][str(k)]["handled"] = sorted(set(handled))
         return value
 
     namespace = dict(vars(module))

@@ -44,13 +44,17 @@ from classforge_bench.pipeline.quality.plus.task_contract import TaskContract
 # Assertions whose expected value comes first and whose checked value is the container.
 _CONTAINER_SECOND = ("assertIn", "assertNotIn")
 _RAISES = ("assertRaises", "assertRaisesRegex")
-SEEDS_VERSION = 1  # bump when a change of the scenarios, probes or observation changes what a suite holds
+SEEDS_VERSION = 2  # bump when a change of the scenarios, probes or observation changes what a suite holds
+
+
+Path = tuple[str, str]  # (method, "handles KeyError"): an exception the reference handled inside a call
 
 
 class SeedTest(BaseModel):
     model_config = ConfigDict(extra="forbid")
     test: PlusTest
     test_class: str = Field(description="the base test class the scenario came from")
+    paths: list[Path] = Field(default_factory=list, description="exceptions the reference handled in its calls")
 
 
 class Seeded(BaseModel):
@@ -62,6 +66,9 @@ class Seeded(BaseModel):
     repaired: int = Field(0, description="scenarios kept after an off-contract argument was replaced")
     dropped: list[PlusDrop] = Field(default_factory=list)
     imports: list[str] = Field(default_factory=list, description="the base tests' own import lines")
+    base_paths: list[Path] = Field(
+        default_factory=list, description="exceptions the reference handled in the base tests as written"
+    )
 
 
 def module_imports(base_tests: str) -> list[str]:
@@ -276,19 +283,32 @@ def _prepare(made: list[Scenario], contract: TaskContract, import_lines: list[st
     return ready
 
 
-def _observed(ready: _Prepared, first: dict, second: dict, contract: TaskContract) -> SeedTest | PlusDrop:
-    """Step 4 for one scenario: its test, or why there is none."""
+def handled_paths(parts: list[Statement], rec: dict, contract: TaskContract) -> list[Path]:
+    """(method, "handles E") for each exception the reference handled inside a recorded call."""
+    found: list[Path] = []
+    for k, part in enumerate(parts):
+        called = contract.called(part.step) if part.step else []
+        for name in rec["steps"].get(str(k), {}).get("handled", []) if called else []:
+            found.append((called[-1], f"handles {name}"))
+    return sorted(set(found))
+
+
+def _observed(ready: _Prepared, first: dict, second: dict, contract: TaskContract, out: Seeded) -> SeedTest | PlusDrop:
+    """Step 4 for one scenario: its test, or why there is none (a base scenario's paths go to `out`)."""
     pid = str(ready.index)
     rec = agreed(first.get(pid, {}), second.get(pid, {}))
     if not rec:
         error = first.get(pid, {}).get("error") or second.get(pid, {}).get("error") or "no agreed run"
         return _drop(ready.scenario, ready.index, reasons.PLUS_SEED_UNRECORDED, error)
+    paths = handled_paths(ready.parts, rec, contract)
+    if ready.scenario.kind == "base":
+        out.base_paths = sorted(set(out.base_paths) | set(paths))
     body = checked(ready.parts, rec, contract)
     if isinstance(body, Undocumented):
         return _drop(ready.scenario, ready.index, reasons.PLUS_UNDOCUMENTED_EXCEPTION, body.detail)
     methods = [m for m in contract.called(body) if m != "__init__"]
     test = PlusTest(origin=origin(ready.scenario, ready.index), methods=methods, body=body, imports=ready.imports)
-    return SeedTest(test=test, test_class=ready.scenario.test_class)
+    return SeedTest(test=test, test_class=ready.scenario.test_class, paths=paths)
 
 
 def seed_tests(
@@ -317,7 +337,7 @@ def seed_tests(
     first = record(programs, solution, sandbox, plus.hash_seed, item_id)
     second = record(programs, solution, sandbox, (plus.hash_seed + 1) % 4294967296, item_id) if first else {}
     for r in ready:
-        made_test = _observed(r, first, second, contract)
+        made_test = _observed(r, first, second, contract, out)
         if isinstance(made_test, PlusDrop):
             out.dropped.append(made_test)
         else:

@@ -9,8 +9,9 @@ MutationConfig's sample). A mutant some base test kills needs no plus test. Of t
 candidates are taken greedily: the one killing most mutants still alive (the first such in
 candidate order on a tie), until no candidate kills one more. Then, in candidate order, a test is
 kept when it asserts an outcome of a method (returns None, True, False, a value of a type, raises
-E: outcomes.py) that neither the base tests nor the tests kept so far assert: mutants seldom change
-the kind of value a method returns, wrong solutions often do. The rest are dropped
+E: outcomes.py), or drives the reference down a path (an exception it handles inside a method,
+seeds.py), that neither the base tests nor the tests kept so far do: mutants seldom change the
+kind of value a method returns or tell one handled failure from another, wrong solutions often do. The rest are dropped
 (`plus-not-selected`); a candidate that fails on the reference when it runs after the base tests
 is dropped as `plus-fails-reference`. A mutant that times out or that the sandbox gave no result
 for kills nothing here (its tests cannot be told apart).
@@ -37,12 +38,12 @@ from classforge_bench.pipeline.quality.plus.render import NamedTest, render
 from classforge_bench.pipeline.quality.plus.task_contract import TaskContract
 from classforge_bench.pipeline.sandbox import SandboxBackend, get_backend, pool_size, run_suites
 from classforge_bench.pipeline.sandbox.batch import can_batch, run_batches
-from classforge_bench.pipeline.sandbox.results import SuiteRequest, SuiteResult, SuiteStatus
+from classforge_bench.pipeline.sandbox.results import SuiteRequest, SuiteResult, SuiteStatus, TestOutcome
 from classforge_bench.pipeline.sandbox.suite import execute
 
 log = logging.getLogger(__name__)
 
-SELECTION_VERSION = 1  # bump when a change of which tests are kept changes what a suite holds
+SELECTION_VERSION = 2  # bump when a change of which tests are kept changes what a suite holds
 
 
 class Selection(BaseModel):
@@ -73,6 +74,14 @@ def _run_all(requests: list[SuiteRequest], sandbox: SandboxConfig, backend: Sand
     return results
 
 
+_OK = {o.value for o in TestOutcome if o.ok}
+
+
+def failing(result: SuiteResult) -> set[str]:
+    """The tests (and test classes without a test reported) of a run that did not pass."""
+    return {test for test, outcome in result.outcomes().items() if outcome not in _OK}
+
+
 def kill_matrix(results: list[SuiteResult], plus_ids: set[str]) -> tuple[list[set[str]], int, int]:
     """(per mutant the plus tests that kill it, empty where a base test does; mutants the base
     tests kill; mutants without a usable result)."""
@@ -83,10 +92,10 @@ def kill_matrix(results: list[SuiteResult], plus_ids: set[str]) -> tuple[list[se
             unattributed += 1
             killers.append(set())
             continue
-        failing = {test for test, outcome in result.outcomes().items() if outcome != "passed"}
-        base_killed = bool(failing - plus_ids) or (not result.passed and not failing)
+        failed = failing(result)
+        base_killed = bool(failed - plus_ids) or (not result.passed and not failed)
         by_base += base_killed
-        killers.append(set() if base_killed else failing & plus_ids)
+        killers.append(set() if base_killed else failed & plus_ids)
     return killers, by_base, unattributed
 
 
@@ -105,17 +114,26 @@ def greedy(order: list[str], killers: list[set[str]]) -> list[str]:
     return picked
 
 
+Paths = tuple[dict[str, list[tuple[str, str]]], list[tuple[str, str]]]
+"""(test origin -> the exceptions the reference handled in its calls, those of the base tests): seeds.py's."""
+
+
 def new_outcomes(
-    kept: list[NamedTest], picked: set[str], ids: dict[str, str], base_tests: str, contract: TaskContract
+    kept: list[NamedTest], picked: set[str], ids: dict[str, str], base_tests: str, contract: TaskContract, paths: Paths
 ) -> set[str]:
-    """The tests not picked that assert an outcome nothing before them does (module docstring)."""
-    shown = base_outcomes(base_tests, contract)
+    """The tests not picked that assert an outcome, or take a path of the reference (an exception
+    it handles inside a call), that nothing before them does (module docstring)."""
+
+    def shows(t: NamedTest) -> set[tuple[str, str]]:
+        return asserted_outcomes(t.test.body, contract) | set(paths[0].get(t.test.origin, []))
+
+    shown = base_outcomes(base_tests, contract) | set(paths[1])
     for t in kept:
         if ids[t.test_id] in picked:
-            shown |= asserted_outcomes(t.test.body, contract)
+            shown |= shows(t)
     more: set[str] = set()
     for t in kept:
-        found = asserted_outcomes(t.test.body, contract) if ids[t.test_id] not in picked else set()
+        found = shows(t) if ids[t.test_id] not in picked else set()
         if found - shown:
             more.add(ids[t.test_id])
             shown |= found
@@ -153,6 +171,7 @@ def select_by_mutants(
     contract: TaskContract,
     config: MutationConfig | None = None,
     item_id: str = "",
+    paths: Paths = ({}, []),
 ) -> Selection:
     """The candidates that kill mutants the base tests and the others miss; `base`: (the base
     tests' source, their test classes)."""
@@ -165,22 +184,24 @@ def select_by_mutants(
     reference = execute(request, backend, sandbox)
     if reference.status is SuiteStatus.SANDBOX_ERROR:
         raise GeneratorUnavailable(f"the sandbox failed while selecting plus tests: {reference.detail}", item_id)
-    outcomes = reference.outcomes()
-    failing = [t for t in named if outcomes.get(ids[t.test_id]) != "passed"]
-    base_fails = [k for k, v in outcomes.items() if v != "passed" and k not in set(ids.values())]
+    outcomes, failed = reference.outcomes(), failing(reference)
+    failing_plus = [t for t in named if ids[t.test_id] in failed or ids[t.test_id] not in outcomes]
+    base_fails = sorted(failed - set(ids.values()))
     drops = [
         PlusDrop(
             origin=t.test.origin,
             reason=reasons.PLUS_FAILS_REFERENCE,
-            detail="run after the base tests: " + str(outcomes.get(ids[t.test_id])),
+            detail="run after the base tests: " + str(outcomes.get(ids[t.test_id], "not run")),
         )
-        for t in failing
+        for t in failing_plus
     ]
-    kept = [t for t in named if t not in failing]
+    kept = [t for t in named if t not in failing_plus]
     if base_fails or not kept:
         why = f"the reference fails its base tests ({', '.join(base_fails[:3])})" if base_fails else "no candidate"
         return Selection(kept=kept, drops=drops, skipped=why)
-    return _select(kept, drops, solution, base, import_statement, sandbox, contract, config, item_id, reference.wall_s)
+    return _select(
+        kept, drops, solution, base, import_statement, sandbox, (contract, paths), config, item_id, reference.wall_s
+    )
 
 
 def _select(
@@ -190,7 +211,7 @@ def _select(
     base: tuple[str, list[str]],
     import_statement: list[str],
     sandbox: SandboxConfig,
-    contract: TaskContract,
+    described: tuple[TaskContract, Paths],
     config: MutationConfig,
     item_id: str,
     reference_wall_s: float,
@@ -211,7 +232,7 @@ def _select(
     results = _run_all(requests, sandbox, get_backend(sandbox), config.batch_size)
     killers, by_base, unattributed = kill_matrix(results, set(ids.values()))
     by_mutants = set(greedy([ids[t.test_id] for t in kept], killers))
-    picked = by_mutants | new_outcomes(kept, by_mutants, ids, base[0], contract)
+    picked = by_mutants | new_outcomes(kept, by_mutants, ids, base[0], *described)
     chosen = [t for t in kept if ids[t.test_id] in picked]
     drops = drops + [
         PlusDrop(origin=t.test.origin, reason=reasons.PLUS_NOT_SELECTED) for t in kept if ids[t.test_id] not in picked

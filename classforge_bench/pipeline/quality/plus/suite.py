@@ -285,6 +285,10 @@ class _Candidates(BaseModel):
     model_config = ConfigDict(extra="forbid")
     tests: list[PlusTest]
     seed_classes: dict[str, str] = Field(default_factory=dict, description="seed test origin -> its base test class")
+    paths: dict[str, list[tuple[str, str]]] = Field(
+        default_factory=dict, description="seed test origin -> exceptions the reference handled in its calls"
+    )
+    base_paths: list[tuple[str, str]] = Field(default_factory=list, description="those of the base tests")
     imports: list[str] = Field(default_factory=list, description="the base tests' import lines the seeds may use")
     drops: list[PlusDrop] = Field(default_factory=list)
     generated: int = 0
@@ -338,6 +342,8 @@ def _candidates(
     return _Candidates(
         tests=asserting,
         seed_classes={t.test.origin: t.test_class for t in seeded.tests},
+        paths={t.test.origin: t.paths for t in seeded.tests},
+        base_paths=seeded.base_paths,
         imports=seeded.imports,
         drops=[*conversion.dropped, *screen_drops, *observed.dropped, *seeded.dropped, *seed_drops, *silent],
         generated=len(conversion.tests) + len(conversion.dropped) + observed.walks + seeded.scenarios,
@@ -364,7 +370,16 @@ def _kept(
     checked = validate(named, solution, import_statement, sandbox, plus, item_id)
     drops, kept, counts = list(checked.drops), checked.kept, {}
     if plus.select_by_mutants and kept:
-        selection = select_by_mutants(kept, solution, base, import_statement, sandbox, contract, item_id=item_id)
+        selection = select_by_mutants(
+            kept,
+            solution,
+            base,
+            import_statement,
+            sandbox,
+            contract,
+            item_id=item_id,
+            paths=(candidates.paths, candidates.base_paths),
+        )
         drops += selection.drops
         kept = selection.kept
         counts = selection.model_dump(
