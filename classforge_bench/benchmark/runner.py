@@ -81,6 +81,7 @@ from classforge_bench.benchmark.results import (
     UNSCORED_CAUSES,
     DatasetInfo,
     GroupScores,
+    HashSeedCheck,
     ReferenceRecord,
     RunResults,
     RunSettings,
@@ -857,9 +858,7 @@ def _evaluate_loaded(
     settings = _settings(request, config, phase.models, phase.strategies, loaded.samples_sha, tasks)
     settings.environment = environment
     plus = _plus_phase(tasks, records, executor, config.sandbox, settings, progress, clock)
-    checks = hash_seed_checks(  # evaluate.hash_seeds: classforge_bench.benchmark.hash_seeds
-        records, by_id, executor, cfg.hash_seeds, lambda made, other: execute_samples(made, by_id, refs, other)
-    )
+    checks = _hash_seed_phase(records, by_id, refs, executor, cfg.hash_seeds)
     if (run_dir / USAGE_DIR).is_dir():
         write_usage_files(run_dir, *recorded_usage(run_dir, config.llm.costs, usage_run))
     results = _run_results(request, loaded, settings, references, records, phase.usage, plus, executor, resumed)
@@ -984,6 +983,13 @@ def _plus_phase(
     if scored[1]:
         clock["plus"] = time.perf_counter() - t0
     return scored
+
+
+def _hash_seed_phase(
+    records: list[SampleRecord], by_id: dict[str, Task], refs: dict, executor: Executor, n: int
+) -> list[HashSeedCheck]:
+    """evaluate.hash_seeds: the class-level passes run again under other seeds (classforge_bench.benchmark.hash_seeds)."""
+    return hash_seed_checks(records, by_id, executor, n, lambda made, other: execute_samples(made, by_id, refs, other))
 
 
 def _check_request(request: EvaluationRequest, strategies: Sequence[str]) -> None:

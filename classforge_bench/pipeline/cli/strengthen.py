@@ -17,6 +17,23 @@ if TYPE_CHECKING:
 
 from classforge_bench.pipeline.cli.app import ConfigOpt, _live_bar, _load, app, console
 
+SeedsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--seeds/--no-seeds",
+        help="also make tests from each task's own tests: literals mutated within its contract, call "
+        "sequences spliced on one object (plus.seeds)",
+    ),
+]
+SelectOpt = Annotated[
+    bool,
+    typer.Option(
+        "--select/--no-select",
+        help="keep only the plus tests that kill a mutant of the reference the others miss, or show an "
+        "outcome or path they never do (plus.select_by_mutants)",
+    ),
+]
+
 
 @app.command()
 def strengthen(
@@ -38,22 +55,8 @@ def strengthen(
         ),
     ],
     task: Annotated[list[str] | None, typer.Option("--task", help="only this task id (repeatable)")] = None,
-    seeds: Annotated[
-        bool,
-        typer.Option(
-            "--seeds/--no-seeds",
-            help="also make tests from each task's own tests: literals mutated within its contract, call "
-            "sequences spliced on one object (plus.seeds)",
-        ),
-    ] = True,
-    select: Annotated[
-        bool,
-        typer.Option(
-            "--select/--no-select",
-            help="keep only the plus tests that kill a mutant of the reference the others miss, or assert an "
-            "outcome they never do (plus.select_by_mutants)",
-        ),
-    ] = True,
+    seeds: SeedsOpt = True,
+    select: SelectOpt = True,
     config: ConfigOpt = None,
 ) -> None:
     """Write DATASET again with a generated, validated `plus` suite per task (Pynguin and the task's own

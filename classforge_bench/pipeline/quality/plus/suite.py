@@ -221,17 +221,8 @@ def make_plus_suite(
     `documented_fields_only`: only fields the constructor's docstring names are observable
     (the real-source track, whose constructors are the author's code, not a specification).
     """
-    key = suite_key(
-        solution,
-        class_name,
-        import_statement,
-        sandbox,
-        plus,
-        described or "",
-        base_tests,
-        documented_fields_only,
-        base_test_classes,
-    )
+    settings = (sandbox, plus, described or "", base_tests, documented_fields_only, base_test_classes)
+    key = suite_key(solution, class_name, import_statement, *settings)
     cached = cached_suite(plus, key)
     if cached is not None:
         return cached.model_copy(update={"generation_s": 0.0})
