@@ -8,8 +8,9 @@
 output/model_output/) and GPT-3.5-Turbo_class_H_greedy.json (output/model_output_v1.0.0/); ClassEval's,
 MIT, not in this repository. Each answer is extracted as the evaluator does and run with ClassEval's own
 tests; every answer that passes them all is then run, with the reference, on scenarios made from the
-task's base tests: each test as written, up to `--mutants` mutants per test (one literal in an input
-position changed type-preservingly: an int keeps its sign, a str gets one character changed within its
+task's base tests by the plus tier's seed-input mutation (classforge_bench/pipeline/quality/plus/
+seed_scenarios.py, called with this benchmark's own key "verdicts:<task id>"): each test as written,
+up to `--mutants` mutants per test (one literal in an input position changed type-preservingly: an int keeps its sign, a str gets one character changed within its
 class, dropped or doubled, a list loses or doubles an element, a dict loses an entry or has a value
 mutated; dict keys are never changed: they are a record's structure), and up to `--splices` pairs of
 tests of one test class run on one object (the second test's constructor dropped, its variable renamed),

@@ -339,3 +339,30 @@ def test_each_recorded_program_and_each_plus_test_runs_in_a_folder_of_its_own():
     # without a folder of its own the plus test would see the base test's file
     shared = tests.replace('_cf_plus_os.chdir(_cf_plus_tempfile.mkdtemp(prefix="cf_plus_"))', "pass")
     assert not run_suite(REFERENCE, shared, classes, config=SANDBOX, coverage=False).passed
+
+
+STRONG_BASE = BASE.replace(
+    "        self.assertEqual(w.coins, 6)\n",
+    "        self.assertEqual(w.coins, 6)\n        self.assertFalse(w.withdraw(7))\n"
+    "        self.assertTrue(w.withdraw(6))\n        self.assertEqual(w.coins, 0)\n"
+    "        self.assertIsNone(w.deposit(1))\n        self.assertEqual(w.owner, 'ann')\n",
+)
+assert STRONG_BASE != BASE
+
+
+def test_a_suite_the_selection_leaves_empty_is_no_generator_failure_but_one_all_screened_out_is():
+    from classforge_bench.pipeline.quality.plus.generate import GeneratedTests
+    from classforge_bench.pipeline.quality.plus.suite import _screened_suite
+
+    plus = PlusConfig(seeds=True, seed_mutants=1, seed_splices=0, select_by_mutants=True)
+    nothing = GeneratedTests(ok=True, module="def test_0():\n    pass\n")
+    contract = derive_contract(SKELETON, "Wallet", STRONG_BASE)
+    base = (STRONG_BASE, BASE_CLASSES)
+    # the base tests kill every mutant and assert every outcome: no seed test is needed
+    suite = _screened_suite(PlusSuite(), nothing, contract, {}, REFERENCE, [], base, SANDBOX, plus, "wallet")
+    assert suite.tests == 0 and suite.dropped.get(reasons.PLUS_NOT_SELECTED, 0) > 0
+    assert suite.failure is None and suite.failure_reason is None
+    assert suite.selection["mutants"] == suite.selection["killed_by_base"] > 0
+    # without seeds the one generated test asserts nothing: that is a generator that gave nothing usable
+    bare = _screened_suite(PlusSuite(), nothing, contract, {}, REFERENCE, [], base, SANDBOX, PlusConfig(), "wallet")
+    assert bare.tests == 0 and bare.failure_reason == reasons.PLUS_ALL_DROPPED

@@ -43,7 +43,7 @@ from classforge_bench.pipeline.sandbox.suite import execute
 
 log = logging.getLogger(__name__)
 
-SELECTION_VERSION = 2  # bump when a change of which tests are kept changes what a suite holds
+SELECTION_VERSION = 3  # bump when a change of which tests are kept changes what a suite holds
 
 
 class Selection(BaseModel):

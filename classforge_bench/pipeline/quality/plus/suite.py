@@ -415,7 +415,9 @@ def _screened_suite(
         "observed": candidates.observed_tests,
         "unchecked": _counts(candidates.observed.unchecked),
     }
-    if not kept:
+    # No test needed (the selection found every mutant the base tests leave alive out of reach, and no
+    # new outcome) is an empty suite by choice, not a generator that produced nothing.
+    if not kept and reasons.PLUS_NOT_SELECTED not in update["dropped"]:
         counts = ", ".join(f"{r} x{n}" for r, n in _counts(drops).items()) or "no test function in its module"
         update |= {
             "failure": f"{update['generated']} generated, all dropped: {counts}",
