@@ -15,7 +15,7 @@ from classforge_bench.pipeline.core.task import PlusSuite
 from classforge_bench.pipeline.quality.plus.combine import combined_suite
 from classforge_bench.pipeline.quality.plus.convert import PlusTest
 from classforge_bench.pipeline.quality.plus.literals import input_nodes, mutate_node
-from classforge_bench.pipeline.quality.plus.observe import record
+from classforge_bench.pipeline.quality.plus.observe import CLOCK_SHIFT_S, record
 from classforge_bench.pipeline.quality.plus.outcomes import asserted_outcomes, base_outcomes
 from classforge_bench.pipeline.quality.plus.render import name_tests, render
 from classforge_bench.pipeline.quality.plus.repair import repaired
@@ -366,3 +366,50 @@ def test_a_suite_the_selection_leaves_empty_is_no_generator_failure_but_one_all_
     # without seeds the one generated test asserts nothing: that is a generator that gave nothing usable
     bare = _screened_suite(PlusSuite(), nothing, contract, {}, REFERENCE, [], base, SANDBOX, PlusConfig(), "wallet")
     assert bare.tests == 0 and bare.failure_reason == reasons.PLUS_ALL_DROPPED
+
+
+STAMP_SKELETON = textwrap.dedent('''
+    class Stamp:
+        def __init__(self, label):
+            """A labelled time stamp.
+
+            :param label: str, its label
+            """
+            self.label = label
+            self.made = ""
+''')
+STAMP = textwrap.dedent("""
+    import time
+
+
+    class Stamp:
+        def __init__(self, label):
+            self.label = label
+            self.made = time.strftime("%Y-%m-%d", time.localtime())
+""")
+STAMP_TESTS = textwrap.dedent("""
+    import unittest
+
+
+    class StampTest(unittest.TestCase):
+        def test_label(self):
+            s = Stamp("a")
+            self.assertEqual(s.label, "a")
+""")
+
+
+def test_a_value_read_from_the_clock_is_never_asserted_exactly():
+    # the second recording's clock runs a day, an hour, a minute and a second ahead: the two never
+    # agree on `made`, even when both fall within the same second, so the suite does not depend on when it was made
+    contract = derive_contract(STAMP_SKELETON, "Stamp", STAMP_TESTS)
+    plus = PlusConfig(seeds=True, seed_mutants=0, seed_splices=0)
+    made = seed_tests(STAMP_TESTS, STAMP, contract, import_statement=[], sandbox=SANDBOX, plus=plus, item_id="stamp")
+    body = made.tests[0].test.body
+    assert "self.assertIsNotNone(s.made)" in body and "self.assertEqual(s.label, 'a')" in body
+    assert "self.assertEqual(s.made" not in body
+    # the shift is what parts them: a day ahead of any earlier reading, the recorded date always differs
+    # (without it, two recordings on one day agree, the date would be asserted, and fail the next day)
+    programs = {"p": ("s = Stamp('a')\n__cf_observe__('0:s', s)\n", [])}
+    plain = record(programs, STAMP, SANDBOX, 0, "stamp")["p"]["observed"]["0:s"]["made"]
+    shifted = record(programs, STAMP, SANDBOX, 1, "stamp", CLOCK_SHIFT_S)["p"]["observed"]["0:s"]["made"]
+    assert plain != shifted

@@ -9,9 +9,10 @@ state read through a property) goes unchecked, so mutants of it survive. This st
    properties, `observe_script.py`); a bare call's return value or raised exception is recorded;
 2. adds `plus.observe_walks` seeded call sequences of its own, built only from constructors and
    arguments Pynguin's tests already used (so every value is one the search found valid);
-3. runs the programs on the reference in the sandbox twice (two processes, two hash seeds) and
-   asserts only what both runs agree on; a value that differs between them (a timestamp) is
-   asserted not to be None, nothing more;
+3. runs the programs on the reference in the sandbox twice (two processes, two hash seeds, the
+   second with its wall clock a day, an hour, a minute and a second ahead) and asserts only what
+   both runs agree on; a value that differs between them (a timestamp) is asserted not to be None,
+   nothing more;
 4. writes the assertions into the tests: every observed value at the first and last hook of an
    instance, values that changed in between.
 
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 
 _SCRIPT, _PROGRAMS, _OUT = "cf_observe.py", "cf_programs.json", "cf_observed.json"
 _HOLDER = "observed"
-OBSERVE_VERSION = 5  # 5: each program runs in a folder of its own; 4: the task contract decides the fields asserted and the exceptions allowed; bump when what the step asserts changes (2: non-literal arguments do not fit scalar annotations; 3: walks may pass 0 to numbers)
+OBSERVE_VERSION = 5  # 5: each program runs in a folder of its own, the second recording's clock a day ahead; 4: the task contract decides the fields asserted and the exceptions allowed; bump when what the step asserts changes (2: non-literal arguments do not fit scalar annotations; 3: walks may pass 0 to numbers)
 
 
 class Statement(BaseModel):
@@ -115,10 +116,22 @@ def program(parts: list[Statement]) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The second recording's wall clock runs this far ahead (a day, an hour, a minute and a second: every
+# field of a date and a time differs), so a value read from the clock never agrees between the two
+# recordings and is never asserted, whether or not both happened to fall within the same second.
+CLOCK_SHIFT_S = 90_061
+
+
 def record(
-    programs: dict[str, tuple[str, list[str]]], solution: str, sandbox: SandboxConfig, hash_seed: int, item_id: str = ""
+    programs: dict[str, tuple[str, list[str]]],
+    solution: str,
+    sandbox: SandboxConfig,
+    hash_seed: int,
+    item_id: str = "",
+    clock_shift_s: int = 0,
 ) -> dict[str, dict]:
-    """Program id -> what its hooks saw, from one sandbox run of the recorder on the reference."""
+    """Program id -> what its hooks saw, from one sandbox run of the recorder on the reference
+    (its wall clock `clock_shift_s` ahead)."""
     script = (
         importlib.resources.files("classforge_bench.pipeline.quality.plus")
         .joinpath("observe_script.py")
@@ -129,7 +142,7 @@ def record(
     try:
         run = backend.run(
             {"under_test.py": solution, _SCRIPT: script, _PROGRAMS: json.dumps(payload)},
-            [backend.python, "-s", "-B", _SCRIPT, _PROGRAMS, _OUT],
+            [backend.python, "-s", "-B", _SCRIPT, _PROGRAMS, _OUT, str(clock_shift_s)],
             RunLimits.from_config(sandbox),
             outputs=[_OUT],
             env={"PYTHONHASHSEED": str(hash_seed)},
@@ -301,7 +314,9 @@ def observe_tests(
     parts = {f"t{i}": statements(t.body, class_name) for i, t in enumerate(candidates)}
     programs = {pid: (program(p), candidates[int(pid[1:])].imports) for pid, p in parts.items()}
     first = record(programs, solution, sandbox, plus.hash_seed, item_id)
-    second = record(programs, solution, sandbox, (plus.hash_seed + 1) % 4294967296, item_id) if first else {}
+    second = (
+        record(programs, solution, sandbox, (plus.hash_seed + 1) % 4294967296, item_id, CLOCK_SHIFT_S) if first else {}
+    )
     out = Observed(tests=[], walks=len(made))
     for i, test in enumerate(candidates):
         rec = agreed(first.get(f"t{i}", {}), second.get(f"t{i}", {}))

@@ -1,6 +1,6 @@
 """classforge state recorder. Runs *inside* the sandbox; standalone: standard library only.
 
-    python -s -B cf_observe.py cf_programs.json cf_observed.json
+    python -s -B cf_observe.py cf_programs.json cf_observed.json [CLOCK_SHIFT_S]
 
 Imports the reference as `under_test`, runs each program (a test body with hooks) in the module's
 namespace with a `unittest.TestCase` as `self`, and writes what the hooks saw as JSON:
@@ -13,7 +13,9 @@ namespace with a `unittest.TestCase` as `self`, and writes what the hooks saw as
   reference takes, such as ZipFileProcessor.extract_file returning False after a KeyError).
 
 Values are encoded, never pickled: what comes back is data, the host decides what to assert. Each
-program runs in a fresh folder of its own, so none sees what another left.
+program runs in a fresh folder of its own, so none sees what another left. With CLOCK_SHIFT_S, the
+wall clock runs that many seconds ahead (`shift_clock`): the host's second recording, so a value
+read from the clock never agrees between the two.
 """
 
 import builtins
@@ -161,7 +163,45 @@ def _expire(signum, frame):
     raise TimeoutError(f"over {_PER_PROGRAM_S} s")
 
 
-def main(programs_path, out_path):
+def shift_clock(seconds):
+    """The wall clock `seconds` ahead for what runs after (time.time and the calendar functions that
+    default to it, datetime's now/today/utcnow); monotonic clocks are left alone."""
+    import datetime as dt
+    import time
+
+    real_time, real_ns = time.time, time.time_ns
+    time.time = lambda: real_time() + seconds
+    time.time_ns = lambda: real_ns() + seconds * 1_000_000_000
+    for name in ("localtime", "gmtime", "ctime"):
+        real = getattr(time, name)
+        setattr(time, name, lambda secs=None, real=real: real(time.time() if secs is None else secs))
+
+    class Datetime(dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return super().now(tz) + dt.timedelta(seconds=seconds)
+
+        @classmethod
+        def today(cls):
+            return cls.now()
+
+        @classmethod
+        def utcnow(cls):
+            return super().utcnow() + dt.timedelta(seconds=seconds)
+
+    class Date(dt.date):
+        @classmethod
+        def today(cls):
+            return Datetime.now().date()
+
+    Datetime.__name__, Date.__name__ = "datetime", "date"
+    dt.datetime, dt.date = Datetime, Date  # type: ignore[misc]  # the point: the module's classes replaced
+
+
+def main(programs_path, out_path, clock_shift_s="0"):
+    shift = int(clock_shift_s)
+    if shift:  # before the code under test is imported, so its `from datetime import datetime` sees it
+        shift_clock(shift)
     home = os.getcwd()
     sys.path.insert(0, home)
     import under_test  # type: ignore[import-not-found]  # the sandbox's work folder holds it
@@ -186,4 +226,4 @@ def main(programs_path, out_path):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(*sys.argv[1:4]))

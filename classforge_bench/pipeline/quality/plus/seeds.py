@@ -11,7 +11,8 @@ turned into plus tests inside the task's contract (task_contract.py):
    method's return value, a declared field, a value derived from them), with the expected value
    left out; `with self.assertRaises(...)` blocks are unwrapped (the reference decides whether
    they raise);
-4. the reference runs the probes in the sandbox twice (two hash seeds, observe.py's recorder): each
+4. the reference runs the probes in the sandbox twice (two hash seeds, the second with its clock a
+   day ahead: observe.py's recorder): each
    probe, each call's return value (None only where the description states it returns nothing,
    returns.py), the declared public fields after each call, and exceptions the description
    documents are asserted with what both runs agree on; a scenario in which the reference raises an
@@ -34,7 +35,15 @@ from classforge_bench.pipeline.core.task import PlusDrop
 from classforge_bench.pipeline.quality.plus.contract import instances
 from classforge_bench.pipeline.quality.plus.convert import PlusTest
 from classforge_bench.pipeline.quality.plus.literals import is_assert_call
-from classforge_bench.pipeline.quality.plus.observe import Statement, Undocumented, agreed, program, record, touched
+from classforge_bench.pipeline.quality.plus.observe import (
+    CLOCK_SHIFT_S,
+    Statement,
+    Undocumented,
+    agreed,
+    program,
+    record,
+    touched,
+)
 from classforge_bench.pipeline.quality.plus.observe import with_state_checks as checked
 from classforge_bench.pipeline.quality.plus.repair import repaired
 from classforge_bench.pipeline.quality.plus.returns import returns_nothing
@@ -44,7 +53,7 @@ from classforge_bench.pipeline.quality.plus.task_contract import TaskContract
 # Assertions whose expected value comes first and whose checked value is the container.
 _CONTAINER_SECOND = ("assertIn", "assertNotIn")
 _RAISES = ("assertRaises", "assertRaisesRegex")
-SEEDS_VERSION = 2  # bump when a change of the scenarios, probes or observation changes what a suite holds
+SEEDS_VERSION = 3  # bump when a change of the scenarios, probes or observation changes what a suite holds
 
 
 Path = tuple[str, str]  # (method, "handles KeyError"): an exception the reference handled inside a call
@@ -335,7 +344,9 @@ def seed_tests(
         return out
     programs = {str(r.index): (program(r.parts), r.imports) for r in ready}
     first = record(programs, solution, sandbox, plus.hash_seed, item_id)
-    second = record(programs, solution, sandbox, (plus.hash_seed + 1) % 4294967296, item_id) if first else {}
+    second = (
+        record(programs, solution, sandbox, (plus.hash_seed + 1) % 4294967296, item_id, CLOCK_SHIFT_S) if first else {}
+    )
     for r in ready:
         made_test = _observed(r, first, second, contract, out)
         if isinstance(made_test, PlusDrop):
