@@ -8,8 +8,9 @@
 output/model_output/) and GPT-3.5-Turbo_class_H_greedy.json (output/model_output_v1.0.0/); ClassEval's,
 MIT, not in this repository. Each answer is extracted as the evaluator does and run with ClassEval's own
 tests; every answer that passes them all is then run, with the reference, on scenarios made from the
-task's base tests: each test as written, up to `--mutants` mutants per test (one literal in an input
-position changed type-preservingly: an int keeps its sign, a str gets one character changed within its
+task's base tests by the plus tier's seed-input mutation (classforge_bench/pipeline/quality/plus/
+seed_scenarios.py, called with this benchmark's own key "verdicts:<task id>"): each test as written,
+up to `--mutants` mutants per test (one literal in an input position changed type-preservingly: an int keeps its sign, a str gets one character changed within its
 class, dropped or doubled, a list loses or doubles an element, a dict loses an entry or has a value
 mutated; dict keys are never changed: they are a record's structure), and up to `--splices` pairs of
 tests of one test class run on one object (the second test's constructor dropped, its variable renamed),
@@ -26,11 +27,8 @@ tests/data/classeval_published_answers.json names into tests/data/classeval_plus
 from __future__ import annotations
 
 import argparse
-import ast
-import copy
 import json
 import os
-import random
 import subprocess
 import sys
 import tempfile
@@ -47,215 +45,32 @@ FILES = {"GPT-4": "GPT-4_100_c_t0.json", "GPT-3.5": "GPT-3.5-Turbo_class_H_greed
 DATA = ROOT / "tests" / "data"
 
 
-def is_assert_call(n):
-    return (
-        isinstance(n, ast.Call)
-        and isinstance(n.func, ast.Attribute)
-        and isinstance(n.func.value, ast.Name)
-        and n.func.value.id == "self"
-        and n.func.attr.startswith("assert")
-    )
-
-
-def input_nodes(body):
-    """Constants and displays in input positions (not an assert's expected value)."""
-    found = []
-
-    def visit(n, in_assert_top):
-        if is_assert_call(n):
-            # first arg is usually the actual (may contain calls with inputs); the rest are expected
-            for i, a in enumerate(n.args):
-                if n.func.attr in ("assertRaises", "assertRaisesRegex"):
-                    if i >= 1:
-                        visit(a, False)
-                elif i == 0 or n.func.attr in ("assertTrue", "assertFalse", "assertIsNone", "assertIsNotNone"):
-                    visit(a, True)
-            return
-        if isinstance(n, ast.Call):
-            for c in list(n.args) + [k.value for k in n.keywords]:
-                visit(c, False)
-            if isinstance(n.func, ast.Attribute):
-                visit(n.func.value, False)
-            return
-        if (
-            isinstance(n, ast.Constant)
-            and not in_assert_top
-            and isinstance(n.value, (int, float, str, bool))
-            and n.value is not None
-        ) or (isinstance(n, (ast.List, ast.Tuple, ast.Dict, ast.Set)) and not in_assert_top):
-            found.append(n)
-        # a dict display's keys are its structure (a record's field names), not input values
-        kids = n.values if isinstance(n, ast.Dict) else ast.iter_child_nodes(n)
-        for c in kids:
-            visit(c, in_assert_top)
-
-    for s in body:
-        visit(s, False)
-    return found
-
-
-def mutate_str(s, rng):
-    if not s:
+def _indented(text: str | None) -> str | None:
+    """A scenario's source as the child runs it: a function body (four spaces)."""
+    if text is None:
         return None
-    i = rng.randrange(len(s))
-    c = s[i]
-    ops = []
-    if c.isdigit():
-        ops.append(lambda: s[:i] + rng.choice("0123456789".replace(c, "")) + s[i + 1 :])
-    elif c.islower():
-        ops.append(lambda: s[:i] + rng.choice("abcdefghijklmnopqrstuvwxyz".replace(c, "")) + s[i + 1 :])
-    elif c.isupper():
-        ops.append(lambda: s[:i] + rng.choice("ABCDEFGHIJKLMNOPQRSTUVWXYZ".replace(c, "")) + s[i + 1 :])
-    if len(s) > 1:
-        ops.append(lambda: s[:i] + s[i + 1 :])
-        ops.append(lambda: s[:i] + c + s[i:])
-        j = rng.randrange(len(s))
-        ops.append(lambda: s[:i] + s[j] + s[i + 1 :] if s[j] != c else s[:i] + s[i + 1 :])
-    else:
-        pass
-    return rng.choice(ops)() if ops else None
-
-
-def mutate_node(n, rng):
-    if isinstance(n, ast.Constant):
-        v = n.value
-        if isinstance(v, bool):
-            n.value = not v
-        elif isinstance(v, int):
-            cands = [v + 1, v * 2 if v else 1, v + rng.randint(2, 9)] + ([v - 1] if v > 0 or v < 0 else [])
-            if v < 0:
-                cands = [v - 1, v * 2, v + 1 if v + 1 < 0 else v - 2]
-            n.value = rng.choice(cands)
-        elif isinstance(v, float):
-            n.value = rng.choice([v * 2, v + 0.5, v / 2, v + 1.25]) if v >= 0 else rng.choice([v * 2, v - 0.5, v / 2])
-        elif isinstance(v, str):
-            m = mutate_str(v, rng)
-            if m is None:
-                return False
-            n.value = m
-        else:
-            return False
-        return True
-    elts = n.keys if isinstance(n, ast.Dict) else n.elts
-    if not elts:
-        return False
-    i = rng.randrange(len(elts))
-    op = rng.choice(["drop", "dup"] if len(elts) > 1 else ["dup"])
-    if isinstance(n, ast.Dict):
-        if op == "drop":
-            del n.keys[i]
-            del n.values[i]
-        else:
-            # duplicate a value under the same key is a no-op; mutate a value instead
-            return mutate_node(n.values[i], rng) if isinstance(n.values[i], ast.Constant) else False
-    else:
-        if op == "drop":
-            del n.elts[i]
-        else:
-            n.elts.insert(i, copy.deepcopy(n.elts[i]))
-    return True
-
-
-def src(body):
-    return "\n".join("    " + line for s in body for line in ast.unparse(s).splitlines()) or "    pass"
-
-
-def ctor_target(body, class_name):
-    for k, s in enumerate(body):
-        if (
-            isinstance(s, ast.Assign)
-            and len(s.targets) == 1
-            and isinstance(s.value, ast.Call)
-            and isinstance(s.value.func, ast.Name)
-            and s.value.func.id == class_name
-        ):
-            return k, ast.unparse(s.targets[0])
-    return None, None
-
-
-class Rename(ast.NodeTransformer):
-    def __init__(self, old, new):
-        self.old, self.new = old, new
-
-    def visit_Name(self, n):
-        if n.id == self.old:
-            return ast.copy_location(ast.parse(self.new, mode="eval").body, n)
-        return n
-
-    def visit_Attribute(self, n):
-        if ast.unparse(n) == self.old:
-            return ast.copy_location(ast.parse(self.new, mode="eval").body, n)
-        self.generic_visit(n)
-        return n
+    return "\n".join("    " + line for line in text.splitlines()) or "    pass"
 
 
 def scenarios(task):
-    rng = random.Random("verdicts:" + task["task_id"])
-    tree = ast.parse(task["test"])
-    out = []
-    for c in tree.body:
-        if not isinstance(c, ast.ClassDef):
-            continue
-        meth = {f.name: f for f in c.body if isinstance(f, ast.FunctionDef)}
-        setup = src(meth["setUp"].body) if "setUp" in meth else None
-        td = src(meth["tearDown"].body) if "tearDown" in meth else None
-        tests = [f for n, f in meth.items() if n.startswith("test")]
-        for f in tests:
-            out.append(
-                {"cls": c.name, "test": f.name, "kind": "base", "setup": setup, "teardown": td, "body": src(f.body)}
-            )
-            seen = set()
-            for _ in range(ARGS.mutants * 3):
-                if len(seen) >= ARGS.mutants:
-                    break
-                body = copy.deepcopy(f.body)
-                nodes = input_nodes(body)
-                if not nodes:
-                    break
-                if not mutate_node(rng.choice(nodes), rng):
-                    continue
-                s = src(body)
-                if s in seen:
-                    continue
-                seen.add(s)
-                out.append({"cls": c.name, "test": f.name, "kind": "mutant", "setup": setup, "teardown": td, "body": s})
-        pairs = [(a, b) for a in tests for b in tests if a is not b]
-        rng.shuffle(pairs)
-        for a, b in pairs[: ARGS.splices]:
-            ka, va = ctor_target(a.body, task["class_name"])
-            kb, vb = ctor_target(b.body, task["class_name"])
-            bb = copy.deepcopy(b.body)
-            if (ka is None) != (kb is None):
-                continue
-            if kb is not None:
-                del bb[kb]
-                bb = [Rename(vb, va).visit(s) for s in bb]
-            body = copy.deepcopy(a.body) + bb
-            out.append(
-                {
-                    "cls": c.name,
-                    "test": f"{a.name}+{b.name}",
-                    "kind": "splice",
-                    "setup": setup,
-                    "teardown": td,
-                    "body": src(body),
-                }
-            )
-            # and one mutant of the splice
-            body2 = copy.deepcopy(body)
-            nodes = input_nodes(body2)
-            if nodes and mutate_node(rng.choice(nodes), rng):
-                out.append(
-                    {
-                        "cls": c.name,
-                        "test": f"{a.name}+{b.name}",
-                        "kind": "splice-mutant",
-                        "setup": setup,
-                        "teardown": td,
-                        "body": src(body2),
-                    }
-                )
-    return out
+    """The product's seed scenarios (classforge_bench/pipeline/quality/plus/seed_scenarios.py) of the
+    task's tests, drawn from the key this benchmark has always used (so its divergences reproduce)."""
+    from classforge_bench.pipeline.quality.plus.seed_scenarios import scenarios as seed_scenarios
+
+    made = seed_scenarios(
+        task["test"], task["class_name"], "verdicts:" + task["task_id"], mutants=ARGS.mutants, splices=ARGS.splices
+    )
+    return [
+        {
+            "cls": s.test_class,
+            "test": s.test,
+            "kind": s.kind,
+            "setup": _indented(s.setup),
+            "teardown": _indented(s.teardown),
+            "body": _indented(s.body),
+        }
+        for s in made
+    ]
 
 
 BASE_RUNNER = """

@@ -2,7 +2,7 @@
 
     nice -n 15 .venv/bin/python benchmarks/classeval_plus.py --outputs DIR [--dataset PATH]
         [--models GPT-4_100_c_t0 GPT-3.5-Turbo_class_H_greedy ...] [--out DIR] [--skip-mutation]
-        [--mutation-limit N] [--strengthened PATH] [--json OUT]
+        [--mutation-limit N] [--strengthened PATH] [--json OUT] [--no-seeds] [--no-select]
 
 1. `classforge strengthen` on the dataset (the same function; suites cached under plus.cache_dir,
    so a second run only reads them): per task the plus tests kept, dropped (by reason) and the
@@ -237,8 +237,12 @@ def main() -> None:
         "--mutation-limit", type=int, default=None, help="measure mutation on the first N tasks with plus tests"
     )
     ap.add_argument("--json", type=Path, default=None)
+    ap.add_argument("--no-seeds", action="store_true", help="as `classforge strengthen --no-seeds`")
+    ap.add_argument("--no-select", action="store_true", help="as `classforge strengthen --no-select`")
     args = ap.parse_args()
     cfg = load_config(args.config)
+    # as `classforge strengthen`: seed tests and mutation-guided selection unless refused
+    cfg.plus = cfg.plus.model_copy(update={"seeds": not args.no_seeds, "select_by_mutants": not args.no_select})
     print(f"load average at start: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores", flush=True)
     t0 = time.perf_counter()
     if args.strengthened is not None:

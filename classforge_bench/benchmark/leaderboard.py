@@ -23,7 +23,14 @@ from datetime import date
 from pathlib import Path
 
 from classforge_bench.benchmark.metrics import Estimate, MetricsReport
-from classforge_bench.benchmark.results import RESULTS_FILE, GroupScores, ResultsError, RunResults, load_results
+from classforge_bench.benchmark.results import (
+    RESULTS_FILE,
+    GroupScores,
+    HashSeedCheck,
+    ResultsError,
+    RunResults,
+    load_results,
+)
 from classforge_bench.benchmark.taxonomy import CATEGORIES
 
 LEVELS = (("class_level", "Class"), ("method_level", "Method"))
@@ -57,6 +64,7 @@ class Row:
     dataset_sha256: str = ""
     evaluated: date | None = None
     bootstrap: tuple[int, int] = (1000, 0)  # the run's resamples and seed, for intervals computed here
+    hash_seed_checks: list[HashSeedCheck] = field(default_factory=list)  # evaluate.hash_seeds, this row's
 
     @property
     def label(self) -> str:
@@ -197,6 +205,9 @@ def rows_of(results: RunResults) -> list[Row]:
                 dataset_sha256=results.dataset.sha256,
                 evaluated=results.created_at.date(),
                 bootstrap=_bootstrap_of(g),
+                hash_seed_checks=[
+                    c for c in results.hash_seed_checks if (c.model, c.strategy) == (g.model, g.strategy)
+                ],
             )
         )
     return rows

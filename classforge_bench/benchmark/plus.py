@@ -27,18 +27,6 @@ def plus_task(task: Task) -> Task:
     return task.model_copy(update={"test": tests, "test_classes": classes, "methods_info": methods})
 
 
-def _again(record: SampleRecord) -> SampleRecord:
-    """The same sample, as generated, to be executed and scored again (against base + plus tests)."""
-    return SampleRecord(
-        model=record.model,
-        strategy=record.strategy,
-        task_id=record.task_id,
-        sample_index=record.sample_index,
-        dataset_sha256=record.dataset_sha256,
-        generation=record.generation,
-    )
-
-
 def has_plus(tasks: list[Task]) -> bool:
     return any(t.plus is not None and t.plus.tests for t in tasks)
 
@@ -55,7 +43,9 @@ def plus_scores(tasks: list[Task], records: list[SampleRecord], run_samples, ref
     refs = reference(combined)
     runnable = [r for r in records if r.scored and r.program is not None and r.bucket != "compile_error"]
     # each executed sample's generation, run again against other tests: a record of its own
-    rerun = run_samples([_again(r) for r in runnable], {t.task_id: t for t in combined}, {r.task_id: r for r in refs})
+    rerun = run_samples(
+        [r.generated_again() for r in runnable], {t.task_id: t for t in combined}, {r.task_id: r for r in refs}
+    )
     kept = {id(r) for r in runnable}
     plus_records = rerun + [r for r in records if id(r) not in kept]
     broken = {r.task_id for r in refs if r.broken}

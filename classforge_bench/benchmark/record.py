@@ -198,6 +198,18 @@ class SampleRecord(Record):
         setattr(self, name, part)
         return self
 
+    def generated_again(self) -> SampleRecord:
+        """The same sample as generated, not yet run: a record of its own for another execution of
+        its program (against base + plus tests, or under another hash seed)."""
+        return SampleRecord(
+            model=self.model,
+            strategy=self.strategy,
+            task_id=self.task_id,
+            sample_index=self.sample_index,
+            dataset_sha256=self.dataset_sha256,
+            generation=self.generation,
+        )
+
     @property
     def key(self) -> tuple[str, str, str, int]:
         return self.model, self.strategy, self.task_id, self.sample_index

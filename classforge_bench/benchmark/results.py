@@ -145,6 +145,32 @@ class RunStats(Record):
     seconds: dict[str, float] = Field(default_factory=dict, description="wall time per phase")
 
 
+class HashSeedCheck(Record):
+    """A sample that passes at class level, run again under other PYTHONHASHSEED values
+    (`evaluate.hash_seeds`, classforge_bench.benchmark.hash_seeds)."""
+
+    model: str
+    strategy: str
+    task_id: str
+    sample_index: int
+    seeds: list[int] = Field(description="the run's own seed first, then the others")
+    passes: list[bool] = Field(description="per seed: the sample passes every test class")
+
+    @property
+    def holds(self) -> int:
+        return sum(self.passes)
+
+    @property
+    def dependent(self) -> bool:
+        """Its verdict depends on the hash seed: a pass under the run's seed that others do not repeat."""
+        return not all(self.passes)
+
+    def verdict(self) -> str:
+        """In words, for the summary and the results page."""
+        held = [s for s, p in zip(self.seeds, self.passes, strict=True) if p]
+        return f"passes under {self.holds} of {len(self.seeds)} hash seeds ({', '.join(map(str, held))})"
+
+
 class RunResults(Record):
     schema_version: Literal[1, 2, 3, 4, 5, 6] = SCHEMA_VERSION
     run_id: str
@@ -160,6 +186,9 @@ class RunResults(Record):
         default_factory=list, description="the same samples against base + plus tests (tasks with a plus suite)"
     )
     plus_reference: list[ReferenceRecord] = Field(default_factory=list, description="the reference against base + plus")
+    hash_seed_checks: list[HashSeedCheck] = Field(
+        default_factory=list, description="class-level passes run again under other hash seeds (evaluate.hash_seeds)"
+    )
     usage: UsageSummary | None = None
     stats: RunStats = Field(default_factory=RunStats)
 

@@ -278,6 +278,28 @@ def task_grid(board: Board) -> str:
     )
 
 
+def hash_seed_section(board: Board) -> str:
+    """The passes that do not hold under every hash seed (evaluate.hash_seeds), per row; nothing
+    when no row was checked."""
+    checked = [(r, c) for r in board.rows for c in r.hash_seed_checks]
+    if not checked:
+        return ""
+    moved = [(r, c) for r, c in checked if c.dependent]
+    head = [("Row", False), ("Task", False), ("Sample", True), ("Verdict", False)]
+    body = [
+        f'<tr><td>{escape(r.label)}</td><td>{escape(c.task_id)}</td><td class="num" data-v="{c.sample_index}">'
+        f"{c.sample_index}</td><td>{escape(c.verdict())}</td></tr>"
+        for r, c in moved
+    ]
+    others = len(checked[0][1].seeds) - 1
+    return (
+        "<h3>Verdicts that depend on PYTHONHASHSEED</h3>"
+        f"<p>{len(checked)} class-level passes run again under {others} other hash seeds: "
+        f"<b>{len(moved)} do not hold under every seed</b> (the scores count them as the run's seed made them).</p>"
+        + (_table(f"hashseeds{board.suffix}", head, body) if body else "")
+    )
+
+
 def _score_cell(score: Score | None, extra: str = "", title: str = "") -> str:
     if score is None:
         return '<td class="num" data-v="">-</td>'
@@ -368,6 +390,7 @@ def dataset_section(board: Board, d: DatasetBoard, index: int, meta: dict[str, M
         + charts(sub)
         + suites_section(sub)
         + taxonomy_section(sub)
+        + hash_seed_section(sub)
         + task_grid(sub)
         + "</section>"
     )

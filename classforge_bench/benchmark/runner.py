@@ -64,6 +64,7 @@ from classforge_bench.benchmark.execution import (
 )
 from classforge_bench.benchmark.execution_phase import execute_samples, execution_phase
 from classforge_bench.benchmark.generation_phase import GenerationPhase, generation_phase, pregenerated_phase
+from classforge_bench.benchmark.hash_seeds import hash_seed_checks
 from classforge_bench.benchmark.leaderboard import board_of
 from classforge_bench.benchmark.plots import write_plots
 from classforge_bench.benchmark.plus import plus_scores
@@ -73,6 +74,7 @@ from classforge_bench.benchmark.results import (
     SPECIAL_MODELS,
     DatasetInfo,
     GroupScores,
+    HashSeedCheck,
     ReferenceRecord,
     RunResults,
     RunSettings,
@@ -470,10 +472,12 @@ def _evaluate_loaded(
     settings = _settings(request, config, phase.models, phase.strategies, loaded.samples_sha, tasks)
     settings.environment = environment
     plus = _plus_phase(tasks, records, executor, config.sandbox, settings, progress, clock)
+    checks = _hash_seed_phase(records, by_id, refs, executor, cfg.hash_seeds)
     if (run_dir / USAGE_DIR).is_dir():
         write_usage_files(run_dir, *recorded_usage(run_dir, config.llm.costs, usage_run))
     results = _run_results(request, loaded, settings, references, records, phase.usage, plus, executor, resumed)
     results.dataset.shipped_references = shipped_note
+    results.hash_seed_checks = checks
     return _score_and_write(run_dir, results, progress, clock, samples_written=True, plots=cfg.plots)
 
 
@@ -645,6 +649,13 @@ def _plus_phase(
     if scored[1]:
         clock["plus"] = time.perf_counter() - t0
     return scored
+
+
+def _hash_seed_phase(
+    records: list[SampleRecord], by_id: dict[str, Task], refs: dict, executor: Executor, n: int
+) -> list[HashSeedCheck]:
+    """evaluate.hash_seeds: the class-level passes run again under other seeds (classforge_bench.benchmark.hash_seeds)."""
+    return hash_seed_checks(records, by_id, executor, n, lambda made, other: execute_samples(made, by_id, refs, other))
 
 
 def _check_request(request: EvaluationRequest, strategies: Sequence[str]) -> None:

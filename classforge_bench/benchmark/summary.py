@@ -111,6 +111,26 @@ def plus_section(results: RunResults) -> list[str]:
     ]
 
 
+def hash_seed_section(results: RunResults) -> list[str]:
+    """The class-level passes run again under other hash seeds (evaluate.hash_seeds), and those that did not hold."""
+    checks = results.hash_seed_checks
+    if not checks:
+        return []
+    moved = [c for c in checks if c.dependent]
+    lines = [
+        "",
+        "## Verdicts that depend on PYTHONHASHSEED",
+        "",
+        f"{len(checks)} class-level passes run again under {len(checks[0].seeds) - 1} other hash seeds: "
+        f"**{len(moved)} do not hold under every seed** (the scores above count them as the run's seed made them).",
+    ]
+    if moved:
+        lines += [""] + [
+            f"- {c.model} / {c.strategy}, {c.task_id} sample {c.sample_index}: {c.verdict()}" for c in moved
+        ]
+    return lines
+
+
 def reported_ks(results: RunResults) -> list[int]:
     """The configured ks that some row actually reports (k <= n)."""
     found = {k for g in results.scores if g.metrics for k in g.metrics.ks}
@@ -323,6 +343,7 @@ def render_summary(results: RunResults) -> str:
     ]
     lines += _headline_table(results)
     lines += plus_section(results)
+    lines += hash_seed_section(results)
     lines += _buckets_section(results)
     lines += _unscored_causes(results)
     unscored = [(g, t) for g in results.scores for t in g.tasks_unscored]

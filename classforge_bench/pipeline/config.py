@@ -528,6 +528,13 @@ class EvaluateConfig(Section):
         default_factory=list,
         description="requirements the dataset declares beyond the imports of its tasks (pip syntax)",
     )
+    hash_seeds: int = Field(
+        0,
+        ge=0,
+        le=50,
+        description="run every sample that passes at class level again under this many other PYTHONHASHSEED "
+        "values (1, 2, ...; the run's own skipped) and report those whose verdict moves (--hash-seeds)",
+    )
 
     @field_validator("ks")
     @classmethod
@@ -629,6 +636,20 @@ class PlusConfig(Section):
         le=200,
         description="with observe_state: extra seeded call sequences from the tests' own constructors "
         "and arguments, asserted the same way",
+    )
+    # EvalPlus's seed-input mutation at class level (quality/plus/seeds.py). Off in the build, whose base
+    # tests an LLM wrote; `classforge strengthen` turns it on for a dataset's own tests.
+    seeds: bool = Field(
+        False,
+        description="also make plus tests from the task's own base tests: literals mutated within the contract, "
+        "call sequences spliced on one object, observed on the reference",
+    )
+    seed_mutants: int = Field(8, ge=0, le=50, description="with seeds: literal mutants per base test at most")
+    seed_splices: int = Field(6, ge=0, le=50, description="with seeds: spliced pairs of tests per test class at most")
+    select_by_mutants: bool = Field(
+        False,
+        description="keep only the plus tests that kill a mutant of the reference the base tests and the plus tests "
+        "kept before them leave alive (mutation-guided selection; default MutationConfig's mutants)",
     )
     cache_dir: Path | None = Field(
         Path(".cache/plus"), description="generated and validated suites by content; None keeps nothing"

@@ -137,6 +137,16 @@ def evaluate(
     out: EvalOutOpt = None,
     regrade: EvalRegradeOpt = None,
     plots: EvalPlotsOpt = False,
+    hash_seeds: Annotated[
+        int | None,
+        typer.Option(
+            "--hash-seeds",
+            min=0,
+            max=50,
+            help="run each sample that passes again under N other PYTHONHASHSEED values and report the "
+            "passes that do not hold (evaluate.hash_seeds)",
+        ),
+    ] = None,
     config: ConfigOpt = None,
 ) -> None:
     """Score models on a ClassEval-style dataset; writes results/<run-id>/ and prints Table 4."""
@@ -159,6 +169,8 @@ def evaluate(
             dask=dask,
         )
         cfg.evaluate.plots = cfg.evaluate.plots or plots
+        if hash_seeds is not None:
+            cfg.evaluate.hash_seeds = hash_seeds
         _note_special_strategies(model, strategy, samples)
         return _run_evaluation(cfg, dataset, model, samples, task, max_tasks, progress)
 

@@ -17,6 +17,23 @@ if TYPE_CHECKING:
 
 from classforge_bench.pipeline.cli.app import ConfigOpt, _live_bar, _load, app, console
 
+SeedsOpt = Annotated[
+    bool,
+    typer.Option(
+        "--seeds/--no-seeds",
+        help="also make tests from each task's own tests: literals mutated within its contract, call "
+        "sequences spliced on one object (plus.seeds)",
+    ),
+]
+SelectOpt = Annotated[
+    bool,
+    typer.Option(
+        "--select/--no-select",
+        help="keep only the plus tests that kill a mutant of the reference the others miss, or show an "
+        "outcome or path they never do (plus.select_by_mutants)",
+    ),
+]
+
 
 @app.command()
 def strengthen(
@@ -38,13 +55,18 @@ def strengthen(
         ),
     ],
     task: Annotated[list[str] | None, typer.Option("--task", help="only this task id (repeatable)")] = None,
+    seeds: SeedsOpt = True,
+    select: SelectOpt = True,
     config: ConfigOpt = None,
 ) -> None:
-    """Write DATASET again with a generated, validated `plus` suite per task (Pynguin, in the sandbox)."""
+    """Write DATASET again with a generated, validated `plus` suite per task (Pynguin and the task's own
+    tests mutated, in the sandbox)."""
     from classforge_bench.pipeline.formats.hub import resolve_dataset
     from classforge_bench.pipeline.quality.plus.dataset import strengthen_dataset
 
     cfg = _load(config)
+    # A dataset's own tests are what strengthening starts from: seeds and selection are on unless refused.
+    cfg.plus = cfg.plus.model_copy(update={"seeds": seeds, "select_by_mutants": select})
     with _live_bar("strengthen") as bar:
         bar_id = bar.add_task("tasks", total=None)
 

@@ -295,6 +295,26 @@ PLUS_STATE_UNRECORDED: Final = _code(
 PLUS_STATE_BREAKS_RULE: Final = _code(
     "plus-state-breaks-rule", "a generated test whose state checks would break a screening rule: kept without them"
 )
+# The seed-mutation generator (classforge_bench/pipeline/quality/plus/seeds.py): scenarios made from the
+# task's own tests that cannot become a plus test; and the mutation-guided selection (selection.py).
+PLUS_SEED_FIXTURE: Final = _code(
+    "plus-seed-fixture", "a seed scenario that uses its test class's own helpers or attributes beyond setUp's fields"
+)
+PLUS_SEED_BLOCK_ASSERTION: Final = _code(
+    "plus-seed-block-assertion",
+    "a mutated seed scenario with an assertion inside a block (a loop, a with): it would keep the base test's "
+    "expected value",
+)
+PLUS_SEED_UNRECORDED: Final = _code(
+    "plus-seed-unrecorded",
+    "a seed scenario the recorder got no agreed run of on the reference (an exception outside a call of the "
+    "class, two runs that disagree, no output)",
+)
+PLUS_NOT_SELECTED: Final = _code(
+    "plus-not-selected",
+    "kills no mutant of the reference that the base tests and the plus tests kept before it leave alive "
+    "(mutation-guided selection)",
+)
 
 
 # -- the verification gate (sandbox), passed through by the solution stage ---------------------

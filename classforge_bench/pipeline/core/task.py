@@ -199,6 +199,13 @@ class PlusSuite(BaseModel):
     unchecked: dict[str, int] = Field(
         default_factory=dict, description="reason -> of those, tests it left without state checks"
     )
+    seeded: int = Field(0, description="scenarios made from the task's base tests (plus.seeds), counted in generated")
+    repaired: int = Field(0, description="tests kept after an off-contract argument was replaced by an in-contract one")
+    selection: dict[str, int] = Field(
+        default_factory=dict,
+        description="mutation-guided selection (plus.select_by_mutants): mutants, killed_by_base, killed_by_plus, "
+        "unattributed",
+    )
     generator: str = ""
     seed: int = 0
     generation_s: float = Field(0.0, description="wall time of the generation run (0 when read from the cache)")

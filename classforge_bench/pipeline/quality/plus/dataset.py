@@ -39,7 +39,16 @@ class StrengthenSummary(BaseModel):
 def task_suite(task: Task, sandbox: SandboxConfig, plus: PlusConfig) -> tuple[PlusSuite, bool]:
     """(the task's plus suite, whether it came from the cache)."""
     # The task's own tests are part of its contract: the values they pass are in the domain.
-    key = suite_key(task.solution_code, task.class_name, task.import_statement, sandbox, plus, task.skeleton, task.test)
+    key = suite_key(
+        task.solution_code,
+        task.class_name,
+        task.import_statement,
+        sandbox,
+        plus,
+        task.skeleton,
+        task.test,
+        base_test_classes=task.test_classes,
+    )
     cached = cached_suite(plus, key)
     if cached is not None:
         return cached.model_copy(update={"generation_s": 0.0}), True
@@ -52,6 +61,7 @@ def task_suite(task: Task, sandbox: SandboxConfig, plus: PlusConfig) -> tuple[Pl
         item_id=task.task_id,
         described=task.skeleton,
         base_tests=task.test,
+        base_test_classes=task.test_classes,
     )
     return suite, False
 

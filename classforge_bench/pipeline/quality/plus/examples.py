@@ -41,6 +41,7 @@ class Shown:
     # what the task passes that no literal rule reads: None, a type (`arg_type=int`), an instance
     # of the task's class; in the domain (TaskContract.with_shown_types), never a domain by itself
     passed: set[str] = field(default_factory=set)
+    sources: list[str] = field(default_factory=list)  # the literals shown, as written: repair.py's in-contract values
 
     def only_numeric_strings(self) -> bool:
         """Every string shown is a number written in digits ("12345678901234567890", "-3", "0.5"):
@@ -118,6 +119,7 @@ def _record(shown: Shown, node: ast.expr, bound: tuple[str, set[str]] = ("", set
             shown.passed.add(kind)
         return
     kind, value = literal
+    shown.sources.append(ast.unparse(node))
     # An example's 70 does not make 70.5 off-contract: an int shown stands for a number.
     shown.types.add("float" if kind == "int" else kind)
     if kind in ("int", "float") and isinstance(value, int | float):

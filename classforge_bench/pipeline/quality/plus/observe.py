@@ -9,9 +9,10 @@ state read through a property) goes unchecked, so mutants of it survive. This st
    properties, `observe_script.py`); a bare call's return value or raised exception is recorded;
 2. adds `plus.observe_walks` seeded call sequences of its own, built only from constructors and
    arguments Pynguin's tests already used (so every value is one the search found valid);
-3. runs the programs on the reference in the sandbox twice (two processes, two hash seeds) and
-   asserts only what both runs agree on; a value that differs between them (a timestamp) is
-   asserted not to be None, nothing more;
+3. runs the programs on the reference in the sandbox twice (two processes, two hash seeds, the
+   second with its wall clock a day, an hour, a minute and a second ahead) and asserts only what
+   both runs agree on; a value that differs between them (a timestamp) is asserted not to be None,
+   nothing more;
 4. writes the assertions into the tests: every observed value at the first and last hook of an
    instance, values that changed in between.
 
@@ -46,7 +47,7 @@ log = logging.getLogger(__name__)
 
 _SCRIPT, _PROGRAMS, _OUT = "cf_observe.py", "cf_programs.json", "cf_observed.json"
 _HOLDER = "observed"
-OBSERVE_VERSION = 5  # 5: datetime, date, time, timedelta, Decimal, Fraction, Path and UUID values asserted; 4: the task contract decides the fields asserted and the exceptions allowed; bump when what the step asserts changes (2: non-literal arguments do not fit scalar annotations; 3: walks may pass 0 to numbers)
+OBSERVE_VERSION = 6  # 6: both of 5's changes together; 5: datetime, date, time, timedelta, Decimal, Fraction, Path and UUID values asserted (branch yield2), and each program runs in a folder of its own, the second recording's clock a day ahead (branch seeds); 4: the task contract decides the fields asserted and the exceptions allowed; bump when what the step asserts changes (2: non-literal arguments do not fit scalar annotations; 3: walks may pass 0 to numbers)
 
 
 class Statement(BaseModel):
@@ -56,9 +57,13 @@ class Statement(BaseModel):
     source: str
     step: str | None = Field(None, description="the bare call on an instance, when the statement is one")
     observe: list[str] = Field(default_factory=list, description="instances to observe after it")
+    target: str | None = Field(None, description="the variable the step's value is assigned to (`r = x.m()`)")
+    none_checked: bool = Field(
+        False, description="a None the step returns is asserted (its description shows it returns nothing)"
+    )
 
 
-def _touched(node: ast.stmt, bound: set[str], class_name: str) -> list[str]:
+def touched(node: ast.stmt, bound: set[str], class_name: str) -> list[str]:
     """Instances the statement builds or calls a method of, in order of appearance."""
     names = [
         n.func.value.id
@@ -94,7 +99,7 @@ def statements(body: str, class_name: str) -> list[Statement]:
             and call.func.value.id in bound
             else None
         )
-        out.append(Statement(source=source, step=step, observe=_touched(node, bound, class_name)))
+        out.append(Statement(source=source, step=step, observe=touched(node, bound, class_name)))
     return out
 
 
@@ -102,15 +107,31 @@ def program(parts: list[Statement]) -> str:
     """The test body with its hooks, for the recorder."""
     lines: list[str] = []
     for k, part in enumerate(parts):
-        lines.append(f"__cf_step__({k}, lambda: (\n{part.step}\n))" if part.step else part.source)
+        hooked = f"__cf_step__({k}, lambda: (\n{part.step}\n))"
+        if part.step and part.target:
+            lines.append(f"{part.target} = {hooked}")
+        else:
+            lines.append(hooked if part.step else part.source)
         lines += [f"__cf_observe__('{k}:{name}', {name})" for name in part.observe]
     return "\n".join(lines) + "\n"
 
 
+# The second recording's wall clock runs this far ahead (a day, an hour, a minute and a second: every
+# field of a date and a time differs), so a value read from the clock never agrees between the two
+# recordings and is never asserted, whether or not both happened to fall within the same second.
+CLOCK_SHIFT_S = 90_061
+
+
 def record(
-    programs: dict[str, tuple[str, list[str]]], solution: str, sandbox: SandboxConfig, hash_seed: int, item_id: str = ""
+    programs: dict[str, tuple[str, list[str]]],
+    solution: str,
+    sandbox: SandboxConfig,
+    hash_seed: int,
+    item_id: str = "",
+    clock_shift_s: int = 0,
 ) -> dict[str, dict]:
-    """Program id -> what its hooks saw, from one sandbox run of the recorder on the reference."""
+    """Program id -> what its hooks saw, from one sandbox run of the recorder on the reference
+    (its wall clock `clock_shift_s` ahead)."""
     script = (
         importlib.resources.files("classforge_bench.pipeline.quality.plus")
         .joinpath("observe_script.py")
@@ -121,7 +142,7 @@ def record(
     try:
         run = backend.run(
             {"under_test.py": solution, _SCRIPT: script, _PROGRAMS: json.dumps(payload)},
-            [backend.python, "-s", "-B", _SCRIPT, _PROGRAMS, _OUT],
+            [backend.python, "-s", "-B", _SCRIPT, _PROGRAMS, _OUT, str(clock_shift_s)],
             RunLimits.from_config(sandbox),
             outputs=[_OUT],
             env={"PYTHONHASHSEED": str(hash_seed)},
@@ -179,7 +200,9 @@ def agreed(first: dict, second: dict) -> dict:
     }
     for k, s in steps.items():
         if "returns" in s:
-            steps[k] = {"returns": _agree(s["returns"], second["steps"][k]["returns"])}
+            other = second["steps"][k]
+            handled = {"handled": s["handled"]} if s.get("handled") and s.get("handled") == other.get("handled") else {}
+            steps[k] = {"returns": _agree(s["returns"], other["returns"])} | handled
     return {"observed": observed, "steps": steps}
 
 
@@ -222,7 +245,10 @@ def _step(part: Statement, k: int, rec: dict, contract: TaskContract) -> list[st
             return Undocumented(f"{part.step.strip()[:80]} raises {seen['raises'] or 'an exception of its own'}")
         return [f"with self.assertRaises({allowed}):"] + ["    " + line for line in part.source.splitlines()]
     enc = seen["returns"]
-    return [part.source] if enc is None or enc["kind"] == "none" else check(part.step, enc)
+    if enc is None or (enc["kind"] == "none" and not part.none_checked):
+        return [part.source]
+    # an assigned value is asserted through its variable, after the assignment
+    return [part.source, *check(part.target, enc)] if part.target else check(part.step, enc)
 
 
 def with_state_checks(parts: list[Statement], rec: dict, contract: TaskContract) -> str | Undocumented:
@@ -297,7 +323,9 @@ def observe_tests(
     parts = {f"t{i}": statements(t.body, class_name) for i, t in enumerate(candidates)}
     programs = {pid: (program(p), candidates[int(pid[1:])].imports) for pid, p in parts.items()}
     first = record(programs, solution, sandbox, plus.hash_seed, item_id)
-    second = record(programs, solution, sandbox, (plus.hash_seed + 1) % 4294967296, item_id) if first else {}
+    second = (
+        record(programs, solution, sandbox, (plus.hash_seed + 1) % 4294967296, item_id, CLOCK_SHIFT_S) if first else {}
+    )
     out = Observed(tests=[], walks=len(made))
     for i, test in enumerate(candidates):
         rec = agreed(first.get(f"t{i}", {}), second.get(f"t{i}", {}))

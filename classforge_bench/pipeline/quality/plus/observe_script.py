@@ -1,6 +1,6 @@
 """classforge state recorder. Runs *inside* the sandbox; standalone: standard library only.
 
-    python -s -B cf_observe.py cf_programs.json cf_observed.json
+    python -s -B cf_observe.py cf_programs.json cf_observed.json [CLOCK_SHIFT_S]
 
 Imports the reference as `under_test`, runs each program (a test body with hooks) in the module's
 namespace with a `unittest.TestCase` as `self`, and writes what the hooks saw as JSON:
@@ -8,9 +8,14 @@ namespace with a `unittest.TestCase` as `self`, and writes what the hooks saw as
 * `__cf_observe__(k, obj)`: the object's public state after statement k: its public instance
   attributes and public properties (read once each, in name order), each value encoded as a
   literal the test can compare with, or left out when it has none (locks, functions, objects);
-* `__cf_step__(k, call)`: what a bare call returned, or the name of the exception it raised.
+* `__cf_step__(k, call)`: what a bare call returned, or the name of the exception it raised; for a
+  call that returned, the exceptions the code under test handled on the way (`handled`: a path the
+  reference takes, such as ZipFileProcessor.extract_file returning False after a KeyError).
 
-Values are encoded, never pickled: what comes back is data, the host decides what to assert.
+Values are encoded, never pickled: what comes back is data, the host decides what to assert. Each
+program runs in a fresh folder of its own, so none sees what another left. With CLOCK_SHIFT_S, the
+wall clock runs that many seconds ahead (`shift_clock`): the host's second recording, so a value
+read from the clock never agrees between the two.
 """
 
 import builtins
@@ -18,9 +23,11 @@ import dataclasses
 import enum
 import json
 import math
+import os
 import re
 import signal
 import sys
+import tempfile
 import traceback
 import unittest
 from collections.abc import Callable
@@ -147,6 +154,22 @@ def public_state(obj, module):
     return state
 
 
+def _handled_in(module, found):
+    """A trace function noting the type of every exception that passes through a frame of the
+    module under test (one it handles itself and returns from: a path of its own)."""
+    path = getattr(module, "__file__", None)
+
+    def local(frame, event, arg):
+        if event == "exception":
+            found.append(arg[0].__name__)
+        return local
+
+    def calls(frame, event, arg):
+        return local if frame.f_code.co_filename == path else None
+
+    return calls
+
+
 def _run_program(program, module):
     record: dict = {"observed": {}, "steps": {}, "ok": True, "error": ""}
 
@@ -154,6 +177,8 @@ def _run_program(program, module):
         record["observed"][str(k)] = public_state(obj, module)
 
     def step(k, call):
+        handled: list = []
+        sys.settrace(_handled_in(module, handled))
         try:
             value = call()
         except Exception as exc:
@@ -162,7 +187,11 @@ def _run_program(program, module):
             bases = [c.__name__ for c in cls.__mro__ if c not in (BaseException, object)]
             record["steps"][str(k)] = {"raises": cls.__name__ if known else None, "bases": bases}
             return None
+        finally:
+            sys.settrace(None)
         record["steps"][str(k)] = {"returns": encode(value, module)}
+        if handled:
+            record["steps"][str(k)]["handled"] = sorted(set(handled))
         return value
 
     namespace = dict(vars(module))
@@ -182,8 +211,47 @@ def _expire(signum, frame):
     raise TimeoutError(f"over {_PER_PROGRAM_S} s")
 
 
-def main(programs_path, out_path):
-    sys.path.insert(0, ".")
+def shift_clock(seconds):
+    """The wall clock `seconds` ahead for what runs after (time.time and the calendar functions that
+    default to it, datetime's now/today/utcnow); monotonic clocks are left alone."""
+    import datetime as dt
+    import time
+
+    real_time, real_ns = time.time, time.time_ns
+    time.time = lambda: real_time() + seconds
+    time.time_ns = lambda: real_ns() + seconds * 1_000_000_000
+    for name in ("localtime", "gmtime", "ctime"):
+        real = getattr(time, name)
+        setattr(time, name, lambda secs=None, real=real: real(time.time() if secs is None else secs))
+
+    class Datetime(dt.datetime):
+        @classmethod
+        def now(cls, tz=None):
+            return super().now(tz) + dt.timedelta(seconds=seconds)
+
+        @classmethod
+        def today(cls):
+            return cls.now()
+
+        @classmethod
+        def utcnow(cls):
+            return super().utcnow() + dt.timedelta(seconds=seconds)
+
+    class Date(dt.date):
+        @classmethod
+        def today(cls):
+            return Datetime.now().date()
+
+    Datetime.__name__, Date.__name__ = "datetime", "date"
+    dt.datetime, dt.date = Datetime, Date  # type: ignore[misc]  # the point: the module's classes replaced
+
+
+def main(programs_path, out_path, clock_shift_s="0"):
+    shift = int(clock_shift_s)
+    if shift:  # before the code under test is imported, so its `from datetime import datetime` sees it
+        shift_clock(shift)
+    home = os.getcwd()
+    sys.path.insert(0, home)
     import under_test  # type: ignore[import-not-found]  # the sandbox's work folder holds it
 
     with open(programs_path, encoding="utf-8") as fh:
@@ -191,15 +259,19 @@ def main(programs_path, out_path):
     signal.signal(signal.SIGALRM, _expire)
     results = {}
     for program in programs:
+        # Each program in a folder of its own: what one leaves (a file, a folder) cannot change what
+        # the next one sees, so a recording does not depend on the programs' order.
+        os.chdir(tempfile.mkdtemp(prefix="cf_observe_"))
         signal.alarm(_PER_PROGRAM_S)
         try:
             results[program["id"]] = _run_program(program, under_test)
         finally:
             signal.alarm(0)
+            os.chdir(home)
     with open(out_path, "w", encoding="utf-8") as fh:
         json.dump(results, fh)
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1], sys.argv[2]))
+    sys.exit(main(*sys.argv[1:4]))

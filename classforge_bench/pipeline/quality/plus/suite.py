@@ -13,28 +13,32 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from classforge_bench.pipeline.config import PlusConfig, SandboxConfig
-from classforge_bench.pipeline.core import reasons
+from classforge_bench.pipeline.config import MutationConfig, PlusConfig, SandboxConfig
+from classforge_bench.pipeline.core import parsing, reasons
 from classforge_bench.pipeline.core.records import RepoSeed
 from classforge_bench.pipeline.core.store import write_text
 from classforge_bench.pipeline.core.task import PlusDrop, PlusSuite
+from classforge_bench.pipeline.formats.quirks import defined_test_classes
 from classforge_bench.pipeline.quality.cache import content_key
+from classforge_bench.pipeline.quality.plus import repo_seeds
 from classforge_bench.pipeline.quality.plus.blocking import blocking_methods, without_methods
 from classforge_bench.pipeline.quality.plus.contract import Contract, annotated_source
 from classforge_bench.pipeline.quality.plus.convert import PlusTest, convert, unasserted
 from classforge_bench.pipeline.quality.plus.generate import GENERATOR, GeneratedTests, generate
 from classforge_bench.pipeline.quality.plus.observe import OBSERVE_VERSION, Observed, observe_tests
-from classforge_bench.pipeline.quality.plus.render import name_tests, render
-from classforge_bench.pipeline.quality.plus.repo_seeds import pynguin_seed_module, seed_tests
+from classforge_bench.pipeline.quality.plus.render import NamedTest, name_tests, render
+from classforge_bench.pipeline.quality.plus.repair import repaired
 from classforge_bench.pipeline.quality.plus.rules import violation
+from classforge_bench.pipeline.quality.plus.seeds import SEEDS_VERSION, Seeded, seed_tests
+from classforge_bench.pipeline.quality.plus.selection import SELECTION_VERSION, select_by_mutants
 from classforge_bench.pipeline.quality.plus.task_contract import TaskContract, derive_contract
 from classforge_bench.pipeline.quality.plus.validate import validate
 
 log = logging.getLogger(__name__)
 
-PLUS_VERSION = 12  # 12: seeds' UTC twins and round trips; 11: types read only where stated, positional arguments checked, the task's own values in its domain; 10: numeric strings keep their shape; 9: the task contract (task_contract.py), generator failure reasons; bump when conversion, rules or validation change what a suite holds
+PLUS_VERSION = 13  # 13: both kinds of seed (the repository's, 12, and the dataset's own tests mutated, 11) in one suite; 12: seeds' UTC twins and round trips; 11: types read only where stated, positional arguments checked, the task's own values in its domain; off-contract arguments repaired, a None return the description states asserted, a stated check of the parameters documents a failure, seeds and selection (when on); 10: numeric strings keep their shape; 9: the task contract (task_contract.py), generator failure reasons; bump when conversion, rules or validation change what a suite holds
 
 
 def suite_key(
@@ -46,6 +50,7 @@ def suite_key(
     described: str = "",
     base_tests: str = "",
     documented_fields_only: bool = False,
+    base_test_classes: list[str] | None = None,
     seeds: Sequence[RepoSeed] = (),
 ) -> str:
     settings = plus.model_dump(
@@ -54,6 +59,17 @@ def suite_key(
     if plus.observe_state:  # only then: suites made without it keep their keys
         settings |= plus.model_dump(mode="json", include={"observe_state", "observe_walks"}) | {
             "observe": OBSERVE_VERSION
+        }
+    if plus.seeds:
+        settings |= plus.model_dump(mode="json", include={"seeds", "seed_mutants", "seed_splices"}) | {
+            "seeds_version": SEEDS_VERSION,
+            "observe": OBSERVE_VERSION,
+        }
+    if plus.select_by_mutants:  # the mutants are the default MutationConfig's sample, run with these classes
+        settings |= {
+            "select_by_mutants": SELECTION_VERSION,
+            "mutation": MutationConfig().model_dump(mode="json"),
+            "base_test_classes": base_test_classes if base_test_classes is not None else test_classes_of(base_tests),
         }
     checks = sandbox.environment_checks.model_dump(mode="json")
     # Only a seeded suite's key names its seeds: suites made without any keep their keys.
@@ -72,6 +88,14 @@ def suite_key(
         documented_fields_only,
         *seeded,
     )
+
+
+def test_classes_of(tests: str) -> list[str]:
+    """The unittest classes of a test module that hold tests."""
+    try:
+        return [name for name, n in defined_test_classes(parsing.parse(tests)).items() if n] if tests else []
+    except SyntaxError:
+        return []
 
 
 def _cache_path(plus: PlusConfig, key: str, kind: str = "suites") -> Path | None:
@@ -122,10 +146,13 @@ def screen(
     described: str | None = None,
     *,
     task_contract: TaskContract | None = None,
+    repairs: list[str] | None = None,
 ) -> tuple[list[PlusTest], list[PlusDrop]]:
     """The static rules, then the task's contract (fields, argument types and domains, documented
-    exceptions, described effects), duplicates and the per-task cap, in that order. `contract`
-    (declared types) and `described` are the older way to give the contract: it is derived from them."""
+    exceptions, described effects), duplicates and the per-task cap, in that order. An argument
+    outside the contract is repaired where it can be (repair.py; the origins of the tests repaired
+    go to `repairs`). `contract` (declared types) and `described` are the older way to give the
+    contract: it is derived from them."""
     if task_contract is None and described:
         task_contract = derive_contract(described, class_name)
     if task_contract is not None and contract:
@@ -136,7 +163,9 @@ def screen(
     for test in tests:
         body, broken = test.body, violation(test.body)
         if broken is None and task_contract is not None:
-            body, broken = _off_contract(body, task_contract)
+            body, broken, fixed = _off_contract(body, task_contract)
+            if fixed and broken is None and repairs is not None:
+                repairs.append(test.origin)
         if broken is not None:
             drops.append(PlusDrop(origin=test.origin, reason=broken[0], detail=broken[1]))
         elif body in seen:
@@ -149,23 +178,26 @@ def screen(
     return kept, drops
 
 
-def _off_contract(body: str, contract: TaskContract) -> tuple[str, tuple[str, str] | None]:
-    """(the body, with undocumented-but-stated exception types widened to Exception; the first
-    contract rule it breaks as (reason, detail), else None)."""
+def _off_contract(body: str, contract: TaskContract) -> tuple[str, tuple[str, str] | None, bool]:
+    """(the body, with undocumented-but-stated exception types widened to Exception and arguments
+    outside the contract repaired; the first contract rule it breaks as (reason, detail), else
+    None; whether an argument was repaired)."""
     body, _ = contract.without_undeclared_checks(body)  # the check goes, the test's other checks stand
     hidden = contract.attribute_problem(body)
     if hidden is not None:
-        return body, (reasons.PLUS_PRIVATE_ATTRIBUTE, hidden)
+        return body, (reasons.PLUS_PRIVATE_ATTRIBUTE, hidden), False
     effect = contract.effect_problem(body)
     if effect is not None:
-        return body, (reasons.PLUS_UNDESCRIBED_EFFECT, effect)
+        return body, (reasons.PLUS_UNDESCRIBED_EFFECT, effect), False
     off = contract.argument_problem(body)
-    if off is not None:
-        return body, off
+    fixed = repaired(body, contract) if off is not None else (body, 0)
+    if off is not None and fixed is None:
+        return body, off, False
+    body, changed = fixed or (body, 0)
     rewritten, undocumented = contract.raise_problem(body)
     if rewritten is None:
-        return body, (reasons.PLUS_UNDOCUMENTED_EXCEPTION, undocumented)
-    return rewritten, None
+        return body, (reasons.PLUS_UNDOCUMENTED_EXCEPTION, undocumented), changed > 0
+    return rewritten, None, changed > 0
 
 
 def _counts(drops: list[PlusDrop]) -> dict[str, int]:
@@ -186,28 +218,31 @@ def make_plus_suite(
     described: str | None = None,
     base_tests: str = "",
     documented_fields_only: bool = False,
+    base_test_classes: list[str] | None = None,
     seeds: Sequence[RepoSeed] = (),
 ) -> PlusSuite:
     """The validated plus suite of one class (cached by content under plus.cache_dir).
 
     `described`: the task's skeleton, from which its contract is derived (default: the solution);
-    `base_tests`: the task's own tests, whose values are in the contract too;
+    `base_tests`: the task's own tests, whose values are in the contract too, and from which
+    plus.seeds makes tests; `base_test_classes`: the ones to run (default: every TestCase class
+    in `base_tests`), which plus.select_by_mutants runs with the candidates;
     `documented_fields_only`: only fields the constructor's docstring names are observable
     (the real-source track, whose constructors are the author's code, not a specification);
     `seeds`: how the class's repository builds and calls it (repo_seeds.py): tests of their own
     and the search's initial population.
     """
-    fields_only = documented_fields_only
-    key = suite_key(
-        solution, class_name, import_statement, sandbox, plus, described or "", base_tests, fields_only, seeds
-    )
+    settings = (sandbox, plus, described or "", base_tests, documented_fields_only, base_test_classes, seeds)
+    key = suite_key(solution, class_name, import_statement, *settings)
     cached = cached_suite(plus, key)
     if cached is not None:
         return cached.model_copy(update={"generation_s": 0.0})
-    contract = derive_contract(described or solution, class_name, base_tests, documented_fields_only=fields_only)
+    contract = derive_contract(
+        described or solution, class_name, base_tests, documented_fields_only=documented_fields_only
+    )
     blocked = blocking_methods(solution, class_name)
     searched = without_methods(annotated_source(solution, class_name, contract.declared), class_name, set(blocked))
-    seed_module = pynguin_seed_module(seeds, class_name, contract, solution)
+    seed_module = repo_seeds.pynguin_seed_module(seeds, class_name, contract, solution)
     generated, reused = generated_tests(searched, sandbox, plus, item_id, seed_module)
     suite = PlusSuite(
         generator=GENERATOR,
@@ -220,9 +255,10 @@ def make_plus_suite(
     if failed is not None:
         # Not cached: a generator that died may well succeed on a machine with more room.
         return suite.model_copy(update={"failure": failed[1][:2000], "failure_reason": failed[0]})
-    seeded = seed_tests(seeds, class_name, contract, solution)
+    base = (base_tests, base_test_classes if base_test_classes is not None else test_classes_of(base_tests))
+    repo_seeded = repo_seeds.seed_tests(seeds, class_name, contract, solution)
     suite = _screened_suite(
-        suite, generated, contract, blocked, solution, class_name, import_statement, sandbox, plus, item_id, seeded
+        suite, generated, contract, blocked, solution, import_statement, base, sandbox, plus, item_id, repo_seeded
     )
     path = _cache_path(plus, key)
     if path is not None:
@@ -247,45 +283,163 @@ def _generator_failure(generated: GeneratedTests, blocked: dict[str, str], plus:
     return None
 
 
+class _Candidates(BaseModel):
+    """The tests that assert something before validation, and what was dropped making them."""
+
+    model_config = ConfigDict(extra="forbid")
+    tests: list[PlusTest]
+    seed_classes: dict[str, str] = Field(default_factory=dict, description="seed test origin -> its base test class")
+    paths: dict[str, list[tuple[str, str]]] = Field(
+        default_factory=dict, description="seed test origin -> exceptions the reference handled in its calls"
+    )
+    base_paths: list[tuple[str, str]] = Field(default_factory=list, description="those of the base tests")
+    imports: list[str] = Field(default_factory=list, description="the base tests' import lines the seeds may use")
+    drops: list[PlusDrop] = Field(default_factory=list)
+    generated: int = 0
+    seeded: int = 0
+    repaired: int = 0
+    observed: Observed
+    observed_tests: int = Field(0, description="generated tests the state observation ran on")
+
+
+def _candidates(
+    generated: GeneratedTests,
+    contract: TaskContract,
+    blocked: dict[str, str],
+    solution: str,
+    import_statement: list[str],
+    base_tests: str,
+    sandbox: SandboxConfig,
+    plus: PlusConfig,
+    item_id: str,
+    repo_seeded: Sequence[PlusTest] = (),
+) -> _Candidates:
+    """Convert, screen by the contract (repairing what it can; the repository's seeds first, so
+    the cap keeps them), observe; the seed-mutation tests (plus.seeds); drop what asserts nothing."""
+    class_name = contract.class_name
+    conversion = convert(generated.module, solution=solution, class_name=class_name, import_statement=import_statement)
+    repairs: list[str] = []
+    screened, screen_drops = screen(
+        [*repo_seeded, *conversion.tests], plus.max_tests, class_name, task_contract=contract, repairs=repairs
+    )
+    observed = (
+        observe_tests(screened, solution, class_name, sandbox, plus, item_id, contract=contract, blocked=set(blocked))
+        if plus.observe_state and screened
+        else Observed(tests=screened)
+    )
+    seeded = (
+        seed_tests(
+            base_tests,
+            solution,
+            contract,
+            import_statement=import_statement,
+            sandbox=sandbox,
+            plus=plus,
+            item_id=item_id,
+        )
+        if plus.seeds and base_tests
+        else Seeded()
+    )
+    seed_screened, seed_drops = screen(
+        [t.test for t in seeded.tests], max(len(seeded.tests), 1), class_name, task_contract=contract
+    )
+    asserting, silent = unasserted(observed.tests + seed_screened)
+    return _Candidates(
+        tests=asserting,
+        seed_classes={t.test.origin: t.test_class for t in seeded.tests},
+        paths={t.test.origin: t.paths for t in seeded.tests},
+        base_paths=seeded.base_paths,
+        imports=seeded.imports,
+        drops=[*conversion.dropped, *screen_drops, *observed.dropped, *seeded.dropped, *seed_drops, *silent],
+        generated=len(repo_seeded)
+        + len(conversion.tests)
+        + len(conversion.dropped)
+        + observed.walks
+        + seeded.scenarios,
+        seeded=seeded.scenarios,
+        repaired=len(repairs) + seeded.repaired,
+        observed=observed,
+        observed_tests=len(screened) if plus.observe_state else 0,
+    )
+
+
+def _kept(
+    candidates: _Candidates,
+    contract: TaskContract,
+    solution: str,
+    import_statement: list[str],
+    base: tuple[str, list[str]],
+    sandbox: SandboxConfig,
+    plus: PlusConfig,
+    item_id: str,
+) -> tuple[list[NamedTest], list[PlusDrop], dict[str, int]]:
+    """Validate on the reference, select by mutants (plus.select_by_mutants), cap at plus.max_tests:
+    (the tests kept and named, the drops, the selection's counts)."""
+    named = name_tests(candidates.tests, contract.class_name, candidates.seed_classes)
+    checked = validate(named, solution, import_statement, sandbox, plus, item_id)
+    drops, kept, counts = list(checked.drops), checked.kept, {}
+    if plus.select_by_mutants and kept:
+        selection = select_by_mutants(
+            kept,
+            solution,
+            base,
+            import_statement,
+            sandbox,
+            contract,
+            item_id=item_id,
+            paths=(candidates.paths, candidates.base_paths),
+        )
+        drops += selection.drops
+        kept = selection.kept
+        counts = selection.model_dump(
+            include={"mutants", "killed_by_base", "killed_by_plus", "unattributed", "for_outcomes"}
+        )
+        if selection.skipped:
+            log.info("plus: %s: no mutation-guided selection: %s", item_id or contract.class_name, selection.skipped)
+    over = kept[plus.max_tests :]
+    drops += [PlusDrop(origin=t.test.origin, reason=reasons.PLUS_OVER_LIMIT) for t in over]
+    tests = [t.test for t in kept[: plus.max_tests]]
+    return name_tests(tests, contract.class_name, candidates.seed_classes), drops, counts
+
+
 def _screened_suite(
     suite: PlusSuite,
     generated: GeneratedTests,
     contract: TaskContract,
     blocked: dict[str, str],
     solution: str,
-    class_name: str,
     import_statement: list[str],
+    base: tuple[str, list[str]],
     sandbox: SandboxConfig,
     plus: PlusConfig,
     item_id: str,
     seeded: Sequence[PlusTest] = (),
 ) -> PlusSuite:
-    """Convert, screen by the contract (the repository's seeds first: the cap keeps them), observe,
-    drop what asserts nothing, validate on the reference."""
-    conversion = convert(generated.module, solution=solution, class_name=class_name, import_statement=import_statement)
-    drops = list(conversion.dropped)
-    screened, screen_drops = screen([*seeded, *conversion.tests], plus.max_tests, class_name, task_contract=contract)
-    observed = (
-        observe_tests(screened, solution, class_name, sandbox, plus, item_id, contract=contract, blocked=set(blocked))
-        if plus.observe_state and screened
-        else Observed(tests=screened)
+    """The candidates (`_candidates`; the repository's seeds first, so the cap keeps them), then
+    the ones kept (`_kept`), as the suite's module."""
+    candidates = _candidates(
+        generated, contract, blocked, solution, import_statement, base[0], sandbox, plus, item_id, seeded
     )
-    asserting, silent = unasserted(observed.tests)
-    checked = validate(name_tests(asserting, class_name), solution, import_statement, sandbox, plus, item_id)
-    drops += screen_drops + observed.dropped + silent + checked.drops
-    kept = name_tests([t.test for t in checked.kept], class_name)
-    code, classes = render(kept, import_statement) if kept else ("", [])
+    imports = list(dict.fromkeys(import_statement + candidates.imports))
+    kept, kept_drops, selection = _kept(candidates, contract, solution, imports, base, sandbox, plus, item_id)
+    drops = candidates.drops + kept_drops
+    code, classes = render(kept, imports) if kept else ("", [])
     update: dict = {
         "test": code,
         "test_classes": classes,
         "tests": len(kept),
         "dropped": _counts(drops),
         "drops": drops,
-        "generated": len(seeded) + len(conversion.tests) + len(conversion.dropped) + observed.walks,
-        "observed": len(screened) if plus.observe_state else 0,
-        "unchecked": _counts(observed.unchecked),
+        "generated": candidates.generated,
+        "seeded": candidates.seeded,
+        "repaired": candidates.repaired,
+        "selection": selection,
+        "observed": candidates.observed_tests,
+        "unchecked": _counts(candidates.observed.unchecked),
     }
-    if not kept:
+    # No test needed (the selection found every mutant the base tests leave alive out of reach, and no
+    # new outcome) is an empty suite by choice, not a generator that produced nothing.
+    if not kept and reasons.PLUS_NOT_SELECTED not in update["dropped"]:
         counts = ", ".join(f"{r} x{n}" for r, n in _counts(drops).items()) or "no test function in its module"
         update |= {
             "failure": f"{update['generated']} generated, all dropped: {counts}",

@@ -45,9 +45,13 @@ from classforge_bench.pipeline.quality.plus.examples import (
 )
 
 _EXCEPTION_NAME = re.compile(r"\b([A-Z]\w*(?:Error|Exception|Exit|Warning|Interrupt))\b")
-# A failure stated without naming its type: any exception is then the documented behaviour.
+# A failure stated without naming its type: any exception is then the documented behaviour. A
+# method that says it checks whether its parameters are legal or valid states one too (ClassEval's
+# BitStatusUtil.add: "check the parameters wheather they are legal"; its `check` raises ValueError).
 _STATED_FAILURE = re.compile(
-    r"\b(raises?|raised|throws?|thrown)\b|\bif\b[^.\n]*\b(invalid|not valid|illegal)\b", re.IGNORECASE
+    r"\b(raises?|raised|throws?|thrown)\b|\bif\b[^.\n]*\b(invalid|not valid|illegal)\b"
+    r"|\bchecks?\b[^.\n]*\b(param\w*|arguments?|args|inputs?)\b[^.\n]*\b(legal|valid)\b",
+    re.IGNORECASE,
 )
 ANY_EXCEPTION = "Exception"
 _PROBE = "cf_contract_probe"  # the instance name of the one-call snippets `admits` checks

@@ -29,7 +29,7 @@ class Validated(BaseModel):
 def _request(
     named: list[NamedTest], solution: str, import_statement: list[str], item_id: str, seed: int | None
 ) -> SuiteRequest:
-    code, classes = render(named, import_statement)
+    code, classes = render(named, import_statement, own_folders=True)
     return SuiteRequest(
         item_id=item_id,
         solution=solution,
