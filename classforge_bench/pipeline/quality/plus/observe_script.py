@@ -243,6 +243,10 @@ def shift_clock(seconds):
             return Datetime.now().date()
 
     Datetime.__name__, Date.__name__ = "datetime", "date"
+    # and of the datetime module, so a value made through them (`datetime.fromisoformat(...)` in the
+    # shifted run) reads as the same type as in the unshifted one and is observed the same way
+    Datetime.__module__ = Date.__module__ = "datetime"
+    Datetime.__qualname__, Date.__qualname__ = "datetime", "date"
     dt.datetime, dt.date = Datetime, Date  # type: ignore[misc]  # the point: the module's classes replaced
 
 
