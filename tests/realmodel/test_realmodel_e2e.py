@@ -26,7 +26,7 @@ from pathlib import Path
 
 import pytest
 
-from classforge_bench.benchmark.results import BUCKETS
+from classforge_bench.benchmark.record import BUCKETS
 from classforge_bench.benchmark.strategies import STRATEGIES
 from tests.realmodel.proxy import CountingProxy
 from tests.realmodel.realmodel_config import EXAMPLE_PAIRS, build_config
