@@ -107,7 +107,7 @@ def _words_type(part: str) -> list[str] | None:
 def _stated(part: str, class_name: str) -> str | None:
     part = part.strip().rstrip(".").strip()
     try:
-        expression = ast.parse(part, mode="eval").body if part else None
+        expression = parsing.parse_expression(part).body if part else None
     except SyntaxError:
         expression = None
     found = _annotation_types(expression) if expression is not None else None

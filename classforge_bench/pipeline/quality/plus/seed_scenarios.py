@@ -63,7 +63,7 @@ class _Rename(ast.NodeTransformer):
         self.old, self.new = old, new
 
     def _replacement(self, node: ast.expr) -> ast.expr:
-        return ast.copy_location(ast.parse(self.new, mode="eval").body, node)
+        return ast.copy_location(parsing.parse_expression(self.new).body, node)
 
     def visit_Name(self, node: ast.Name) -> ast.expr:
         return self._replacement(node) if node.id == self.old else node
