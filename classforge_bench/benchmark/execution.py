@@ -494,6 +494,20 @@ class Executor:
         self.reused = 0
         self.reused_keys: set[str] = set()  # executions found in the store rather than run
 
+    def with_hash_seed(self, seed: int) -> Executor:
+        """The same executor (store, workers, backend, batching) whose runs use another PYTHONHASHSEED;
+        kept beside the constructor so a setting added to it is carried over too."""
+        return Executor(
+            self.config.model_copy(update={"hash_seed": seed}),
+            self.store,
+            workers=self.workers,
+            retries=self.retries,
+            rerun_classes=self.rerun_classes,
+            backend=self.backend,
+            cluster=self.cluster,
+            batch_size=self.batch_size,
+        )
+
     @property
     def backend(self) -> SandboxBackend:
         if self._backend is None:

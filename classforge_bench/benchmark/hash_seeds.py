@@ -40,20 +40,6 @@ def passes(record: SampleRecord, task: Task) -> bool:
     return outcome is not None and class_level_status(task, outcome) == "success"
 
 
-def with_seed(executor: Executor, seed: int) -> Executor:
-    """The same executor (store, workers, backend, batching) with another hash seed."""
-    return Executor(
-        executor.config.model_copy(update={"hash_seed": seed}),
-        executor.store,
-        workers=executor.workers,
-        retries=executor.retries,
-        rerun_classes=executor.rerun_classes,
-        backend=executor.backend,
-        cluster=executor.cluster,
-        batch_size=executor.batch_size,
-    )
-
-
 def hash_seed_checks(
     records: list[SampleRecord], tasks: dict[str, Task], executor: Executor, n: int, run_samples: RunSamples
 ) -> list[HashSeedCheck]:
@@ -66,7 +52,7 @@ def hash_seed_checks(
     seeds = other_seeds(executor.config.hash_seed, n)
     verdicts: list[list[bool]] = [[True] for _ in checked]
     for seed in seeds:
-        other = with_seed(executor, seed)
+        other = executor.with_hash_seed(seed)
         again = run_samples([r.generated_again() for r in checked], other)
         executor.sandbox_runs += other.sandbox_runs
         for verdict, record in zip(verdicts, again, strict=True):
